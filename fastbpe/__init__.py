@@ -1,0 +1,1 @@
+"""fastbpe: byte-level BPE tokenizers with Cython kernels."""
