@@ -364,18 +364,18 @@ cdef class BPETable:
         return 0
 
     @staticmethod
-    def from_ranks(list token_bytes, dict special_bytes=None):
+    def from_ranks(token_bytes, dict special_bytes=None):
         """tiktoken semantics. token_bytes[rank] is the bytes of the token with that rank (None
         for a rank that is not used); special_bytes maps special-token ids to their bytes."""
         cdef BPETable self = BPETable.__new__(BPETable)
         self.whole_piece = True
-        self._load_tokens(token_bytes, special_bytes or {}, True)
+        self._load_tokens(_as_list(token_bytes), special_bytes or {}, True)
         self._check_bytes_present()
         self._build_split_table()
         return self
 
     @staticmethod
-    def from_merges(merges, list token_bytes, dict special_bytes=None, bint whole_piece=False):
+    def from_merges(merges, token_bytes, dict special_bytes=None, bint whole_piece=False):
         """Merge-list semantics. merges is an (m, 3) int array of (left, right, new id) in merge
         order (row i has rank i); token_bytes[id] is the bytes of each token (None if unused).
         whole_piece=True also emits a piece that is itself a token directly (HF ignore_merges)."""
@@ -383,7 +383,7 @@ cdef class BPETable:
         cdef int64_t[:, ::1] m = np.ascontiguousarray(merges, dtype=np.int64).reshape(-1, 3)
         cdef Py_ssize_t i, n = m.shape[0], n_bpe = len(token_bytes)
         self.whole_piece = whole_piece
-        self._load_tokens(token_bytes, special_bytes or {}, False)
+        self._load_tokens(_as_list(token_bytes), special_bytes or {}, False)
         self._check_bytes_present()
         pair_table_init(&self.pairs, n)
         for i in range(n):
@@ -677,6 +677,14 @@ cdef class BPETable:
                 memcpy(dst, self.tok.data + self.tok.start[ids32[i]], self.tok.length[ids32[i]])
                 dst += self.tok.length[ids32[i]]
         return res
+
+
+cdef list _as_list(token_bytes):
+    cdef list tokens = token_bytes if type(token_bytes) is list else list(token_bytes)
+    for t in tokens:
+        if t is not None and type(t) is not bytes:
+            raise TypeError(f"tokens must be bytes, not {type(t).__name__}")
+    return tokens
 
 
 cdef object _ids_from_sequence(tokens):
