@@ -290,7 +290,7 @@ class Encoding:
         splitter = self._splitter
         if splitter.kind >= 0:
             return self._table.encode_text(text, splitter.kind, as_numpy)
-        return self._table.encode_pieces(splitter.regex.findall(text, concurrent=concurrent), as_numpy)
+        return self._table.encode_pieces(splitter.regex.findall(text, concurrent=concurrent), as_numpy, text)
 
     def _check_specials(self, text: str, allowed_special, disallowed_special) -> frozenset[str]:
         """Apply tiktoken's special-token rules; return the allowed set, raise ValueError for
