@@ -164,19 +164,19 @@ def test_load_tiktoken_bpe_matches_tiktoken(tmp_path):
     assert fastbpe.load_tiktoken_bpe(p, expected_hash=sha) == {b"a": 0, b"b": 1, b"ab": 2}
 
 
-def test_load_official_file_with_hash(tmp_path):
+@pytest.mark.parametrize("file_name", ["cl100k_base.tiktoken", "r50k_base.tiktoken"])
+def test_load_official_file_with_hash(tmp_path, file_name):
     import fastbpe
 
-    for file_name in ("cl100k_base.tiktoken", "r50k_base.tiktoken"):
-        try:
-            data = ds.official_bytes(file_name)
-        except ds.MissingData as e:
-            pytest.skip(str(e))
-        p = _write(tmp_path, file_name, data)
-        _, sha = ds.OFFICIAL_FILES[file_name]
-        got = fastbpe.load_tiktoken_bpe(p, expected_hash=sha)
-        want = {base64.b64decode(t): int(r) for t, r in (line.split() for line in data.splitlines() if line)}
-        assert got == want
+    try:
+        data = ds.official_bytes(file_name)
+    except ds.MissingData as e:
+        pytest.skip(str(e))
+    p = _write(tmp_path, file_name, data)
+    _, sha = ds.OFFICIAL_FILES[file_name]
+    got = fastbpe.load_tiktoken_bpe(p, expected_hash=sha)
+    want = {base64.b64decode(t): int(r) for t, r in (line.split() for line in data.splitlines() if line)}
+    assert got == want
 
 
 CORRUPT = {
