@@ -17,13 +17,18 @@ cdef struct PairTable:
     uint64_t mask
     Py_ssize_t count
 
+cdef struct TokenSlot:        # one entry of the bytes -> id table
+    uint64_t hash
+    uint64_t head            # the token's first 8 bytes (zero padded): short tokens compare here
+    int32_t id               # -1 when the slot is free
+    int32_t length
+
 cdef struct TokenTable:
     uint8_t* data            # every token's bytes, concatenated
     int64_t* start           # [n_ids] offset of token id in data; -1 for unused ids
     int32_t* length          # [n_ids]
     Py_ssize_t n_ids         # max id + 1 (BPE tokens and special tokens)
-    int32_t* slots           # bytes -> id, open addressing over BPE tokens (not specials); -1 = free
-    uint64_t* slot_hash
+    TokenSlot* slots         # bytes -> id, open addressing over BPE tokens (not specials)
     uint64_t mask
     int32_t byte_id[256]     # the token of each single byte
 
@@ -46,6 +51,7 @@ cdef class BPETable:
     cdef PairTable pairs
     cdef bint whole_piece    # emit a piece that is itself a token directly (tiktoken semantics)
     cdef readonly Py_ssize_t n_bpe_tokens
+    cdef list id_objects     # a Python int per id, so returning a list allocates nothing per token
 
     cdef int encode_piece(self, const uint8_t* p, Py_ssize_t n, IdBuf* out, Work* w) except -1 nogil
     cdef int32_t lookup(self, const uint8_t* p, Py_ssize_t n) noexcept nogil
@@ -59,5 +65,5 @@ cdef class BPETable:
 cdef int idbuf_reserve(IdBuf* b, Py_ssize_t extra) except -1 nogil
 cdef void idbuf_free(IdBuf* b) noexcept nogil
 cdef void work_free(Work* w) noexcept nogil
-cdef object idbuf_to_list(IdBuf* b)
+cdef object idbuf_to_list(IdBuf* b, list id_objects)
 cdef object idbuf_to_numpy(IdBuf* b)

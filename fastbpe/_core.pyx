@@ -27,7 +27,7 @@ from cpython.list cimport PyList_New, PyList_SET_ITEM, PyList_GET_ITEM, PyList_G
 from cpython.long cimport PyLong_FromUnsignedLong
 from cpython.number cimport PyNumber_Index
 from cpython.ref cimport Py_INCREF, PyObject
-from cpython.unicode cimport PyUnicode_Check
+from cpython.unicode cimport PyUnicode_Check, PyUnicode_GET_LENGTH
 from libc.stdint cimport uint8_t, uint32_t, int32_t, int64_t, uint64_t, UINT32_MAX
 from libc.stdlib cimport malloc, calloc, realloc, free
 from libc.string cimport memcpy, memcmp, memmove, memset
@@ -36,6 +36,7 @@ import numpy as np
 
 cdef extern from "Python.h":
     const char* PyUnicode_AsUTF8AndSize(object s, Py_ssize_t* size) except NULL
+    bint PyUnicode_IS_ASCII(object s)
 
 cdef enum:
     SMALL_PIECE = 48         # pieces up to this many bytes use the linear scan
@@ -70,6 +71,13 @@ cdef inline uint64_t hash_bytes(const uint8_t* p, Py_ssize_t n) noexcept nogil:
         memcpy(&w, p, <size_t>n)
         h = (h ^ w) * 0x100000001B3ULL
     return mix64(h)
+
+
+cdef inline uint64_t load_head(const uint8_t* p, Py_ssize_t n) noexcept nogil:
+    """The first 8 bytes of p[:n], zero padded."""
+    cdef uint64_t w = 0
+    memcpy(&w, p, <size_t>(n if n < 8 else 8))
+    return w
 
 
 cdef inline uint64_t pow2_at_least(uint64_t n) noexcept nogil:
@@ -194,14 +202,15 @@ cdef void work_free(Work* w) noexcept nogil:
     w.cap = 0
 
 
-cdef object idbuf_to_list(IdBuf* b):
+cdef object idbuf_to_list(IdBuf* b, list id_objects):
+    """A list of Python ints; id_objects[i] is the int i (ids are always in range)."""
     cdef Py_ssize_t i
     cdef list out = PyList_New(b.len)
-    cdef object v
+    cdef PyObject* v
     for i in range(b.len):
-        v = PyLong_FromUnsignedLong(b.data[i])
-        Py_INCREF(v)
-        PyList_SET_ITEM(out, i, v)
+        v = PyList_GET_ITEM(id_objects, b.data[i])
+        Py_INCREF(<object>v)
+        PyList_SET_ITEM(out, i, <object>v)
     return out
 
 
@@ -271,7 +280,6 @@ cdef class BPETable:
         free(self.tok.start)
         free(self.tok.length)
         free(self.tok.slots)
-        free(self.tok.slot_hash)
         free(self.pairs.slots)
 
     # -- construction --------------------------------------------------------------------
@@ -324,6 +332,7 @@ cdef class BPETable:
             self.tok.length[sid] = <int32_t>ln
             off += ln
         self.n_bpe_tokens = n_bpe
+        self.id_objects = list(range(n_ids))
         self._build_lookup(n_bpe, unique)
         return 0
 
@@ -333,12 +342,11 @@ cdef class BPETable:
         cdef Py_ssize_t t, ln
         cdef const uint8_t* p
         cdef int32_t other
-        self.tok.slots = <int32_t*>malloc(cap * sizeof(int32_t))
-        self.tok.slot_hash = <uint64_t*>malloc(cap * sizeof(uint64_t))
-        if self.tok.slots == NULL or self.tok.slot_hash == NULL:
+        self.tok.slots = <TokenSlot*>malloc(cap * sizeof(TokenSlot))
+        if self.tok.slots == NULL:
             raise MemoryError()
         for i in range(cap):
-            self.tok.slots[i] = -1
+            self.tok.slots[i].id = -1
         self.tok.mask = mask
         for t in range(n_bpe):
             if self.tok.start[t] < 0:
@@ -353,10 +361,12 @@ cdef class BPETable:
                 continue  # keep the first id for these bytes
             h = hash_bytes(p, ln)
             i = h & mask
-            while self.tok.slots[i] >= 0:
+            while self.tok.slots[i].id >= 0:
                 i = (i + 1) & mask
-            self.tok.slots[i] = <int32_t>t
-            self.tok.slot_hash[i] = h
+            self.tok.slots[i].id = <int32_t>t
+            self.tok.slots[i].hash = h
+            self.tok.slots[i].head = load_head(p, ln)
+            self.tok.slots[i].length = <int32_t>ln
         cdef uint8_t one_byte
         for i in range(256):
             one_byte = <uint8_t>i
@@ -364,18 +374,18 @@ cdef class BPETable:
         return 0
 
     @staticmethod
-    def from_ranks(list token_bytes, dict special_bytes=None):
+    def from_ranks(token_bytes, dict special_bytes=None):
         """tiktoken semantics. token_bytes[rank] is the bytes of the token with that rank (None
         for a rank that is not used); special_bytes maps special-token ids to their bytes."""
         cdef BPETable self = BPETable.__new__(BPETable)
         self.whole_piece = True
-        self._load_tokens(token_bytes, special_bytes or {}, True)
+        self._load_tokens(_as_list(token_bytes), special_bytes or {}, True)
         self._check_bytes_present()
         self._build_split_table()
         return self
 
     @staticmethod
-    def from_merges(merges, list token_bytes, dict special_bytes=None, bint whole_piece=False):
+    def from_merges(merges, token_bytes, dict special_bytes=None, bint whole_piece=False):
         """Merge-list semantics. merges is an (m, 3) int array of (left, right, new id) in merge
         order (row i has rank i); token_bytes[id] is the bytes of each token (None if unused).
         whole_piece=True also emits a piece that is itself a token directly (HF ignore_merges)."""
@@ -383,7 +393,7 @@ cdef class BPETable:
         cdef int64_t[:, ::1] m = np.ascontiguousarray(merges, dtype=np.int64).reshape(-1, 3)
         cdef Py_ssize_t i, n = m.shape[0], n_bpe = len(token_bytes)
         self.whole_piece = whole_piece
-        self._load_tokens(token_bytes, special_bytes or {}, False)
+        self._load_tokens(_as_list(token_bytes), special_bytes or {}, False)
         self._check_bytes_present()
         pair_table_init(&self.pairs, n)
         for i in range(n):
@@ -447,15 +457,16 @@ cdef class BPETable:
     cdef int32_t lookup(self, const uint8_t* p, Py_ssize_t n) noexcept nogil:
         """The id of the BPE token whose bytes are p[:n], or -1."""
         cdef uint64_t h = hash_bytes(p, n)
+        cdef uint64_t head = load_head(p, n)
         cdef uint64_t i = h & self.tok.mask
-        cdef int32_t t
+        cdef const TokenSlot* slot
         while True:
-            t = self.tok.slots[i]
-            if t < 0:
+            slot = &self.tok.slots[i]
+            if slot.id < 0:
                 return -1
-            if (self.tok.slot_hash[i] == h and self.tok.length[t] == n
-                    and memcmp(self.tok.data + self.tok.start[t], p, <size_t>n) == 0):
-                return t
+            if slot.hash == h and slot.length == n and slot.head == head:
+                if n <= 8 or memcmp(self.tok.data + self.tok.start[slot.id] + 8, p + 8, <size_t>(n - 8)) == 0:
+                    return slot.id
             i = (i + 1) & self.tok.mask
 
     # -- the merge kernel ----------------------------------------------------------------
@@ -571,15 +582,19 @@ cdef class BPETable:
 
     # -- Python entry points -------------------------------------------------------------
 
-    def encode_pieces(self, list pieces, bint as_numpy=False):
+    def encode_pieces(self, list pieces, bint as_numpy=False, str text=None):
         """Encode a list of str pieces (e.g. from `regex.findall`) in one call.
 
-        The UTF-8 of every piece is gathered first (for ASCII text CPython hands out its own
-        buffer, no copy); the merging then runs with the GIL released.  Raises
-        UnicodeEncodeError if a piece holds a lone surrogate."""
-        cdef Py_ssize_t n = PyList_GET_SIZE(pieces), i
+        When `text` is given and the pieces tile it (their lengths add up to its length, as
+        for every standard split pattern), the pieces are located in the UTF-8 of `text`
+        itself: no per-piece conversion.  Otherwise the UTF-8 of each piece is gathered (for
+        ASCII, CPython's own buffer).  The merging runs with the GIL released.  Raises
+        UnicodeEncodeError for lone surrogates."""
+        cdef Py_ssize_t n = PyList_GET_SIZE(pieces), i, total = 0, nbytes = 0
         cdef const char** ptrs = <const char**>malloc((n + 1) * sizeof(char*))
         cdef Py_ssize_t* lens = <Py_ssize_t*>malloc((n + 1) * sizeof(Py_ssize_t))
+        cdef const char* whole = NULL
+        cdef bint ascii = False
         cdef IdBuf out
         cdef Work w
         cdef object piece
@@ -592,13 +607,22 @@ cdef class BPETable:
                 piece = <object>PyList_GET_ITEM(pieces, i)
                 if not PyUnicode_Check(piece):
                     raise TypeError(f"pieces must be str, not {type(piece).__name__}")
-                ptrs[i] = PyUnicode_AsUTF8AndSize(piece, &lens[i])
+                lens[i] = PyUnicode_GET_LENGTH(piece)
+                total += lens[i]
+            if text is not None and total == PyUnicode_GET_LENGTH(text):
+                whole = PyUnicode_AsUTF8AndSize(text, &nbytes)
+                ascii = PyUnicode_IS_ASCII(text)
+            else:
+                for i in range(n):
+                    ptrs[i] = PyUnicode_AsUTF8AndSize(<object>PyList_GET_ITEM(pieces, i), &lens[i])
             with nogil:
                 idbuf_reserve(&out, n)
+                if whole != NULL:
+                    _locate_pieces(<const uint8_t*>whole, ascii, n, ptrs, lens)
                 for i in range(n):
                     if lens[i] > 0:
                         self.encode_piece(<const uint8_t*>ptrs[i], lens[i], &out, &w)
-            return idbuf_to_numpy(&out) if as_numpy else idbuf_to_list(&out)
+            return idbuf_to_numpy(&out) if as_numpy else idbuf_to_list(&out, self.id_objects)
         finally:
             free(ptrs)
             free(lens)
@@ -626,7 +650,7 @@ cdef class BPETable:
                             self._merge_small(&data[0], n, &out, &w)
                         else:
                             self._merge_heap(&data[0], n, &out, &w)
-            return idbuf_to_numpy(&out) if as_numpy else idbuf_to_list(&out)
+            return idbuf_to_numpy(&out) if as_numpy else idbuf_to_list(&out, self.id_objects)
         finally:
             idbuf_free(&out)
             work_free(&w)
@@ -677,6 +701,31 @@ cdef class BPETable:
                 memcpy(dst, self.tok.data + self.tok.start[ids32[i]], self.tok.length[ids32[i]])
                 dst += self.tok.length[ids32[i]]
         return res
+
+
+cdef void _locate_pieces(const uint8_t* s, bint ascii, Py_ssize_t n, const char** ptrs,
+                         Py_ssize_t* lens) noexcept nogil:
+    """Turn consecutive character counts lens[i] into (pointer, byte length) spans of s."""
+    cdef Py_ssize_t i, k, b = 0, start
+    cdef uint8_t c
+    for i in range(n):
+        start = b
+        if ascii:
+            b += lens[i]
+        else:
+            for k in range(lens[i]):
+                c = s[b]
+                b += 1 if c < 0x80 else (2 if c < 0xE0 else (3 if c < 0xF0 else 4))
+        ptrs[i] = <const char*>(s + start)
+        lens[i] = b - start
+
+
+cdef list _as_list(token_bytes):
+    cdef list tokens = token_bytes if type(token_bytes) is list else list(token_bytes)
+    for t in tokens:
+        if t is not None and type(t) is not bytes:
+            raise TypeError(f"tokens must be bytes, not {type(t).__name__}")
+    return tokens
 
 
 cdef object _ids_from_sequence(tokens):

@@ -13,6 +13,7 @@ import numpy as np
 import regex
 
 from ._core import BPETable
+from .formats.tiktoken_bpe import TokensByRank
 from .pretokenize import Splitter
 
 AllowedSpecial = "Literal['all'] | AbstractSet[str]"
@@ -39,10 +40,16 @@ class Encoding:
             raise TypeError(f"pat_str must be str, not {type(pat_str).__name__}")
         self.name = name
         self._pat_str = pat_str
-        self._mergeable_ranks = mergeable_ranks
         self._special_tokens = dict(special_tokens)
-
-        token_bytes = _ranks_to_list(mergeable_ranks)
+        if isinstance(mergeable_ranks, TokensByRank):  # from our loader: the dict is made on demand
+            token_bytes = mergeable_ranks
+            self._ranks_dict = None
+            n_mergeable = sum(t is not None for t in token_bytes)
+        else:
+            token_bytes = _ranks_to_list(mergeable_ranks)
+            self._ranks_dict = mergeable_ranks
+            n_mergeable = len(mergeable_ranks)
+        self._tokens_by_rank = token_bytes
         special_bytes: dict[int, bytes] = {}
         for text, token in self._special_tokens.items():
             if not isinstance(text, str):
@@ -52,9 +59,9 @@ class Encoding:
             special_bytes.setdefault(token, text.encode("utf-8"))  # first name wins on decode
         self.max_token_value = max(len(token_bytes) - 1, max(self._special_tokens.values(), default=0))
         if explicit_n_vocab is not None:
-            if len(mergeable_ranks) + len(self._special_tokens) != explicit_n_vocab:
+            if n_mergeable + len(self._special_tokens) != explicit_n_vocab:
                 raise ValueError(
-                    f"explicit_n_vocab={explicit_n_vocab} but there are {len(mergeable_ranks)} "
+                    f"explicit_n_vocab={explicit_n_vocab} but there are {n_mergeable} "
                     f"mergeable tokens and {len(self._special_tokens)} special tokens")
             if self.max_token_value != explicit_n_vocab - 1:
                 raise ValueError(f"explicit_n_vocab={explicit_n_vocab} but the largest token id "
@@ -238,7 +245,15 @@ class Encoding:
 
     def token_byte_values(self) -> list[bytes]:
         """The bytes of every mergeable token, sorted."""
-        return sorted(self._mergeable_ranks)
+        return sorted(t for t in self._tokens_by_rank if t is not None)
+
+    @property
+    def _mergeable_ranks(self) -> dict[bytes, int]:
+        """{token bytes: rank}, as tiktoken's private attribute (code that builds a new
+        Encoding from an existing one reads it)."""
+        if self._ranks_dict is None:
+            self._ranks_dict = self._tokens_by_rank.to_dict()
+        return self._ranks_dict
 
     @property
     def eot_token(self) -> int:
@@ -275,7 +290,7 @@ class Encoding:
         splitter = self._splitter
         if splitter.kind >= 0:
             return self._table.encode_text(text, splitter.kind, as_numpy)
-        return self._table.encode_pieces(splitter.regex.findall(text, concurrent=concurrent), as_numpy)
+        return self._table.encode_pieces(splitter.regex.findall(text, concurrent=concurrent), as_numpy, text)
 
     def _check_specials(self, text: str, allowed_special, disallowed_special) -> frozenset[str]:
         """Apply tiktoken's special-token rules; return the allowed set, raise ValueError for

@@ -7,12 +7,12 @@ from typing import Any, Callable
 
 from . import patterns as P
 from .encoding import Encoding
-from .formats.tiktoken_bpe import parse_gpt2_files, parse_tiktoken_bpe
+from .formats.tiktoken_bpe import TokensByRank, parse_gpt2_files, parse_tiktoken_tokens
 from .vocab_sources import VOCAB_FILES, VocabNotFoundError, read_vocab_file
 
 
-def _ranks(key: str) -> dict[bytes, int]:
-    return parse_tiktoken_bpe(read_vocab_file(key), VOCAB_FILES[key].filename)
+def _ranks(key: str) -> TokensByRank:
+    return parse_tiktoken_tokens(read_vocab_file(key), VOCAB_FILES[key].filename)
 
 
 def _gpt2() -> dict[str, Any]:

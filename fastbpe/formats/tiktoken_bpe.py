@@ -11,6 +11,7 @@ import hashlib
 import json
 import os
 
+from .. import _formats
 from .atomic import atomic_write_bytes
 
 
@@ -29,36 +30,32 @@ def check_hash(data: bytes, expected_hash: str | None, source: str) -> None:
             )
 
 
+class TokensByRank(list):
+    """The tokens of a vocabulary as a list indexed by rank (None for an unused rank).
+
+    What the C parser returns; `Encoding` accepts it in place of a {bytes: rank} dict and then
+    builds that dict only if someone asks for `_mergeable_ranks`."""
+
+    def to_dict(self) -> dict[bytes, int]:
+        ranks = {token: rank for rank, token in enumerate(self) if token is not None}
+        if len(ranks) != sum(token is not None for token in self):
+            raise ValueError("a token appears twice")
+        return ranks
+
+
+def parse_tiktoken_tokens(data: bytes, source: str = "<bytes>") -> TokensByRank:
+    """Parse the contents of a `.tiktoken` file into tokens by rank (validated, see module doc)."""
+    return TokensByRank(_formats.parse_tiktoken(data, source))
+
+
 def parse_tiktoken_bpe(data: bytes, source: str = "<bytes>") -> dict[bytes, int]:
     """Parse the contents of a `.tiktoken` file into {token bytes: rank}."""
-    ranks: dict[bytes, int] = {}
-    seen_ranks: set[int] = set()
-    a2b = binascii.a2b_base64
-    for lineno, line in enumerate(data.splitlines(), 1):
-        if not line:
-            continue
-        parts = line.split()
-        if len(parts) != 2:
-            raise ValueError(f"{source}:{lineno}: expected 'base64 rank', got {line[:60]!r}")
-        token_b64, rank_text = parts
-        try:
-            token = a2b(token_b64, strict_mode=True)
-        except (binascii.Error, ValueError) as e:
-            raise ValueError(f"{source}:{lineno}: bad base64 {token_b64[:60]!r}: {e}") from None
-        if not rank_text.isdigit():
-            raise ValueError(f"{source}:{lineno}: bad rank {rank_text[:30]!r}")
-        rank = int(rank_text)
-        if not token:
-            raise ValueError(f"{source}:{lineno}: empty token")
-        if token in ranks:
-            raise ValueError(f"{source}:{lineno}: token {token!r} appears twice")
-        if rank in seen_ranks:
-            raise ValueError(f"{source}:{lineno}: rank {rank} appears twice")
-        seen_ranks.add(rank)
-        ranks[token] = rank
-    if not ranks:
-        raise ValueError(f"{source}: no tokens")
-    return ranks
+    try:
+        return parse_tiktoken_tokens(data, source).to_dict()
+    except ValueError as e:
+        if "appears twice" in str(e) and not str(e).startswith(source):
+            raise ValueError(f"{source}: {e}") from None
+        raise
 
 
 def load_tiktoken_bpe(path: str | os.PathLike, expected_hash: str | None = None) -> dict[bytes, int]:
