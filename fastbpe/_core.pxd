@@ -37,6 +37,13 @@ cdef struct IdBuf:           # a growable array of token ids (the output of one 
     Py_ssize_t len
     Py_ssize_t cap
 
+cdef struct CacheEntry:      # a recently encoded piece and its ids (see encode_utf8)
+    uint64_t hash
+    const uint8_t* src       # an earlier occurrence of the piece in the same text
+    int32_t length           # 0: empty entry
+    int32_t n_ids
+    tok_t ids[6]
+
 cdef struct Work:            # scratch space for merging one piece; one per call, never shared
     tok_t* ids
     uint32_t* rank
@@ -45,22 +52,26 @@ cdef struct Work:            # scratch space for merging one piece; one per call
     int32_t* prv
     uint64_t* heap
     Py_ssize_t cap
+    CacheEntry* cache        # only for long texts; NULL otherwise
 
 cdef class BPETable:
     cdef TokenTable tok
     cdef PairTable pairs
+    cdef uint64_t* byte_pairs   # [256*256] (rank << 32 | new id) of two single-byte parts; cache-friendly first round
     cdef bint whole_piece    # emit a piece that is itself a token directly (tiktoken semantics)
     cdef readonly Py_ssize_t n_bpe_tokens
     cdef list id_objects     # a Python int per id, so returning a list allocates nothing per token
 
     cdef int encode_piece(self, const uint8_t* p, Py_ssize_t n, IdBuf* out, Work* w) except -1 nogil
     cdef int32_t lookup(self, const uint8_t* p, Py_ssize_t n) noexcept nogil
+    cdef int encode_utf8(self, const uint8_t* s, Py_ssize_t n, int kind, IdBuf* out, Work* w) except -1 nogil
     cdef void _merge_small(self, const uint8_t* p, Py_ssize_t n, IdBuf* out, Work* w) noexcept nogil
     cdef void _merge_heap(self, const uint8_t* p, Py_ssize_t n, IdBuf* out, Work* w) noexcept nogil
     cdef int _load_tokens(self, list token_bytes, dict special_bytes, bint unique) except -1
     cdef int _build_lookup(self, Py_ssize_t n_bpe, bint unique) except -1
     cdef int _check_bytes_present(self) except -1
     cdef int _build_split_table(self) except -1
+    cdef int _build_byte_pairs(self) except -1
 
 cdef int idbuf_reserve(IdBuf* b, Py_ssize_t extra) except -1 nogil
 cdef void idbuf_free(IdBuf* b) noexcept nogil

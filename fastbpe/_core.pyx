@@ -27,7 +27,9 @@ from cpython.list cimport PyList_New, PyList_SET_ITEM, PyList_GET_ITEM, PyList_G
 from cpython.long cimport PyLong_FromUnsignedLong
 from cpython.number cimport PyNumber_Index
 from cpython.ref cimport Py_INCREF, PyObject
-from cpython.unicode cimport PyUnicode_Check, PyUnicode_GET_LENGTH
+from cpython.unicode cimport PyUnicode_Check, PyUnicode_GET_LENGTH, PyUnicode_AsUTF8String
+
+from fastbpe._pretokenize cimport scan_pieces
 from libc.stdint cimport uint8_t, uint32_t, int32_t, int64_t, uint64_t, UINT32_MAX
 from libc.stdlib cimport malloc, calloc, realloc, free
 from libc.string cimport memcpy, memcmp, memmove, memset
@@ -40,6 +42,9 @@ cdef extern from "Python.h":
 
 cdef enum:
     SMALL_PIECE = 48         # pieces up to this many bytes use the linear scan
+    CACHE_SIZE = 8192        # entries of the piece cache (a power of two)
+    CACHE_MIN_TEXT = 65536   # texts shorter than this skip the cache (not worth its set-up)
+    CACHE_MAX_PIECE = 64     # longer pieces are not cached
 
 cdef uint64_t EMPTY_KEY = 0xFFFFFFFFFFFFFFFFULL
 
@@ -168,9 +173,12 @@ cdef int work_reserve(Work* w, Py_ssize_t n) except -1 nogil:
     if n <= w.cap:
         return 0
     cdef Py_ssize_t cap = w.cap * 2 if w.cap else 256
+    cdef CacheEntry* cache = w.cache
     while cap < n:
         cap *= 2
+    w.cache = NULL
     work_free(w)
+    w.cache = cache
     w.ids = <tok_t*>malloc(cap * sizeof(tok_t))
     w.rank = <uint32_t*>malloc(cap * sizeof(uint32_t))
     w.new_id = <tok_t*>malloc(cap * sizeof(tok_t))
@@ -193,6 +201,8 @@ cdef void work_free(Work* w) noexcept nogil:
     free(w.nxt)
     free(w.prv)
     free(w.heap)
+    free(w.cache)
+    w.cache = NULL
     w.ids = NULL
     w.rank = NULL
     w.new_id = NULL
@@ -281,6 +291,7 @@ cdef class BPETable:
         free(self.tok.length)
         free(self.tok.slots)
         free(self.pairs.slots)
+        free(self.byte_pairs)
 
     # -- construction --------------------------------------------------------------------
 
@@ -382,6 +393,7 @@ cdef class BPETable:
         self._load_tokens(_as_list(token_bytes), special_bytes or {}, True)
         self._check_bytes_present()
         self._build_split_table()
+        self._build_byte_pairs()
         return self
 
     @staticmethod
@@ -402,7 +414,23 @@ cdef class BPETable:
             if self.tok.start[m[i, 0]] < 0 or self.tok.start[m[i, 1]] < 0 or self.tok.start[m[i, 2]] < 0:
                 raise ValueError(f"merge {i} refers to an unused token id")
             pair_put(&self.pairs, <tok_t>m[i, 0], <tok_t>m[i, 1], <uint32_t>i, <tok_t>m[i, 2])
+        self._build_byte_pairs()
         return self
+
+    cdef int _build_byte_pairs(self) except -1:
+        cdef int a, b
+        cdef uint32_t r
+        cdef tok_t nid
+        self.byte_pairs = <uint64_t*>malloc(65536 * sizeof(uint64_t))
+        if self.byte_pairs == NULL:
+            raise MemoryError()
+        for a in range(256):
+            for b in range(256):
+                if pair_get(&self.pairs, <tok_t>self.tok.byte_id[a], <tok_t>self.tok.byte_id[b], &r, &nid):
+                    self.byte_pairs[a * 256 + b] = (<uint64_t>r << 32) | nid
+                else:
+                    self.byte_pairs[a * 256 + b] = (<uint64_t>NO_RANK << 32)
+        return 0
 
     cdef int _check_bytes_present(self) except -1:
         cdef int i
@@ -504,11 +532,13 @@ cdef class BPETable:
         cdef tok_t* new_id = w.new_id
         cdef Py_ssize_t m = n, i, best_i
         cdef uint32_t best
+        cdef uint64_t bp
         for i in range(n):
             ids[i] = <tok_t>self.tok.byte_id[p[i]]
         for i in range(n - 1):
-            if not pair_get(&self.pairs, ids[i], ids[i + 1], &rank[i], &new_id[i]):
-                rank[i] = NO_RANK
+            bp = self.byte_pairs[(<Py_ssize_t>p[i] << 8) | p[i + 1]]
+            rank[i] = <uint32_t>(bp >> 32)
+            new_id[i] = <tok_t>(bp & 0xFFFFFFFFU)
         while m > 1:
             best = NO_RANK
             best_i = -1
@@ -548,7 +578,8 @@ cdef class BPETable:
             nxt[i] = <int32_t>(i + 1)
             prv[i] = <int32_t>(i - 1)
         for i in range(n - 1):
-            if pair_get(&self.pairs, ids[i], ids[i + 1], &r, &nid):
+            r = <uint32_t>(self.byte_pairs[(<Py_ssize_t>p[i] << 8) | p[i + 1]] >> 32)
+            if r != NO_RANK:
                 heap_push(heap, &size, (<uint64_t>r << 32) | <uint64_t>i)
         while size > 0:
             top = heap_pop(heap, &size)
@@ -626,6 +657,75 @@ cdef class BPETable:
         finally:
             free(ptrs)
             free(lens)
+            idbuf_free(&out)
+            work_free(&w)
+
+    cdef int encode_utf8(self, const uint8_t* s, Py_ssize_t n, int kind, IdBuf* out, Work* w) except -1 nogil:
+        """Split UTF-8 text with the C scanner and encode every piece: one GIL-free pass.
+
+        Long texts repeat their pieces (" the", " of", ...), so they keep a small
+        direct-mapped cache of piece -> ids, hot in L2, in front of the token table."""
+        cdef Py_ssize_t ends[512]
+        cdef Py_ssize_t pos = 0, k, i, ln, before
+        cdef uint64_t h
+        cdef CacheEntry* e
+        idbuf_reserve(out, n // 4 + 16)
+        if n >= CACHE_MIN_TEXT and w.cache == NULL:
+            w.cache = <CacheEntry*>calloc(CACHE_SIZE, sizeof(CacheEntry))
+            if w.cache == NULL:
+                with gil:
+                    raise MemoryError()
+        while pos < n:
+            k = scan_pieces(kind, s, n, pos, ends, 512)
+            if k <= 0:
+                break
+            for i in range(k):
+                ln = ends[i] - pos
+                if w.cache != NULL and 1 < ln <= CACHE_MAX_PIECE:
+                    h = hash_bytes(s + pos, ln)
+                    e = &w.cache[h & (CACHE_SIZE - 1)]
+                    if e.length == ln and e.hash == h and memcmp(e.src, s + pos, <size_t>ln) == 0:
+                        idbuf_reserve(out, e.n_ids)
+                        memcpy(out.data + out.len, e.ids, e.n_ids * sizeof(tok_t))
+                        out.len += e.n_ids
+                    else:
+                        before = out.len
+                        self.encode_piece(s + pos, ln, out, w)
+                        if out.len - before <= 6:
+                            e.hash = h
+                            e.src = s + pos
+                            e.length = <int32_t>ln
+                            e.n_ids = <int32_t>(out.len - before)
+                            memcpy(e.ids, out.data + before, e.n_ids * sizeof(tok_t))
+                else:
+                    self.encode_piece(s + pos, ln, out, w)
+                pos = ends[i]
+        return 0
+
+    def encode_text(self, str text, int kind, bint as_numpy=False):
+        """Encode text whose split pattern the C scanner knows (`kind`, see _pretokenize).
+        Scanning and merging run in one call with the GIL released.  Raises
+        UnicodeEncodeError for lone surrogates."""
+        cdef IdBuf out
+        cdef Work w
+        cdef Py_ssize_t n
+        cdef const char* s
+        cdef object keep = None
+        if kind < 0:
+            raise ValueError("encode_text needs a pattern the C scanner knows")
+        if PyUnicode_IS_ASCII(text):
+            s = PyUnicode_AsUTF8AndSize(text, &n)        # CPython's own buffer: no copy
+        else:
+            keep = PyUnicode_AsUTF8String(text)          # a temporary copy, freed on return
+            s = PyBytes_AS_STRING(keep)
+            n = PyBytes_GET_SIZE(keep)
+        memset(&out, 0, sizeof(IdBuf))
+        memset(&w, 0, sizeof(Work))
+        try:
+            with nogil:
+                self.encode_utf8(<const uint8_t*>s, n, kind, &out, &w)
+            return idbuf_to_numpy(&out) if as_numpy else idbuf_to_list(&out, self.id_objects)
+        finally:
             idbuf_free(&out)
             work_free(&w)
 
