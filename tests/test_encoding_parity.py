@@ -199,6 +199,38 @@ def test_hypothesis_ascii(bpe_pair, text):
     _check_text(fb, tt, text, tt.name)
 
 
+@settings(max_examples=60, **HYPO)
+@given(data=st.data())
+def test_hypothesis_long_pieces(bpe_pair, data):
+    """Single long pieces (no spaces) cross the small-piece/heap threshold of the merge
+    kernel; a small alphabet makes many equal-rank ties."""
+    fb, tt = bpe_pair
+    alphabet = data.draw(st.sampled_from(["ab", "abc", "etaoin", "aA", "абв", "日本語", "éè", "xyz0"]))
+    text = data.draw(st.text(st.sampled_from(alphabet), min_size=30, max_size=600))
+    _check_text(fb, tt, text, tt.name)
+
+
+@settings(max_examples=150, **HYPO)
+@given(piece=st.binary(min_size=1, max_size=200) | st.binary(min_size=1, max_size=8).map(lambda b: b * 40))
+def test_hypothesis_single_piece_bytes(bpe_pair, piece):
+    """The merge kernel alone on arbitrary bytes (also invalid UTF-8), via the private
+    `_encode_single_piece` both libraries have (not on b"": tiktoken panics there)."""
+    fb, tt = bpe_pair
+    assert fb._encode_single_piece(piece) == tt._encode_single_piece(piece), piece
+
+
+@settings(max_examples=40, **HYPO)
+@given(parts=st.lists(TRICKY_TEXT | st.sampled_from(["<|endoftext|>", "<|fim_prefix|>", "<|endofprompt|>",
+                                                     "<|im_start|>", " ", "\n", "  \n "]), max_size=12))
+def test_hypothesis_specials_interleaved(pair, parts):
+    """Allowed specials cut the text into segments: each segment ends like a text end
+    (\\s++$), exactly as tiktoken does."""
+    fb, tt = pair
+    text = "".join(parts)
+    assert fb.encode(text, allowed_special="all") == tt.encode(text, allowed_special="all")
+    assert fb.encode(text, disallowed_special=()) == tt.encode(text, disallowed_special=())
+
+
 # ------------------------------------------------------------------ long repeats
 
 _rng = random.Random(1234)
