@@ -483,6 +483,39 @@ def test_decode_specials(pair):
     assert fb.decode_with_offsets(ids) == tt.decode_with_offsets(ids)
 
 
+class _MyStr(str):
+    pass
+
+
+def _str_subclass_values():
+    import enum
+
+    class Color(str, enum.Enum):
+        RED = "red colour <|endoftext|>"
+
+    return [_MyStr("hello world"), np.str_("héllo wörld 😀 — 日本語"), Color.RED,
+            _MyStr("x" * 70_000 + " long enough for the piece cache")]
+
+
+@pytest.mark.parametrize("i", range(4))
+def test_str_subclasses(bpe_pair, i):
+    """tiktoken accepts any str (numpy.str_ from arrays/pandas, str enums, user subclasses)."""
+    fb, tt = bpe_pair
+    text = _str_subclass_values()[i]
+    assert fb.encode(text, disallowed_special=()) == tt.encode(text, disallowed_special=())
+    assert fb.encode(text, allowed_special="all") == tt.encode(text, allowed_special="all")
+    assert fb.encode_ordinary(text) == tt.encode_ordinary(text)
+    assert fb.encode_to_numpy(text, disallowed_special=()).tolist() == tt.encode(text, disallowed_special=())
+    assert fb.encode_ordinary_batch([text, "x"]) == tt.encode_ordinary_batch([text, "x"])
+    assert fb.encode_batch([text], disallowed_special=()) == tt.encode_batch([text], disallowed_special=())
+
+
+def test_str_subclass_single_token(bpe_pair):
+    fb, tt = bpe_pair
+    for text in (_MyStr("hello"), np.str_("hello")):
+        assert fb.encode_single_token(text) == tt.encode_single_token(text)
+
+
 # ------------------------------------------------------------------ lone surrogates
 
 SURROGATE_TEXTS = [
