@@ -438,6 +438,42 @@ def test_batch_empty_and_default_threads(pair):
     assert fb.decode_batch([[], []]) == ["", ""]
 
 
+def test_batch_accepts_iterables(bpe_pair):
+    fb, tt = bpe_pair
+    texts = ["a b", "", "ünï 😀", "x" * 100]
+    assert fb.encode_batch(iter(texts)) == tt.encode_batch(iter(texts))
+    assert fb.encode_ordinary_batch(tuple(texts)) == tt.encode_ordinary_batch(tuple(texts))
+    assert fb.encode_ordinary_batch(t for t in texts) == tt.encode_ordinary_batch(t for t in texts)
+    ids = tt.encode_ordinary_batch(texts)
+    assert fb.decode_batch(iter(ids)) == tt.decode_batch(iter(ids))
+    assert fb.decode_bytes_batch(tuple(ids)) == tt.decode_bytes_batch(tuple(ids))
+    assert fb.decode_batch(np.array([[1, 2], [3, 4]])) == tt.decode_batch(np.array([[1, 2], [3, 4]]))
+
+
+def test_concurrent_use_of_a_fresh_encoding(corpus):
+    """Many threads hit a just-built encoding at once (lazily built state must be safe)."""
+    import concurrent.futures
+
+    import fastbpe
+
+    tt = require_encoding("cl100k_base")
+    spec = dict(ds.reference_spec("cl100k_base"), name="cl100k_fresh")
+    fb = fastbpe.Encoding(**spec)
+    texts = list(SAMPLES) + ([corpus("multilingual", 300_000)] if ds.corpus_available("multilingual") else [])
+
+    def work(i):
+        t = texts[i % len(texts)]
+        ids = fb.encode(t, disallowed_special=())
+        return ids, fb.decode(ids), fb.encode_to_numpy(t, disallowed_special=()).tolist()
+
+    with concurrent.futures.ThreadPoolExecutor(8) as ex:
+        results = list(ex.map(work, range(4 * len(texts))))
+    for i, (ids, back, arr) in enumerate(results):
+        t = texts[i % len(texts)]
+        assert ids == arr == tt.encode(t, disallowed_special=())
+        assert back == t
+
+
 def test_encode_to_numpy_equals_encode(bpe_pair, corpus):
     fb, tt = bpe_pair
     text = corpus("multilingual", 500_000) if ds.corpus_available("multilingual") else "".join(SAMPLES)
