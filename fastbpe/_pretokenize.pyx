@@ -477,14 +477,13 @@ def piece_boundaries(const unsigned char[::1] data not None, int kind):
         with nogil:
             k = scan_pieces(kind, s, n, pos, ends, cap)
         pos = ends[k - 1]
-        chunks.append(chunk[:k])
+        if k < cap:
+            chunk.resize(k, refcheck=False)   # shrink in place: no copy, no slack kept alive
+        chunks.append(chunk)
         cap = max(cap, (n - pos) // 4 + 64)
     if not chunks:
         return np.empty(0, dtype=np.int64)
-    if len(chunks) == 1:
-        out = chunks[0].copy()   # do not keep the over-allocated buffer alive
-    else:
-        out = np.concatenate(chunks)
+    out = chunks[0] if len(chunks) == 1 else np.concatenate(chunks)
     return out.astype(np.int64, copy=False)
 
 
