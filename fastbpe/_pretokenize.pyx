@@ -499,3 +499,33 @@ def split(str text, int kind):
         out.append(data[start:end].decode("utf-8", "surrogatepass"))
         start = end
     return out
+
+
+# ---------------------------------------------------------------------------------------
+# Introspection, for tests
+# ---------------------------------------------------------------------------------------
+
+FLAG_BITS = {"L": FB_L, "N": FB_N, "S": FB_S, "U": FB_U, "W": FB_W, "M": FB_M,
+             "LT": FB_LT, "LM": FB_LM}
+
+
+def code_point_flags():
+    """The flag byte of every code point 0..0x10FFFF (numpy uint8), read from the tables."""
+    cdef cnp.ndarray out = np.empty(0x110000, dtype=np.uint8)
+    cdef uint8_t* p = <uint8_t*> cnp.PyArray_DATA(out)
+    cdef uint32_t cp
+    with nogil:
+        for cp in range(0x110000):
+            p[cp] = fb_cp_flags(cp)
+    return out
+
+
+def piece_end_at(const unsigned char[::1] data not None, int kind, Py_ssize_t pos):
+    """piece_end() from Python: the end of the piece that starts at byte offset `pos`."""
+    _check_kind(kind)
+    cdef Py_ssize_t n = data.shape[0]
+    if pos < 0 or pos > n:
+        raise IndexError("pos out of range")
+    if n == 0:
+        return 0
+    return piece_end(kind, &data[0], n, pos)

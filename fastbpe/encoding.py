@@ -278,8 +278,10 @@ class Encoding:
     # ====================
 
     def _encode_ordinary(self, text: str, as_numpy: bool, concurrent: bool):
-        if not isinstance(text, str):
-            raise TypeError(f"expected str, not {type(text).__name__}")
+        if type(text) is not str:
+            if not isinstance(text, str):
+                raise TypeError(f"expected str, not {type(text).__name__}")
+            text = str.__str__(text)  # a str subclass (numpy.str_, a str enum): its plain text
         try:
             return self._encode_segment(text, as_numpy, concurrent)
         except UnicodeEncodeError:
