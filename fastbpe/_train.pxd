@@ -30,3 +30,11 @@ cdef struct IntVec:
     int32_t* data
     int32_t size
     int32_t cap
+
+
+# One unique piece in a PieceCounter: its bytes live in the counter's arena.
+cdef struct PieceEntry:
+    uint64_t hash
+    int64_t count
+    int64_t offset
+    int64_t length

@@ -31,7 +31,7 @@ signals (Ctrl-C) and report progress.
 """
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t, uint8_t
 from libc.stdlib cimport free, malloc, realloc
-from libc.string cimport memcpy, memset
+from libc.string cimport memcmp, memcpy, memset
 from cpython.exc cimport PyErr_CheckSignals
 
 import numpy as np
@@ -842,3 +842,189 @@ cdef class MergeEncoder:
             s = <const unsigned char*>(<char*>piece)
             pos += self.encode_into(s, m, &ov[pos])
         return out[:pos].copy()
+
+
+# ---------------------------------------------------------------------------------------
+# PieceCounter: unique pieces (UTF-8 byte strings) with their counts
+# ---------------------------------------------------------------------------------------
+
+from cpython.unicode cimport PyUnicode_AsUTF8AndSize
+
+
+cdef inline uint64_t hash_bytes(const unsigned char* s, Py_ssize_t n) noexcept nogil:
+    # FNV-1a over the bytes, then a murmur finalizer for the high bits used by the mask
+    cdef uint64_t h = 0xcbf29ce484222325ULL
+    cdef Py_ssize_t i
+    for i in range(n):
+        h = (h ^ s[i]) * 0x100000001b3ULL
+    return <uint64_t>mix64(h ^ <uint64_t>n)
+
+
+cdef class PieceCounter:
+    """Count pieces: a hash table over byte slices with the pieces' bytes in one arena.
+
+    Memory grows with the number of *unique* pieces.  Entries keep the order in which
+    pieces were first seen (minbpe's tie rule needs it).  Counters merge by addition, so
+    counting can run on shards (threads, processes, other machines) and be combined.
+    """
+    cdef PieceEntry* entries
+    cdef Py_ssize_t n_entries
+    cdef Py_ssize_t entries_cap
+    cdef int64_t* slots          # entry index + 1; 0 = free
+    cdef size_t mask
+    cdef unsigned char* arena
+    cdef int64_t arena_size
+    cdef int64_t arena_cap
+    cdef int64_t total           # sum of counts
+
+    def __cinit__(self):
+        self.entries = NULL
+        self.slots = NULL
+        self.arena = NULL
+
+    def __init__(self):
+        self.mask = 1023
+        self.slots = <int64_t*>xrealloc(NULL, (self.mask + 1) * sizeof(int64_t))
+        memset(self.slots, 0, (self.mask + 1) * sizeof(int64_t))
+
+    def __dealloc__(self):
+        free(self.entries)
+        free(self.slots)
+        free(self.arena)
+
+    def __len__(self):
+        return self.n_entries
+
+    @property
+    def total(self):
+        """Sum of all counts (the number of pieces seen)."""
+        return self.total
+
+    @property
+    def nbytes(self):
+        """Bytes held by the pieces' text (the arena)."""
+        return self.arena_size
+
+    cdef int grow_slots(self) except -1 nogil:
+        cdef size_t cap = 2 * (self.mask + 1), i
+        cdef Py_ssize_t e
+        cdef int64_t* slots = <int64_t*>malloc(cap * sizeof(int64_t))
+        if slots == NULL:
+            with gil:
+                raise MemoryError()
+        memset(slots, 0, cap * sizeof(int64_t))
+        for e in range(self.n_entries):
+            i = <size_t>self.entries[e].hash & (cap - 1)
+            while slots[i] != 0:
+                i = (i + 1) & (cap - 1)
+            slots[i] = e + 1
+        free(self.slots)
+        self.slots = slots
+        self.mask = cap - 1
+        return 0
+
+    cdef int add(self, const unsigned char* s, Py_ssize_t n, int64_t count) except -1 nogil:
+        """Add ``count`` occurrences of the piece s[0:n]."""
+        cdef uint64_t h = hash_bytes(s, n)
+        cdef size_t i = <size_t>h & self.mask
+        cdef int64_t e
+        cdef PieceEntry* ent
+        while True:
+            e = self.slots[i]
+            if e == 0:
+                break
+            ent = &self.entries[e - 1]
+            if ent.hash == h and ent.length == n and (
+                    n == 0 or memcmp(self.arena + ent.offset, s, n) == 0):
+                ent.count += count
+                self.total += count
+                return 0
+            i = (i + 1) & self.mask
+        # a new piece
+        if self.n_entries == self.entries_cap:
+            self.entries_cap = 2 * self.entries_cap if self.entries_cap else 1024
+            self.entries = <PieceEntry*>xrealloc(self.entries,
+                                                 self.entries_cap * sizeof(PieceEntry))
+        while self.arena_size + n > self.arena_cap:
+            self.arena_cap = 2 * self.arena_cap if self.arena_cap else 65536
+            self.arena = <unsigned char*>xrealloc(self.arena, <size_t>self.arena_cap)
+        if n:
+            memcpy(self.arena + self.arena_size, s, n)
+        ent = &self.entries[self.n_entries]
+        ent.hash = h
+        ent.count = count
+        ent.offset = self.arena_size
+        ent.length = n
+        self.arena_size += n
+        self.n_entries += 1
+        self.total += count
+        self.slots[i] = self.n_entries
+        if 2 * self.n_entries > <Py_ssize_t>self.mask:
+            self.grow_slots()
+        return 0
+
+    def add_pieces(self, list pieces):
+        """Count every str in ``pieces`` (e.g. the output of ``regex.findall``) by its
+        UTF-8 bytes.  Raises UnicodeEncodeError for lone surrogates."""
+        cdef object p
+        cdef const char* s
+        cdef Py_ssize_t n
+        for p in pieces:
+            s = PyUnicode_AsUTF8AndSize(p, &n)
+            self.add(<const unsigned char*>s, n, 1)
+
+    def add_bytes(self, const unsigned char[::1] piece, int64_t count=1):
+        """Add ``count`` occurrences of one piece given as bytes."""
+        if count < 0:
+            raise ValueError("counts must be non-negative")
+        self.add(&piece[0] if piece.shape[0] else <const unsigned char*>"", piece.shape[0], count)
+
+    def update(self, PieceCounter other):
+        """Add another counter's counts to this one (counts merge by addition)."""
+        cdef Py_ssize_t e
+        cdef PieceEntry* ent
+        for e in range(other.n_entries):
+            ent = &other.entries[e]
+            self.add(other.arena + ent.offset, ent.length, ent.count)
+
+    def items(self):
+        """Yield (piece bytes, count) in order of first appearance."""
+        cdef Py_ssize_t e
+        for e in range(self.n_entries):
+            yield (self.arena[self.entries[e].offset:
+                              self.entries[e].offset + self.entries[e].length],
+                   self.entries[e].count)
+
+    def to_dict(self):
+        return dict(self.items())
+
+    def to_arrays(self, int64_t min_count=1):
+        """The PieceTrainer inputs for pieces of >= 2 bytes seen >= ``min_count`` times
+        (shorter or rarer pieces hold no pair worth counting): int32 tokens, int64
+        offsets, int64 counts, in order of first appearance."""
+        cdef Py_ssize_t e, k = 0, m = 0
+        cdef int64_t j, pos = 0
+        cdef PieceEntry* ent
+        for e in range(self.n_entries):
+            ent = &self.entries[e]
+            if ent.length >= 2 and ent.count >= min_count:
+                k += 1
+                m += ent.length
+        tokens = np.empty(m, dtype=np.int32)
+        offsets = np.empty(k + 1, dtype=np.int64)
+        counts = np.empty(k, dtype=np.int64)
+        cdef int32_t[::1] tv = tokens
+        cdef int64_t[::1] ov = offsets
+        cdef int64_t[::1] cv = counts
+        k = 0
+        ov[0] = 0
+        for e in range(self.n_entries):
+            ent = &self.entries[e]
+            if ent.length >= 2 and ent.count >= min_count:
+                for j in range(ent.length):
+                    tv[pos + j] = self.arena[ent.offset + j]
+                pos += ent.length
+                cv[k] = ent.count
+                k += 1
+                ov[k] = pos
+        return tokens, offsets, counts

@@ -1,0 +1,360 @@
+"""Training front end: texts -> piece counts -> merge kernel -> Encoding.
+
+The two steps are separate on purpose:
+
+1. *Counting* splits each text with the pattern and counts unique pieces
+   (:class:`fastbpe._train.PieceCounter`).  Memory grows with the number of unique
+   pieces, not with the corpus, so a generator over a huge file works.  Counts merge by
+   addition, so this step can run elsewhere (``count_pieces`` on shards, then
+   ``train_from_counts`` on the summed mapping).
+2. *Merging* runs :class:`fastbpe._train.PieceTrainer` over the unique pieces without
+   the GIL.
+
+Ids: 0..255 are the raw bytes, then one id per merge in order, then the special tokens.
+``vocab_size`` counts all three.  Ties between pairs with equal counts go to the
+smallest (left id, right id), as in HF tokenizers, rustbpe and bpeasy, so on the same
+documents and pattern the vocabulary equals rustbpe's.
+
+Each text is split on its own (pieces never cross texts), as rustbpe does.
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+import regex
+
+from . import _train
+from .patterns import GPT4_PATTERN
+from .progress import Progress, wants_progress
+
+__all__ = [
+    "BPEModel",
+    "train",
+    "train_files",
+    "train_from_counts",
+    "train_model",
+    "count_pieces",
+    "count_files",
+]
+
+# Text is handed to the counter in batches of about this many characters.
+_BATCH_CHARS = 1 << 22
+# Files are read in blocks of about this many characters.
+_FILE_BLOCK_CHARS = 1 << 23
+
+
+# ---------------------------------------------------------------------------------------
+# the result of training
+# ---------------------------------------------------------------------------------------
+
+@dataclass
+class BPEModel:
+    """A trained byte-level BPE: merges in order (merge i makes id 256 + i), the split
+    pattern and the special tokens (str -> id).  ``merge_counts`` holds how often each
+    pair occurred when it was merged (empty when loaded from a file without them)."""
+
+    merges: np.ndarray
+    pattern: str = GPT4_PATTERN
+    special_tokens: dict = field(default_factory=dict)
+    merge_counts: np.ndarray | None = None
+
+    def __post_init__(self):
+        self.merges = np.ascontiguousarray(np.asarray(self.merges, dtype=np.int32).reshape(-1, 2))
+
+    @property
+    def n_merges(self) -> int:
+        return int(self.merges.shape[0])
+
+    @property
+    def n_vocab(self) -> int:
+        ids = [256 + self.n_merges - 1, *self.special_tokens.values()]
+        return max(ids) + 1
+
+    def token_bytes(self) -> list:
+        """The bytes of every non-special id, in id order."""
+        vocab = [bytes([i]) for i in range(256)]
+        for left, right in self.merges.tolist():
+            vocab.append(vocab[left] + vocab[right])
+        return vocab
+
+    def mergeable_ranks(self) -> dict:
+        """token bytes -> id, as tiktoken wants.  If two merges made the same bytes (rare,
+        possible in BPE), the first id keeps them."""
+        ranks = {}
+        for i, b in enumerate(self.token_bytes()):
+            ranks.setdefault(b, i)
+        return ranks
+
+    def to_encoding(self, name: str = "fastbpe-trained"):
+        """A tiktoken-style ``Encoding`` (``fastbpe.Encoding`` when available, else
+        ``tiktoken.Encoding``).  Note: it encodes with tiktoken's rank semantics, as
+        rustbpe's exported vocabularies do."""
+        enc_cls = _encoding_class()
+        enc = enc_cls(name, pat_str=self.pattern, mergeable_ranks=self.mergeable_ranks(),
+                      special_tokens=dict(self.special_tokens))
+        try:
+            enc.bpe_model = self  # lets the savers write the exact merges
+        except AttributeError:
+            pass
+        return enc
+
+
+def _encoding_class():
+    try:
+        import fastbpe
+
+        cls = getattr(fastbpe, "Encoding", None)
+        if cls is not None:
+            return cls
+    except ImportError:  # pragma: no cover
+        pass
+    try:
+        import tiktoken
+    except ImportError as e:  # pragma: no cover
+        raise ImportError("building an Encoding needs fastbpe.Encoding or tiktoken") from e
+    return tiktoken.Encoding
+
+
+# ---------------------------------------------------------------------------------------
+# argument checks
+# ---------------------------------------------------------------------------------------
+
+def _check_special_tokens(special_tokens) -> list:
+    if special_tokens is None:
+        return []
+    if isinstance(special_tokens, (str, bytes)):
+        raise TypeError("special_tokens must be an iterable of str, not a single string")
+    out = []
+    for s in special_tokens:
+        if not isinstance(s, str):
+            raise TypeError(f"special tokens must be str, got {type(s).__name__}")
+        if not s:
+            raise ValueError("a special token cannot be empty")
+        if s in out:
+            raise ValueError(f"duplicate special token {s!r}")
+        out.append(s)
+    return out
+
+
+def _check_args(vocab_size, special_tokens, min_frequency, max_token_length):
+    specials = _check_special_tokens(special_tokens)
+    if isinstance(vocab_size, bool) or not isinstance(vocab_size, (int, np.integer)):
+        raise TypeError(f"vocab_size must be an int, got {type(vocab_size).__name__}")
+    if vocab_size < 256 + len(specials):
+        raise ValueError(
+            f"vocab_size={vocab_size} is too small: it must be at least 256 (the byte "
+            f"tokens) + {len(specials)} special token(s) = {256 + len(specials)}")
+    if min_frequency is None:
+        min_frequency = 0
+    if not isinstance(min_frequency, (int, np.integer)) or min_frequency < 0:
+        raise ValueError("min_frequency must be a non-negative int")
+    if max_token_length is not None and (
+            not isinstance(max_token_length, (int, np.integer)) or max_token_length < 1):
+        raise ValueError("max_token_length must be a positive int or None")
+    return int(vocab_size), specials, int(min_frequency), int(max_token_length or 0)
+
+
+def _compile(pattern):
+    if not isinstance(pattern, str):
+        raise TypeError("pattern must be a str")
+    try:
+        return regex.compile(pattern)
+    except regex.error as e:
+        raise ValueError(f"invalid split pattern: {e}") from e
+
+
+# ---------------------------------------------------------------------------------------
+# step 1: counting
+# ---------------------------------------------------------------------------------------
+
+def _scrub_surrogates(text: str) -> str:
+    # Lone surrogates cannot be UTF-8 encoded; replace them as tiktoken does.
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+def _count_text(counter, compiled, text: str) -> None:
+    pieces = compiled.findall(text)
+    try:
+        counter.add_pieces(pieces)
+    except UnicodeEncodeError:
+        counter.add_pieces([_scrub_surrogates(p) for p in pieces])
+
+
+def count_pieces(texts: Iterable[str], pattern: str = GPT4_PATTERN, *, counter=None,
+                 show_progress=None, num_threads=None) -> "_train.PieceCounter":
+    """Split every text with ``pattern`` and count the pieces.  ``texts`` is consumed as
+    a stream.  Returns a :class:`fastbpe._train.PieceCounter` (``.to_dict()`` gives
+    {piece bytes: count}); pass ``counter`` to keep adding to an existing one."""
+    if isinstance(texts, (str, bytes)):
+        raise TypeError("texts must be an iterable of str (wrap a single text in a list)")
+    compiled = _compile(pattern)
+    counter = _train.PieceCounter() if counter is None else counter
+    bar = Progress("counting", unit=" MB", scale=1e6, enabled=wants_progress(show_progress))
+    seen = 0
+    try:
+        for i, text in enumerate(texts):
+            if not isinstance(text, str):
+                raise TypeError(f"texts must contain str, item {i} is {type(text).__name__}")
+            _count_text(counter, compiled, text)
+            seen += len(text)
+            bar.update(seen)
+    finally:
+        bar.close()
+    return counter
+
+
+def _read_blocks(path, block_chars=_FILE_BLOCK_CHARS):
+    """Yield a text file in blocks, each cut just after a newline that is followed by a
+    non-space character.  That point is a piece boundary for every standard split
+    pattern (GPT-2, GPT-4/cl100k, o200k, Llama 3), so blocks count like the whole file."""
+    carry = ""
+    with open(path, "r", encoding="utf-8", errors="replace", newline="") as f:
+        while True:
+            block = f.read(block_chars)
+            if not block:
+                break
+            text = carry + block
+            cut = _safe_cut(text)
+            if cut <= 0:
+                carry = text
+                continue
+            yield text[:cut]
+            carry = text[cut:]
+    if carry:
+        yield carry
+
+
+_CUT_RE = regex.compile(r"[\r\n](?=[^\s])")
+
+
+def _safe_cut(text: str) -> int:
+    # the last newline followed by a non-space character; cut after it
+    start = max(0, len(text) - (1 << 16))
+    while True:
+        last = None
+        for m in _CUT_RE.finditer(text, start):
+            last = m
+        if last is not None:
+            return last.end()
+        if start == 0:
+            return -1
+        start = max(0, start - (1 << 20))
+
+
+def count_files(paths, pattern: str = GPT4_PATTERN, *, counter=None, show_progress=None,
+                num_threads=None):
+    """Count the pieces of text files (UTF-8; invalid bytes become U+FFFD)."""
+    if isinstance(paths, (str, bytes, os.PathLike)):
+        paths = [paths]
+    paths = [os.fspath(p) for p in paths]
+    for p in paths:
+        if not os.path.isfile(p):
+            raise FileNotFoundError(f"no such file: {p!r}")
+    compiled = _compile(pattern)
+    counter = _train.PieceCounter() if counter is None else counter
+    total = sum(os.path.getsize(p) for p in paths)
+    bar = Progress("counting", total=total, unit=" MB", scale=1e6,
+                   enabled=wants_progress(show_progress))
+    seen = 0
+    try:
+        for p in paths:
+            for block in _read_blocks(p):
+                _count_text(counter, compiled, block)
+                seen += len(block)
+                bar.update(seen)
+    finally:
+        bar.close()
+    return counter
+
+
+# ---------------------------------------------------------------------------------------
+# step 2: merging
+# ---------------------------------------------------------------------------------------
+
+def _counts_to_counter(counts) -> "_train.PieceCounter":
+    if isinstance(counts, _train.PieceCounter):
+        return counts
+    if not isinstance(counts, Mapping):
+        raise TypeError("counts must be a mapping of piece (str or bytes) -> count")
+    counter = _train.PieceCounter()
+    for piece, c in counts.items():
+        if isinstance(piece, str):
+            piece = _scrub_surrogates(piece).encode("utf-8") if not piece.isascii() else piece.encode()
+        elif not isinstance(piece, (bytes, bytearray, memoryview)):
+            raise TypeError(f"pieces must be str or bytes, got {type(piece).__name__}")
+        if isinstance(c, bool) or not isinstance(c, (int, np.integer)):
+            raise TypeError(f"counts must be ints, got {type(c).__name__}")
+        if c < 0:
+            raise ValueError("counts must be non-negative")
+        counter.add_bytes(bytes(piece), int(c))
+    return counter
+
+
+def _merge(counter, num_merges, min_frequency, max_token_length, tie, show_progress):
+    if counter.total == 0:
+        raise ValueError("the corpus is empty: no pieces to train on")
+    tokens, offsets, counts = counter.to_arrays()
+    trainer = _train.PieceTrainer(tokens, offsets, counts, tie=tie)
+    with Progress("merges", total=num_merges, enabled=wants_progress(show_progress)) as bar:
+        return trainer.train(num_merges, min_frequency=min_frequency,
+                             max_token_length=max_token_length, progress=bar.update)
+
+
+def train_model(counts, vocab_size, *, pattern=GPT4_PATTERN, special_tokens=None,
+                min_frequency=0, max_token_length=None, show_progress=None,
+                tie=_train.TIE_PAIR) -> BPEModel:
+    """Run the merge kernel on piece counts (a PieceCounter or a mapping) -> BPEModel."""
+    vocab_size, specials, min_frequency, max_len = _check_args(
+        vocab_size, special_tokens, min_frequency, max_token_length)
+    counter = _counts_to_counter(counts)
+    num_merges = vocab_size - 256 - len(specials)
+    pairs, merge_counts = _merge(counter, num_merges, min_frequency, max_len, tie,
+                                 show_progress)
+    first_special = 256 + len(pairs)
+    return BPEModel(merges=pairs, pattern=pattern,
+                    special_tokens={s: first_special + i for i, s in enumerate(specials)},
+                    merge_counts=merge_counts)
+
+
+def train_from_counts(counts, vocab_size, *, pattern=GPT4_PATTERN, special_tokens=None,
+                      min_frequency=0, max_token_length=None, show_progress=None,
+                      name="fastbpe-trained"):
+    """Train from piece counts: a mapping {piece (str or bytes): count}, e.g. summed from
+    ``count_pieces(...).to_dict()`` run on many shards.  ``pattern`` is only recorded in
+    the Encoding (the pieces are already split).  Returns an Encoding."""
+    return train_model(counts, vocab_size, pattern=pattern, special_tokens=special_tokens,
+                       min_frequency=min_frequency, max_token_length=max_token_length,
+                       show_progress=show_progress).to_encoding(name)
+
+
+def train(texts: Iterable[str], vocab_size: int, *, pattern: str = GPT4_PATTERN,
+          special_tokens=None, min_frequency: int = 0, max_token_length=None,
+          show_progress=None, num_threads=None, name: str = "fastbpe-trained"):
+    """Train a byte-level BPE on an iterable of str (consumed as a stream).
+
+    ``vocab_size`` counts the 256 byte tokens, the merges and the special tokens.
+    Training stops early if no pair occurs at least ``max(min_frequency, 1)`` times.
+    ``max_token_length`` caps the byte length of merged tokens.  ``show_progress=None``
+    draws a progress bar only on an interactive terminal.  Returns an Encoding; its
+    ``bpe_model`` attribute (when settable) holds the :class:`BPEModel` with the merges.
+    """
+    _check_args(vocab_size, special_tokens, min_frequency, max_token_length)
+    counter = count_pieces(texts, pattern, show_progress=show_progress,
+                           num_threads=num_threads)
+    return train_model(counter, vocab_size, pattern=pattern, special_tokens=special_tokens,
+                       min_frequency=min_frequency, max_token_length=max_token_length,
+                       show_progress=show_progress).to_encoding(name)
+
+
+def train_files(paths, vocab_size: int, *, pattern: str = GPT4_PATTERN, special_tokens=None,
+                min_frequency: int = 0, max_token_length=None, show_progress=None,
+                num_threads=None, name: str = "fastbpe-trained"):
+    """Like :func:`train`, reading UTF-8 text files (read in blocks; memory stays bounded)."""
+    _check_args(vocab_size, special_tokens, min_frequency, max_token_length)
+    counter = count_files(paths, pattern, show_progress=show_progress, num_threads=num_threads)
+    return train_model(counter, vocab_size, pattern=pattern, special_tokens=special_tokens,
+                       min_frequency=min_frequency, max_token_length=max_token_length,
+                       show_progress=show_progress).to_encoding(name)
