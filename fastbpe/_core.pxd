@@ -1,0 +1,63 @@
+# Declarations shared by the kernels: token and pair tables, and the per-call workspace.
+from libc.stdint cimport uint8_t, uint32_t, int32_t, int64_t, uint64_t
+
+ctypedef uint32_t tok_t
+
+cdef enum:
+    NO_RANK = 0xFFFFFFFF     # "this pair does not merge"
+    DEAD = 0xFFFFFFFF        # a part that was merged into its left neighbour
+
+cdef struct PairSlot:
+    uint64_t key             # (left << 32) | right; EMPTY_KEY when the slot is free
+    uint32_t rank            # lower merges first
+    uint32_t new_id          # the token the pair becomes
+
+cdef struct PairTable:
+    PairSlot* slots
+    uint64_t mask
+    Py_ssize_t count
+
+cdef struct TokenTable:
+    uint8_t* data            # every token's bytes, concatenated
+    int64_t* start           # [n_ids] offset of token id in data; -1 for unused ids
+    int32_t* length          # [n_ids]
+    Py_ssize_t n_ids         # max id + 1 (BPE tokens and special tokens)
+    int32_t* slots           # bytes -> id, open addressing over BPE tokens (not specials); -1 = free
+    uint64_t* slot_hash
+    uint64_t mask
+    int32_t byte_id[256]     # the token of each single byte
+
+cdef struct IdBuf:           # a growable array of token ids (the output of one call)
+    tok_t* data
+    Py_ssize_t len
+    Py_ssize_t cap
+
+cdef struct Work:            # scratch space for merging one piece; one per call, never shared
+    tok_t* ids
+    uint32_t* rank
+    tok_t* new_id
+    int32_t* nxt
+    int32_t* prv
+    uint64_t* heap
+    Py_ssize_t cap
+
+cdef class BPETable:
+    cdef TokenTable tok
+    cdef PairTable pairs
+    cdef bint whole_piece    # emit a piece that is itself a token directly (tiktoken semantics)
+    cdef readonly Py_ssize_t n_bpe_tokens
+
+    cdef int encode_piece(self, const uint8_t* p, Py_ssize_t n, IdBuf* out, Work* w) except -1 nogil
+    cdef int32_t lookup(self, const uint8_t* p, Py_ssize_t n) noexcept nogil
+    cdef void _merge_small(self, const uint8_t* p, Py_ssize_t n, IdBuf* out, Work* w) noexcept nogil
+    cdef void _merge_heap(self, const uint8_t* p, Py_ssize_t n, IdBuf* out, Work* w) noexcept nogil
+    cdef int _load_tokens(self, list token_bytes, dict special_bytes, bint unique) except -1
+    cdef int _build_lookup(self, Py_ssize_t n_bpe, bint unique) except -1
+    cdef int _check_bytes_present(self) except -1
+    cdef int _build_split_table(self) except -1
+
+cdef int idbuf_reserve(IdBuf* b, Py_ssize_t extra) except -1 nogil
+cdef void idbuf_free(IdBuf* b) noexcept nogil
+cdef void work_free(Work* w) noexcept nogil
+cdef object idbuf_to_list(IdBuf* b)
+cdef object idbuf_to_numpy(IdBuf* b)

@@ -1,0 +1,707 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""The encode kernel: byte-level BPE over integer pair tables, with the GIL released.
+
+A `BPETable` is built once per vocabulary and is only read afterwards, so any number of
+threads may encode with one table at once (each call owns its own scratch space).
+
+It holds two tables:
+
+* the token table: id -> bytes (one flat buffer), and bytes -> id (open addressing);
+* the pair table: (left id, right id) -> (rank, merged id).
+
+Both merge semantics of DESIGN.md §2 run on the same kernel; only the pair table differs:
+
+* tiktoken ranks (`from_ranks`): the *complete split table*: for every token T and every cut
+  k where T[:k] and T[k:] are both tokens, (id(T[:k]), id(T[k:])) -> rank(T).  Every part is
+  always a token, so looking pairs up by id is the same as tiktoken's lookup of the
+  concatenated bytes; and a piece that is itself a token is emitted directly.
+* merge lists (`from_merges`, minbpe / HF): only the listed merges, rank = position in the list.
+
+Per piece: short pieces use a linear scan over an array (cheap for a handful of parts); long
+pieces use a doubly linked list of parts and a binary min-heap of candidate merges keyed
+(rank, position), skipping stale entries on pop: O(m log m), never quadratic.  Both paths
+merge the lowest rank first and the leftmost on ties, so they give identical ids.
+"""
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from cpython.list cimport PyList_New, PyList_SET_ITEM, PyList_GET_ITEM, PyList_GET_SIZE
+from cpython.long cimport PyLong_FromUnsignedLong
+from cpython.number cimport PyNumber_Index
+from cpython.ref cimport Py_INCREF, PyObject
+from cpython.unicode cimport PyUnicode_Check
+from libc.stdint cimport uint8_t, uint32_t, int32_t, int64_t, uint64_t, UINT32_MAX
+from libc.stdlib cimport malloc, calloc, realloc, free
+from libc.string cimport memcpy, memcmp, memmove, memset
+
+import numpy as np
+
+cdef extern from "Python.h":
+    const char* PyUnicode_AsUTF8AndSize(object s, Py_ssize_t* size) except NULL
+
+cdef enum:
+    SMALL_PIECE = 48         # pieces up to this many bytes use the linear scan
+
+cdef uint64_t EMPTY_KEY = 0xFFFFFFFFFFFFFFFFULL
+
+
+# ----------------------------------------------------------------------------------------
+# hashing
+
+cdef inline uint64_t mix64(uint64_t h) noexcept nogil:
+    h ^= h >> 33
+    h *= 0xff51afd7ed558ccdULL
+    h ^= h >> 33
+    h *= 0xc4ceb9fe1a85ec53ULL
+    h ^= h >> 33
+    return h
+
+
+cdef inline uint64_t hash_bytes(const uint8_t* p, Py_ssize_t n) noexcept nogil:
+    """A fast non-cryptographic hash of a short byte string, 8 bytes at a time."""
+    cdef uint64_t h = 0x9E3779B97F4A7C15ULL ^ (<uint64_t>n * 0x2545F4914F6CDD1DULL)
+    cdef uint64_t w
+    while n >= 8:
+        memcpy(&w, p, 8)
+        h = (h ^ w) * 0x100000001B3ULL
+        h ^= h >> 29
+        p += 8
+        n -= 8
+    if n > 0:
+        w = 0
+        memcpy(&w, p, <size_t>n)
+        h = (h ^ w) * 0x100000001B3ULL
+    return mix64(h)
+
+
+cdef inline uint64_t pow2_at_least(uint64_t n) noexcept nogil:
+    cdef uint64_t c = 16
+    while c < n:
+        c <<= 1
+    return c
+
+
+# ----------------------------------------------------------------------------------------
+# pair table
+
+cdef inline bint pair_get(const PairTable* t, tok_t left, tok_t right,
+                          uint32_t* rank, tok_t* new_id) noexcept nogil:
+    cdef uint64_t key = (<uint64_t>left << 32) | right
+    cdef uint64_t i = mix64(key) & t.mask
+    cdef const PairSlot* s
+    while True:
+        s = &t.slots[i]
+        if s.key == key:
+            rank[0] = s.rank
+            new_id[0] = s.new_id
+            return True
+        if s.key == EMPTY_KEY:
+            return False
+        i = (i + 1) & t.mask
+
+
+cdef int pair_table_init(PairTable* t, Py_ssize_t expected) except -1 nogil:
+    cdef uint64_t cap = pow2_at_least(<uint64_t>(expected * 2 + 1))
+    cdef uint64_t i
+    t.slots = <PairSlot*>malloc(cap * sizeof(PairSlot))
+    if t.slots == NULL:
+        with gil:
+            raise MemoryError()
+    for i in range(cap):
+        t.slots[i].key = EMPTY_KEY
+    t.mask = cap - 1
+    t.count = 0
+    return 0
+
+
+cdef bint pair_put(PairTable* t, tok_t left, tok_t right, uint32_t rank, tok_t new_id) noexcept nogil:
+    """Insert a pair; an existing pair keeps its first (lowest) rank. Returns True if new."""
+    cdef uint64_t key = (<uint64_t>left << 32) | right
+    cdef uint64_t i = mix64(key) & t.mask
+    while True:
+        if t.slots[i].key == key:
+            return False
+        if t.slots[i].key == EMPTY_KEY:
+            t.slots[i].key = key
+            t.slots[i].rank = rank
+            t.slots[i].new_id = new_id
+            t.count += 1
+            return True
+        i = (i + 1) & t.mask
+
+
+# ----------------------------------------------------------------------------------------
+# growable buffers
+
+cdef int idbuf_reserve(IdBuf* b, Py_ssize_t extra) except -1 nogil:
+    cdef Py_ssize_t need = b.len + extra
+    cdef Py_ssize_t cap
+    cdef tok_t* data
+    if need <= b.cap:
+        return 0
+    cap = b.cap * 2 if b.cap else 256
+    while cap < need:
+        cap *= 2
+    data = <tok_t*>realloc(b.data, cap * sizeof(tok_t))
+    if data == NULL:
+        with gil:
+            raise MemoryError()
+    b.data = data
+    b.cap = cap
+    return 0
+
+
+cdef void idbuf_free(IdBuf* b) noexcept nogil:
+    free(b.data)
+    b.data = NULL
+    b.len = b.cap = 0
+
+
+cdef int work_reserve(Work* w, Py_ssize_t n) except -1 nogil:
+    """Make room to merge a piece of n bytes."""
+    if n <= w.cap:
+        return 0
+    cdef Py_ssize_t cap = w.cap * 2 if w.cap else 256
+    while cap < n:
+        cap *= 2
+    work_free(w)
+    w.ids = <tok_t*>malloc(cap * sizeof(tok_t))
+    w.rank = <uint32_t*>malloc(cap * sizeof(uint32_t))
+    w.new_id = <tok_t*>malloc(cap * sizeof(tok_t))
+    w.nxt = <int32_t*>malloc(cap * sizeof(int32_t))
+    w.prv = <int32_t*>malloc(cap * sizeof(int32_t))
+    w.heap = <uint64_t*>malloc(3 * cap * sizeof(uint64_t))
+    if (w.ids == NULL or w.rank == NULL or w.new_id == NULL or w.nxt == NULL
+            or w.prv == NULL or w.heap == NULL):
+        work_free(w)
+        with gil:
+            raise MemoryError()
+    w.cap = cap
+    return 0
+
+
+cdef void work_free(Work* w) noexcept nogil:
+    free(w.ids)
+    free(w.rank)
+    free(w.new_id)
+    free(w.nxt)
+    free(w.prv)
+    free(w.heap)
+    w.ids = NULL
+    w.rank = NULL
+    w.new_id = NULL
+    w.nxt = NULL
+    w.prv = NULL
+    w.heap = NULL
+    w.cap = 0
+
+
+cdef object idbuf_to_list(IdBuf* b):
+    cdef Py_ssize_t i
+    cdef list out = PyList_New(b.len)
+    cdef object v
+    for i in range(b.len):
+        v = PyLong_FromUnsignedLong(b.data[i])
+        Py_INCREF(v)
+        PyList_SET_ITEM(out, i, v)
+    return out
+
+
+cdef object idbuf_to_numpy(IdBuf* b):
+    arr = np.empty(b.len, dtype=np.uint32)
+    cdef uint32_t[::1] view = arr
+    if b.len:
+        memcpy(&view[0], b.data, b.len * sizeof(tok_t))
+    return arr
+
+
+# ----------------------------------------------------------------------------------------
+# the min-heap of candidate merges: entries are (rank << 32 | position), so the smallest
+# entry is the lowest rank and, among equal ranks, the leftmost position
+
+cdef inline void heap_push(uint64_t* h, Py_ssize_t* size, uint64_t v) noexcept nogil:
+    cdef Py_ssize_t i = size[0]
+    cdef Py_ssize_t parent
+    size[0] = i + 1
+    while i > 0:
+        parent = (i - 1) >> 1
+        if h[parent] <= v:
+            break
+        h[i] = h[parent]
+        i = parent
+    h[i] = v
+
+
+cdef inline uint64_t heap_pop(uint64_t* h, Py_ssize_t* size) noexcept nogil:
+    cdef uint64_t top = h[0]
+    cdef Py_ssize_t n = size[0] - 1
+    cdef uint64_t v = h[n]
+    cdef Py_ssize_t i = 0
+    cdef Py_ssize_t c
+    size[0] = n
+    while True:
+        c = 2 * i + 1
+        if c >= n:
+            break
+        if c + 1 < n and h[c + 1] < h[c]:
+            c += 1
+        if v <= h[c]:
+            break
+        h[i] = h[c]
+        i = c
+    if n > 0:
+        h[i] = v
+    return top
+
+
+# ----------------------------------------------------------------------------------------
+
+cdef class BPETable:
+    """Token and pair tables of one vocabulary, and the encode/decode kernels over them.
+
+    Build with `BPETable.from_ranks` (tiktoken semantics) or `BPETable.from_merges`
+    (merge-list semantics).  Read-only after construction, so it is safe to share between
+    threads.
+    """
+
+    def __cinit__(self):
+        memset(&self.tok, 0, sizeof(TokenTable))
+        memset(&self.pairs, 0, sizeof(PairTable))
+
+    def __dealloc__(self):
+        free(self.tok.data)
+        free(self.tok.start)
+        free(self.tok.length)
+        free(self.tok.slots)
+        free(self.tok.slot_hash)
+        free(self.pairs.slots)
+
+    # -- construction --------------------------------------------------------------------
+
+    cdef int _load_tokens(self, list token_bytes, dict special_bytes, bint unique) except -1:
+        """Fill the token table. token_bytes[i] is the bytes of BPE token i (None: unused id);
+        special_bytes maps extra ids (special tokens) to their bytes, for decoding only."""
+        cdef Py_ssize_t n_bpe = len(token_bytes)
+        cdef Py_ssize_t n_ids = n_bpe
+        cdef Py_ssize_t total = 0, i, ln, off = 0
+        cdef int64_t sid
+        cdef object b
+        for sid, b in special_bytes.items():
+            if sid < 0 or sid >= 0x7FFFFFFF:
+                raise ValueError(f"special token id out of range: {sid}")
+            if sid + 1 > n_ids:
+                n_ids = sid + 1
+            total += len(b)
+        for b in token_bytes:
+            if b is not None:
+                total += len(<bytes>b)
+        if n_ids >= 0x7FFFFFFF:
+            raise ValueError("too many token ids")
+        self.tok.n_ids = n_ids
+        self.tok.data = <uint8_t*>malloc(total + 1)
+        self.tok.start = <int64_t*>malloc((n_ids + 1) * sizeof(int64_t))
+        self.tok.length = <int32_t*>malloc((n_ids + 1) * sizeof(int32_t))
+        if self.tok.data == NULL or self.tok.start == NULL or self.tok.length == NULL:
+            raise MemoryError()
+        for i in range(n_ids):
+            self.tok.start[i] = -1
+            self.tok.length[i] = 0
+        for i in range(n_bpe):
+            b = token_bytes[i]
+            if b is None:
+                continue
+            ln = PyBytes_GET_SIZE(b)
+            if ln == 0:
+                raise ValueError(f"token {i} is empty")
+            memcpy(self.tok.data + off, PyBytes_AS_STRING(b), ln)
+            self.tok.start[i] = off
+            self.tok.length[i] = <int32_t>ln
+            off += ln
+        for sid, b in special_bytes.items():
+            if sid < n_bpe and self.tok.start[sid] >= 0:
+                continue  # a BPE token already decodes to these id's bytes
+            ln = len(b)
+            memcpy(self.tok.data + off, PyBytes_AS_STRING(b), ln)
+            self.tok.start[sid] = off
+            self.tok.length[sid] = <int32_t>ln
+            off += ln
+        self.n_bpe_tokens = n_bpe
+        self._build_lookup(n_bpe, unique)
+        return 0
+
+    cdef int _build_lookup(self, Py_ssize_t n_bpe, bint unique) except -1:
+        cdef uint64_t cap = pow2_at_least(<uint64_t>(n_bpe * 2 + 1))
+        cdef uint64_t i, h, mask = cap - 1
+        cdef Py_ssize_t t, ln
+        cdef const uint8_t* p
+        cdef int32_t other
+        self.tok.slots = <int32_t*>malloc(cap * sizeof(int32_t))
+        self.tok.slot_hash = <uint64_t*>malloc(cap * sizeof(uint64_t))
+        if self.tok.slots == NULL or self.tok.slot_hash == NULL:
+            raise MemoryError()
+        for i in range(cap):
+            self.tok.slots[i] = -1
+        self.tok.mask = mask
+        for t in range(n_bpe):
+            if self.tok.start[t] < 0:
+                continue
+            p = self.tok.data + self.tok.start[t]
+            ln = self.tok.length[t]
+            other = self.lookup(p, ln)
+            if other >= 0:
+                if unique:
+                    raise ValueError(
+                        f"tokens {other} and {t} have the same bytes {bytes(p[:ln])!r}")
+                continue  # keep the first id for these bytes
+            h = hash_bytes(p, ln)
+            i = h & mask
+            while self.tok.slots[i] >= 0:
+                i = (i + 1) & mask
+            self.tok.slots[i] = <int32_t>t
+            self.tok.slot_hash[i] = h
+        cdef uint8_t one_byte
+        for i in range(256):
+            one_byte = <uint8_t>i
+            self.tok.byte_id[i] = self.lookup(&one_byte, 1)
+        return 0
+
+    @staticmethod
+    def from_ranks(token_bytes, dict special_bytes=None):
+        """tiktoken semantics. token_bytes[rank] is the bytes of the token with that rank (None
+        for a rank that is not used); special_bytes maps special-token ids to their bytes."""
+        cdef BPETable self = BPETable.__new__(BPETable)
+        self.whole_piece = True
+        self._load_tokens(_as_list(token_bytes), special_bytes or {}, True)
+        self._check_bytes_present()
+        self._build_split_table()
+        return self
+
+    @staticmethod
+    def from_merges(merges, token_bytes, dict special_bytes=None, bint whole_piece=False):
+        """Merge-list semantics. merges is an (m, 3) int array of (left, right, new id) in merge
+        order (row i has rank i); token_bytes[id] is the bytes of each token (None if unused).
+        whole_piece=True also emits a piece that is itself a token directly (HF ignore_merges)."""
+        cdef BPETable self = BPETable.__new__(BPETable)
+        cdef int64_t[:, ::1] m = np.ascontiguousarray(merges, dtype=np.int64).reshape(-1, 3)
+        cdef Py_ssize_t i, n = m.shape[0], n_bpe = len(token_bytes)
+        self.whole_piece = whole_piece
+        self._load_tokens(_as_list(token_bytes), special_bytes or {}, False)
+        self._check_bytes_present()
+        pair_table_init(&self.pairs, n)
+        for i in range(n):
+            if not (0 <= m[i, 0] < n_bpe and 0 <= m[i, 1] < n_bpe and 0 <= m[i, 2] < n_bpe):
+                raise ValueError(f"merge {i} refers to a token id outside the vocabulary")
+            if self.tok.start[m[i, 0]] < 0 or self.tok.start[m[i, 1]] < 0 or self.tok.start[m[i, 2]] < 0:
+                raise ValueError(f"merge {i} refers to an unused token id")
+            pair_put(&self.pairs, <tok_t>m[i, 0], <tok_t>m[i, 1], <uint32_t>i, <tok_t>m[i, 2])
+        return self
+
+    cdef int _check_bytes_present(self) except -1:
+        cdef int i
+        missing = [i for i in range(256) if self.tok.byte_id[i] < 0]
+        if missing:
+            raise ValueError(
+                f"the vocabulary lacks {len(missing)} of the 256 single-byte tokens "
+                f"(first missing byte: {missing[0]:#04x}); a byte-level BPE needs all of them")
+        return 0
+
+    cdef int _build_split_table(self) except -1:
+        """The complete split table (see the module docstring)."""
+        cdef Py_ssize_t t, k, ln, n_pairs = 0, cap = 0
+        cdef const uint8_t* p
+        cdef int32_t left, right
+        cdef uint64_t* found = NULL
+        cdef uint64_t* grown
+        try:
+            with nogil:
+                for t in range(self.n_bpe_tokens):
+                    ln = self.tok.length[t]
+                    if self.tok.start[t] < 0 or ln < 2:
+                        continue
+                    p = self.tok.data + self.tok.start[t]
+                    for k in range(1, ln):
+                        left = self.lookup(p, k)
+                        if left < 0:
+                            continue
+                        right = self.lookup(p + k, ln - k)
+                        if right < 0:
+                            continue
+                        if n_pairs + 2 > cap:
+                            cap = cap * 2 if cap else 1 << 16
+                            grown = <uint64_t*>realloc(found, cap * 2 * sizeof(uint64_t))
+                            if grown == NULL:
+                                with gil:
+                                    raise MemoryError()
+                            found = grown
+                        found[2 * n_pairs] = (<uint64_t>left << 32) | <uint32_t>right
+                        found[2 * n_pairs + 1] = <uint64_t>t
+                        n_pairs += 1
+                pair_table_init(&self.pairs, n_pairs)
+                for k in range(n_pairs):
+                    pair_put(&self.pairs, <tok_t>(found[2 * k] >> 32), <tok_t>(found[2 * k] & 0xFFFFFFFFU),
+                             <uint32_t>found[2 * k + 1], <tok_t>found[2 * k + 1])
+        finally:
+            free(found)
+        return 0
+
+    # -- lookups -------------------------------------------------------------------------
+
+    cdef int32_t lookup(self, const uint8_t* p, Py_ssize_t n) noexcept nogil:
+        """The id of the BPE token whose bytes are p[:n], or -1."""
+        cdef uint64_t h = hash_bytes(p, n)
+        cdef uint64_t i = h & self.tok.mask
+        cdef int32_t t
+        while True:
+            t = self.tok.slots[i]
+            if t < 0:
+                return -1
+            if (self.tok.slot_hash[i] == h and self.tok.length[t] == n
+                    and memcmp(self.tok.data + self.tok.start[t], p, <size_t>n) == 0):
+                return t
+            i = (i + 1) & self.tok.mask
+
+    # -- the merge kernel ----------------------------------------------------------------
+
+    cdef int encode_piece(self, const uint8_t* p, Py_ssize_t n, IdBuf* out, Work* w) except -1 nogil:
+        """Append the ids of one piece (n >= 1 bytes) to out."""
+        cdef int32_t whole
+        if n == 1:
+            idbuf_reserve(out, 1)
+            out.data[out.len] = <tok_t>self.tok.byte_id[p[0]]
+            out.len += 1
+            return 0
+        if self.whole_piece:
+            whole = self.lookup(p, n)
+            if whole >= 0:
+                idbuf_reserve(out, 1)
+                out.data[out.len] = <tok_t>whole
+                out.len += 1
+                return 0
+        if n >= 0x7FFFFFFF:
+            with gil:
+                raise ValueError("a single piece of 2 GiB or more cannot be encoded")
+        work_reserve(w, n)
+        idbuf_reserve(out, n)
+        if n <= SMALL_PIECE:
+            self._merge_small(p, n, out, w)
+        else:
+            self._merge_heap(p, n, out, w)
+        return 0
+
+    cdef void _merge_small(self, const uint8_t* p, Py_ssize_t n, IdBuf* out, Work* w) noexcept nogil:
+        """Linear scan: parts in an array; merge the lowest rank, leftmost on ties."""
+        cdef tok_t* ids = w.ids
+        cdef uint32_t* rank = w.rank
+        cdef tok_t* new_id = w.new_id
+        cdef Py_ssize_t m = n, i, best_i
+        cdef uint32_t best
+        for i in range(n):
+            ids[i] = <tok_t>self.tok.byte_id[p[i]]
+        for i in range(n - 1):
+            if not pair_get(&self.pairs, ids[i], ids[i + 1], &rank[i], &new_id[i]):
+                rank[i] = NO_RANK
+        while m > 1:
+            best = NO_RANK
+            best_i = -1
+            for i in range(m - 1):
+                if rank[i] < best:
+                    best = rank[i]
+                    best_i = i
+            if best_i < 0:
+                break
+            # parts best_i and best_i+1 become one; pair entry best_i+1 moves down
+            ids[best_i] = new_id[best_i]
+            memmove(ids + best_i + 1, ids + best_i + 2, (m - best_i - 2) * sizeof(tok_t))
+            memmove(rank + best_i + 1, rank + best_i + 2, (m - best_i - 2) * sizeof(uint32_t))
+            memmove(new_id + best_i + 1, new_id + best_i + 2, (m - best_i - 2) * sizeof(tok_t))
+            m -= 1
+            if best_i < m - 1:
+                if not pair_get(&self.pairs, ids[best_i], ids[best_i + 1], &rank[best_i], &new_id[best_i]):
+                    rank[best_i] = NO_RANK
+            if best_i > 0:
+                if not pair_get(&self.pairs, ids[best_i - 1], ids[best_i], &rank[best_i - 1], &new_id[best_i - 1]):
+                    rank[best_i - 1] = NO_RANK
+        memcpy(out.data + out.len, ids, m * sizeof(tok_t))
+        out.len += m
+
+    cdef void _merge_heap(self, const uint8_t* p, Py_ssize_t n, IdBuf* out, Work* w) noexcept nogil:
+        """Linked list of parts indexed by start byte, min-heap of (rank, start); O(n log n)."""
+        cdef tok_t* ids = w.ids          # ids[i]: the part starting at byte i, or DEAD
+        cdef int32_t* nxt = w.nxt
+        cdef int32_t* prv = w.prv
+        cdef uint64_t* heap = w.heap
+        cdef Py_ssize_t size = 0, i, pos, right, after, before
+        cdef uint32_t r, r2
+        cdef tok_t nid
+        cdef uint64_t top
+        for i in range(n):
+            ids[i] = <tok_t>self.tok.byte_id[p[i]]
+            nxt[i] = <int32_t>(i + 1)
+            prv[i] = <int32_t>(i - 1)
+        for i in range(n - 1):
+            if pair_get(&self.pairs, ids[i], ids[i + 1], &r, &nid):
+                heap_push(heap, &size, (<uint64_t>r << 32) | <uint64_t>i)
+        while size > 0:
+            top = heap_pop(heap, &size)
+            r = <uint32_t>(top >> 32)
+            pos = <Py_ssize_t>(top & 0xFFFFFFFFU)
+            if ids[pos] == DEAD:
+                continue
+            right = nxt[pos]
+            if right >= n:
+                continue
+            # stale if the pair at pos changed since the entry was pushed
+            if not pair_get(&self.pairs, ids[pos], ids[right], &r2, &nid) or r2 != r:
+                continue
+            ids[pos] = nid
+            ids[right] = DEAD
+            after = nxt[right]
+            nxt[pos] = <int32_t>after
+            if after < n:
+                prv[after] = <int32_t>pos
+                if pair_get(&self.pairs, nid, ids[after], &r2, &nid):
+                    heap_push(heap, &size, (<uint64_t>r2 << 32) | <uint64_t>pos)
+            before = prv[pos]
+            if before >= 0:
+                if pair_get(&self.pairs, ids[before], ids[pos], &r2, &nid):
+                    heap_push(heap, &size, (<uint64_t>r2 << 32) | <uint64_t>before)
+        i = 0
+        while i < n:
+            out.data[out.len] = ids[i]
+            out.len += 1
+            i = nxt[i]
+
+    # -- Python entry points -------------------------------------------------------------
+
+    def encode_pieces(self, list pieces, bint as_numpy=False):
+        """Encode a list of str pieces (e.g. from `regex.findall`) in one call.
+
+        The UTF-8 of every piece is gathered first (for ASCII text CPython hands out its own
+        buffer, no copy); the merging then runs with the GIL released.  Raises
+        UnicodeEncodeError if a piece holds a lone surrogate."""
+        cdef Py_ssize_t n = PyList_GET_SIZE(pieces), i
+        cdef const char** ptrs = <const char**>malloc((n + 1) * sizeof(char*))
+        cdef Py_ssize_t* lens = <Py_ssize_t*>malloc((n + 1) * sizeof(Py_ssize_t))
+        cdef IdBuf out
+        cdef Work w
+        cdef object piece
+        memset(&out, 0, sizeof(IdBuf))
+        memset(&w, 0, sizeof(Work))
+        try:
+            if ptrs == NULL or lens == NULL:
+                raise MemoryError()
+            for i in range(n):
+                piece = <object>PyList_GET_ITEM(pieces, i)
+                if not PyUnicode_Check(piece):
+                    raise TypeError(f"pieces must be str, not {type(piece).__name__}")
+                ptrs[i] = PyUnicode_AsUTF8AndSize(piece, &lens[i])
+            with nogil:
+                idbuf_reserve(&out, n)
+                for i in range(n):
+                    if lens[i] > 0:
+                        self.encode_piece(<const uint8_t*>ptrs[i], lens[i], &out, &w)
+            return idbuf_to_numpy(&out) if as_numpy else idbuf_to_list(&out)
+        finally:
+            free(ptrs)
+            free(lens)
+            idbuf_free(&out)
+            work_free(&w)
+
+    def encode_bytes(self, const uint8_t[::1] data, bint as_numpy=False, str path="auto"):
+        """Encode bytes as one piece (no splitting).  path="scan" or "heap" forces one merge
+        algorithm (for tests: both must give the same ids)."""
+        cdef IdBuf out
+        cdef Work w
+        cdef Py_ssize_t n = data.shape[0]
+        cdef int which = {"auto": 0, "scan": 1, "heap": 2}[path]
+        memset(&out, 0, sizeof(IdBuf))
+        memset(&w, 0, sizeof(Work))
+        try:
+            if n:
+                with nogil:
+                    if which == 0 or n < 2:
+                        self.encode_piece(&data[0], n, &out, &w)
+                    else:
+                        work_reserve(&w, n)
+                        idbuf_reserve(&out, n)
+                        if which == 1:
+                            self._merge_small(&data[0], n, &out, &w)
+                        else:
+                            self._merge_heap(&data[0], n, &out, &w)
+            return idbuf_to_numpy(&out) if as_numpy else idbuf_to_list(&out)
+        finally:
+            idbuf_free(&out)
+            work_free(&w)
+
+    def lookup_bytes(self, const uint8_t[::1] data):
+        """The BPE token id whose bytes are exactly data, or -1."""
+        if data.shape[0] == 0:
+            return -1
+        return self.lookup(&data[0], data.shape[0])
+
+    def token_bytes(self, Py_ssize_t token):
+        """The bytes of one token (BPE or special); KeyError for an unknown id."""
+        if token < 0 or token >= self.tok.n_ids or self.tok.start[token] < 0:
+            raise KeyError(token)
+        return PyBytes_FromStringAndSize(<char*>self.tok.data + self.tok.start[token],
+                                         self.tok.length[token])
+
+    @property
+    def n_pairs(self):
+        return self.pairs.count
+
+    def decode_bytes(self, tokens):
+        """The concatenated bytes of a sequence of token ids. KeyError for an unknown id,
+        OverflowError for a negative or huge one, TypeError for a non-integer."""
+        cdef Py_ssize_t n, i, total = 0
+        cdef const uint32_t[::1] ids32
+        cdef bytes res
+        cdef char* dst
+        if isinstance(tokens, np.ndarray):
+            if tokens.ndim != 1 or tokens.dtype.kind not in "iu":
+                raise TypeError("tokens must be a 1-d integer array")
+            if tokens.size and (tokens.min() < 0 or tokens.max() > UINT32_MAX):
+                raise OverflowError("out of range integral type conversion attempted")
+            ids32 = np.ascontiguousarray(tokens, dtype=np.uint32)
+        else:
+            if isinstance(tokens, (str, bytes)) or not hasattr(tokens, "__len__"):
+                raise TypeError(f"'{type(tokens).__name__}' object is not a sequence of token ids")
+            ids32 = _ids_from_sequence(tokens)
+        n = ids32.shape[0]
+        for i in range(n):
+            if ids32[i] >= <uint32_t>self.tok.n_ids or self.tok.start[ids32[i]] < 0:
+                raise KeyError(f"Invalid token for decoding: {ids32[i]}")
+            total += self.tok.length[ids32[i]]
+        res = PyBytes_FromStringAndSize(NULL, total)
+        dst = PyBytes_AS_STRING(res)
+        with nogil:
+            for i in range(n):
+                memcpy(dst, self.tok.data + self.tok.start[ids32[i]], self.tok.length[ids32[i]])
+                dst += self.tok.length[ids32[i]]
+        return res
+
+
+cdef list _as_list(token_bytes):
+    cdef list tokens = token_bytes if type(token_bytes) is list else list(token_bytes)
+    for t in tokens:
+        if t is not None and type(t) is not bytes:
+            raise TypeError(f"tokens must be bytes, not {type(t).__name__}")
+    return tokens
+
+
+cdef object _ids_from_sequence(tokens):
+    """A uint32 array from a Python sequence of ints, with tiktoken's errors."""
+    cdef Py_ssize_t n = len(tokens), i
+    arr = np.empty(n, dtype=np.uint32)
+    cdef uint32_t[::1] v = arr
+    cdef object t
+    cdef unsigned long long x
+    i = 0
+    for t in tokens:
+        if i >= n:
+            break
+        if t.__class__ is not int:
+            t = PyNumber_Index(t)  # TypeError for str/float, like tiktoken
+        if t < 0 or t > UINT32_MAX:
+            raise OverflowError("out of range integral type conversion attempted")
+        v[i] = <uint32_t>t
+        i += 1
+    return arr[:i]

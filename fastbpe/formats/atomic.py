@@ -1,0 +1,29 @@
+"""Atomic file writes: write a temporary file beside the target, then rename it over.
+
+A crash mid-write leaves the old file (or none), never a half-written one."""
+from __future__ import annotations
+
+import os
+import tempfile
+
+
+def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
+    path = os.fspath(path)
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def atomic_write_text(path: str | os.PathLike, text: str) -> None:
+    atomic_write_bytes(path, text.encode("utf-8"))

@@ -1,0 +1,45 @@
+"""Pre-tokenizing: cutting text into pieces with the split pattern before BPE.
+
+`Splitter` picks the fastest exact way to apply a pattern: the C scanner
+(`fastbpe._pretokenize`) when the pattern is one it knows (compared by text), else the `regex`
+package.  Set `FASTBPE_FORCE_REGEX=1` (or pass `force_regex=True`) to always use `regex`, e.g.
+to rule the scanner out while debugging.
+"""
+from __future__ import annotations
+
+import os
+
+import regex
+
+try:  # the C scanner; absent only in a partial build
+    from . import _pretokenize
+except ImportError:  # pragma: no cover
+    _pretokenize = None
+
+
+def scanner_kind(pat_str: str, force_regex: bool | None = None) -> int:
+    """The C scanner's id for this pattern, or -1 when `regex` must be used."""
+    if force_regex is None:
+        force_regex = os.environ.get("FASTBPE_FORCE_REGEX", "") not in ("", "0")
+    if force_regex or _pretokenize is None:
+        return -1
+    return _pretokenize.pattern_kind(pat_str)
+
+
+class Splitter:
+    """Applies one split pattern. `kind >= 0` means the C scanner handles it (the encode
+    kernel then scans and merges in one GIL-free call); `findall` always works."""
+
+    def __init__(self, pat_str: str, force_regex: bool | None = None):
+        self.pat_str = pat_str
+        try:
+            self.regex = regex.compile(pat_str)
+        except regex.error as e:
+            raise ValueError(f"invalid split pattern {pat_str!r}: {e}") from None
+        self.kind = scanner_kind(pat_str, force_regex)
+
+    def findall(self, text: str, concurrent: bool = False) -> list[str]:
+        """The pieces of text. concurrent=True lets `regex` release the GIL while matching."""
+        if self.kind >= 0:
+            return _pretokenize.split(text, self.kind)
+        return self.regex.findall(text, concurrent=concurrent)

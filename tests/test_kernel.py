@@ -1,0 +1,88 @@
+"""The encode kernel against the reference, on small made-up vocabularies (no data files)."""
+import random
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from fastbpe._core import BPETable
+from reference_encode import bpe_merges, bpe_ranks
+
+
+def toy_ranks(seed: int, n_merges: int = 60, alphabet: bytes = b"abc ") -> dict[bytes, int]:
+    """A byte-level vocabulary grown by random merges of existing tokens (like real BPE)."""
+    rng = random.Random(seed)
+    ranks = {bytes([b]): b for b in range(256)}
+    pool = [bytes([c]) for c in alphabet]
+    while len(ranks) < 256 + n_merges:
+        t = rng.choice(pool) + rng.choice(pool)
+        if t not in ranks and len(t) <= 12:
+            ranks[t] = len(ranks)
+            pool.append(t)
+    return ranks
+
+
+def table_for(ranks):
+    tokens = [None] * (max(ranks.values()) + 1)
+    for t, r in ranks.items():
+        tokens[r] = t
+    return BPETable.from_ranks(tokens)
+
+
+@settings(max_examples=300, deadline=None)
+@given(seed=st.integers(0, 50), text=st.binary(max_size=200).map(lambda b: bytes(c % 4 for c in b)))
+def test_both_merge_paths_equal_reference(seed, text):
+    ranks = toy_ranks(seed, alphabet=bytes(range(4)))
+    table = table_for(ranks)
+    expected = bpe_ranks(text, ranks) if text else []
+    assert table.encode_bytes(text, path="scan") == expected
+    assert table.encode_bytes(text, path="heap") == expected
+    assert table.encode_bytes(text) == expected
+
+
+def test_long_runs_are_not_quadratic_and_exact():
+    ranks = toy_ranks(1)
+    table = table_for(ranks)
+    for text in (b"a" * 200_000, b"ab " * 70_000, b"abc" * 70_000):
+        assert table.decode_bytes(table.encode_bytes(text)) == text
+    small = b"abca abcc ba" * 20
+    assert table.encode_bytes(small, path="heap") == bpe_ranks(small, ranks)
+
+
+@settings(max_examples=200, deadline=None)
+@given(seed=st.integers(0, 20), data=st.lists(st.integers(0, 3), max_size=120))
+def test_merge_list_semantics(seed, data):
+    rng = random.Random(seed)
+    merges = []
+    vocab = [bytes([b]) for b in range(256)]
+    for i in range(40):
+        left, right = rng.randrange(len(vocab)) % 4 if i < 5 else rng.randrange(len(vocab)), rng.choice([0, 1, 2, 3, len(vocab) - 1])
+        merges.append((left, right, len(vocab)))
+        vocab.append(vocab[left] + vocab[right])
+    table = BPETable.from_merges(merges, vocab)
+    table_map = {}
+    for rank, (l, r, new) in enumerate(merges):
+        table_map.setdefault((l, r), (rank, new))
+    text = bytes(data)
+    expected = bpe_merges(list(text), table_map) if text else []
+    assert table.encode_bytes(text, path="scan") == expected
+    assert table.encode_bytes(text, path="heap") == expected
+
+
+def test_bad_vocabularies_raise():
+    ranks = {bytes([b]): b for b in range(256)}
+    tokens = [bytes([b]) for b in range(256)]
+    with pytest.raises(ValueError, match="single-byte"):
+        BPETable.from_ranks(tokens[:200])
+    with pytest.raises(ValueError, match="same bytes"):
+        BPETable.from_ranks(tokens + [b"a"])
+    with pytest.raises(ValueError, match="outside"):
+        BPETable.from_merges([(0, 999, 256)], tokens + [b"xx"])
+    table = BPETable.from_ranks(tokens, {300: b"<|x|>"})
+    assert table.decode_bytes([97, 300]) == b"a<|x|>"
+    with pytest.raises(KeyError):
+        table.decode_bytes([299])
+    with pytest.raises(OverflowError):
+        table.decode_bytes([-1])
+    with pytest.raises(TypeError):
+        table.decode_bytes(["a"])
+    assert ranks  # ranks unused otherwise
