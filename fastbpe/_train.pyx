@@ -10,9 +10,8 @@ pieces that contain the merged pair.
 Re-Pair, it keeps the sequence as a doubly linked list and, for each pair, a linked list
 of its positions, so a merge touches only the positions of the merged pair.
 
-``MergeEncoder`` -- a simple encoder with minbpe's merge semantics (apply the lowest
-listed merge everywhere, repeat).  The lead's heap kernel in ``_core`` replaces it when
-available; this one is small and obviously correct.
+``PieceCounter`` -- counts unique pieces (UTF-8 byte strings) in a hash table over one
+arena of bytes; counters merge by addition.
 
 Tie rules (which pair wins among equal counts):
 
@@ -751,100 +750,6 @@ cdef class SequenceTrainer:
 
 
 # ---------------------------------------------------------------------------------------
-# MergeEncoder: minbpe's encode (listed merges only, lowest merge index first)
-# ---------------------------------------------------------------------------------------
-
-cdef class MergeEncoder:
-    """Encode bytes with a merge list: repeatedly find the lowest-index merge present and
-    apply it everywhere, left to right.  O(n * merges applied) per piece -- fine for the
-    short pieces a split pattern gives; the heap kernel in ``_core`` is the fast path."""
-    cdef PairMap ranks
-    cdef int32_t n_merges
-    cdef int32_t* pairs        # (left, right) of merge i at 2i, 2i + 1
-
-    def __cinit__(self):
-        self.ranks.keys = NULL
-        self.ranks.vals = NULL
-        self.pairs = NULL
-
-    def __init__(self, const int32_t[:, ::1] merges):
-        cdef Py_ssize_t i
-        self.n_merges = <int32_t>merges.shape[0]
-        pairmap_init(&self.ranks, merges.shape[0])
-        self.pairs = <int32_t*>xrealloc(NULL, 2 * merges.shape[0] * sizeof(int32_t))
-        for i in range(merges.shape[0]):
-            self.pairs[2 * i] = merges[i, 0]
-            self.pairs[2 * i + 1] = merges[i, 1]
-            if not (0 <= merges[i, 0] < 256 + i and 0 <= merges[i, 1] < 256 + i):
-                raise ValueError(f"merge {i} refers to an id that does not exist yet")
-            if pairmap_get(&self.ranks, pair_key(merges[i, 0], merges[i, 1])) < 0:
-                pairmap_put_new(&self.ranks, pair_key(merges[i, 0], merges[i, 1]), <int32_t>i)
-
-    def __dealloc__(self):
-        pairmap_free(&self.ranks)
-        free(self.pairs)
-
-    cdef Py_ssize_t encode_into(self, const unsigned char* s, Py_ssize_t n,
-                                int32_t* ids) noexcept nogil:
-        cdef Py_ssize_t i, o
-        cdef int32_t best, r, a, b, z
-        for i in range(n):
-            ids[i] = s[i]
-        while n >= 2:
-            best = -1
-            for i in range(n - 1):
-                r = pairmap_get(&self.ranks, pair_key(ids[i], ids[i + 1]))
-                if r >= 0 and (best < 0 or r < best):
-                    best = r
-            if best < 0:
-                break
-            z = 256 + best
-            a = self.pairs[2 * best]
-            b = self.pairs[2 * best + 1]
-            i = 0
-            o = 0
-            while i < n:
-                if i + 1 < n and ids[i] == a and ids[i + 1] == b:
-                    ids[o] = z
-                    i += 2
-                else:
-                    ids[o] = ids[i]
-                    i += 1
-                o += 1
-            n = o
-        return n
-
-    def encode_bytes(self, const unsigned char[::1] data):
-        """Encode one piece of bytes; returns an int32 array."""
-        cdef Py_ssize_t n = data.shape[0], m
-        out = np.empty(n, dtype=np.int32)
-        cdef int32_t[::1] ov = out
-        if n == 0:
-            return out
-        with nogil:
-            m = self.encode_into(&data[0], n, &ov[0])
-        return out[:m].copy()
-
-    def encode_pieces(self, pieces):
-        """Encode a list of str pieces (UTF-8) and concatenate; returns an int32 array."""
-        cdef list encoded = [p.encode("utf-8") for p in pieces]
-        cdef Py_ssize_t total = 0, pos = 0, m
-        cdef bytes piece
-        for piece in encoded:
-            total += len(piece)
-        out = np.empty(total, dtype=np.int32)
-        cdef int32_t[::1] ov = out
-        cdef const unsigned char* s
-        for piece in encoded:
-            m = len(piece)
-            if m == 0:
-                continue
-            s = <const unsigned char*>(<char*>piece)
-            pos += self.encode_into(s, m, &ov[pos])
-        return out[:pos].copy()
-
-
-# ---------------------------------------------------------------------------------------
 # PieceCounter: unique pieces (UTF-8 byte strings) with their counts
 # ---------------------------------------------------------------------------------------
 
@@ -998,6 +903,38 @@ cdef class PieceCounter:
     def to_dict(self):
         return dict(self.items())
 
+    def export(self):
+        """(arena bytes, lengths int64 array, counts int64 array), in order of first
+        appearance: a compact picklable form for ``add_exported`` (e.g. across processes)."""
+        lengths = np.empty(self.n_entries, dtype=np.int64)
+        counts = np.empty(self.n_entries, dtype=np.int64)
+        cdef int64_t[::1] lv = lengths
+        cdef int64_t[::1] cv = counts
+        cdef Py_ssize_t e
+        for e in range(self.n_entries):
+            lv[e] = self.entries[e].length
+            cv[e] = self.entries[e].count
+        return (self.arena[:self.arena_size] if self.arena_size else b""), lengths, counts
+
+    def add_exported(self, const unsigned char[::1] arena, const int64_t[::1] lengths,
+                     const int64_t[::1] counts):
+        """Add counts in the form ``export`` returns."""
+        cdef Py_ssize_t e, n = lengths.shape[0]
+        cdef int64_t off = 0
+        if counts.shape[0] != n:
+            raise ValueError("lengths and counts differ in length")
+        for e in range(n):
+            if lengths[e] < 0 or counts[e] < 0 or off + lengths[e] > arena.shape[0]:
+                raise ValueError("bad exported counts")
+            off += lengths[e]
+        if off != arena.shape[0]:
+            raise ValueError("bad exported counts")
+        off = 0
+        with nogil:
+            for e in range(n):
+                self.add(&arena[off] if lengths[e] else <const unsigned char*>"", lengths[e], counts[e])
+                off += lengths[e]
+
     def to_arrays(self, int64_t min_count=1):
         """The PieceTrainer inputs for pieces of >= 2 bytes seen >= ``min_count`` times
         (shorter or rarer pieces hold no pair worth counting): int32 tokens, int64
@@ -1028,3 +965,63 @@ cdef class PieceCounter:
                 k += 1
                 ov[k] = pos
         return tokens, offsets, counts
+
+
+# ---------------------------------------------------------------------------------------
+# Scanner: the C pre-tokenizer's batch entry point, found at run time
+# ---------------------------------------------------------------------------------------
+
+from cpython.pycapsule cimport PyCapsule_GetPointer
+
+ctypedef Py_ssize_t (*scan_fn_t)(int, const unsigned char*, Py_ssize_t, Py_ssize_t,
+                                 Py_ssize_t*, Py_ssize_t) noexcept nogil
+
+# The signature Cython writes on the capsule of ``_pretokenize.scan_pieces``; a capsule
+# with another signature is refused (PyCapsule_GetPointer raises ValueError).
+SCAN_PIECES_SIGNATURE = ("Py_ssize_t (int, unsigned char const *, Py_ssize_t, Py_ssize_t, "
+                         "Py_ssize_t *, Py_ssize_t)")
+cdef bytes _SCAN_SIG = SCAN_PIECES_SIGNATURE.encode()
+
+cdef enum:
+    SCAN_CAP = 4096
+
+
+cdef class Scanner:
+    """Piece boundaries from the C pre-tokenizer: ``Scanner(capsule, kind)`` with the
+    capsule of ``fastbpe._pretokenize.__pyx_capi__["scan_pieces"]``.  Taking it at run
+    time keeps this module buildable and usable without the scanner (then ``regex`` cuts
+    the pieces)."""
+    cdef scan_fn_t fn
+    cdef int kind
+
+    def __init__(self, capsule, int kind):
+        self.fn = <scan_fn_t>PyCapsule_GetPointer(capsule, _SCAN_SIG)
+        self.kind = kind
+
+
+cdef int count_scanned(PieceCounter counter, Scanner sc, const unsigned char* s,
+                       Py_ssize_t n) except -1 nogil:
+    cdef Py_ssize_t ends[SCAN_CAP]
+    cdef Py_ssize_t pos = 0, prev = 0, k, j
+    while pos < n:
+        k = sc.fn(sc.kind, s, n, pos, ends, SCAN_CAP)
+        if k <= 0:
+            break
+        for j in range(k):
+            counter.add(s + prev, ends[j] - prev, 1)
+            prev = ends[j]
+        pos = ends[k - 1]
+    return 0
+
+
+def count_utf8(PieceCounter counter, Scanner scanner, list texts):
+    """Count the pieces of every text in ``texts`` (UTF-8 bytes, each split on its own)
+    into ``counter``, without the GIL: threads with their own counters run in parallel."""
+    cdef bytes t
+    cdef const unsigned char* s
+    cdef Py_ssize_t n
+    for t in texts:
+        s = <const unsigned char*>(<char*>t)
+        n = len(t)
+        with nogil:
+            count_scanned(counter, scanner, s, n)

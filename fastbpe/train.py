@@ -19,8 +19,11 @@ Each text is split on its own (pieces never cross texts), as rustbpe does.
 """
 from __future__ import annotations
 
+import collections
 import os
+import queue
 from collections.abc import Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -43,7 +46,7 @@ __all__ = [
 # Text is handed to the counter in batches of about this many characters.
 _BATCH_CHARS = 1 << 22
 # Files are read in blocks of about this many characters.
-_FILE_BLOCK_CHARS = 1 << 23
+_FILE_BLOCK_CHARS = 1 << 22
 
 
 # ---------------------------------------------------------------------------------------
@@ -183,27 +186,122 @@ def _count_text(counter, compiled, text: str) -> None:
         counter.add_pieces([_scrub_surrogates(p) for p in pieces])
 
 
+def _batches(texts, batch_chars):
+    """Group an iterable of str into lists of about ``batch_chars`` characters."""
+    batch, size = [], 0
+    for i, text in enumerate(texts):
+        if not isinstance(text, str):
+            raise TypeError(f"texts must contain str, item {i} is {type(text).__name__}")
+        batch.append(text)
+        size += len(text)
+        if size >= batch_chars:
+            yield batch, size
+            batch, size = [], 0
+    if batch:
+        yield batch, size
+
+
+def _resolve_workers(num_threads) -> int:
+    if num_threads is None:
+        return os.cpu_count() or 1
+    if isinstance(num_threads, bool) or not isinstance(num_threads, int) or num_threads < 1:
+        raise ValueError("num_threads must be a positive int or None")
+    return num_threads
+
+
+def _scanner(pattern: str):
+    """The C pre-tokenizer for ``pattern`` when it knows the pattern, else None."""
+    try:
+        from . import _pretokenize
+        from .pretokenize import scanner_kind
+    except ImportError:
+        return None
+    kind = scanner_kind(pattern)
+    if kind < 0:
+        return None
+    try:
+        return _train.Scanner(_pretokenize.__pyx_capi__["scan_pieces"], kind)
+    except (AttributeError, KeyError, ValueError):  # an incompatible scanner build
+        return None
+
+
+def _utf8(text: str) -> bytes:
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _scrub_surrogates(text).encode("utf-8")
+
+
+def _count_stream(texts, pattern, counter, num_threads, bar):
+    """Count an iterable of str in batches.  With the C scanner, batches are counted
+    without the GIL by ``num_threads`` threads, each into its own counter (merged by
+    addition at the end; at most two batches per thread in flight, so memory stays
+    bounded).  Otherwise ``regex`` splits serially (it holds the GIL)."""
+    compiled = _compile(pattern)
+    workers = _resolve_workers(num_threads)
+    scanner = _scanner(pattern)
+    seen = 0
+    if scanner is None:
+        for batch, size in _batches(texts, _BATCH_CHARS):
+            for text in batch:
+                _count_text(counter, compiled, text)
+            seen += size
+            bar.update(seen)
+        return counter
+    if workers == 1:
+        for batch, size in _batches(texts, _BATCH_CHARS):
+            _train.count_utf8(counter, scanner, [_utf8(t) for t in batch])
+            seen += size
+            bar.update(seen)
+        return counter
+    free = queue.SimpleQueue()
+    free.put(counter)
+    for _ in range(workers - 1):
+        free.put(_train.PieceCounter())
+
+    def work(data):
+        c = free.get()
+        try:
+            _train.count_utf8(c, scanner, data)
+        finally:
+            free.put(c)
+
+    with ThreadPoolExecutor(workers) as pool:
+        pending = collections.deque()
+        for batch, size in _batches(texts, _BATCH_CHARS // workers):
+            pending.append((pool.submit(work, [_utf8(t) for t in batch]), size))
+            while len(pending) >= 2 * workers:
+                future, n = pending.popleft()
+                future.result()
+                seen += n
+                bar.update(seen)
+        while pending:
+            future, n = pending.popleft()
+            future.result()
+            seen += n
+            bar.update(seen)
+    others = []
+    while not free.empty():
+        c = free.get()
+        if c is not counter:
+            others.append(c)
+    for c in others:
+        counter.update(c)
+    return counter
+
+
 def count_pieces(texts: Iterable[str], pattern: str = GPT4_PATTERN, *, counter=None,
                  show_progress=None, num_threads=None) -> "_train.PieceCounter":
     """Split every text with ``pattern`` and count the pieces.  ``texts`` is consumed as
     a stream.  Returns a :class:`fastbpe._train.PieceCounter` (``.to_dict()`` gives
-    {piece bytes: count}); pass ``counter`` to keep adding to an existing one."""
+    {piece bytes: count}); pass ``counter`` to keep adding to an existing one.
+    ``num_threads`` caps the parallel workers (default: all cores)."""
     if isinstance(texts, (str, bytes)):
         raise TypeError("texts must be an iterable of str (wrap a single text in a list)")
-    compiled = _compile(pattern)
     counter = _train.PieceCounter() if counter is None else counter
-    bar = Progress("counting", unit=" MB", scale=1e6, enabled=wants_progress(show_progress))
-    seen = 0
-    try:
-        for i, text in enumerate(texts):
-            if not isinstance(text, str):
-                raise TypeError(f"texts must contain str, item {i} is {type(text).__name__}")
-            _count_text(counter, compiled, text)
-            seen += len(text)
-            bar.update(seen)
-    finally:
-        bar.close()
-    return counter
+    with Progress("counting", unit=" MB", scale=1e6,
+                  enabled=wants_progress(show_progress)) as bar:
+        return _count_stream(texts, pattern, counter, num_threads, bar)
 
 
 def _read_blocks(path, block_chars=_FILE_BLOCK_CHARS):
@@ -253,21 +351,12 @@ def count_files(paths, pattern: str = GPT4_PATTERN, *, counter=None, show_progre
     for p in paths:
         if not os.path.isfile(p):
             raise FileNotFoundError(f"no such file: {p!r}")
-    compiled = _compile(pattern)
     counter = _train.PieceCounter() if counter is None else counter
     total = sum(os.path.getsize(p) for p in paths)
-    bar = Progress("counting", total=total, unit=" MB", scale=1e6,
-                   enabled=wants_progress(show_progress))
-    seen = 0
-    try:
-        for p in paths:
-            for block in _read_blocks(p):
-                _count_text(counter, compiled, block)
-                seen += len(block)
-                bar.update(seen)
-    finally:
-        bar.close()
-    return counter
+    blocks = (block for p in paths for block in _read_blocks(p))
+    with Progress("counting", total=total, unit=" MB", scale=1e6,
+                  enabled=wants_progress(show_progress)) as bar:
+        return _count_stream(blocks, pattern, counter, num_threads, bar)
 
 
 # ---------------------------------------------------------------------------------------
