@@ -41,6 +41,9 @@ __all__ = [
     "train_model",
     "count_pieces",
     "count_files",
+    "save_model",
+    "load_model",
+    "as_model",
 ]
 
 # Text is handed to the counter in batches of about this many characters.
@@ -447,3 +450,87 @@ def train_files(paths, vocab_size: int, *, pattern: str = GPT4_PATTERN, special_
     return train_model(counter, vocab_size, pattern=pattern, special_tokens=special_tokens,
                        min_frequency=min_frequency, max_token_length=max_token_length,
                        show_progress=show_progress).to_encoding(name)
+
+
+# ---------------------------------------------------------------------------------------
+# saving and loading trained models
+# ---------------------------------------------------------------------------------------
+
+_FORMATS = ("native", "tiktoken", "minbpe")
+
+
+def _format_for(path, format):
+    if format is not None:
+        if format not in _FORMATS:
+            raise ValueError(f"unknown format {format!r}; use one of {_FORMATS}")
+        return format
+    p = os.fspath(path)
+    if p.endswith(".tiktoken"):
+        return "tiktoken"
+    if p.endswith(".model"):
+        return "minbpe"
+    return "native"
+
+
+def as_model(obj) -> BPEModel:
+    """A BPEModel from a BPEModel or an Encoding (trained here: exact merges; otherwise the
+    merges are recovered from the ranks, as minbpe's GPT4Tokenizer does)."""
+    if isinstance(obj, BPEModel):
+        return obj
+    model = getattr(obj, "bpe_model", None)
+    if isinstance(model, BPEModel):
+        return model
+    ranks = getattr(obj, "_mergeable_ranks", None)
+    if ranks is None:
+        raise TypeError(f"cannot save {type(obj).__name__}: not a BPEModel or Encoding")
+    from .formats.minbpe_files import recover_merges
+
+    return BPEModel(merges=recover_merges(ranks), pattern=obj._pat_str,
+                    special_tokens=dict(obj._special_tokens))
+
+
+def save_model(model, path, format=None) -> None:
+    """Save a trained model (BPEModel or Encoding), atomically.  ``format``: "native"
+    (JSON: pattern, special tokens, merges; the default), "tiktoken" (ranks only; the
+    default for ``*.tiktoken``) or "minbpe" (``.model`` + ``.vocab`` next to it; the
+    default for ``*.model``)."""
+    from .formats import minbpe_files, native
+    from .formats.tiktoken_bpe import dump_tiktoken_bpe
+
+    model = as_model(model)
+    fmt = _format_for(path, format)
+    path = os.fspath(path)
+    merges = [tuple(m) for m in model.merges.tolist()]
+    if fmt == "native":
+        native.write_native(path, model.pattern, model.special_tokens, merges)
+    elif fmt == "tiktoken":
+        dump_tiktoken_bpe(model.mergeable_ranks(), path)
+    else:
+        minbpe_files.write_model(path, model.pattern, model.special_tokens, merges)
+        vocab = dict(enumerate(model.token_bytes()))
+        for s, idx in model.special_tokens.items():
+            vocab[idx] = s.encode("utf-8")
+        prefix = path[:-len(".model")] if path.endswith(".model") else path
+        minbpe_files.write_vocab(prefix + ".vocab", vocab,
+                                 {m: 256 + i for i, m in enumerate(merges)})
+
+
+def load_model(path, format=None, *, pattern=None) -> BPEModel:
+    """Load a model saved by :func:`save_model` (or by minbpe, or any byte-level
+    ``.tiktoken`` file).  ``pattern`` sets the split pattern for ``.tiktoken`` files,
+    which do not store one (default: the GPT-4 pattern)."""
+    from .formats import minbpe_files, native
+    from .formats.tiktoken_bpe import load_tiktoken_bpe
+
+    fmt = _format_for(path, format)
+    if fmt == "native":
+        pat, specials, merges = native.read_native(path)
+    elif fmt == "minbpe":
+        pat, specials, merges = minbpe_files.read_model(path)
+    else:
+        merges = minbpe_files.recover_merges(load_tiktoken_bpe(path))
+        pat, specials = GPT4_PATTERN, {}
+    if pattern is not None:
+        pat = pattern
+    return BPEModel(merges=np.asarray(merges, dtype=np.int32).reshape(-1, 2), pattern=pat,
+                    special_tokens=specials)
