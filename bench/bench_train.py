@@ -44,9 +44,9 @@ def documents(path: str) -> list:
 
 
 def run_fastbpe(docs, vocab):
-    import fastbpe.train as ft
+    import fastbpe
 
-    enc = ft.train(docs, vocab, pattern=GPT4_PATTERN, show_progress=False)
+    enc = fastbpe.train(docs, vocab, pattern=GPT4_PATTERN, show_progress=False)
     return enc.n_vocab
 
 

@@ -121,3 +121,33 @@ def encode_merges(data, merges):
             break
         ids = merge(ids, pair, ranks[pair])
     return ids
+
+
+# --- minbpe's save(), as minbpe writes it (to check our files byte for byte) -------------
+
+def render_token(t: bytes) -> str:
+    import unicodedata
+
+    s = t.decode("utf-8", errors="replace")
+    return "".join(ch if unicodedata.category(ch)[0] != "C" else f"\\u{ord(ch):04x}" for ch in s)
+
+
+def minbpe_save(file_prefix, pattern, special_tokens, merges, vocab):
+    """minbpe's Tokenizer.save: ``merges`` is {(l, r): id}, ``vocab`` {id: bytes}."""
+    with open(file_prefix + ".model", "w", encoding="utf-8") as f:
+        f.write("minbpe v1\n")
+        f.write(f"{pattern}\n")
+        f.write(f"{len(special_tokens)}\n")
+        for special, idx in special_tokens.items():
+            f.write(f"{special} {idx}\n")
+        for idx1, idx2 in merges:
+            f.write(f"{idx1} {idx2}\n")
+    inverted_merges = {idx: pair for pair, idx in merges.items()}
+    with open(file_prefix + ".vocab", "w", encoding="utf-8") as f:
+        for idx, token in vocab.items():
+            s = render_token(token)
+            if idx in inverted_merges:
+                idx0, idx1 = inverted_merges[idx]
+                f.write(f"[{render_token(vocab[idx0])}][{render_token(vocab[idx1])}] -> [{s}] {idx}\n")
+            else:
+                f.write(f"[{s}] {idx}\n")
