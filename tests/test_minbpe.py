@@ -116,7 +116,7 @@ def test_gpt4_matches_tiktoken():
         tok = GPT4Tokenizer()
     except Exception as e:
         pytest.skip(f"fastbpe cannot load cl100k_base here: {e}")
-    for text in TEST_STRINGS + [LLAMA_TEXT]:
+    for text in TEST_STRINGS + [LLAMA_TEXT.replace("<|", "<")]:
         assert tok.encode(text) == ref.encode(text)
         assert tok.decode(tok.encode(text)) == text
     assert tok.encode("<|endoftext|>hi", allowed_special="all") == [100257, 6151]
