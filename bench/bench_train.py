@@ -50,6 +50,12 @@ def run_fastbpe(docs, vocab):
     return enc.n_vocab
 
 
+def run_fastbpe_regex(docs, vocab):
+    # the same, with the C pre-tokenizer ruled out (the regex package splits)
+    os.environ["FASTBPE_FORCE_REGEX"] = "1"
+    return run_fastbpe(docs, vocab)
+
+
 def run_rustbpe(docs, vocab):
     import rustbpe
 
@@ -80,7 +86,7 @@ def run_hf(docs, vocab):
     return tok.get_vocab_size()
 
 
-TRAINERS = {"fastbpe": run_fastbpe, "rustbpe": run_rustbpe, "bpeasy": run_bpeasy,
+TRAINERS = {"fastbpe": run_fastbpe, "fastbpe-regex": run_fastbpe_regex, "rustbpe": run_rustbpe, "bpeasy": run_bpeasy,
             "hf": run_hf}
 
 
@@ -94,8 +100,13 @@ def main(argv=None):
     t0 = time.perf_counter()
     n_vocab = TRAINERS[args.trainer](docs, args.vocab)
     wall = time.perf_counter() - t0
+    scanner = None
+    if args.trainer.startswith("fastbpe"):
+        from fastbpe.train import _scanner
+
+        scanner = _scanner(GPT4_PATTERN) is not None
     print(json.dumps({"trainer": args.trainer, "vocab": args.vocab, "n_vocab": n_vocab,
-                      "seconds": wall}))
+                      "seconds": wall, "c_scanner": scanner}))
 
 
 if __name__ == "__main__":
