@@ -216,3 +216,25 @@ def test_bad_texts():
 def test_lone_surrogates_are_replaced():
     enc = fastbpe.train(["abc \ud800 abc abc"], 260)
     assert enc.n_vocab >= 256
+
+
+def test_progress_bar_only_when_asked():
+    import io
+
+    from fastbpe.progress import Progress, wants_progress
+
+    assert wants_progress(True) and not wants_progress(False)
+    out = io.StringIO()
+    with Progress("merges", total=10, stream=out) as bar:
+        bar.update(10)
+    assert "merges" in out.getvalue() and "10/10" in out.getvalue()
+    out = io.StringIO()
+    with Progress("merges", total=10, stream=out, enabled=False) as bar:
+        bar.update(5)
+    assert out.getvalue() == ""
+
+
+def test_show_progress_draws_on_stderr(capsys):
+    fastbpe.train(["hello hello world " * 50], 270, show_progress=True)
+    err = capsys.readouterr().err
+    assert "counting" in err and "merges" in err
