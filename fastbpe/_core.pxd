@@ -17,13 +17,18 @@ cdef struct PairTable:
     uint64_t mask
     Py_ssize_t count
 
+cdef struct TokenSlot:        # one entry of the bytes -> id table
+    uint64_t hash
+    uint64_t head            # the token's first 8 bytes (zero padded): short tokens compare here
+    int32_t id               # -1 when the slot is free
+    int32_t length
+
 cdef struct TokenTable:
     uint8_t* data            # every token's bytes, concatenated
     int64_t* start           # [n_ids] offset of token id in data; -1 for unused ids
     int32_t* length          # [n_ids]
     Py_ssize_t n_ids         # max id + 1 (BPE tokens and special tokens)
-    int32_t* slots           # bytes -> id, open addressing over BPE tokens (not specials); -1 = free
-    uint64_t* slot_hash
+    TokenSlot* slots         # bytes -> id, open addressing over BPE tokens (not specials)
     uint64_t mask
     int32_t byte_id[256]     # the token of each single byte
 
@@ -31,6 +36,13 @@ cdef struct IdBuf:           # a growable array of token ids (the output of one 
     tok_t* data
     Py_ssize_t len
     Py_ssize_t cap
+
+cdef struct CacheEntry:      # a recently encoded piece and its ids (see encode_utf8)
+    uint64_t hash
+    const uint8_t* src       # an earlier occurrence of the piece in the same text
+    int32_t length           # 0: empty entry
+    int32_t n_ids
+    tok_t ids[6]
 
 cdef struct Work:            # scratch space for merging one piece; one per call, never shared
     tok_t* ids
@@ -40,24 +52,29 @@ cdef struct Work:            # scratch space for merging one piece; one per call
     int32_t* prv
     uint64_t* heap
     Py_ssize_t cap
+    CacheEntry* cache        # only for long texts; NULL otherwise
 
 cdef class BPETable:
     cdef TokenTable tok
     cdef PairTable pairs
+    cdef uint64_t* byte_pairs   # [256*256] (rank << 32 | new id) of two single-byte parts; cache-friendly first round
     cdef bint whole_piece    # emit a piece that is itself a token directly (tiktoken semantics)
     cdef readonly Py_ssize_t n_bpe_tokens
+    cdef list id_objects     # a Python int per id, so returning a list allocates nothing per token
 
     cdef int encode_piece(self, const uint8_t* p, Py_ssize_t n, IdBuf* out, Work* w) except -1 nogil
     cdef int32_t lookup(self, const uint8_t* p, Py_ssize_t n) noexcept nogil
+    cdef int encode_utf8(self, const uint8_t* s, Py_ssize_t n, int kind, IdBuf* out, Work* w) except -1 nogil
     cdef void _merge_small(self, const uint8_t* p, Py_ssize_t n, IdBuf* out, Work* w) noexcept nogil
     cdef void _merge_heap(self, const uint8_t* p, Py_ssize_t n, IdBuf* out, Work* w) noexcept nogil
     cdef int _load_tokens(self, list token_bytes, dict special_bytes, bint unique) except -1
     cdef int _build_lookup(self, Py_ssize_t n_bpe, bint unique) except -1
     cdef int _check_bytes_present(self) except -1
     cdef int _build_split_table(self) except -1
+    cdef int _build_byte_pairs(self) except -1
 
 cdef int idbuf_reserve(IdBuf* b, Py_ssize_t extra) except -1 nogil
 cdef void idbuf_free(IdBuf* b) noexcept nogil
 cdef void work_free(Work* w) noexcept nogil
-cdef object idbuf_to_list(IdBuf* b)
+cdef object idbuf_to_list(IdBuf* b, list id_objects)
 cdef object idbuf_to_numpy(IdBuf* b)

@@ -27,7 +27,9 @@ from cpython.list cimport PyList_New, PyList_SET_ITEM, PyList_GET_ITEM, PyList_G
 from cpython.long cimport PyLong_FromUnsignedLong
 from cpython.number cimport PyNumber_Index
 from cpython.ref cimport Py_INCREF, PyObject
-from cpython.unicode cimport PyUnicode_Check
+from cpython.unicode cimport PyUnicode_Check, PyUnicode_GET_LENGTH, PyUnicode_AsUTF8String
+
+from fastbpe._pretokenize cimport scan_pieces
 from libc.stdint cimport uint8_t, uint32_t, int32_t, int64_t, uint64_t, UINT32_MAX
 from libc.stdlib cimport malloc, calloc, realloc, free
 from libc.string cimport memcpy, memcmp, memmove, memset
@@ -36,9 +38,13 @@ import numpy as np
 
 cdef extern from "Python.h":
     const char* PyUnicode_AsUTF8AndSize(object s, Py_ssize_t* size) except NULL
+    bint PyUnicode_IS_ASCII(object s)
 
 cdef enum:
     SMALL_PIECE = 48         # pieces up to this many bytes use the linear scan
+    CACHE_SIZE = 8192        # entries of the piece cache (a power of two)
+    CACHE_MIN_TEXT = 65536   # texts shorter than this skip the cache (not worth its set-up)
+    CACHE_MAX_PIECE = 64     # longer pieces are not cached
 
 cdef uint64_t EMPTY_KEY = 0xFFFFFFFFFFFFFFFFULL
 
@@ -70,6 +76,13 @@ cdef inline uint64_t hash_bytes(const uint8_t* p, Py_ssize_t n) noexcept nogil:
         memcpy(&w, p, <size_t>n)
         h = (h ^ w) * 0x100000001B3ULL
     return mix64(h)
+
+
+cdef inline uint64_t load_head(const uint8_t* p, Py_ssize_t n) noexcept nogil:
+    """The first 8 bytes of p[:n], zero padded."""
+    cdef uint64_t w = 0
+    memcpy(&w, p, <size_t>(n if n < 8 else 8))
+    return w
 
 
 cdef inline uint64_t pow2_at_least(uint64_t n) noexcept nogil:
@@ -160,9 +173,12 @@ cdef int work_reserve(Work* w, Py_ssize_t n) except -1 nogil:
     if n <= w.cap:
         return 0
     cdef Py_ssize_t cap = w.cap * 2 if w.cap else 256
+    cdef CacheEntry* cache = w.cache
     while cap < n:
         cap *= 2
+    w.cache = NULL
     work_free(w)
+    w.cache = cache
     w.ids = <tok_t*>malloc(cap * sizeof(tok_t))
     w.rank = <uint32_t*>malloc(cap * sizeof(uint32_t))
     w.new_id = <tok_t*>malloc(cap * sizeof(tok_t))
@@ -185,6 +201,8 @@ cdef void work_free(Work* w) noexcept nogil:
     free(w.nxt)
     free(w.prv)
     free(w.heap)
+    free(w.cache)
+    w.cache = NULL
     w.ids = NULL
     w.rank = NULL
     w.new_id = NULL
@@ -194,14 +212,15 @@ cdef void work_free(Work* w) noexcept nogil:
     w.cap = 0
 
 
-cdef object idbuf_to_list(IdBuf* b):
+cdef object idbuf_to_list(IdBuf* b, list id_objects):
+    """A list of Python ints; id_objects[i] is the int i (ids are always in range)."""
     cdef Py_ssize_t i
     cdef list out = PyList_New(b.len)
-    cdef object v
+    cdef PyObject* v
     for i in range(b.len):
-        v = PyLong_FromUnsignedLong(b.data[i])
-        Py_INCREF(v)
-        PyList_SET_ITEM(out, i, v)
+        v = PyList_GET_ITEM(id_objects, b.data[i])
+        Py_INCREF(<object>v)
+        PyList_SET_ITEM(out, i, <object>v)
     return out
 
 
@@ -271,8 +290,8 @@ cdef class BPETable:
         free(self.tok.start)
         free(self.tok.length)
         free(self.tok.slots)
-        free(self.tok.slot_hash)
         free(self.pairs.slots)
+        free(self.byte_pairs)
 
     # -- construction --------------------------------------------------------------------
 
@@ -324,6 +343,7 @@ cdef class BPETable:
             self.tok.length[sid] = <int32_t>ln
             off += ln
         self.n_bpe_tokens = n_bpe
+        self.id_objects = list(range(n_ids))
         self._build_lookup(n_bpe, unique)
         return 0
 
@@ -333,12 +353,11 @@ cdef class BPETable:
         cdef Py_ssize_t t, ln
         cdef const uint8_t* p
         cdef int32_t other
-        self.tok.slots = <int32_t*>malloc(cap * sizeof(int32_t))
-        self.tok.slot_hash = <uint64_t*>malloc(cap * sizeof(uint64_t))
-        if self.tok.slots == NULL or self.tok.slot_hash == NULL:
+        self.tok.slots = <TokenSlot*>malloc(cap * sizeof(TokenSlot))
+        if self.tok.slots == NULL:
             raise MemoryError()
         for i in range(cap):
-            self.tok.slots[i] = -1
+            self.tok.slots[i].id = -1
         self.tok.mask = mask
         for t in range(n_bpe):
             if self.tok.start[t] < 0:
@@ -353,10 +372,12 @@ cdef class BPETable:
                 continue  # keep the first id for these bytes
             h = hash_bytes(p, ln)
             i = h & mask
-            while self.tok.slots[i] >= 0:
+            while self.tok.slots[i].id >= 0:
                 i = (i + 1) & mask
-            self.tok.slots[i] = <int32_t>t
-            self.tok.slot_hash[i] = h
+            self.tok.slots[i].id = <int32_t>t
+            self.tok.slots[i].hash = h
+            self.tok.slots[i].head = load_head(p, ln)
+            self.tok.slots[i].length = <int32_t>ln
         cdef uint8_t one_byte
         for i in range(256):
             one_byte = <uint8_t>i
@@ -372,6 +393,7 @@ cdef class BPETable:
         self._load_tokens(_as_list(token_bytes), special_bytes or {}, True)
         self._check_bytes_present()
         self._build_split_table()
+        self._build_byte_pairs()
         return self
 
     @staticmethod
@@ -392,7 +414,23 @@ cdef class BPETable:
             if self.tok.start[m[i, 0]] < 0 or self.tok.start[m[i, 1]] < 0 or self.tok.start[m[i, 2]] < 0:
                 raise ValueError(f"merge {i} refers to an unused token id")
             pair_put(&self.pairs, <tok_t>m[i, 0], <tok_t>m[i, 1], <uint32_t>i, <tok_t>m[i, 2])
+        self._build_byte_pairs()
         return self
+
+    cdef int _build_byte_pairs(self) except -1:
+        cdef int a, b
+        cdef uint32_t r
+        cdef tok_t nid
+        self.byte_pairs = <uint64_t*>malloc(65536 * sizeof(uint64_t))
+        if self.byte_pairs == NULL:
+            raise MemoryError()
+        for a in range(256):
+            for b in range(256):
+                if pair_get(&self.pairs, <tok_t>self.tok.byte_id[a], <tok_t>self.tok.byte_id[b], &r, &nid):
+                    self.byte_pairs[a * 256 + b] = (<uint64_t>r << 32) | nid
+                else:
+                    self.byte_pairs[a * 256 + b] = (<uint64_t>NO_RANK << 32)
+        return 0
 
     cdef int _check_bytes_present(self) except -1:
         cdef int i
@@ -447,15 +485,16 @@ cdef class BPETable:
     cdef int32_t lookup(self, const uint8_t* p, Py_ssize_t n) noexcept nogil:
         """The id of the BPE token whose bytes are p[:n], or -1."""
         cdef uint64_t h = hash_bytes(p, n)
+        cdef uint64_t head = load_head(p, n)
         cdef uint64_t i = h & self.tok.mask
-        cdef int32_t t
+        cdef const TokenSlot* slot
         while True:
-            t = self.tok.slots[i]
-            if t < 0:
+            slot = &self.tok.slots[i]
+            if slot.id < 0:
                 return -1
-            if (self.tok.slot_hash[i] == h and self.tok.length[t] == n
-                    and memcmp(self.tok.data + self.tok.start[t], p, <size_t>n) == 0):
-                return t
+            if slot.hash == h and slot.length == n and slot.head == head:
+                if n <= 8 or memcmp(self.tok.data + self.tok.start[slot.id] + 8, p + 8, <size_t>(n - 8)) == 0:
+                    return slot.id
             i = (i + 1) & self.tok.mask
 
     # -- the merge kernel ----------------------------------------------------------------
@@ -493,11 +532,13 @@ cdef class BPETable:
         cdef tok_t* new_id = w.new_id
         cdef Py_ssize_t m = n, i, best_i
         cdef uint32_t best
+        cdef uint64_t bp
         for i in range(n):
             ids[i] = <tok_t>self.tok.byte_id[p[i]]
         for i in range(n - 1):
-            if not pair_get(&self.pairs, ids[i], ids[i + 1], &rank[i], &new_id[i]):
-                rank[i] = NO_RANK
+            bp = self.byte_pairs[(<Py_ssize_t>p[i] << 8) | p[i + 1]]
+            rank[i] = <uint32_t>(bp >> 32)
+            new_id[i] = <tok_t>(bp & 0xFFFFFFFFU)
         while m > 1:
             best = NO_RANK
             best_i = -1
@@ -537,7 +578,8 @@ cdef class BPETable:
             nxt[i] = <int32_t>(i + 1)
             prv[i] = <int32_t>(i - 1)
         for i in range(n - 1):
-            if pair_get(&self.pairs, ids[i], ids[i + 1], &r, &nid):
+            r = <uint32_t>(self.byte_pairs[(<Py_ssize_t>p[i] << 8) | p[i + 1]] >> 32)
+            if r != NO_RANK:
                 heap_push(heap, &size, (<uint64_t>r << 32) | <uint64_t>i)
         while size > 0:
             top = heap_pop(heap, &size)
@@ -571,15 +613,19 @@ cdef class BPETable:
 
     # -- Python entry points -------------------------------------------------------------
 
-    def encode_pieces(self, list pieces, bint as_numpy=False):
+    def encode_pieces(self, list pieces, bint as_numpy=False, str text=None):
         """Encode a list of str pieces (e.g. from `regex.findall`) in one call.
 
-        The UTF-8 of every piece is gathered first (for ASCII text CPython hands out its own
-        buffer, no copy); the merging then runs with the GIL released.  Raises
-        UnicodeEncodeError if a piece holds a lone surrogate."""
-        cdef Py_ssize_t n = PyList_GET_SIZE(pieces), i
+        When `text` is given and the pieces tile it (their lengths add up to its length, as
+        for every standard split pattern), the pieces are located in the UTF-8 of `text`
+        itself: no per-piece conversion.  Otherwise the UTF-8 of each piece is gathered (for
+        ASCII, CPython's own buffer).  The merging runs with the GIL released.  Raises
+        UnicodeEncodeError for lone surrogates."""
+        cdef Py_ssize_t n = PyList_GET_SIZE(pieces), i, total = 0, nbytes = 0
         cdef const char** ptrs = <const char**>malloc((n + 1) * sizeof(char*))
         cdef Py_ssize_t* lens = <Py_ssize_t*>malloc((n + 1) * sizeof(Py_ssize_t))
+        cdef const char* whole = NULL
+        cdef bint ascii = False
         cdef IdBuf out
         cdef Work w
         cdef object piece
@@ -592,16 +638,94 @@ cdef class BPETable:
                 piece = <object>PyList_GET_ITEM(pieces, i)
                 if not PyUnicode_Check(piece):
                     raise TypeError(f"pieces must be str, not {type(piece).__name__}")
-                ptrs[i] = PyUnicode_AsUTF8AndSize(piece, &lens[i])
+                lens[i] = PyUnicode_GET_LENGTH(piece)
+                total += lens[i]
+            if text is not None and total == PyUnicode_GET_LENGTH(text):
+                whole = PyUnicode_AsUTF8AndSize(text, &nbytes)
+                ascii = PyUnicode_IS_ASCII(text)
+            else:
+                for i in range(n):
+                    ptrs[i] = PyUnicode_AsUTF8AndSize(<object>PyList_GET_ITEM(pieces, i), &lens[i])
             with nogil:
                 idbuf_reserve(&out, n)
+                if whole != NULL:
+                    _locate_pieces(<const uint8_t*>whole, ascii, n, ptrs, lens)
                 for i in range(n):
                     if lens[i] > 0:
                         self.encode_piece(<const uint8_t*>ptrs[i], lens[i], &out, &w)
-            return idbuf_to_numpy(&out) if as_numpy else idbuf_to_list(&out)
+            return idbuf_to_numpy(&out) if as_numpy else idbuf_to_list(&out, self.id_objects)
         finally:
             free(ptrs)
             free(lens)
+            idbuf_free(&out)
+            work_free(&w)
+
+    cdef int encode_utf8(self, const uint8_t* s, Py_ssize_t n, int kind, IdBuf* out, Work* w) except -1 nogil:
+        """Split UTF-8 text with the C scanner and encode every piece: one GIL-free pass.
+
+        Long texts repeat their pieces (" the", " of", ...), so they keep a small
+        direct-mapped cache of piece -> ids, hot in L2, in front of the token table."""
+        cdef Py_ssize_t ends[512]
+        cdef Py_ssize_t pos = 0, k, i, ln, before
+        cdef uint64_t h
+        cdef CacheEntry* e
+        idbuf_reserve(out, n // 4 + 16)
+        if n >= CACHE_MIN_TEXT and w.cache == NULL:
+            w.cache = <CacheEntry*>calloc(CACHE_SIZE, sizeof(CacheEntry))
+            if w.cache == NULL:
+                with gil:
+                    raise MemoryError()
+        while pos < n:
+            k = scan_pieces(kind, s, n, pos, ends, 512)
+            if k <= 0:
+                break
+            for i in range(k):
+                ln = ends[i] - pos
+                if w.cache != NULL and 1 < ln <= CACHE_MAX_PIECE:
+                    h = hash_bytes(s + pos, ln)
+                    e = &w.cache[h & (CACHE_SIZE - 1)]
+                    if e.length == ln and e.hash == h and memcmp(e.src, s + pos, <size_t>ln) == 0:
+                        idbuf_reserve(out, e.n_ids)
+                        memcpy(out.data + out.len, e.ids, e.n_ids * sizeof(tok_t))
+                        out.len += e.n_ids
+                    else:
+                        before = out.len
+                        self.encode_piece(s + pos, ln, out, w)
+                        if out.len - before <= 6:
+                            e.hash = h
+                            e.src = s + pos
+                            e.length = <int32_t>ln
+                            e.n_ids = <int32_t>(out.len - before)
+                            memcpy(e.ids, out.data + before, e.n_ids * sizeof(tok_t))
+                else:
+                    self.encode_piece(s + pos, ln, out, w)
+                pos = ends[i]
+        return 0
+
+    def encode_text(self, str text, int kind, bint as_numpy=False):
+        """Encode text whose split pattern the C scanner knows (`kind`, see _pretokenize).
+        Scanning and merging run in one call with the GIL released.  Raises
+        UnicodeEncodeError for lone surrogates."""
+        cdef IdBuf out
+        cdef Work w
+        cdef Py_ssize_t n
+        cdef const char* s
+        cdef object keep = None
+        if kind < 0:
+            raise ValueError("encode_text needs a pattern the C scanner knows")
+        if PyUnicode_IS_ASCII(text):
+            s = PyUnicode_AsUTF8AndSize(text, &n)        # CPython's own buffer: no copy
+        else:
+            keep = PyUnicode_AsUTF8String(text)          # a temporary copy, freed on return
+            s = PyBytes_AS_STRING(keep)
+            n = PyBytes_GET_SIZE(keep)
+        memset(&out, 0, sizeof(IdBuf))
+        memset(&w, 0, sizeof(Work))
+        try:
+            with nogil:
+                self.encode_utf8(<const uint8_t*>s, n, kind, &out, &w)
+            return idbuf_to_numpy(&out) if as_numpy else idbuf_to_list(&out, self.id_objects)
+        finally:
             idbuf_free(&out)
             work_free(&w)
 
@@ -626,7 +750,7 @@ cdef class BPETable:
                             self._merge_small(&data[0], n, &out, &w)
                         else:
                             self._merge_heap(&data[0], n, &out, &w)
-            return idbuf_to_numpy(&out) if as_numpy else idbuf_to_list(&out)
+            return idbuf_to_numpy(&out) if as_numpy else idbuf_to_list(&out, self.id_objects)
         finally:
             idbuf_free(&out)
             work_free(&w)
@@ -677,6 +801,23 @@ cdef class BPETable:
                 memcpy(dst, self.tok.data + self.tok.start[ids32[i]], self.tok.length[ids32[i]])
                 dst += self.tok.length[ids32[i]]
         return res
+
+
+cdef void _locate_pieces(const uint8_t* s, bint ascii, Py_ssize_t n, const char** ptrs,
+                         Py_ssize_t* lens) noexcept nogil:
+    """Turn consecutive character counts lens[i] into (pointer, byte length) spans of s."""
+    cdef Py_ssize_t i, k, b = 0, start
+    cdef uint8_t c
+    for i in range(n):
+        start = b
+        if ascii:
+            b += lens[i]
+        else:
+            for k in range(lens[i]):
+                c = s[b]
+                b += 1 if c < 0x80 else (2 if c < 0xE0 else (3 if c < 0xF0 else 4))
+        ptrs[i] = <const char*>(s + start)
+        lens[i] = b - start
 
 
 cdef list _as_list(token_bytes):

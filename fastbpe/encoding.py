@@ -278,8 +278,10 @@ class Encoding:
     # ====================
 
     def _encode_ordinary(self, text: str, as_numpy: bool, concurrent: bool):
-        if not isinstance(text, str):
-            raise TypeError(f"expected str, not {type(text).__name__}")
+        if type(text) is not str:
+            if not isinstance(text, str):
+                raise TypeError(f"expected str, not {type(text).__name__}")
+            text = str.__str__(text)  # a str subclass (numpy.str_, a str enum): its plain text
         try:
             return self._encode_segment(text, as_numpy, concurrent)
         except UnicodeEncodeError:
@@ -290,7 +292,7 @@ class Encoding:
         splitter = self._splitter
         if splitter.kind >= 0:
             return self._table.encode_text(text, splitter.kind, as_numpy)
-        return self._table.encode_pieces(splitter.regex.findall(text, concurrent=concurrent), as_numpy)
+        return self._table.encode_pieces(splitter.regex.findall(text, concurrent=concurrent), as_numpy, text)
 
     def _check_specials(self, text: str, allowed_special, disallowed_special) -> frozenset[str]:
         """Apply tiktoken's special-token rules; return the allowed set, raise ValueError for

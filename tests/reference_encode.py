@@ -20,6 +20,14 @@ def bpe_ranks(piece: bytes, ranks: dict[bytes, int]) -> list[int]:
     return [ranks[p] for p in parts]
 
 
+def encode_piece_tiktoken(piece: bytes, ranks: dict[bytes, int]) -> list[int]:
+    """tiktoken's rule for one piece: a piece that is itself a token is that token (even if
+    merging its bytes would not reach it); otherwise BPE."""
+    if piece in ranks:
+        return [ranks[piece]]
+    return bpe_ranks(piece, ranks)
+
+
 def bpe_merges(ids: list[int], merges: dict[tuple[int, int], tuple[int, int]]) -> list[int]:
     """Merge-list semantics: merges maps (left, right) -> (rank, new id)."""
     ids = list(ids)

