@@ -190,6 +190,7 @@ def test_bad_model_files(tmp_path):
     (dict(vocab_size=300, min_frequency=-1), ValueError),
     (dict(vocab_size=300, max_token_length=0), ValueError),
     (dict(vocab_size=300, pattern="(unclosed"), ValueError),
+    (dict(vocab_size=300, num_threads=0), ValueError),
 ])
 def test_bad_arguments(kwargs, exc):
     with pytest.raises(exc):
