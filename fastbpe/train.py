@@ -20,10 +20,13 @@ Each text is split on its own (pieces never cross texts), as rustbpe does.
 from __future__ import annotations
 
 import collections
+import multiprocessing
 import os
 import queue
+import sys
+import threading
 from collections.abc import Iterable, Mapping
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -235,22 +238,70 @@ def _utf8(text: str) -> bytes:
         return _scrub_surrogates(text).encode("utf-8")
 
 
+def _fork_is_safe() -> bool:
+    # fork copies only the calling thread: safe when there is no other thread (whose
+    # locks a child could inherit held), and it needs no `if __name__ == "__main__"`
+    # guard in the user's script, unlike spawn
+    return (sys.platform.startswith("linux") and threading.active_count() == 1
+            and "fork" in multiprocessing.get_all_start_methods())
+
+
+def _count_batch_regex(pattern: str, texts: list):
+    """Worker process: count one batch with ``regex``; returns PieceCounter.export()."""
+    counter = _train.PieceCounter()
+    compiled = _compile(pattern)
+    for text in texts:
+        _count_text(counter, compiled, text)
+    return counter.export()
+
+
+def _count_regex(texts, pattern, counter, workers, bar):
+    """``regex`` holds the GIL, so threads would not help: after the first batch (small
+    inputs stay in this process), batches go to ``workers`` forked processes when that
+    is safe, at most two per worker in flight.  Results are added in submission order,
+    which keeps the order of first appearance."""
+    compiled = _compile(pattern)
+    batches = _batches(texts, _BATCH_CHARS)
+    seen = 0
+    for batch, size in batches:
+        for text in batch:
+            _count_text(counter, compiled, text)
+        seen += size
+        bar.update(seen)
+        if workers > 1 and _fork_is_safe():
+            break
+    else:
+        return counter
+    ctx = multiprocessing.get_context("fork")
+    with ProcessPoolExecutor(workers, mp_context=ctx) as pool:
+        pending = collections.deque()
+
+        def collect_one():
+            nonlocal seen
+            future, n = pending.popleft()
+            counter.add_exported(*future.result())
+            seen += n
+            bar.update(seen)
+
+        for batch, size in batches:
+            pending.append((pool.submit(_count_batch_regex, pattern, batch), size))
+            while len(pending) >= 2 * workers:
+                collect_one()
+        while pending:
+            collect_one()
+    return counter
+
+
 def _count_stream(texts, pattern, counter, num_threads, bar):
     """Count an iterable of str in batches.  With the C scanner, batches are counted
     without the GIL by ``num_threads`` threads, each into its own counter (merged by
     addition at the end; at most two batches per thread in flight, so memory stays
-    bounded).  Otherwise ``regex`` splits serially (it holds the GIL)."""
-    compiled = _compile(pattern)
+    bounded).  Otherwise see ``_count_regex``."""
     workers = _resolve_workers(num_threads)
     scanner = _scanner(pattern)
     seen = 0
     if scanner is None:
-        for batch, size in _batches(texts, _BATCH_CHARS):
-            for text in batch:
-                _count_text(counter, compiled, text)
-            seen += size
-            bar.update(seen)
-        return counter
+        return _count_regex(texts, pattern, counter, workers, bar)
     if workers == 1:
         for batch, size in _batches(texts, _BATCH_CHARS):
             _train.count_utf8(counter, scanner, [_utf8(t) for t in batch])

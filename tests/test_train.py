@@ -239,3 +239,15 @@ def test_show_progress_draws_on_stderr(capsys):
     fastbpe.train(["hello hello world " * 50], 270, show_progress=True)
     err = capsys.readouterr().err
     assert "counting" in err and "merges" in err
+
+
+def test_regex_path_in_worker_processes(monkeypatch):
+    # a pattern the C scanner does not know; small batches so several go to workers
+    text = corpus_text("tinyshakespeare", 400_000)
+    docs = documents(text)
+    monkeypatch.setattr(T, "_BATCH_CHARS", 50_000)
+    pattern = GPT4_PATTERN + "|x"
+    one = T.count_pieces(docs, pattern, num_threads=1)
+    two = T.count_pieces(docs, pattern, num_threads=2)
+    assert list(two.items()) == list(one.items())  # same counts, same first-appearance order
+    assert one.to_dict() == R.count_pieces(docs, pattern)
