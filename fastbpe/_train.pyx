@@ -870,13 +870,19 @@ cdef class PieceCounter:
 
     def add_pieces(self, list pieces):
         """Count every str in ``pieces`` (e.g. the output of ``regex.findall``) by its
-        UTF-8 bytes.  Raises UnicodeEncodeError for lone surrogates."""
+        UTF-8 bytes.  Stops at a piece that cannot be encoded (a lone surrogate) and
+        returns its index; returns len(pieces) when all were counted."""
         cdef object p
         cdef const char* s
-        cdef Py_ssize_t n
+        cdef Py_ssize_t n, i = 0
         for p in pieces:
-            s = PyUnicode_AsUTF8AndSize(p, &n)
+            try:
+                s = PyUnicode_AsUTF8AndSize(p, &n)
+            except UnicodeEncodeError:
+                return i
             self.add(<const unsigned char*>s, n, 1)
+            i += 1
+        return i
 
     def add_bytes(self, const unsigned char[::1] piece, int64_t count=1):
         """Add ``count`` occurrences of one piece given as bytes."""

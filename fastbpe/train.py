@@ -186,10 +186,9 @@ def _scrub_surrogates(text: str) -> str:
 
 def _count_text(counter, compiled, text: str) -> None:
     pieces = compiled.findall(text)
-    try:
-        counter.add_pieces(pieces)
-    except UnicodeEncodeError:
-        counter.add_pieces([_scrub_surrogates(p) for p in pieces])
+    done = counter.add_pieces(pieces)
+    if done < len(pieces):  # a lone surrogate: count the rest with it replaced
+        counter.add_pieces([_scrub_surrogates(p) for p in pieces[done:]])
 
 
 def _batches(texts, batch_chars):

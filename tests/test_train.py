@@ -214,9 +214,13 @@ def test_bad_texts():
         fastbpe.train_files(["/nonexistent/file.txt"], 300)
 
 
-def test_lone_surrogates_are_replaced():
-    enc = fastbpe.train(["abc \ud800 abc abc"], 260)
-    assert enc.n_vocab >= 256
+@pytest.mark.parametrize("pattern", [GPT4_PATTERN, GPT4_PATTERN + "|x"])  # scanner, regex
+def test_lone_surrogates_are_replaced(pattern):
+    text = "abc \ud800 abc abc \udfff"
+    clean = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    got = T.count_pieces([text], pattern).to_dict()
+    assert got == R.count_pieces([clean], pattern)
+    assert fastbpe.train([text], 260).n_vocab >= 256
 
 
 def test_progress_bar_only_when_asked():
