@@ -188,7 +188,11 @@ def machine() -> str:
         usable = len(os.sched_getaffinity(0))
     except AttributeError:
         usable = os.cpu_count()
-    return f"{cpu}, {os.cpu_count()} logical cores ({usable} usable), {platform.system()} {platform.release()}"
+    try:
+        load = ", load average %.2f / %.2f / %.2f at the end of the run (other jobs make thread scaling unreliable)" % os.getloadavg()
+    except OSError:
+        load = ""
+    return f"{cpu}, {os.cpu_count()} logical cores ({usable} usable), {platform.system()} {platform.release()}{load}"
 
 
 def versions() -> str:

@@ -89,6 +89,11 @@ cdef inline Py_ssize_t char_at(const uint8_t* s, Py_ssize_t n, Py_ssize_t p,
     return length
 
 
+cdef inline bint ascii_has(uint8_t b, uint8_t mask) noexcept nogil:
+    """b is an ASCII byte whose character has a flag in `mask`."""
+    return b < 0x80 and (fb_ascii_flags[b] & mask) != 0
+
+
 cdef inline Py_ssize_t run_any(const uint8_t* s, Py_ssize_t n, Py_ssize_t p,
                                uint8_t mask) noexcept nogil:
     """Skip characters that have a flag in `mask`; return where the run ends."""
@@ -263,6 +268,12 @@ cdef inline Py_ssize_t piece_cl100k(const uint8_t* s, Py_ssize_t n, Py_ssize_t p
                                     bint dollar) noexcept nogil:
     cdef uint8_t b0 = s[pos], f0, f1 = 0
     cdef Py_ssize_t l0, l1 = 0, e
+    # Fast path for the most common pieces (an ASCII word, with or without a space), which
+    # skips the contraction test and the optional-prefix test below.
+    if ascii_has(b0, FB_L):
+        return run_any(s, n, pos + 1, FB_L)
+    if b0 == CH_SPACE and pos + 1 < n and ascii_has(s[pos + 1], FB_L):
+        return run_any(s, n, pos + 2, FB_L)
     if b0 == CH_QUOTE:
         e = contraction_ci(s, n, pos)
         if e:
@@ -477,14 +488,13 @@ def piece_boundaries(const unsigned char[::1] data not None, int kind):
         with nogil:
             k = scan_pieces(kind, s, n, pos, ends, cap)
         pos = ends[k - 1]
-        chunks.append(chunk[:k])
+        if k < cap:
+            chunk.resize(k, refcheck=False)   # shrink in place: no copy, no slack kept alive
+        chunks.append(chunk)
         cap = max(cap, (n - pos) // 4 + 64)
     if not chunks:
         return np.empty(0, dtype=np.int64)
-    if len(chunks) == 1:
-        out = chunks[0].copy()   # do not keep the over-allocated buffer alive
-    else:
-        out = np.concatenate(chunks)
+    out = chunks[0] if len(chunks) == 1 else np.concatenate(chunks)
     return out.astype(np.int64, copy=False)
 
 

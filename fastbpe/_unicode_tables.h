@@ -22,6 +22,10 @@
  * Case-insensitive contraction letters ('s 't 're 've 'm 'll 'd, regex's (?i:...), simple
  * case folding): ASCII letters of either case, plus the non-ASCII code points in
  * fb_contraction_letter() below.
+ *
+ * tiktoken 0.14 splits with Rust's regex-syntax 0.8.11, on Unicode 16.0: it disagrees with
+ * these tables on the L/N/M code points new in Unicode 17.0 (docs/pretokenize.md lists them;
+ * tools/compare_tiktoken_unicode.py recomputes the list).
  */
 #ifndef FASTBPE_UNICODE_TABLES_H
 #define FASTBPE_UNICODE_TABLES_H

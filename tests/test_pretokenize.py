@@ -159,6 +159,19 @@ def test_piece_boundaries_long_text_grows_buffer():
         assert_same(text, [name])
 
 
+def test_threads_share_the_scanner():
+    # piece_boundaries releases the GIL; concurrent calls must not interfere.
+    from concurrent.futures import ThreadPoolExecutor
+
+    rng = random.Random(3)
+    texts = ["".join(rng.choice(ALL_CHARS + "abc   \n") for _ in range(20_000)).encode() for _ in range(8)]
+    jobs = [(t, KIND[name]) for t in texts for name in NAMES]
+    want = [pt.piece_boundaries(t, k).tolist() for t, k in jobs]
+    with ThreadPoolExecutor(4) as ex:
+        got = list(ex.map(lambda job: pt.piece_boundaries(*job).tolist(), jobs))
+    assert got == want
+
+
 def test_invalid_utf8_is_memory_safe_and_tiles():
     rng = random.Random(1234)
     samples = [bytes(rng.randrange(256) for _ in range(rng.randrange(1, 40))) for _ in range(3000)]

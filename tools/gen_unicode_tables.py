@@ -107,7 +107,7 @@ def compute_flags(text: str) -> np.ndarray:
     assert nl[masks["FB_S"]].sum() == 2  # \r and \n are \s
     assert (~masks["FB_S"] == class_mask(r"\S", text)).all()
 
-    # The decoding in fastbpe/_tables (see header comment) must give back every category.
+    # The header comment tells how to recover each category from the flags: check it.
     f = flags
     L, U, W, M, LT, LM = (f & 1) > 0, (f & 8) > 0, (f & 16) > 0, (f & 32) > 0, (f & 64) > 0, (f & 128) > 0
     assert (cats["Lu"] == (L & U & ~W & ~LT)).all()
@@ -183,6 +183,10 @@ def render() -> str:
     w(" * Case-insensitive contraction letters ('s 't 're 've 'm 'll 'd, regex's (?i:...), simple")
     w(" * case folding): ASCII letters of either case, plus the non-ASCII code points in")
     w(" * fb_contraction_letter() below.")
+    w(" *")
+    w(" * tiktoken 0.14 splits with Rust's regex-syntax 0.8.11, on Unicode 16.0: it disagrees with")
+    w(" * these tables on the L/N/M code points new in Unicode 17.0 (docs/pretokenize.md lists them;")
+    w(" * tools/compare_tiktoken_unicode.py recomputes the list).")
     w(" */")
     w("#ifndef FASTBPE_UNICODE_TABLES_H")
     w("#define FASTBPE_UNICODE_TABLES_H")
