@@ -21,3 +21,10 @@ __all__ = [
     "list_encoding_names",
     "load_tiktoken_bpe",
 ]
+
+# --- training (branch train; the lead reconciles this block) -------------------------------
+from .train import train, train_files, train_from_counts  # noqa: E402
+from .minbpe import BasicTokenizer, GPT4Tokenizer, RegexTokenizer  # noqa: E402
+
+__all__ += ["train", "train_files", "train_from_counts",
+            "BasicTokenizer", "RegexTokenizer", "GPT4Tokenizer"]
