@@ -102,7 +102,7 @@ def main(argv=None):
     wall = time.perf_counter() - t0
     scanner = None
     if args.trainer.startswith("fastbpe"):
-        from fastbpe.train import _scanner
+        from fastbpe.trainer import _scanner
 
         scanner = _scanner(GPT4_PATTERN) is not None
     print(json.dumps({"trainer": args.trainer, "vocab": args.vocab, "n_vocab": n_vocab,

@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import argparse
-import importlib
 import os
 import sys
 
@@ -17,7 +16,7 @@ import bench_train  # noqa: E402
 import train_table  # noqa: E402
 from fastbpe.patterns import GPT4_PATTERN  # noqa: E402
 
-T = importlib.import_module("fastbpe.train")
+from fastbpe import trainer as T
 
 
 def main(argv=None):

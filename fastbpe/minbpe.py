@@ -190,7 +190,7 @@ class RegexTokenizer(Tokenizer):
         self.inverse_special_tokens = {v: k for k, v in self.special_tokens.items()}
 
     def train(self, text, vocab_size, verbose=False, *, show_progress=None):
-        from .train import count_pieces
+        from .trainer import count_pieces
 
         text = _check_text(text)
         vocab_size = _check_vocab_size(vocab_size)

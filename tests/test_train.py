@@ -1,7 +1,6 @@
-"""fastbpe.train & co.: rustbpe parity, streaming, files, counts, formats, bad input."""
+"""fastbpe.train (fastbpe/trainer.py) & co.: rustbpe parity, streaming, files, counts, formats, bad input."""
 from __future__ import annotations
 
-import importlib
 import os
 import stat
 
@@ -14,8 +13,7 @@ import reference as R
 from conftest_train import corpus_text
 from fastbpe.patterns import GPT2_PATTERN, GPT4_PATTERN
 
-# the module (the package attribute fastbpe.train is the function)
-T = importlib.import_module("fastbpe.train")
+from fastbpe import trainer as T
 
 
 def documents(text: str) -> list:
