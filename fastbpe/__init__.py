@@ -8,7 +8,7 @@ from .minbpe import BasicTokenizer, GPT4Tokenizer, RegexTokenizer
 from .formats.tiktoken_bpe import dump_tiktoken_bpe, load_tiktoken_bpe
 from .model import encoding_for_model, encoding_name_for_model
 from .registry import get_encoding, list_encoding_names
-from .trainer import train, train_files, train_from_counts
+from .trainer import load_model, save_model, train, train_files, train_from_counts
 from .vocab_sources import VocabNotFoundError
 
 __version__ = "0.1.0"
@@ -24,7 +24,9 @@ __all__ = [
     "encoding_name_for_model",
     "get_encoding",
     "list_encoding_names",
+    "load_model",
     "load_tiktoken_bpe",
+    "save_model",
     "train",
     "train_files",
     "train_from_counts",

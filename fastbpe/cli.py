@@ -1,4 +1,4 @@
-"""Command line: `python -m fastbpe encode|decode|count|list ...`."""
+"""Command line: `python -m fastbpe encode|decode|count|list|train ...`."""
 from __future__ import annotations
 
 import argparse
@@ -25,9 +25,22 @@ def main(argv: list[str] | None = None) -> int:
 
     sub.add_parser("list", help="list the named encodings")
 
+    p_tr = sub.add_parser("train", help="train a byte-level BPE on UTF-8 text files")
+    p_tr.add_argument("files", nargs="+")
+    p_tr.add_argument("-v", "--vocab-size", type=int, required=True)
+    p_tr.add_argument("-o", "--output", required=True,
+                      help="model file: *.json (native), *.tiktoken or *.model (minbpe)")
+    p_tr.add_argument("--pattern", default="gpt4",
+                      help="split pattern: gpt4 (default), cl100k, o200k, r50k, gpt2, llama3, or a regex")
+    p_tr.add_argument("--special", action="append", default=[], help="a special token (repeatable)")
+    p_tr.add_argument("--min-frequency", type=int, default=0)
+    p_tr.add_argument("--max-token-length", type=int, default=None)
+
     args = parser.parse_args(argv)
     from . import get_encoding, list_encoding_names
 
+    if args.command == "train":
+        return _train(args)
     if args.command == "list":
         print("\n".join(list_encoding_names()))
         return 0
@@ -46,6 +59,20 @@ def main(argv: list[str] | None = None) -> int:
         for src in sources:
             text = sys.stdin.read() if src == "-" else open(src, encoding="utf-8", errors="replace").read()
             print(f"{len(enc.encode_ordinary(text))}\t{src}")
+    return 0
+
+
+def _train(args) -> int:
+    from . import patterns, save_model, train_files
+
+    named = {"gpt4": patterns.GPT4_PATTERN, "cl100k": patterns.CL100K_PATTERN,
+             "o200k": patterns.O200K_PATTERN, "r50k": patterns.R50K_PATTERN,
+             "gpt2": patterns.GPT2_PATTERN, "llama3": patterns.LLAMA3_PATTERN}
+    enc = train_files(args.files, args.vocab_size, pattern=named.get(args.pattern, args.pattern),
+                      special_tokens=args.special or None, min_frequency=args.min_frequency,
+                      max_token_length=args.max_token_length)
+    save_model(enc, args.output)
+    print(f"trained {enc.n_vocab} tokens -> {args.output}", file=sys.stderr)
     return 0
 
 

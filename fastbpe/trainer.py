@@ -98,33 +98,14 @@ class BPEModel:
         return ranks
 
     def to_encoding(self, name: str = "fastbpe-trained"):
-        """A tiktoken-style ``Encoding`` (``fastbpe.Encoding`` when available, else
-        ``tiktoken.Encoding``).  Note: it encodes with tiktoken's rank semantics, as
-        rustbpe's exported vocabularies do."""
-        enc_cls = _encoding_class()
-        enc = enc_cls(name, pat_str=self.pattern, mergeable_ranks=self.mergeable_ranks(),
+        """A tiktoken-style `fastbpe.Encoding`.  Note: it encodes with tiktoken's rank
+        semantics, as rustbpe's exported vocabularies do."""
+        from .encoding import Encoding
+
+        enc = Encoding(name, pat_str=self.pattern, mergeable_ranks=self.mergeable_ranks(),
                       special_tokens=dict(self.special_tokens))
-        try:
-            enc.bpe_model = self  # lets the savers write the exact merges
-        except AttributeError:
-            pass
+        enc.bpe_model = self  # lets the savers write the exact merges
         return enc
-
-
-def _encoding_class():
-    try:
-        import fastbpe
-
-        cls = getattr(fastbpe, "Encoding", None)
-        if cls is not None:
-            return cls
-    except ImportError:  # pragma: no cover
-        pass
-    try:
-        import tiktoken
-    except ImportError as e:  # pragma: no cover
-        raise ImportError("building an Encoding needs fastbpe.Encoding or tiktoken") from e
-    return tiktoken.Encoding
 
 
 # ---------------------------------------------------------------------------------------
