@@ -4,7 +4,7 @@ Each (trainer, text size, vocab size) runs in its own process (``bench/bench_tra
 we report its training wall time and the peak resident memory of that process
 (ru_maxrss from ``os.wait4``; it includes the text held in memory, the same for all --
 the ``baseline`` row is a process that only loads the text).  Texts are the first N MB
-of ``large_en.txt.xz``.  Writes a markdown table (default ``bench/results_train.md``).
+of ``large_en.txt.xz``.  Writes the train section of ``bench/RESULTS.md`` (other sections are kept).
 
     python bench/train_table.py                                # 10/100/250 MB x 8k/32k/100k
     python bench/train_table.py --sizes 10 --vocab 8000 32000  # a few minutes
@@ -21,6 +21,7 @@ import platform
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -123,14 +124,15 @@ def main(argv=None):
                     help="runs per cell; report the fastest time and the largest peak")
     ap.add_argument("--minbpe", action="store_true",
                     help="also time minbpe-compatible training vs the minbpe algorithm")
-    ap.add_argument("--out", default=os.path.join(HERE, "results_train.md"))
+    ap.add_argument("--out", default=os.path.join(HERE, "RESULTS.md"),
+                    help="markdown file; its <!-- train:... --> section is (re)written, the rest kept")
     args = ap.parse_args(argv)
 
     trainers = [t for t in args.trainers
                 if t not in MODULES or importlib.util.find_spec(MODULES[t]) is not None]
     skipped = sorted(set(args.trainers) - set(trainers))
     lines = [
-        "# Training benchmark",
+        "## Training (wall time and peak memory; lower is better)",
         "",
         f"`python bench/train_table.py {' '.join(argv if argv is not None else sys.argv[1:])}`"
         f" on {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()},"
@@ -172,9 +174,11 @@ def main(argv=None):
         for name, fast, slow, same in minbpe_rows():
             lines.append(f"| {name} | {fast:.3f} | {slow:.2f} | {slow / fast:.0f}x | {same} |")
             print(lines[-1], flush=True)
-    with open(args.out, "w") as f:
-        f.write("\n".join(lines) + "\n")
-    print(f"wrote {args.out}")
+    from compare import MARKERS, write_section  # the same section-preserving writer
+
+    start, end = MARKERS["train"]
+    write_section(Path(args.out), "train", "\n".join([start, *lines, end]))
+    print(f"wrote the train section of {args.out}")
 
 
 if __name__ == "__main__":
