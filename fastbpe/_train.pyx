@@ -32,6 +32,8 @@ from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t, uint8_t
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcmp, memcpy, memset
 from cpython.exc cimport PyErr_CheckSignals
+from fastbpe._hash cimport hash_bytes, mix64
+from fastbpe._pretokenize cimport scan_pieces
 
 import numpy as np
 
@@ -64,16 +66,6 @@ cdef void* xrealloc(void* p, size_t nbytes) except NULL nogil:
 
 cdef inline uint64_t pair_key(int32_t a, int32_t b) noexcept nogil:
     return (<uint64_t><uint32_t>a << 32) | <uint32_t>b
-
-
-cdef inline size_t mix64(uint64_t k) noexcept nogil:
-    # murmur3 finalizer: spreads (a << 32 | b) over all bits
-    k ^= k >> 33
-    k *= 0xff51afd7ed558ccdULL
-    k ^= k >> 33
-    k *= 0xc4ceb9fe1a85ec53ULL
-    k ^= k >> 33
-    return <size_t>k
 
 
 cdef int pairmap_init(PairMap* m, size_t expected) except -1 nogil:
@@ -756,14 +748,6 @@ cdef class SequenceTrainer:
 from cpython.unicode cimport PyUnicode_AsUTF8AndSize
 
 
-cdef inline uint64_t hash_bytes(const unsigned char* s, Py_ssize_t n) noexcept nogil:
-    # FNV-1a over the bytes, then a murmur finalizer for the high bits used by the mask
-    cdef uint64_t h = 0xcbf29ce484222325ULL
-    cdef Py_ssize_t i
-    for i in range(n):
-        h = (h ^ s[i]) * 0x100000001b3ULL
-    return <uint64_t>mix64(h ^ <uint64_t>n)
-
 
 cdef class PieceCounter:
     """Count pieces: a hash table over byte slices with the pieces' bytes in one arena.
@@ -974,34 +958,21 @@ cdef class PieceCounter:
 
 
 # ---------------------------------------------------------------------------------------
-# Scanner: the C pre-tokenizer's batch entry point, found at run time
+# Scanner: counting with the C pre-tokenizer
 # ---------------------------------------------------------------------------------------
-
-from cpython.pycapsule cimport PyCapsule_GetPointer
-
-ctypedef Py_ssize_t (*scan_fn_t)(int, const unsigned char*, Py_ssize_t, Py_ssize_t,
-                                 Py_ssize_t*, Py_ssize_t) noexcept nogil
-
-# The signature Cython writes on the capsule of ``_pretokenize.scan_pieces``; a capsule
-# with another signature is refused (PyCapsule_GetPointer raises ValueError).
-SCAN_PIECES_SIGNATURE = ("Py_ssize_t (int, unsigned char const *, Py_ssize_t, Py_ssize_t, "
-                         "Py_ssize_t *, Py_ssize_t)")
-cdef bytes _SCAN_SIG = SCAN_PIECES_SIGNATURE.encode()
 
 cdef enum:
     SCAN_CAP = 4096
 
 
 cdef class Scanner:
-    """Piece boundaries from the C pre-tokenizer: ``Scanner(capsule, kind)`` with the
-    capsule of ``fastbpe._pretokenize.__pyx_capi__["scan_pieces"]``.  Taking it at run
-    time keeps this module buildable and usable without the scanner (then ``regex`` cuts
-    the pieces)."""
-    cdef scan_fn_t fn
+    """Piece boundaries from the C pre-tokenizer for one of its known patterns (`kind`, from
+    `fastbpe.pretokenize.scanner_kind`)."""
     cdef int kind
 
-    def __init__(self, capsule, int kind):
-        self.fn = <scan_fn_t>PyCapsule_GetPointer(capsule, _SCAN_SIG)
+    def __init__(self, int kind):
+        if kind < 0:
+            raise ValueError("Scanner needs a pattern the C pre-tokenizer knows")
         self.kind = kind
 
 
@@ -1010,7 +981,7 @@ cdef int count_scanned(PieceCounter counter, Scanner sc, const unsigned char* s,
     cdef Py_ssize_t ends[SCAN_CAP]
     cdef Py_ssize_t pos = 0, prev = 0, k, j
     while pos < n:
-        k = sc.fn(sc.kind, s, n, pos, ends, SCAN_CAP)
+        k = scan_pieces(sc.kind, s, n, pos, ends, SCAN_CAP)
         if k <= 0:
             break
         for j in range(k):

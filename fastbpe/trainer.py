@@ -34,6 +34,7 @@ import regex
 
 from . import _train
 from .patterns import GPT4_PATTERN
+from .pretokenize import scanner_kind
 from .progress import Progress, wants_progress
 
 __all__ = [
@@ -197,18 +198,8 @@ def _resolve_workers(num_threads) -> int:
 
 def _scanner(pattern: str):
     """The C pre-tokenizer for ``pattern`` when it knows the pattern, else None."""
-    try:
-        from . import _pretokenize
-        from .pretokenize import scanner_kind
-    except ImportError:
-        return None
     kind = scanner_kind(pattern)
-    if kind < 0:
-        return None
-    try:
-        return _train.Scanner(_pretokenize.__pyx_capi__["scan_pieces"], kind)
-    except (AttributeError, KeyError, ValueError):  # an incompatible scanner build
-        return None
+    return _train.Scanner(kind) if kind >= 0 else None
 
 
 def _utf8(text: str) -> bytes:
