@@ -127,8 +127,8 @@ def _best(fn, repeat):
 
 def main(argv):
     mb = float(argv[argv.index("--mb") + 1]) if "--mb" in argv else MB
-    print("regex %s, tables from regex %s (Unicode %s); %.1f MB per text; best of runs, one core"
-          % (regex.__version__, pt.REGEX_VERSION, pt.UNICODE_VERSION, mb))
+    print("regex %s, tables from regex %s (Unicode %s) on Unicode %s (%s); %.1f MB per text; best of runs, one core"
+          % (regex.__version__, pt.REGEX_VERSION, pt.REGEX_UNICODE_VERSION, pt.UNICODE_VERSION, pt.UNICODE_SOURCE, mb))
     print("%-8s %-13s %10s %10s %8s %9s" % ("pattern", "text", "scan MB/s", "regex MB/s", "speedup", "pieces"))
     for corpus in CORPUS_FILES:
         text = load_text(corpus, mb)

@@ -315,14 +315,17 @@ def test_tables_unicode_version():
 def test_tables_equal_tiktoken_classes():
     """Every flag of every code point (surrogates aside) equals what tiktoken's own regex
     engine says, asked directly (tools/compare_tiktoken_unicode.py)."""
-    pytest.importorskip("tiktoken")
+    tiktoken = pytest.importorskip("tiktoken")
     import compare_tiktoken_unicode as C
 
     have = pt.code_point_flags()
     want = C.tiktoken_flags()
     want[0xD800:0xE000] = 0  # Cs; a Rust string cannot hold them
     bad = np.nonzero(have != want)[0]
-    assert len(bad) == 0, "tables differ from tiktoken at %s" % ["U+%04X" % c for c in bad[:20]]
+    assert len(bad) == 0, (
+        "tables (made for tiktoken %s, Unicode %s) differ from the installed tiktoken %s at %s; "
+        "refresh: python tools/compare_tiktoken_unicode.py --emit-ranges && python tools/gen_unicode_tables.py"
+        % (OVERRIDE_META.get("tiktoken-version"), pt.UNICODE_VERSION, tiktoken.__version__, ["U+%04X" % c for c in bad[:20]]))
     assert pt.UNICODE_VERSION == C.tiktoken_unicode_version()
     assert GEN.parse_folds(OVERRIDE_META["contraction-folds"]) == C.tiktoken_contraction_folds()
 
