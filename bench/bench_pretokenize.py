@@ -3,6 +3,9 @@
     python -m pytest bench/bench_pretokenize.py              # pytest-benchmark tables
     python bench/bench_pretokenize.py [--mb 2]               # a plain MB/s table
 
+`python bench/compare.py` writes the same measurement (`measure` below), on the slices its
+encode table uses, into bench/RESULTS.md.
+
 Texts: slices of shared/data/corpus (English: large_en, code, multilingual) when present,
 else generated text of the same flavours.  Throughput is MB of UTF-8 per second, one core.
 """
@@ -108,7 +111,8 @@ if pytest is not None:
             result = benchmark.pedantic(rx.findall, args=(text,), rounds=3, iterations=1)
             n = len(result)
         benchmark.extra_info["pieces"] = n
-        benchmark.extra_info["MB/s"] = round(len(data) / benchmark.stats.stats.min / 1e6, 1)
+        if benchmark.stats is not None:  # None under --benchmark-disable
+            benchmark.extra_info["MB/s"] = round(len(data) / benchmark.stats.stats.min / 1e6, 1)
 
 
 # ---------------------------------------------------------------------------------------
@@ -125,22 +129,47 @@ def _best(fn, repeat):
     return best
 
 
+def measure(text: str, pat_str: str, repeat_scan: int = 7, repeat_regex: int = 2) -> dict:
+    """Best times (s) of the C scanner's piece_boundaries (ends only), of _pretokenize.split
+    (the pieces as a list of str, like findall) and of regex.findall on `text`, after checking
+    that split() gives exactly regex.findall's pieces.  Keys: bytes, pieces, scan, split,
+    regex, same (False when the pieces differ; the times are then None)."""
+    data = text.encode()
+    kind = pt.pattern_kind(pat_str)
+    if kind < 0:
+        raise ValueError("no C scanner for this pattern")
+    rx = regex.compile(pat_str)
+    want = rx.findall(text)  # also the warm-up
+    got = pt.split(text, kind)
+    out = {"bytes": len(data), "pieces": len(want), "same": got == want,
+           "scan": None, "split": None, "regex": None}
+    del got, want
+    if out["same"]:
+        out["scan"] = _best(lambda: pt.piece_boundaries(data, kind), repeat_scan)
+        out["split"] = _best(lambda: pt.split(text, kind), max(1, repeat_scan // 2))
+        out["regex"] = _best(lambda: rx.findall(text), repeat_regex)
+    return out
+
+
 def main(argv):
     mb = float(argv[argv.index("--mb") + 1]) if "--mb" in argv else MB
     print("regex %s, tables from regex %s (Unicode %s) on Unicode %s (%s); %.1f MB per text; best of runs, one core"
           % (regex.__version__, pt.REGEX_VERSION, pt.REGEX_UNICODE_VERSION, pt.UNICODE_VERSION, pt.UNICODE_SOURCE, mb))
-    print("%-8s %-13s %10s %10s %8s %9s" % ("pattern", "text", "scan MB/s", "regex MB/s", "speedup", "pieces"))
+    print("%-8s %-13s %10s %10s %10s %8s %9s" % (
+        "pattern", "text", "scan MB/s", "split MB/s", "regex MB/s", "speedup", "pieces"))
     for corpus in CORPUS_FILES:
         text = load_text(corpus, mb)
-        data = text.encode()
         for name, pat in PATTERNS.items():
-            kind = pt.pattern_kind(pat)
-            rx = regex.compile(pat)
-            t_scan = _best(lambda: pt.piece_boundaries(data, kind), 7)
-            t_rx = _best(lambda: rx.findall(text), 2)
-            n = len(pt.piece_boundaries(data, kind))
-            print("%-8s %-13s %10.1f %10.1f %7.0fx %9d" % (
-                name, corpus, len(data) / t_scan / 1e6, len(data) / t_rx / 1e6, t_rx / t_scan, n))
+            m = measure(text, pat)
+            if not m["same"]:
+                # (or the text has characters on which the tables follow tiktoken's Unicode
+                # version rather than regex's: tools/tiktoken_unicode_overrides.txt)
+                print("%-8s %-13s pieces differ from regex.findall" % (name, corpus))
+                continue
+            n = m["bytes"] / 1e6
+            print("%-8s %-13s %10.1f %10.1f %10.1f %7.0fx %9d" % (
+                name, corpus, n / m["scan"], n / m["split"], n / m["regex"],
+                m["regex"] / m["scan"], m["pieces"]))
 
 
 if __name__ == "__main__":

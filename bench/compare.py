@@ -1,19 +1,36 @@
 #!/usr/bin/env python3
-"""Encode throughput of fastbpe vs tiktoken (and HF tokenizers for GPT-2/r50k) in one run.
+"""Encode throughput of fastbpe and its peers side by side, plus pre-tokenizing alone, in one run.
 
-For each encoding x corpus it measures MB/s (UTF-8 input bytes / best wall time of --repeat
-runs) for: one document (`encode_ordinary(text)`), and a batch of ~4 kB documents
-(`encode_ordinary_batch(docs, num_threads=k)`, k = 1, 2).  HF tokenizers runs only for
-r50k_base (GPT-2's tokenizer.json has the same ids) with `encode` / `encode_batch_fast`; its
-batch runs in a child process per thread count because rayon's pool size is fixed at start
-(RAYON_NUM_THREADS).  Every library's ids are checked against tiktoken's before timing.
-It also measures the load time of get_encoding("cl100k_base") in a fresh process each time.
+Encode section: for each encoding x corpus x mode, MB/s (UTF-8 input bytes / best wall time of
+--repeat runs) and the ratio to tiktoken for
 
-The table goes to stdout and into bench/RESULTS.md between `<!-- encode:start -->` and
-`<!-- encode:end -->` (other sections of the file are kept).
+    fastbpe        fastbpe.get_encoding(name) (C scanner for the split pattern)
+    fastbpe-regex  the same encoding with the `regex` package splitting (the custom-pattern path)
+    tiktoken       the baseline
+    bpe-openai     bpe_openai.get_encoding(name) (cl100k_base / o200k_base only)
+    tokendagger    tokendagger.Encoding(...) built from tiktoken's arguments
+    HF tokenizers  r50k_base only: GPT-2's tokenizer.json has the same ids
 
-    python bench/compare.py                       # defaults below
-    python bench/compare.py --mb 2 --repeat 3 --encodings cl100k_base,o200k_base,r50k_base
+(see bench/peers.py for how each is built).  Modes: "1 doc" = `encode_ordinary(text)` on the
+whole slice; "batch, k thr" = the library's batch API on ~4 kB documents with k threads
+(`encode_ordinary_batch(docs, num_threads=k)`; tokendagger `encode_batch`; HF
+`encode_batch_fast` in a child process with RAYON_NUM_THREADS=k, since rayon's pool size is
+fixed at start).  Every library's ids are checked against tiktoken's before it is timed (the
+checking call is the warm-up); a library whose ids differ shows "ids differ", not a number.
+
+Pre-tokenize section: per split pattern and corpus, the C scanner (piece ends only, and as a
+list of str) against `regex.findall`, after checking the pieces are identical.
+
+Load-time table: import + get_encoding("cl100k_base") in a fresh process.
+
+Sections go to stdout and into bench/RESULTS.md between `<!-- encode:start -->` /
+`<!-- encode:end -->` and `<!-- pretokenize:start -->` / `<!-- pretokenize:end -->`; the rest
+of the file (e.g. the `<!-- train:start -->` section) is kept as it is.
+
+    python bench/compare.py                 # the full run (all defaults) -> bench/RESULTS.md
+    python bench/compare.py --quick         # smoke run: small slices, 1 repeat ->
+                                            #   bench/.work/RESULTS-quick.md (git-ignored)
+    python bench/compare.py --encodings cl100k_base --libs fastbpe,bpe-openai --no-write
 """
 from __future__ import annotations
 
@@ -21,29 +38,35 @@ import argparse
 import json
 import os
 import platform
+import shlex
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(HERE))
 
 import datasources as ds  # noqa: E402
+import peers  # noqa: E402  (also sets FASTBPE_DATA_DIR to shared/data/vocab when present)
 
-if ds.VOCAB_DIR.is_dir():
-    os.environ.setdefault("FASTBPE_DATA_DIR", str(ds.VOCAB_DIR))
-
-START, END = "<!-- encode:start -->", "<!-- encode:end -->"
+MARKERS = {
+    "encode": ("<!-- encode:start -->", "<!-- encode:end -->"),
+    "pretokenize": ("<!-- pretokenize:start -->", "<!-- pretokenize:end -->"),
+}
 CORPORA = {  # label -> corpus files to try in order
     "english": ["large_en", "tinyshakespeare"],
     "code": ["code"],
     "multilingual": ["multilingual"],
 }
+COLUMNS = ["tiktoken", "fastbpe", "fastbpe-regex", "bpe-openai", "tokendagger", "HF tokenizers"]
+THREADS = (1, 2)
 
 
 # ------------------------------------------------------------------ inputs
@@ -83,13 +106,25 @@ def documents(text: str, size: int = 4000) -> list[str]:
 
 
 def best_time(fn, repeat: int) -> float:
-    fn()  # warm up (also builds lazily built tables)
+    """Best wall time of `repeat` calls (the caller has already warmed fn up)."""
     times = []
     for _ in range(repeat):
         t = time.perf_counter()
         fn()
         times.append(time.perf_counter() - t)
     return min(times)
+
+
+@dataclass
+class Cell:
+    """One library's result for one row: a time, or why there is none."""
+
+    seconds: float | None = None
+    text: str = "—"  # shown when there is no time: "ids differ", "n/a", "error"
+    mark: str = ""  # footnote mark after the number
+
+    def mbs(self, nbytes: int) -> float | None:
+        return None if self.seconds is None else nbytes / self.seconds / 1e6
 
 
 # ------------------------------------------------------------------ HF child process
@@ -100,40 +135,39 @@ def hf_worker(args) -> None:
     from tokenizers import Tokenizer
 
     tok = Tokenizer.from_file(str(ds.HF_GPT2_JSON))
-    tok.no_truncation()
+    tok.no_truncation()  # this copy of tokenizer.json sets truncation to 50 tokens
     text = Path(args.hf_input).read_text(encoding="utf-8")
-    docs = documents(text)
+    want = json.loads(Path(args.hf_want).read_text())
     out = {}
     if args.hf_mode == "single":
-        out["ids"] = tok.encode(text, add_special_tokens=False).ids
-        out["t"] = best_time(lambda: tok.encode(text, add_special_tokens=False), args.repeat)
+        fn = lambda: tok.encode(text, add_special_tokens=False)  # noqa: E731
+        ids = fn().ids
     else:
-        out["ids"] = [i for e in tok.encode_batch_fast(docs, add_special_tokens=False) for i in e.ids]
-        out["t"] = best_time(lambda: tok.encode_batch_fast(docs, add_special_tokens=False), args.repeat)
+        docs = documents(text)
+        fn = lambda: tok.encode_batch_fast(docs, add_special_tokens=False)  # noqa: E731
+        ids = [e.ids for e in fn()]
+    out["same"] = ids == want
+    out["t"] = best_time(fn, args.repeat) if out["same"] else None
     print(json.dumps(out))
 
 
-def hf_time(text: str, mode: str, threads: int | None, repeat: int, want_ids: list[int]) -> float | None:
-    with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False, encoding="utf-8") as f:
-        f.write(text)
-        path = f.name
-    env = dict(os.environ, TOKENIZERS_PARALLELISM="true")
-    if threads is not None:
-        env["RAYON_NUM_THREADS"] = str(threads)
-    try:
+def hf_cell(text: str, mode: str, threads: int, repeat: int, want) -> Cell:
+    with tempfile.TemporaryDirectory(prefix="fastbpe-hf-") as tmp:
+        inp, wantf = Path(tmp, "input.txt"), Path(tmp, "want.json")
+        inp.write_text(text, encoding="utf-8")
+        wantf.write_text(json.dumps(want))
+        env = dict(os.environ, TOKENIZERS_PARALLELISM="true", RAYON_NUM_THREADS=str(threads))
         proc = subprocess.run(
-            [sys.executable, __file__, "--hf-worker", "--hf-input", path, "--hf-mode", mode,
-             "--repeat", str(repeat)], capture_output=True, text=True, env=env, timeout=1800)
-    finally:
-        os.unlink(path)
+            [sys.executable, __file__, "--hf-worker", "--hf-input", str(inp), "--hf-want", str(wantf),
+             "--hf-mode", mode, "--repeat", str(repeat)],
+            capture_output=True, text=True, env=env, timeout=1800)
     if proc.returncode != 0:
         print(f"  HF worker failed: {proc.stderr[-500:]}", file=sys.stderr)
-        return None
+        return Cell(text="error")
     out = json.loads(proc.stdout.strip().splitlines()[-1])
-    if out["ids"] != want_ids:
-        print("  HF ids differ from tiktoken r50k_base; not reported", file=sys.stderr)
-        return None
-    return out["t"]
+    if not out["same"]:
+        return Cell(text="ids differ")
+    return Cell(out["t"])
 
 
 # ------------------------------------------------------------------ load time
@@ -142,15 +176,18 @@ def hf_time(text: str, mode: str, threads: int | None, repeat: int, want_ids: li
 LOAD_SNIPPET = {
     "fastbpe": "import fastbpe as m",
     "tiktoken": "import tiktoken as m",
+    "bpe-openai": "import bpe_openai as m",
 }
 
 
-def load_times(runs: int) -> dict[str, tuple[float, float]]:
+def load_times(runs: int, libs) -> dict[str, tuple[float, float]]:
     """Median (import + get_encoding, get_encoding alone) in seconds, fresh process each."""
     cache = Path(tempfile.mkdtemp(prefix="tiktoken-cache-"))
     ds.populate_tiktoken_cache(cache)  # tiktoken reads its cache; no download
     res = {}
     for lib, imp in LOAD_SNIPPET.items():
+        if lib not in libs:
+            continue
         code = (
             "import time\nt0 = time.perf_counter()\n" + imp + "\nt1 = time.perf_counter()\n"
             "e = m.get_encoding('cl100k_base')\nt2 = time.perf_counter()\n"
@@ -172,7 +209,14 @@ def load_times(runs: int) -> dict[str, tuple[float, float]]:
     return res
 
 
-# ------------------------------------------------------------------ main
+# ------------------------------------------------------------------ run info
+
+
+def loadavg() -> str:
+    try:
+        return "%.2f / %.2f / %.2f" % os.getloadavg()
+    except OSError:
+        return "?"
 
 
 def machine() -> str:
@@ -188,49 +232,77 @@ def machine() -> str:
         usable = len(os.sched_getaffinity(0))
     except AttributeError:
         usable = os.cpu_count()
-    return f"{cpu}, {os.cpu_count()} logical cores ({usable} usable), {platform.system()} {platform.release()}"
+    mem = ""
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                mem = ", %.0f GiB RAM" % (int(line.split()[1]) / (1 << 20))
+                break
+    except OSError:
+        pass
+    return f"{cpu}, {os.cpu_count()} logical cores ({usable} usable){mem}, {platform.system()} {platform.release()}"
 
 
-def versions() -> str:
-    import importlib.metadata as md
-
-    def v(pkg):
-        try:
-            return md.version(pkg)
-        except md.PackageNotFoundError:
-            return "absent"
-
+def versions_line() -> str:
     try:
         rev = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
                              capture_output=True, text=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True).stdout.strip()
     except OSError:
-        rev = "?"
-    import fastbpe
-
-    return (f"Python {platform.python_version()}, fastbpe {fastbpe.__version__} (git {rev or '?'}), "
-            f"tiktoken {v('tiktoken')}, tokenizers {v('tokenizers')}, regex {v('regex')}, numpy {v('numpy')}")
-
-
-def fmt(x):
-    return "—" if x is None else f"{x:.1f}"
+        rev, dirty = "", ""
+    v = peers.versions()
+    rev = (rev or "?") + (" + local changes" if dirty else "")
+    return (f"Python {platform.python_version()}, fastbpe {v['fastbpe']} (git {rev}), "
+            + ", ".join(f"{k} {x}" for k, x in v.items() if k != "fastbpe"))
 
 
-def ratio(a, b):
-    return "—" if a is None or b is None else f"{a / b:.2f}×"
+def run_info(args, started: str, load_start: str) -> list[str]:
+    quick = " — **quick smoke run: small slices, not for comparison**" if args.quick else ""
+    return [
+        f"- Machine: {machine()}",
+        f"- Load average (1 / 5 / 15 min): {load_start} at the start, {loadavg()} at the end "
+        "of the run (other jobs make thread scaling unreliable)",
+        f"- Versions: {versions_line()}",
+        f"- Date: {started}",
+        f"- Command: `{args.command}` (from the repository root, after "
+        f"`python setup.py build_ext --inplace`){quick}",
+    ]
 
 
-def run(args) -> str:
-    import fastbpe
+# ------------------------------------------------------------------ encode section
 
-    encodings = [e for e in args.encodings.split(",") if e]
+
+def fmt_cell(cell: Cell, base: Cell, nbytes: int, is_base: bool = False) -> str:
+    v = cell.mbs(nbytes)
+    if v is None:
+        return cell.text
+    s = f"{v:.1f}{cell.mark}"
+    b = base.mbs(nbytes)
+    if not is_base and b is not None:
+        s += f" ({v / b:.2f}×)"
+    return s
+
+
+def run_encode(args, notes: dict[str, str]) -> list[tuple]:
+    """Rows (encoding, corpus label, nbytes, mode, {column: Cell})."""
+    libs = [lib for lib in peers.LIBS if lib in args.libs]
     rows = []
-    for enc_name in encodings:
+    for enc_name in args.encodings:
         reason = ds.missing_reason(enc_name)
         if reason:
             print(f"skip {enc_name}: {reason}", file=sys.stderr)
+            notes[f"skip {enc_name}"] = reason
             continue
-        fb = fastbpe.get_encoding(enc_name)
-        tt = ds.reference_encoding(enc_name)
+        built = {}
+        for lib in libs:
+            try:
+                built[lib] = peers.build(lib, enc_name)
+            except peers.Unavailable as e:
+                notes[f"{lib} {enc_name}"] = f"{lib}: {e}"
+                print(f"  {lib} unavailable for {enc_name}: {e}", file=sys.stderr)
+        use_hf = "HF tokenizers" in args.libs and enc_name == "r50k_base" and ds.HF_GPT2_JSON.is_file()
+        tt = built["tiktoken"]
         for label in CORPORA:
             got = corpus_text(label, args.mb)
             if got is None:
@@ -239,71 +311,156 @@ def run(args) -> str:
             source, text = got
             nbytes = len(text.encode())
             docs = documents(text)
-            want = tt.encode_ordinary(text)
-            want_docs = tt.encode_ordinary_batch(docs)
-            assert fb.encode_ordinary(text) == want, f"fastbpe ids differ on {enc_name}/{source}"
-            assert fb.encode_ordinary_batch(docs) == want_docs, f"fastbpe batch ids differ on {enc_name}/{source}"
-            flat_docs = [i for d in want_docs for i in d]
-            modes = [("1 doc", None)] + [(f"batch, {k} thr", k) for k in (1, 2)]
-            for mode, threads in modes:
-                if threads is None:
-                    t_fb = best_time(lambda: fb.encode_ordinary(text), args.repeat)
-                    t_tt = best_time(lambda: tt.encode_ordinary(text), args.repeat)
-                else:
-                    t_fb = best_time(lambda: fb.encode_ordinary_batch(docs, num_threads=threads), args.repeat)
-                    t_tt = best_time(lambda: tt.encode_ordinary_batch(docs, num_threads=threads), args.repeat)
-                t_hf = None
-                if enc_name == "r50k_base" and ds.HF_GPT2_JSON.is_file() and not args.no_hf:
-                    if threads is None:
-                        t_hf = hf_time(text, "single", 1, args.repeat, want)
-                    else:
-                        t_hf = hf_time(text, "batch", threads, args.repeat, flat_docs)
-                mbs = lambda t: None if t is None else nbytes / t / 1e6  # noqa: E731
-                row = (enc_name, f"{label} ({source}, {nbytes / 1e6:.1f} MB)", mode,
-                       mbs(t_fb), mbs(t_tt), mbs(t_hf))
-                rows.append(row)
-                print(f"{row[0]:<12} {row[1]:<36} {row[2]:<13} fastbpe {fmt(row[3]):>7}  "
-                      f"tiktoken {fmt(row[4]):>7}  HF {fmt(row[5]):>7}  ratio {ratio(row[3], row[4])}",
-                      file=sys.stderr)
+            want, want_docs = tt.encode_ordinary(text), tt.batch(docs, 1)
+            corpus = f"{label} ({source}, {nbytes / 1e6:.1f} MB)"
+            for threads in (None,) + THREADS:
+                mode = "1 doc" if threads is None else f"batch, {threads} thr"
+                want_mode = want if threads is None else want_docs
+                cells = {}
+                for lib in libs:
+                    peer = built.get(lib)
+                    if peer is None:
+                        cells[lib] = Cell(text="n/a")
+                        continue
+                    cells[lib] = time_peer(peer, text, docs, threads, want_mode, args.repeat, notes)
+                if use_hf:
+                    cells["HF tokenizers"] = hf_cell(text, "single" if threads is None else "batch",
+                                                     threads or 1, args.repeat, want_mode)
+                rows.append((enc_name, corpus, nbytes, mode, cells))
+                base = cells["tiktoken"]
+                print(f"{enc_name:<12} {label:<13} {mode:<13} " + "  ".join(
+                    f"{c} {fmt_cell(cells[c], base, nbytes, c == 'tiktoken')}" for c in COLUMNS if c in cells),
+                    file=sys.stderr)
+        del built
+    return rows
 
-    loads = load_times(args.load_runs)
-    cmd = "python bench/compare.py " + " ".join(args.argv)
+
+def time_peer(peer, text, docs, threads, want, repeat, notes) -> Cell:
+    try:
+        if threads is None:
+            fn, ids, fallback = peer.single(text)
+        else:
+            fn = lambda: peer.batch(docs, threads)  # noqa: E731
+            ids, fallback = fn(), False
+    except Exception as e:  # a peer that crashes on some input: say so, go on
+        notes[f"{peer.lib} error {type(e).__name__}"] = f"{peer.lib}: {type(e).__name__}: {str(e)[:200]}"
+        return Cell(text="error")
+    if ids != want:
+        notes[f"{peer.lib} ids"] = (f"{peer.lib}: \"ids differ\" = its ids are not tiktoken's on that "
+                                    "input, so no time is reported")
+        return Cell(text="ids differ")
+    mark = ""
+    if fallback:
+        mark = "†"
+        notes["bpe-openai fallback"] = "† " + peers.BPE_OPENAI_FALLBACK_NOTE
+    return Cell(best_time(fn, repeat), mark=mark)
+
+
+def encode_section(args, rows, loads, notes, started, load_start) -> str:
+    start, end = MARKERS["encode"]
+    cols = [c for c in COLUMNS if c in args.libs]
     lines = [
-        START,
-        "## Encode throughput (MB/s of UTF-8 input; higher is better)",
+        start,
+        "## Encode throughput (MB/s of UTF-8 input, and the ratio to tiktoken; higher is better)",
         "",
-        f"- Machine: {machine()}",
-        f"- Versions: {versions()}",
-        f"- Date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
-        f"- Command: `{cmd.strip()}` (from the repository root, after `python setup.py build_ext --inplace`)",
-        f"- Method: best of {args.repeat} runs after one warm-up; ids checked equal to tiktoken's first. "
-        "\"1 doc\" = `encode_ordinary(text)` on the whole slice; \"batch\" = "
-        "`encode_ordinary_batch(docs, num_threads=k)` on ~4 kB documents. HF = `tokenizers` with "
-        "GPT-2's tokenizer.json (same ids as r50k_base), `encode` / `encode_batch_fast` with "
-        "RAYON_NUM_THREADS=k.",
+        *run_info(args, started, load_start),
+        f"- Method: all numbers measured in this one run on this machine; best of {args.repeat} "
+        "timed runs after one warm-up call, which also checks the ids against tiktoken's "
+        "(\"ids differ\" instead of a number when they are not equal). \"1 doc\" = "
+        "`encode_ordinary(text)` on the whole slice; \"batch, k thr\" = the library's batch API "
+        "on ~4 kB documents with k threads: `encode_ordinary_batch(docs, num_threads=k)` "
+        "(tokendagger: `encode_batch`; HF: `encode_batch_fast` with RAYON_NUM_THREADS=k).",
+        "- Libraries: fastbpe = `fastbpe.get_encoding(name)` (C scanner); fastbpe-regex = the "
+        "same encoding with `Splitter(pat, force_regex=True)`, i.e. the `regex` package cuts the "
+        "text, as for any custom pattern; bpe-openai = `bpe_openai.get_encoding(name)`; "
+        "tokendagger = `tokendagger.Encoding(name, pat_str=..., mergeable_ranks=..., "
+        "special_tokens=...)` from tiktoken's arguments; HF tokenizers = GPT-2's tokenizer.json "
+        "(same ids as r50k_base; there is none here with cl100k_base's or o200k_base's ids). "
+        "n/a = not available for that encoding (notes below).",
         "",
-        "| encoding | corpus | mode | fastbpe | tiktoken | fastbpe / tiktoken | HF tokenizers | HF / tiktoken |",
-        "|---|---|---|---:|---:|---:|---:|---:|",
+        "| encoding | corpus | mode | " + " | ".join(cols) + " |",
+        "|---|---|---|" + "---:|" * len(cols),
     ]
-    for enc_name, corpus, mode, a, b, c in rows:
-        lines.append(f"| {enc_name} | {corpus} | {mode} | {fmt(a)} | {fmt(b)} | {ratio(a, b)} | {fmt(c)} | {ratio(c, b)} |")
-    lines += ["", f"Load time of `get_encoding(\"cl100k_base\")`, fresh process, median of {args.load_runs} "
-              "(tiktoken reads its offline cache; fastbpe reads FASTBPE_DATA_DIR or package data):", "",
-              "| library | import + get_encoding (s) | get_encoding alone (s) |", "|---|---:|---:|"]
-    for lib, (tot, get) in loads.items():
-        lines.append(f"| {lib} | {tot:.3f} | {get:.3f} |")
-    lines.append(END)
+    for enc_name, corpus, nbytes, mode, cells in rows:
+        base = cells["tiktoken"]
+        lines.append(f"| {enc_name} | {corpus} | {mode} | " + " | ".join(
+            fmt_cell(cells.get(c, Cell(text="n/a")), base, nbytes, c == "tiktoken") for c in cols) + " |")
+    if notes:
+        lines += ["", "Notes:", ""] + [f"- {n}" for n in sorted(set(notes.values()))]
+    if loads:
+        lines += ["", f"Load time of `get_encoding(\"cl100k_base\")`, fresh process, median of "
+                  f"{args.load_runs} (tiktoken reads its offline cache; fastbpe reads "
+                  "FASTBPE_DATA_DIR or package data; bpe-openai its package data; tokendagger "
+                  "has no get_encoding):", "",
+                  "| library | import + get_encoding (s) | get_encoding alone (s) |", "|---|---:|---:|"]
+        for lib, (tot, get) in loads.items():
+            lines.append(f"| {lib} | {tot:.3f} | {get:.3f} |")
+    lines.append(end)
     return "\n".join(lines)
 
 
-def write_section(path: Path, section: str) -> None:
+# ------------------------------------------------------------------ pretokenize section
+
+
+def pretokenize_section(args, started, load_start) -> str:
+    import regex
+
+    import bench_pretokenize as bp
+    from fastbpe import _pretokenize as pt
+
+    start, end = MARKERS["pretokenize"]
+    rep_scan, rep_rx = 2 * args.repeat + 1, args.repeat
+    rows = []
+    for label in CORPORA:
+        got = corpus_text(label, args.mb)
+        if got is None:
+            continue
+        source, text = got
+        for name, pat in bp.PATTERNS.items():
+            m = bp.measure(text, pat, rep_scan, rep_rx)
+            n = m["bytes"] / 1e6
+            corpus = f"{label} ({source}, {n:.1f} MB)"
+            if not m["same"]:
+                rows.append(f"| {name} | {corpus} | {m['pieces']} | pieces differ from regex.findall | | | |")
+            else:
+                rows.append(f"| {name} | {corpus} | {m['pieces']} | {n / m['scan']:.1f} | "
+                            f"{n / m['split']:.1f} | {n / m['regex']:.1f} | {m['regex'] / m['scan']:.0f}× |")
+            print(f"pretokenize {name:<7} {label:<13} " + rows[-1], file=sys.stderr)
+    lines = [
+        start,
+        "## Pre-tokenize only (MB/s of UTF-8 input, one core; higher is better)",
+        "",
+        *run_info(args, started, load_start),
+        f"- Method: per split pattern (fastbpe.patterns) on the same slices as the encode table: "
+        f"the C scanner `_pretokenize.piece_boundaries` (piece end offsets, what the encode "
+        f"kernel uses; best of {rep_scan}), `_pretokenize.split` (the pieces as a list of str, "
+        f"best of {max(1, rep_scan // 2)}) and `regex.findall` (regex {regex.__version__}, best "
+        f"of {rep_rx}), after checking split() gives exactly findall's pieces. Scanner tables "
+        f"from regex {pt.REGEX_VERSION} (Unicode {pt.UNICODE_VERSION}). Also: "
+        "`python bench/bench_pretokenize.py`.",
+        "",
+        "| pattern | corpus | pieces | scanner (ends) | scanner (list of str) | regex.findall | "
+        "findall time / scanner time |",
+        "|---|---|---:|---:|---:|---:|---:|",
+        *rows,
+        end,
+    ]
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------------ output
+
+
+def write_section(path: Path, name: str, section: str) -> None:
+    start, end = MARKERS[name]
     old = path.read_text(encoding="utf-8") if path.exists() else "# fastbpe benchmark results\n"
-    if START in old and END in old:
-        head, rest = old.split(START, 1)
-        _, tail = rest.split(END, 1)
+    if start in old and end in old:
+        head, rest = old.split(start, 1)
+        _, tail = rest.split(end, 1)
         new = head + section + tail
     else:
         new = old.rstrip("\n") + "\n\n" + section + "\n"
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(new, encoding="utf-8")
 
 
@@ -311,24 +468,65 @@ def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--encodings", default="cl100k_base,o200k_base,r50k_base")
+    p.add_argument("--libs", default=",".join(c for c in COLUMNS if c != "tiktoken"),
+                   help="comma list of peers besides tiktoken (default: all): " + ", ".join(COLUMNS[1:]))
+    p.add_argument("--sections", default="encode,pretokenize", help="encode, pretokenize, or both")
     p.add_argument("--mb", type=float, default=2.0, help="MB of text per corpus (default 2)")
-    p.add_argument("--repeat", type=int, default=3)
-    p.add_argument("--load-runs", type=int, default=5)
-    p.add_argument("--no-hf", action="store_true", help="skip HF tokenizers")
-    p.add_argument("--out", default=str(HERE / "RESULTS.md"))
+    p.add_argument("--repeat", type=int, default=3, help="timed runs per measurement; the best counts")
+    p.add_argument("--load-runs", type=int, default=5, help="fresh processes for the load-time table (0: skip)")
+    p.add_argument("--no-hf", action="store_true", help="skip HF tokenizers (same as leaving it out of --libs)")
+    p.add_argument("--quick", action="store_true",
+                   help="smoke run: --mb 0.1 --repeat 1 --load-runs 1, written to bench/.work/RESULTS-quick.md")
+    p.add_argument("--out", default=None, help="results file (default bench/RESULTS.md)")
     p.add_argument("--no-write", action="store_true", help="print only")
     p.add_argument("--hf-worker", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--hf-input", help=argparse.SUPPRESS)
+    p.add_argument("--hf-want", help=argparse.SUPPRESS)
     p.add_argument("--hf-mode", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
-    args.argv = argv
     if args.hf_worker:
         return hf_worker(args)
-    section = run(args)
-    print(section)
+
+    given = {a.split("=")[0] for a in argv}
+    if args.quick:
+        if "--mb" not in given:
+            args.mb = 0.1
+        if "--repeat" not in given:
+            args.repeat = 1
+        if "--load-runs" not in given:
+            args.load_runs = 1
+    if args.out is None:
+        args.out = str(HERE / ".work" / "RESULTS-quick.md") if args.quick else str(HERE / "RESULTS.md")
+    args.command = shlex.join(["python", "bench/compare.py", *argv])
+    args.encodings = [e for e in args.encodings.split(",") if e]
+    args.libs = {"tiktoken", *(x.strip() for x in args.libs.split(",") if x.strip())}
+    if args.no_hf:
+        args.libs.discard("HF tokenizers")
+    unknown = args.libs - set(COLUMNS)
+    if unknown:
+        p.error(f"unknown --libs {', '.join(sorted(unknown))}; known: {', '.join(COLUMNS)}")
+    sections = [s for s in args.sections.split(",") if s]
+    if set(sections) - set(MARKERS):
+        p.error(f"--sections takes {', '.join(MARKERS)}")
+
+    started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    load_start = loadavg()
+    t0 = time.perf_counter()
+    out = {}
+    if "encode" in sections:
+        notes: dict[str, str] = {}
+        rows = run_encode(args, notes)
+        loads = load_times(args.load_runs, args.libs) if args.load_runs > 0 else {}
+        out["encode"] = encode_section(args, rows, loads, notes, started, load_start)
+    if "pretokenize" in sections:
+        out["pretokenize"] = pretokenize_section(args, started, load_start)
+    for name, section in out.items():
+        print(section + "\n")
+        if not args.no_write:
+            write_section(Path(args.out), name, section)
     if not args.no_write:
-        write_section(Path(args.out), section)
-        print(f"\nwritten to {args.out}", file=sys.stderr)
+        print(f"written to {args.out}", file=sys.stderr)
+    print(f"total time {time.perf_counter() - t0:.0f} s", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -1,5 +1,7 @@
 """Benchmarks (pytest-benchmark): `python -m pytest bench/ --benchmark-only`.
 
+Smoke run: `FASTBPE_BENCH_MB=0.05 python -m pytest bench/ --benchmark-disable`.
+
 The files are named `bench_*.py` so the normal test run (testpaths = tests) never collects
 them; the hook below collects them when `bench/` is passed explicitly.
 """
@@ -12,30 +14,36 @@ import sys
 import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import datasources as ds  # noqa: E402
+import peers  # noqa: E402  (sets FASTBPE_DATA_DIR to shared/data/vocab when present)
 
-if ds.VOCAB_DIR.is_dir():
-    os.environ.setdefault("FASTBPE_DATA_DIR", str(ds.VOCAB_DIR))
+# Input size scale: FASTBPE_BENCH_MB=0.05 for a smoke run (default 1: 1 MB single documents,
+# 2 MB batches).
+BENCH_MB = float(os.environ.get("FASTBPE_BENCH_MB", "1"))
 
 
 def pytest_collect_file(file_path, parent):
-    if file_path.suffix == ".py" and file_path.name.startswith("bench_"):
+    # a file named on the command line is collected by pytest itself: don't collect it twice
+    if (file_path.suffix == ".py" and file_path.name.startswith("bench_")
+            and not parent.session.isinitpath(file_path)):
         return pytest.Module.from_parent(parent, path=file_path)
     return None
 
 
-@functools.lru_cache(maxsize=None)
-def encoder(lib: str, name: str):
-    """An encoding object for `lib` in {"fastbpe", "tiktoken"}; skips when the vocab is missing."""
-    reason = ds.missing_reason(name)
-    if reason is not None:
-        pytest.skip(reason)
-    if lib == "fastbpe":
-        import fastbpe
+def peer(lib: str, name: str) -> peers.Peer:
+    """The benchmark adapter for `lib` (see bench/peers.py: fastbpe, fastbpe-regex, tiktoken,
+    bpe-openai, tokendagger); skips with the reason when it cannot run `name` here."""
+    try:
+        return peers.build(lib, name)
+    except peers.Unavailable as e:
+        pytest.skip(f"{lib}: {e}")
 
-        return fastbpe.get_encoding(name)
-    return ds.reference_encoding(name)
+
+def encoder(lib: str, name: str):
+    """The library's own encoding object for `lib` and encoding `name`."""
+    return peer(lib, name).obj
 
 
 @functools.lru_cache(maxsize=None)

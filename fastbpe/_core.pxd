@@ -37,12 +37,13 @@ cdef struct IdBuf:           # a growable array of token ids (the output of one 
     Py_ssize_t len
     Py_ssize_t cap
 
-cdef struct CacheEntry:      # a recently encoded piece and its ids (see encode_utf8)
+cdef struct CacheEntry:      # a recently encoded piece and its ids (see encode_utf8); 64 bytes
     uint64_t hash
+    uint64_t head            # the piece's first 8 bytes: short pieces compare here
     const uint8_t* src       # an earlier occurrence of the piece in the same text
     int32_t length           # 0: empty entry
     int32_t n_ids
-    tok_t ids[6]
+    tok_t ids[8]
 
 cdef struct Work:            # scratch space for merging one piece; one per call, never shared
     tok_t* ids
@@ -64,6 +65,9 @@ cdef class BPETable:
 
     cdef int encode_piece(self, const uint8_t* p, Py_ssize_t n, IdBuf* out, Work* w) except -1 nogil
     cdef int32_t lookup(self, const uint8_t* p, Py_ssize_t n) noexcept nogil
+    cdef int32_t lookup_hashed(self, const uint8_t* p, Py_ssize_t n, uint64_t h, uint64_t head) noexcept nogil
+    cdef int encode_piece_hashed(self, const uint8_t* p, Py_ssize_t n, uint64_t h, uint64_t head,
+                                 IdBuf* out, Work* w) except -1 nogil
     cdef int encode_utf8(self, const uint8_t* s, Py_ssize_t n, int kind, IdBuf* out, Work* w) except -1 nogil
     cdef void _merge_small(self, const uint8_t* p, Py_ssize_t n, IdBuf* out, Work* w) noexcept nogil
     cdef void _merge_heap(self, const uint8_t* p, Py_ssize_t n, IdBuf* out, Work* w) noexcept nogil

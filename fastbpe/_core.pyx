@@ -42,7 +42,7 @@ cdef extern from "Python.h":
 
 cdef enum:
     SMALL_PIECE = 48         # pieces up to this many bytes use the linear scan
-    CACHE_SIZE = 8192        # entries of the piece cache (a power of two)
+    CACHE_SIZE = 16384       # entries of the piece cache (a power of two)
     CACHE_MIN_TEXT = 65536   # texts shorter than this skip the cache (not worth its set-up)
     CACHE_MAX_PIECE = 64     # longer pieces are not cached
 
@@ -484,8 +484,10 @@ cdef class BPETable:
 
     cdef int32_t lookup(self, const uint8_t* p, Py_ssize_t n) noexcept nogil:
         """The id of the BPE token whose bytes are p[:n], or -1."""
-        cdef uint64_t h = hash_bytes(p, n)
-        cdef uint64_t head = load_head(p, n)
+        return self.lookup_hashed(p, n, hash_bytes(p, n), load_head(p, n))
+
+    cdef int32_t lookup_hashed(self, const uint8_t* p, Py_ssize_t n, uint64_t h, uint64_t head) noexcept nogil:
+        """`lookup` with the piece's hash and head already computed."""
         cdef uint64_t i = h & self.tok.mask
         cdef const TokenSlot* slot
         while True:
@@ -501,14 +503,19 @@ cdef class BPETable:
 
     cdef int encode_piece(self, const uint8_t* p, Py_ssize_t n, IdBuf* out, Work* w) except -1 nogil:
         """Append the ids of one piece (n >= 1 bytes) to out."""
-        cdef int32_t whole
         if n == 1:
             idbuf_reserve(out, 1)
             out.data[out.len] = <tok_t>self.tok.byte_id[p[0]]
             out.len += 1
             return 0
+        return self.encode_piece_hashed(p, n, hash_bytes(p, n), load_head(p, n), out, w)
+
+    cdef int encode_piece_hashed(self, const uint8_t* p, Py_ssize_t n, uint64_t h, uint64_t head,
+                                 IdBuf* out, Work* w) except -1 nogil:
+        """`encode_piece` for n >= 2 with the piece's hash and head already computed."""
+        cdef int32_t whole
         if self.whole_piece:
-            whole = self.lookup(p, n)
+            whole = self.lookup_hashed(p, n, h, head)
             if whole >= 0:
                 idbuf_reserve(out, 1)
                 out.data[out.len] = <tok_t>whole
@@ -667,7 +674,7 @@ cdef class BPETable:
         direct-mapped cache of piece -> ids, hot in L2, in front of the token table."""
         cdef Py_ssize_t ends[512]
         cdef Py_ssize_t pos = 0, k, i, ln, before
-        cdef uint64_t h
+        cdef uint64_t h, head
         cdef CacheEntry* e
         idbuf_reserve(out, n // 4 + 16)
         if n >= CACHE_MIN_TEXT and w.cache == NULL:
@@ -683,16 +690,19 @@ cdef class BPETable:
                 ln = ends[i] - pos
                 if w.cache != NULL and 1 < ln <= CACHE_MAX_PIECE:
                     h = hash_bytes(s + pos, ln)
+                    head = load_head(s + pos, ln)
                     e = &w.cache[h & (CACHE_SIZE - 1)]
-                    if e.length == ln and e.hash == h and memcmp(e.src, s + pos, <size_t>ln) == 0:
+                    if (e.hash == h and e.length == ln and e.head == head and
+                            (ln <= 8 or memcmp(e.src + 8, s + pos + 8, <size_t>(ln - 8)) == 0)):
                         idbuf_reserve(out, e.n_ids)
                         memcpy(out.data + out.len, e.ids, e.n_ids * sizeof(tok_t))
                         out.len += e.n_ids
                     else:
                         before = out.len
-                        self.encode_piece(s + pos, ln, out, w)
-                        if out.len - before <= 6:
+                        self.encode_piece_hashed(s + pos, ln, h, head, out, w)
+                        if out.len - before <= 8:
                             e.hash = h
+                            e.head = head
                             e.src = s + pos
                             e.length = <int32_t>ln
                             e.n_ids = <int32_t>(out.len - before)

@@ -54,6 +54,8 @@ class Encoding:
         for text, token in self._special_tokens.items():
             if not isinstance(text, str):
                 raise TypeError(f"special token names must be str, got {text!r}")
+            if not text:
+                raise ValueError("a special token cannot be the empty string")
             if type(token) is not int or token < 0:
                 raise ValueError(f"special token {text!r} has a bad id {token!r}")
             special_bytes.setdefault(token, text.encode("utf-8"))  # first name wins on decode

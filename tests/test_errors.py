@@ -280,3 +280,12 @@ def test_hostile_inputs_never_crash(tmp_path):
                           env={**os.environ, "PYTHONPATH": str(ds.REPO_ROOT)})
     assert proc.returncode == 0, f"rc={proc.returncode}\n{proc.stderr[-3000:]}"
     assert "survived" in proc.stdout
+
+
+def test_empty_special_token_is_refused():
+    # tiktoken hangs on encode(allowed_special="all") with an empty special token; refuse it up front
+    import fastbpe
+
+    ranks = {bytes([b]): b for b in range(256)}
+    with pytest.raises(ValueError, match="empty"):
+        fastbpe.Encoding("x", pat_str=r"\S+|\s+", mergeable_ranks=ranks, special_tokens={"": 256})
