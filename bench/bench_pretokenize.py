@@ -153,8 +153,8 @@ def measure(text: str, pat_str: str, repeat_scan: int = 7, repeat_regex: int = 2
 
 def main(argv):
     mb = float(argv[argv.index("--mb") + 1]) if "--mb" in argv else MB
-    print("regex %s, tables from regex %s (Unicode %s); %.1f MB per text; best of runs, one core"
-          % (regex.__version__, pt.REGEX_VERSION, pt.UNICODE_VERSION, mb))
+    print("regex %s, tables from regex %s (Unicode %s) on Unicode %s (%s); %.1f MB per text; best of runs, one core"
+          % (regex.__version__, pt.REGEX_VERSION, pt.REGEX_UNICODE_VERSION, pt.UNICODE_VERSION, pt.UNICODE_SOURCE, mb))
     print("%-8s %-13s %10s %10s %10s %8s %9s" % (
         "pattern", "text", "scan MB/s", "split MB/s", "regex MB/s", "speedup", "pieces"))
     for corpus in CORPUS_FILES:
@@ -162,6 +162,8 @@ def main(argv):
         for name, pat in PATTERNS.items():
             m = measure(text, pat)
             if not m["same"]:
+                # (or the text has characters on which the tables follow tiktoken's Unicode
+                # version rather than regex's: tools/tiktoken_unicode_overrides.txt)
                 print("%-8s %-13s pieces differ from regex.findall" % (name, corpus))
                 continue
             n = m["bytes"] / 1e6

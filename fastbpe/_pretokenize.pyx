@@ -6,7 +6,10 @@ the piece that starts at a byte offset, exactly as ``regex.findall(pattern, text
 cut the text (leftmost alternative first, greedy/possessive quantifiers, the
 ``\\s+(?!\\S)`` give-back).  Per-code-point properties come from
 ``_unicode_tables.h``, generated from the ``regex`` package by
-``tools/gen_unicode_tables.py``.  Design notes: ``docs/pretokenize.md``.
+``tools/gen_unicode_tables.py`` but on tiktoken's Unicode version (``UNICODE_VERSION``):
+on the few thousand code points where ``regex``'s newer Unicode differs
+(``tools/tiktoken_unicode_overrides.txt``), the scanner cuts as tiktoken does, not as
+``regex.findall``.  Design notes: ``docs/pretokenize.md``.
 
 Patterns that behave identically share a matcher (the docs show why):
 R50K == GPT2, and GPT4 == LLAMA3 == CL100K without its ``\\s++$`` alternative.
@@ -26,7 +29,9 @@ cdef extern from "_unicode_tables.h" nogil:
     int fb_contraction_letter(uint32_t cp)
     const uint8_t* fb_ascii_flags
     const char* FB_REGEX_VERSION
+    const char* FB_REGEX_UNICODE_VERSION
     const char* FB_UNICODE_VERSION
+    const char* FB_UNICODE_SOURCE
     enum:
         FB_L, FB_N, FB_S, FB_U, FB_W, FB_M, FB_LT, FB_LM
 
@@ -436,8 +441,10 @@ cdef Py_ssize_t scan_pieces(int kind, const unsigned char* s, Py_ssize_t n, Py_s
 # Python API
 # ---------------------------------------------------------------------------------------
 
-REGEX_VERSION = FB_REGEX_VERSION.decode("ascii")
-UNICODE_VERSION = FB_UNICODE_VERSION.decode("ascii")
+REGEX_VERSION = FB_REGEX_VERSION.decode("ascii")          # the `regex` the tables come from
+REGEX_UNICODE_VERSION = FB_REGEX_UNICODE_VERSION.decode("ascii")  # ... and its Unicode version
+UNICODE_VERSION = FB_UNICODE_VERSION.decode("ascii")      # the tables' Unicode version
+UNICODE_SOURCE = FB_UNICODE_SOURCE.decode("ascii")        # "tiktoken" (committed) or "regex"
 
 KINDS = {
     "r50k": PAT_R50K,

@@ -4,6 +4,12 @@
 (`fastbpe._pretokenize`) when the pattern is one it knows (compared by text), else the `regex`
 package.  Set `FASTBPE_FORCE_REGEX=1` (or pass `force_regex=True`) to always use `regex`, e.g.
 to rule the scanner out while debugging.
+
+Unicode version: the scanner's tables follow tiktoken's (16.0 for tiktoken 0.14), so its
+pieces, and the ids, are tiktoken's even on characters new in a later Unicode version.  The
+`regex` path follows the installed `regex` package's version instead (17.0 for regex
+2026.5.9): on those ~4.7k characters (`tools/tiktoken_unicode_overrides.txt`) custom patterns
+and `FASTBPE_FORCE_REGEX=1` can give other pieces than tiktoken.  See docs/pretokenize.md.
 """
 from __future__ import annotations
 

