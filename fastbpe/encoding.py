@@ -122,8 +122,7 @@ class Encoding:
     def encode_ordinary_batch(self, text: Sequence[str], *, num_threads: int = 8) -> list[list[int]]:
         """Encode many texts on `num_threads` threads (the kernels release the GIL)."""
         _check_batch(text)
-        return _parallel_map(functools.partial(self._encode_ordinary, as_numpy=False, concurrent=True),
-                             text, num_threads)
+        return _parallel_map(self._encode_ordinary_many, text, num_threads)
 
     def encode_batch(
         self,
@@ -140,13 +139,14 @@ class Encoding:
         if disallowed_special == "all":
             disallowed_special = self._all_special - frozenset(allowed_special)
 
-        def one(t: str) -> list[int]:
-            allowed = self._check_specials(t, allowed_special, disallowed_special)
-            if not allowed:
-                return self._encode_ordinary(t, False, True)
-            return self._encode_with_specials(t, allowed, False, True)
+        def chunk(texts: list) -> list:
+            allowed = [self._check_specials(t, allowed_special, disallowed_special) for t in texts]
+            if not any(allowed):
+                return self._encode_ordinary_many(texts)
+            return [self._encode_with_specials(t, a, False, True) if a else self._encode_ordinary(t, False, True)
+                    for t, a in zip(texts, allowed)]
 
-        return _parallel_map(one, text, num_threads)
+        return _parallel_map(chunk, text, num_threads)
 
     def encode_single_token(self, text_or_bytes: str | bytes) -> int:
         """The id of the single token whose text or bytes is given; KeyError if there is none.
@@ -235,11 +235,12 @@ class Encoding:
     def decode_batch(self, batch: Sequence[Sequence[int]], *, errors: str = "replace",
                      num_threads: int = 8) -> list[str]:
         """`decode` for many token lists."""
-        return _parallel_map(functools.partial(self.decode, errors=errors), batch, num_threads)
+        decode = functools.partial(self.decode, errors=errors)
+        return _parallel_map(lambda chunk: [decode(tokens) for tokens in chunk], batch, num_threads)
 
     def decode_bytes_batch(self, batch: Sequence[Sequence[int]], *, num_threads: int = 8) -> list[bytes]:
         """`decode_bytes` for many token lists."""
-        return _parallel_map(self.decode_bytes, batch, num_threads)
+        return _parallel_map(lambda chunk: [self.decode_bytes(tokens) for tokens in chunk], batch, num_threads)
 
     # ====================
     # Miscellaneous
@@ -281,14 +282,22 @@ class Encoding:
 
     def _encode_ordinary(self, text: str, as_numpy: bool, concurrent: bool):
         if type(text) is not str:
-            if not isinstance(text, str):
-                raise TypeError(f"expected str, not {type(text).__name__}")
-            text = str.__str__(text)  # a str subclass (numpy.str_, a str enum): its plain text
+            text = _plain_str(text)
         try:
             return self._encode_segment(text, as_numpy, concurrent)
         except UnicodeEncodeError:
             # lone surrogates: tiktoken pairs up what it can and replaces the rest with U+FFFD
             return self._encode_segment(_fix_surrogates(text), as_numpy, concurrent)
+
+    def _encode_ordinary_many(self, texts: list) -> list[list[int]]:
+        """encode_ordinary of each text; with the C scanner, one kernel call for them all."""
+        if self._splitter.kind >= 0:
+            plain = [t if type(t) is str else _plain_str(t) for t in texts]
+            try:
+                return self._table.encode_texts(plain, self._splitter.kind)
+            except UnicodeEncodeError:
+                return self._table.encode_texts([_fix_surrogates(t) for t in plain], self._splitter.kind)
+        return [self._encode_ordinary(t, False, True) for t in texts]
 
     def _encode_segment(self, text: str, as_numpy: bool, concurrent: bool):
         splitter = self._splitter
@@ -370,6 +379,13 @@ def _ranks_to_list(mergeable_ranks: dict[bytes, int]) -> list:
     return tokens
 
 
+def _plain_str(text) -> str:
+    """A str subclass (numpy.str_, a str enum) as its plain text; TypeError for non-str."""
+    if not isinstance(text, str):
+        raise TypeError(f"expected str, not {type(text).__name__}")
+    return str.__str__(text)
+
+
 def _fix_surrogates(text: str) -> str:
     return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
@@ -388,18 +404,18 @@ def _check_batch(texts) -> None:
         raise TypeError("expected a sequence of str, got a single str")
 
 
-def _parallel_map(fn, items, num_threads: int) -> list:
-    """[fn(x) for x in items] on up to num_threads threads, in contiguous chunks so that many
-    small items do not pay a task each."""
+def _parallel_map(fn_chunk, items, num_threads: int) -> list:
+    """fn_chunk over contiguous chunks of items on up to num_threads threads, results
+    concatenated in order.  Few, large chunks: each thread makes few calls into the kernels,
+    so the threads rarely wait for the GIL."""
     items = list(items)
     if num_threads is None or num_threads <= 1 or len(items) <= 1:
-        return [fn(x) for x in items]
-    n_chunks = min(len(items), num_threads * 4)
+        return fn_chunk(items)
+    n_chunks = min(len(items), num_threads * 2)
     size = -(-len(items) // n_chunks)
     chunks = [items[i:i + size] for i in range(0, len(items), size)]
     with ThreadPoolExecutor(min(num_threads, len(chunks))) as pool:
-        results = pool.map(lambda chunk: [fn(x) for x in chunk], chunks)
-        return [r for chunk in results for r in chunk]
+        return [r for part in pool.map(fn_chunk, chunks) for r in part]
 
 
 @functools.lru_cache(maxsize=128)
