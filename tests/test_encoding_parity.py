@@ -761,3 +761,17 @@ def test_pair_fixture_covers_registry_names():
     import tiktoken_ext.openai_public as op
 
     assert set(ds.ALL_ENCODINGS) == set(op.ENCODING_CONSTRUCTORS)
+
+
+@pytest.mark.parametrize("num_threads", [1, 2])
+def test_batch_mixed_documents(pair, num_threads):
+    """The batch kernel encodes a thread's whole share in one call (shared piece cache across
+    documents once they total 64 kB): mix ASCII, non-ASCII, empty, lone surrogates, str
+    subclasses and repeated long documents, and compare with tiktoken one by one."""
+    fb, tt = pair
+    base = ["Hello world, the cat sat. " * 50, "Ünïcödé ｔｅｘｔ 漢字 😀 " * 40, "", "x",
+            "surrogate \ud800 here", "pair \ud83d\ude00 ok", "   \n\n\t  ", "1234567890" * 30]
+    docs = base * 60 + [np.str_("numpy str subclass")]
+    want = [tt.encode_ordinary(d) for d in docs]
+    assert fb.encode_ordinary_batch(docs, num_threads=num_threads) == want
+    assert fb.encode_batch(docs, num_threads=num_threads) == want
