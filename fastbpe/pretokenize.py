@@ -44,8 +44,8 @@ class Splitter:
             raise ValueError(f"invalid split pattern {pat_str!r}: {e}") from None
         self.kind = scanner_kind(pat_str, force_regex)
 
-    def findall(self, text: str, concurrent: bool = False) -> list[str]:
-        """The pieces of text. concurrent=True lets `regex` release the GIL while matching."""
+    def findall(self, text: str) -> list[str]:
+        """The pieces of text."""
         if self.kind >= 0:
             return _pretokenize.split(text, self.kind)
-        return self.regex.findall(text, concurrent=concurrent)
+        return self.regex.findall(text)
