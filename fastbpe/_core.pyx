@@ -35,7 +35,14 @@ from libc.stdint cimport uint8_t, uint32_t, int32_t, int64_t, uint64_t, UINT32_M
 from libc.stdlib cimport malloc, calloc, realloc, free
 from libc.string cimport memcpy, memcmp, memmove, memset
 
-import numpy as np
+import sys
+
+
+cdef object _np():
+    """numpy, imported on first use: encoding to lists never needs it, and importing it
+    would double the time `import fastbpe` takes."""
+    import numpy
+    return numpy
 
 cdef extern from "Python.h":
     const char* PyUnicode_AsUTF8AndSize(object s, Py_ssize_t* size) except NULL
@@ -208,6 +215,7 @@ cdef object idbuf_to_list(IdBuf* b, list id_objects):
 
 
 cdef object idbuf_to_numpy(IdBuf* b):
+    np = _np()
     arr = np.empty(b.len, dtype=np.uint32)
     cdef uint32_t[::1] view = arr
     if b.len:
@@ -385,7 +393,7 @@ cdef class BPETable:
         order (row i has rank i); token_bytes[id] is the bytes of each token (None if unused).
         whole_piece=True also emits a piece that is itself a token directly (HF ignore_merges)."""
         cdef BPETable self = BPETable.__new__(BPETable)
-        cdef int64_t[:, ::1] m = np.ascontiguousarray(merges, dtype=np.int64).reshape(-1, 3)
+        cdef int64_t[:, ::1] m = _np().ascontiguousarray(merges, dtype="int64").reshape(-1, 3)
         cdef Py_ssize_t i, n = m.shape[0], n_bpe = len(token_bytes)
         self.whole_piece = whole_piece
         self._load_tokens(_as_list(token_bytes), special_bytes or {}, False)
@@ -814,7 +822,8 @@ cdef class BPETable:
         cdef const uint32_t[::1] ids32
         cdef bytes res
         cdef char* dst
-        if isinstance(tokens, np.ndarray):
+        np = sys.modules.get("numpy")  # without numpy loaded, tokens cannot be an array
+        if np is not None and isinstance(tokens, np.ndarray):
             if tokens.ndim != 1 or tokens.dtype.kind not in "iu":
                 raise TypeError("tokens must be a 1-d integer array")
             if tokens.size and (tokens.min() < 0 or tokens.max() > UINT32_MAX):
@@ -866,7 +875,7 @@ cdef list _as_list(token_bytes):
 cdef object _ids_from_sequence(tokens):
     """A uint32 array from a Python sequence of ints, with tiktoken's errors."""
     cdef Py_ssize_t n = len(tokens), i
-    arr = np.empty(n, dtype=np.uint32)
+    arr = memoryview(bytearray(4 * n)).cast("I")
     cdef uint32_t[::1] v = arr
     cdef object t
     cdef unsigned long long x

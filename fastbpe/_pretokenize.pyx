@@ -16,12 +16,13 @@ R50K == GPT2, and GPT4 == LLAMA3 == CL100K without its ``\\s++$`` alternative.
 """
 from libc.stdint cimport uint8_t, uint32_t
 
-import numpy as np
-cimport numpy as cnp
-
 from fastbpe import patterns as _patterns
 
-cnp.import_array()
+
+cdef object _np():
+    """numpy on first use (encoding does not need it; importing it doubles `import fastbpe`)."""
+    import numpy
+    return numpy
 
 
 cdef extern from "_unicode_tables.h" nogil:
@@ -483,21 +484,22 @@ def piece_boundaries(const unsigned char[::1] data not None, int kind):
     The last entry is len(data) (none for empty data).  Scans with the GIL released.
     """
     _check_kind(kind)
+    np = _np()
     cdef Py_ssize_t n = data.shape[0]
     cdef const unsigned char* s = &data[0] if n > 0 else NULL
     cdef Py_ssize_t pos = 0, k, cap = n // 4 + 64
-    cdef cnp.ndarray chunk
-    cdef Py_ssize_t* ends
+    cdef Py_ssize_t[::1] chunk
     chunks = []
     while pos < n:
-        chunk = np.empty(cap, dtype=np.intp)
-        ends = <Py_ssize_t*> cnp.PyArray_DATA(chunk)
+        arr = np.empty(cap, dtype=np.intp)
+        chunk = arr
         with nogil:
-            k = scan_pieces(kind, s, n, pos, ends, cap)
-        pos = ends[k - 1]
+            k = scan_pieces(kind, s, n, pos, &chunk[0], cap)
+        pos = chunk[k - 1]
+        chunk = None                       # drop the buffer view so the array can shrink
         if k < cap:
-            chunk.resize(k, refcheck=False)   # shrink in place: no copy, no slack kept alive
-        chunks.append(chunk)
+            arr.resize(k, refcheck=False)  # in place: no copy, no slack kept alive
+        chunks.append(arr)
         cap = max(cap, (n - pos) // 4 + 64)
     if not chunks:
         return np.empty(0, dtype=np.int64)
@@ -528,8 +530,9 @@ FLAG_BITS = {"L": FB_L, "N": FB_N, "S": FB_S, "U": FB_U, "W": FB_W, "M": FB_M,
 
 def code_point_flags():
     """The flag byte of every code point 0..0x10FFFF (numpy uint8), read from the tables."""
-    cdef cnp.ndarray out = np.empty(0x110000, dtype=np.uint8)
-    cdef uint8_t* p = <uint8_t*> cnp.PyArray_DATA(out)
+    out = _np().empty(0x110000, dtype="uint8")
+    cdef uint8_t[::1] view = out
+    cdef uint8_t* p = &view[0]
     cdef uint32_t cp
     with nogil:
         for cp in range(0x110000):

@@ -9,7 +9,6 @@ import functools
 from concurrent.futures import ThreadPoolExecutor
 from typing import AbstractSet, Collection, Literal, Sequence
 
-import numpy as np
 import regex
 
 from ._core import BPETable
@@ -112,7 +111,7 @@ class Encoding:
         *,
         allowed_special: Literal["all"] | AbstractSet[str] = frozenset(),
         disallowed_special: Literal["all"] | Collection[str] = "all",
-    ) -> np.ndarray:
+    ) -> "numpy.ndarray":
         """Like `encode`, returning a numpy uint32 array (built without Python ints)."""
         allowed = self._check_specials(text, allowed_special, disallowed_special)
         if not allowed:
@@ -340,6 +339,8 @@ class Encoding:
             start = match.end()
         parts.append(self._encode_ordinary(text[start:], as_numpy))
         if as_numpy:
+            import numpy as np
+
             return np.concatenate([np.asarray(p, dtype=np.uint32) for p in parts])
         out: list[int] = []
         for p in parts:
