@@ -15,8 +15,6 @@ from ._core import BPETable
 from .formats.tiktoken_bpe import TokensByRank
 from .pretokenize import Splitter
 
-AllowedSpecial = "Literal['all'] | AbstractSet[str]"
-DisallowedSpecial = "Literal['all'] | Collection[str]"
 
 
 class Encoding:
@@ -318,10 +316,13 @@ class Encoding:
             raise TypeError(f"expected str, not {type(text).__name__}")
         if allowed_special == "all":
             allowed = self._all_special
+        elif not allowed_special:
+            allowed = frozenset()
         else:
             allowed = frozenset(allowed_special)
         if disallowed_special == "all":
-            disallowed = self._all_special - allowed
+            # the default: reuse the one frozenset (its hash is cached for the regex lookup)
+            disallowed = self._all_special - allowed if allowed else self._all_special
         else:
             disallowed = frozenset(disallowed_special)
         if disallowed:
