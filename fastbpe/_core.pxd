@@ -17,11 +17,10 @@ cdef struct PairTable:
     uint64_t mask
     Py_ssize_t count
 
-cdef struct TokenSlot:        # one entry of the bytes -> id table
-    uint64_t hash
+cdef struct TokenSlot:        # one entry of the bytes -> id table: 16 bytes, 4 per cache line
     uint64_t head            # the token's first 8 bytes (zero padded): short tokens compare here
+    uint32_t tag             # high hash bits << 8 | min(length, 255)
     int32_t id               # -1 when the slot is free
-    int32_t length
 
 cdef struct TokenTable:
     uint8_t* data            # every token's bytes, concatenated

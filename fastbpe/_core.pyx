@@ -57,6 +57,12 @@ cdef enum:
 cdef uint64_t EMPTY_KEY = 0xFFFFFFFFFFFFFFFFULL
 
 
+cdef inline uint32_t slot_tag(uint64_t h, Py_ssize_t n) noexcept nogil:
+    """What a token slot stores to reject most non-matches without touching the token bytes:
+    24 hash bits that the slot index does not use, and the length (capped at 255)."""
+    return (<uint32_t>(h >> 40) << 8) | <uint32_t>(n if n < 255 else 255)
+
+
 cdef inline uint64_t load_head(const uint8_t* p, Py_ssize_t n) noexcept nogil:
     """The first 8 bytes of p[:n], zero padded."""
     cdef uint64_t w = 0
@@ -366,9 +372,8 @@ cdef class BPETable:
             while self.tok.slots[i].id >= 0:
                 i = (i + 1) & mask
             self.tok.slots[i].id = <int32_t>t
-            self.tok.slots[i].hash = h
+            self.tok.slots[i].tag = slot_tag(h, ln)
             self.tok.slots[i].head = load_head(p, ln)
-            self.tok.slots[i].length = <int32_t>ln
         cdef uint8_t one_byte
         for i in range(256):
             one_byte = <uint8_t>i
@@ -480,13 +485,17 @@ cdef class BPETable:
     cdef int32_t lookup_hashed(self, const uint8_t* p, Py_ssize_t n, uint64_t h, uint64_t head) noexcept nogil:
         """`lookup` with the piece's hash and head already computed."""
         cdef uint64_t i = h & self.tok.mask
+        cdef uint32_t tag = slot_tag(h, n)
         cdef const TokenSlot* slot
         while True:
             slot = &self.tok.slots[i]
             if slot.id < 0:
                 return -1
-            if slot.hash == h and slot.length == n and slot.head == head:
-                if n <= 8 or memcmp(self.tok.data + self.tok.start[slot.id] + 8, p + 8, <size_t>(n - 8)) == 0:
+            if slot.tag == tag and slot.head == head:
+                if n <= 8:
+                    return slot.id  # the tag holds the exact length
+                if (self.tok.length[slot.id] == n and
+                        memcmp(self.tok.data + self.tok.start[slot.id] + 8, p + 8, <size_t>(n - 8)) == 0):
                     return slot.id
             i = (i + 1) & self.tok.mask
 
