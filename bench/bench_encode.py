@@ -10,7 +10,8 @@ reason (see bench/peers.py).  `python bench/compare.py` gives the same compariso
 from __future__ import annotations
 
 import pytest
-from conftest import BENCH_MB, documents, hf_gpt2, peer, text_of
+from conftest import BENCH_MB, hf_gpt2, peer, text_of
+from peers import documents
 
 from peers import BPE_OPENAI_FALLBACK_NOTE, LIBS
 

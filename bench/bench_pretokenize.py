@@ -26,14 +26,7 @@ sys.path.insert(0, str(ROOT))
 from fastbpe import _pretokenize as pt  # noqa: E402
 from fastbpe import patterns as P  # noqa: E402
 
-PATTERNS = {
-    "r50k": P.R50K_PATTERN,
-    "gpt2": P.GPT2_PATTERN,
-    "cl100k": P.CL100K_PATTERN,
-    "gpt4": P.GPT4_PATTERN,
-    "o200k": P.O200K_PATTERN,
-    "llama3": P.LLAMA3_PATTERN,
-}
+PATTERNS = P.BY_NAME
 CORPUS_FILES = {"english": "large_en", "code": "code", "multilingual": "multilingual"}
 MB = float(os.environ.get("FASTBPE_BENCH_MB", "1"))
 

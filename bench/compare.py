@@ -96,16 +96,6 @@ def corpus_text(label: str, mb: float) -> tuple[str, str] | None:
     return None
 
 
-def documents(text: str, size: int = 4000) -> list[str]:
-    docs, start = [], 0
-    while start < len(text):
-        end = text.find("\n", start + size)
-        end = len(text) if end < 0 else end + 1
-        docs.append(text[start:end])
-        start = end
-    return docs
-
-
 def best_time(fn, repeat: int) -> float:
     """Best wall time of `repeat` calls (the caller has already warmed fn up)."""
     times = []
@@ -144,7 +134,7 @@ def hf_worker(args) -> None:
         fn = lambda: tok.encode(text, add_special_tokens=False)  # noqa: E731
         ids = fn().ids
     else:
-        docs = documents(text)
+        docs = peers.documents(text)
         fn = lambda: tok.encode_batch_fast(docs, add_special_tokens=False)  # noqa: E731
         ids = [e.ids for e in fn()]
     out["same"] = ids == want
@@ -311,7 +301,7 @@ def run_encode(args, notes: dict[str, str]) -> list[tuple]:
                 continue
             source, text = got
             nbytes = len(text.encode())
-            docs = documents(text)
+            docs = peers.documents(text)
             want, want_docs = tt.encode_ordinary(text), tt.batch(docs, 1)
             corpus = f"{label} ({source}, {nbytes / 1e6:.1f} MB)"
             for threads in (None,) + THREADS:

@@ -68,12 +68,3 @@ def text_of(kind: str, n_bytes: int = 1 << 20) -> str:
     pytest.skip(f"corpus {name} not available")
 
 
-def documents(text: str, size: int = 2000) -> list[str]:
-    """Cut text into documents of about `size` characters at line breaks."""
-    docs, start = [], 0
-    while start < len(text):
-        end = text.find("\n", start + size)
-        end = len(text) if end < 0 else end + 1
-        docs.append(text[start:end])
-        start = end
-    return docs

@@ -175,3 +175,15 @@ def versions() -> dict[str, str]:
     except ImportError:
         pass
     return out
+
+
+def documents(text: str, size: int = 4000) -> list[str]:
+    """Cut text into documents of about `size` characters at line breaks (the batch inputs of
+    compare.py and the pytest benchmarks)."""
+    docs, start = [], 0
+    while start < len(text):
+        end = text.find("\n", start + size)
+        end = len(text) if end < 0 else end + 1
+        docs.append(text[start:end])
+        start = end
+    return docs

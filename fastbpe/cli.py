@@ -65,10 +65,7 @@ def main(argv: list[str] | None = None) -> int:
 def _train(args) -> int:
     from . import patterns, save_model, train_files
 
-    named = {"gpt4": patterns.GPT4_PATTERN, "cl100k": patterns.CL100K_PATTERN,
-             "o200k": patterns.O200K_PATTERN, "r50k": patterns.R50K_PATTERN,
-             "gpt2": patterns.GPT2_PATTERN, "llama3": patterns.LLAMA3_PATTERN}
-    enc = train_files(args.files, args.vocab_size, pattern=named.get(args.pattern, args.pattern),
+    enc = train_files(args.files, args.vocab_size, pattern=patterns.BY_NAME.get(args.pattern, args.pattern),
                       special_tokens=args.special or None, min_frequency=args.min_frequency,
                       max_token_length=args.max_token_length)
     save_model(enc, args.output)

@@ -32,6 +32,17 @@ O200K_PATTERN = "|".join(
 # Llama-3 (and Llama-3.1 based models), as their tokenizer.json writes it.
 LLAMA3_PATTERN = r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
 
+# The known patterns by short name (the C scanner handles each; the CLI, tests and benchmarks
+# use these names).
+BY_NAME = {
+    "r50k": R50K_PATTERN,
+    "gpt2": GPT2_PATTERN,
+    "cl100k": CL100K_PATTERN,
+    "gpt4": GPT4_PATTERN,
+    "o200k": O200K_PATTERN,
+    "llama3": LLAMA3_PATTERN,
+}
+
 # Special-token text shared by the OpenAI encodings.
 ENDOFTEXT = "<|endoftext|>"
 FIM_PREFIX = "<|fim_prefix|>"

@@ -31,14 +31,7 @@ from fastbpe import patterns as P
 
 ROOT = Path(__file__).resolve().parent.parent
 
-PATTERNS = {
-    "r50k": P.R50K_PATTERN,
-    "gpt2": P.GPT2_PATTERN,
-    "cl100k": P.CL100K_PATTERN,
-    "gpt4": P.GPT4_PATTERN,
-    "o200k": P.O200K_PATTERN,
-    "llama3": P.LLAMA3_PATTERN,
-}
+PATTERNS = P.BY_NAME
 COMPILED = {name: regex.compile(pat) for name, pat in PATTERNS.items()}
 KIND = {name: pt.pattern_kind(pat) for name, pat in PATTERNS.items()}
 NAMES = list(PATTERNS)
