@@ -1,0 +1,214 @@
+"""Training and encoding on a Dask cluster (``pip install fastbpe[dask]``).
+
+Counting pieces is the part of training that grows with the corpus, and counts merge by
+addition, so it spreads over a cluster: files are cut into byte-range shards
+(:mod:`fastbpe.shards`), each worker reads and counts its shards itself (no text passes
+through the client), and the counts are summed pairwise in a tree.  The merge loop then
+runs on the client over the unique pieces, as :func:`fastbpe.trainer.train_from_counts`.
+
+Every function uses the current ``dask.distributed`` client (``client=`` to pass one);
+when there is none, it starts a local cluster for the call and closes it afterwards.
+Tasks are pure, so when a worker dies Dask reruns its tasks elsewhere; if it cannot (a
+task keeps killing its worker), the call raises: a result is never partial.
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+
+import numpy as np
+
+from . import _train
+from . import trainer
+from .patterns import GPT4_PATTERN
+from .shards import Shard, plan_shards, shard_blocks
+
+__all__ = ["count_pieces_dask", "train_dask"]
+
+# Default shard size: big enough that per-task overhead (~1 ms) is noise, small enough
+# that a worker holds a few shards' counts and a failure reruns little.
+DEFAULT_BLOCKSIZE = 1 << 26
+# How many partial counts are added together in one task of the reduction tree.
+_SPLIT_EVERY = 8
+
+
+def _import_dask():
+    try:
+        import dask.bag
+        import distributed
+    except ImportError as e:  # pragma: no cover - depends on the environment
+        raise ImportError("fastbpe.distributed needs Dask: pip install 'fastbpe[dask]'") from e
+    return dask.bag, distributed
+
+
+@contextlib.contextmanager
+def _client(client):
+    """The given client, the current one, or a local cluster for the duration."""
+    _, distributed = _import_dask()
+    if client is not None:
+        if not isinstance(client, distributed.Client):
+            raise TypeError(f"client must be a dask.distributed.Client, got {type(client).__name__}")
+        yield client
+        return
+    try:
+        yield distributed.get_client()
+        return
+    except ValueError:  # no client in this process
+        pass
+    with distributed.LocalCluster(processes=True) as cluster, distributed.Client(cluster) as c:
+        yield c
+
+
+# ---------------------------------------------------------------------------------------
+# counts as (arena, lengths, counts): PieceCounter.export()'s picklable form
+# ---------------------------------------------------------------------------------------
+
+def _prune(exported, min_frequency):
+    """Drop the pieces counted fewer than ``min_frequency`` times."""
+    arena, lengths, counts = exported
+    keep = counts >= min_frequency
+    if keep.all():
+        return exported
+    byte_keep = np.repeat(keep, lengths)
+    kept = np.frombuffer(arena, dtype=np.uint8)[byte_keep].tobytes()
+    return kept, np.ascontiguousarray(lengths[keep]), np.ascontiguousarray(counts[keep])
+
+
+def _add_counts(parts):
+    """Sum exported counts (the aggregate step of the reduction tree)."""
+    parts = list(parts)
+    if len(parts) == 1:
+        return parts[0]
+    counter = _train.PieceCounter()
+    for p in parts:
+        counter.add_exported(*p)
+    return counter.export()
+
+
+def _count_shards(shards, pattern, min_frequency):
+    """Worker: count the pieces of some shards (files read here).  One thread: Dask
+    runs one task per worker thread already."""
+    counter = _train.PieceCounter()
+    for shard in shards:
+        trainer.count_pieces(shard_blocks(shard), pattern, counter=counter,
+                             show_progress=False, num_threads=1)
+    return _shard_result(counter, min_frequency)
+
+
+def _count_texts(texts, pattern, min_frequency):
+    """Worker: count the pieces of one partition of a Bag of str."""
+    counter = trainer.count_pieces(texts, pattern, show_progress=False, num_threads=1)
+    return _shard_result(counter, min_frequency)
+
+
+def _shard_result(counter, min_frequency):
+    exported = counter.export()
+    return exported if min_frequency is None else _prune(exported, min_frequency)
+
+
+def _file_size(path: str) -> int:
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"no such file: {path!r}")
+    return os.path.getsize(path)
+
+
+# ---------------------------------------------------------------------------------------
+# argument checks
+# ---------------------------------------------------------------------------------------
+
+def _check_paths(paths) -> list:
+    if isinstance(paths, (str, bytes, os.PathLike)):
+        paths = [paths]
+    try:
+        paths = [os.fsdecode(os.fspath(p)) for p in paths]
+    except TypeError as e:
+        raise TypeError("paths must be a path or an iterable of paths (str or os.PathLike)") from e
+    if not paths:
+        raise ValueError("no paths given")
+    return paths
+
+
+def _check_blocksize(blocksize) -> int:
+    if isinstance(blocksize, bool) or not isinstance(blocksize, (int, np.integer)) or blocksize < 1:
+        raise ValueError(f"blocksize must be a positive int (bytes), got {blocksize!r}")
+    return int(blocksize)
+
+
+def _check_min_frequency(min_frequency):
+    if min_frequency is None:
+        return None
+    if (isinstance(min_frequency, bool) or not isinstance(min_frequency, (int, np.integer))
+            or min_frequency < 1):
+        raise ValueError(f"min_frequency must be None or a positive int, got {min_frequency!r}")
+    return int(min_frequency)
+
+
+def shards_of(paths, blocksize: int = DEFAULT_BLOCKSIZE, *, client=None) -> list:
+    """The shards ``count_pieces_dask`` and ``encode_files_dask`` cut ``paths`` into; the
+    file sizes are read on the workers."""
+    paths = _check_paths(paths)
+    blocksize = _check_blocksize(blocksize)
+    with _client(client) as c:
+        sizes = c.gather(c.map(_file_size, paths, pure=False))
+    return [s for p, size in zip(paths, sizes) for s in plan_shards(p, size, blocksize)]
+
+
+# ---------------------------------------------------------------------------------------
+# counting and training
+# ---------------------------------------------------------------------------------------
+
+def count_pieces_dask(paths_or_bag, pattern: str = GPT4_PATTERN, *,
+                      blocksize: int = DEFAULT_BLOCKSIZE, min_frequency=None,
+                      client=None) -> "_train.PieceCounter":
+    """Count the pieces of text files (or of a ``dask.bag.Bag`` of str) on a Dask cluster.
+
+    ``paths_or_bag``: a path or a list of paths to UTF-8 text files readable by the
+    workers (invalid bytes become U+FFFD, as in ``train_files``), cut into shards of about
+    ``blocksize`` bytes; or a Bag of str, one task per partition (each str is split on
+    its own, as in ``count_pieces``).
+
+    ``min_frequency``: None (the default) counts exactly, the same as ``count_files`` on one
+    machine.  An int k prunes per shard: after a shard (or a Bag partition) is counted,
+    the pieces seen fewer than k times *in that shard* are dropped, before any addition.
+    The result is then, for every piece, the sum of its counts over the shards where it
+    was seen at least k times; it depends on the sharding, and it is never larger than the
+    exact count.  Pruning only shrinks what travels and is summed.
+
+    Returns a :class:`fastbpe._train.PieceCounter` for ``train_from_counts``.
+    """
+    bag_mod, _ = _import_dask()
+    trainer._compile(pattern)  # a bad pattern fails here, not on every worker
+    min_frequency = _check_min_frequency(min_frequency)
+    with _client(client) as c:
+        if isinstance(paths_or_bag, bag_mod.Bag):
+            bag = paths_or_bag
+            per_partition = _count_texts
+        else:
+            shards = shards_of(paths_or_bag, blocksize, client=c)
+            bag = bag_mod.from_sequence(shards, npartitions=len(shards))
+            per_partition = _count_shards
+        total = bag.reduction(functools.partial(per_partition, pattern=pattern,
+                                                min_frequency=min_frequency),
+                              _add_counts, split_every=_SPLIT_EVERY)
+        exported = c.compute(total).result()
+    counter = _train.PieceCounter()
+    counter.add_exported(*exported)
+    return counter
+
+
+def train_dask(paths, vocab_size: int, *, pattern: str = GPT4_PATTERN, special_tokens=None,
+               min_frequency: int = 0, max_token_length=None, shard_min_frequency=None,
+               blocksize: int = DEFAULT_BLOCKSIZE, client=None, show_progress=None,
+               name: str = "fastbpe-trained"):
+    """:func:`fastbpe.train_files` with the counting on a Dask cluster: the same
+    vocabulary for the same files and options.  ``min_frequency``, ``max_token_length``,
+    ``special_tokens`` and ``name`` mean what they mean there; ``shard_min_frequency`` is
+    ``count_pieces_dask``'s per-shard pruning (None: exact counts).  Returns an Encoding."""
+    trainer._check_args(vocab_size, special_tokens, min_frequency, max_token_length)
+    counter = count_pieces_dask(paths, pattern, blocksize=blocksize,
+                                min_frequency=shard_min_frequency, client=client)
+    return trainer.train_model(counter, vocab_size, pattern=pattern,
+                               special_tokens=special_tokens, min_frequency=min_frequency,
+                               max_token_length=max_token_length,
+                               show_progress=show_progress).to_encoding(name)
