@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import json
 import os
 
 import numpy as np
@@ -22,9 +23,10 @@ import numpy as np
 from . import _train
 from . import trainer
 from .patterns import GPT4_PATTERN
-from .shards import Shard, plan_shards, shard_blocks
+from .formats.atomic import atomic_write_bytes, atomic_write_text
+from .shards import plan_shards, shard_blocks
 
-__all__ = ["count_pieces_dask", "train_dask"]
+__all__ = ["count_pieces_dask", "train_dask", "encode_files_dask", "load_encoded", "shards_of"]
 
 # Default shard size: big enough that per-task overhead (~1 ms) is noise, small enough
 # that a worker holds a few shards' counts and a failure reruns little.
@@ -212,3 +214,109 @@ def train_dask(paths, vocab_size: int, *, pattern: str = GPT4_PATTERN, special_t
                                special_tokens=special_tokens, min_frequency=min_frequency,
                                max_token_length=max_token_length,
                                show_progress=show_progress).to_encoding(name)
+
+
+# ---------------------------------------------------------------------------------------
+# encoding
+# ---------------------------------------------------------------------------------------
+
+MANIFEST = "manifest.json"
+_MANIFEST_FORMAT = "fastbpe-encoded-shards"
+_DTYPES = {"uint16": np.dtype("<u2"), "uint32": np.dtype("<u4")}
+
+
+def _check_dtype(dtype, n_vocab: int) -> np.dtype:
+    if dtype is None:
+        return _DTYPES["uint16"] if n_vocab <= 1 << 16 else _DTYPES["uint32"]
+    name = np.dtype(dtype).name if not isinstance(dtype, str) else dtype
+    if name not in _DTYPES:
+        raise ValueError(f"dtype must be uint16 or uint32, got {dtype!r}")
+    if name == "uint16" and n_vocab > 1 << 16:
+        raise ValueError(f"uint16 cannot hold the ids of a vocabulary of {n_vocab}; use uint32")
+    return _DTYPES[name]
+
+
+def _encode_shard(shard, index, ends_document, encoding, out_dir, dtype, separator):
+    """Worker: encode one shard (as ``encode_ordinary``, block by block: blocks end at cut
+    points, so the ids are those of the whole text), add the separator if the shard ends
+    its file, write ``shard-NNNNN.bin`` + ``.offsets`` atomically; return its manifest row."""
+    parts = [encoding.encode_to_numpy(block, disallowed_special=()) for block in
+             shard_blocks(shard)]
+    if ends_document and separator is not None:
+        parts.append(np.array([separator], dtype=np.uint32))
+    ids = np.concatenate(parts) if parts else np.zeros(0, dtype=np.uint32)
+    name = f"shard-{index:05d}.bin"
+    atomic_write_bytes(os.path.join(out_dir, name), ids.astype(dtype).tobytes())
+    offsets = np.array([0, ids.shape[0]], dtype="<i8")
+    atomic_write_bytes(os.path.join(out_dir, name + ".offsets"), offsets.tobytes())
+    return {"bin": name, "offsets": name + ".offsets", "path": shard.path,
+            "start": shard.start, "end": shard.end, "n_tokens": int(ids.shape[0]),
+            "ends_document": bool(ends_document)}
+
+
+def encode_files_dask(paths, encoding, out_dir, *, dtype=None, separator="<|endoftext|>",
+                      blocksize: int = DEFAULT_BLOCKSIZE, client=None) -> dict:
+    """Encode text files on a Dask cluster into ``out_dir``: per shard a ``.bin`` of raw
+    little-endian ids and a ``.bin.offsets`` (int64 [0, n]), the layout of
+    ``Encoding.encode_files``, plus ``manifest.json`` (written atomically, last: it exists
+    only when every shard is written).
+
+    Each file is one document: its ids are ``encoding.encode_ordinary(text)`` (text
+    decoded as UTF-8, bad bytes -> U+FFFD) followed by the ``separator`` token (None for
+    none); empty files add nothing.  A file may span several shards (cut where no piece
+    can span), so the shards' ids laid end to end in manifest order are exactly the
+    local encode; :func:`load_encoded` does that.  ``dtype``: "uint16", "uint32" or None
+    (uint16 when the vocabulary fits).  The encoding is sent once per worker (registry
+    encodings pickle by name).  Returns the manifest."""
+    from .encoding import Encoding
+
+    if not isinstance(encoding, Encoding):
+        raise TypeError(f"encoding must be a fastbpe.Encoding, got {type(encoding).__name__}")
+    dt = _check_dtype(dtype, encoding.n_vocab)
+    sep_id = None
+    if separator is not None:
+        if separator not in encoding._special_tokens:
+            raise ValueError(f"separator {separator!r} is not a special token of {encoding.name}")
+        sep_id = encoding._special_tokens[separator]
+    out_dir = os.path.abspath(os.fspath(out_dir))
+    os.makedirs(out_dir, exist_ok=True)
+    with _client(client) as c:
+        shards = shards_of(paths, blocksize, client=c)
+        last = {s.path: i for i, s in enumerate(shards)}
+        ends = [last[s.path] == i and s.end > 0 for i, s in enumerate(shards)]
+        [enc] = c.scatter([encoding], broadcast=True)
+        futures = c.map(_encode_shard, shards, range(len(shards)), ends, encoding=enc,
+                        out_dir=out_dir, dtype=dt, separator=sep_id, pure=False)
+        rows = c.gather(futures)
+    manifest = {"format": _MANIFEST_FORMAT, "version": 1, "encoding": encoding.name,
+                "dtype": dt.name, "separator": separator,
+                "n_tokens": sum(r["n_tokens"] for r in rows), "shards": rows}
+    atomic_write_text(os.path.join(out_dir, MANIFEST), json.dumps(manifest, indent=1))
+    return manifest
+
+
+def load_encoded(out_dir, *, mmap: bool = True):
+    """(ids, document offsets) of what :func:`encode_files_dask` wrote: the shards laid
+    end to end, as one local encode of the files would give (with a separator, document
+    i is ``ids[offsets[i]:offsets[i + 1]]``).  Shard ids are memory-mapped unless
+    ``mmap=False``; the result is one array (a copy)."""
+    path = os.path.join(os.fspath(out_dir), MANIFEST)
+    with open(path, encoding="utf-8") as f:
+        manifest = json.load(f)
+    if manifest.get("format") != _MANIFEST_FORMAT:
+        raise ValueError(f"{path} is not a manifest written by encode_files_dask")
+    dt = _DTYPES[manifest["dtype"]]
+    parts, ends, n = [], [0], 0
+    for row in manifest["shards"]:
+        file = os.path.join(os.fspath(out_dir), row["bin"])
+        size = os.path.getsize(file)
+        if size != row["n_tokens"] * dt.itemsize:
+            raise ValueError(f"{file} has {size} bytes, the manifest says "
+                             f"{row['n_tokens']} ids of {dt.itemsize} bytes")
+        if row["n_tokens"]:
+            parts.append(np.memmap(file, dtype=dt, mode="r") if mmap else np.fromfile(file, dt))
+        n += row["n_tokens"]
+        if row["ends_document"]:
+            ends.append(n)
+    ids = np.concatenate(parts) if parts else np.zeros(0, dtype=dt)
+    return ids, np.array(ends, dtype=np.int64)
