@@ -22,7 +22,7 @@ import numpy as np
 
 from . import _train
 from . import trainer
-from .patterns import GPT4_PATTERN
+from .patterns import BY_NAME, GPT4_PATTERN
 from .formats.atomic import atomic_write_bytes, atomic_write_text
 from .shards import plan_shards, shard_blocks
 
@@ -54,10 +54,12 @@ def _client(client):
         yield client
         return
     try:
-        yield distributed.get_client()
-        return
+        current = distributed.get_client()
     except ValueError:  # no client in this process
-        pass
+        current = None
+    if current is not None:
+        yield current
+        return
     with distributed.LocalCluster(processes=True) as cluster, distributed.Client(cluster) as c:
         yield c
 
@@ -146,14 +148,18 @@ def _check_min_frequency(min_frequency):
     return int(min_frequency)
 
 
-def shards_of(paths, blocksize: int = DEFAULT_BLOCKSIZE, *, client=None) -> list:
-    """The shards ``count_pieces_dask`` and ``encode_files_dask`` cut ``paths`` into; the
-    file sizes are read on the workers."""
+def shards_of(paths, blocksize: int = DEFAULT_BLOCKSIZE, *, pattern: str = GPT4_PATTERN,
+              client=None) -> list:
+    """The shards ``count_pieces_dask`` and ``encode_files_dask`` cut ``paths`` into (the
+    file sizes are read on the workers).  Files are cut inside only for the known split
+    patterns, whose safe cut points are proven (see :mod:`fastbpe.shards`); for another
+    pattern each file is one shard."""
     paths = _check_paths(paths)
     blocksize = _check_blocksize(blocksize)
+    cuttable = pattern in BY_NAME.values()
     with _client(client) as c:
         sizes = c.gather(c.map(_file_size, paths, pure=False))
-    return [s for p, size in zip(paths, sizes) for s in plan_shards(p, size, blocksize)]
+    return [s for p, size in zip(paths, sizes) for s in plan_shards(p, size, blocksize, cuttable)]
 
 
 # ---------------------------------------------------------------------------------------
@@ -187,7 +193,7 @@ def count_pieces_dask(paths_or_bag, pattern: str = GPT4_PATTERN, *,
             bag = paths_or_bag
             per_partition = _count_texts
         else:
-            shards = shards_of(paths_or_bag, blocksize, client=c)
+            shards = shards_of(paths_or_bag, blocksize, pattern=pattern, client=c)
             bag = bag_mod.from_sequence(shards, npartitions=len(shards))
             per_partition = _count_shards
         total = bag.reduction(functools.partial(per_partition, pattern=pattern,
@@ -281,7 +287,7 @@ def encode_files_dask(paths, encoding, out_dir, *, dtype=None, separator="<|endo
     out_dir = os.path.abspath(os.fspath(out_dir))
     os.makedirs(out_dir, exist_ok=True)
     with _client(client) as c:
-        shards = shards_of(paths, blocksize, client=c)
+        shards = shards_of(paths, blocksize, pattern=encoding._pat_str, client=c)
         last = {s.path: i for i, s in enumerate(shards)}
         ends = [last[s.path] == i and s.end > 0 for i, s in enumerate(shards)]
         [enc] = c.scatter([encoding], broadcast=True)

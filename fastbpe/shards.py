@@ -1,16 +1,24 @@
-"""Byte-range shards of text files, cut where no piece can span the cut.
+r"""Byte-range shards of text files, cut where no piece can span the cut.
 
 A shard is ``(path, start, end)`` in bytes.  Its text runs from the first *cut point* at
 or after ``start`` to the first cut point at or after ``end`` (0 and the file size count
 as cut points), so the shards of a file tile it exactly, whatever the byte ranges: every
 worker finds the same cut points on its own, reading only its range and a little past it.
 
-A cut point is the position just after a ``\\r`` or ``\\n`` that is followed by a
-non-space character: the rule ``trainer.train_files`` cuts its blocks by
-(``trainer._CUT_RE``), here applied to bytes.  A cut always follows an ASCII byte, so it
-never splits a UTF-8 sequence and each shard decodes (invalid bytes -> U+FFFD) to exactly
-its slice of the decoded file.  Pieces never span a cut point, so counting or encoding the
-shards one by one gives what the whole file gives.
+A cut point is the position just after a single ``\n`` or ``\r`` that stands between
+two letters or digits (``[\p{L}\p{N}]``), as in ``"end\nStart"``.  For every known
+split pattern (``patterns.BY_NAME``: GPT-2/r50k, cl100k/GPT-4, o200k, Llama 3) the
+newline there is a piece of its own (no whitespace run for ``\s+(?!\S)`` to share with
+the next piece, no punctuation for ``[^\s\p{L}\p{N}]+[\r\n]*`` to take it), so pieces
+never span a cut point and counting or encoding shard by shard gives what the whole file
+gives.  A newline after a space, a punctuation mark or a ``\r`` (CRLF) is *not* a cut
+point: with ``\s+(?!\S)`` the end of a text changes how a whitespace run splits.  Other
+patterns have no proven cut points: ``plan_shards(..., cuttable=False)`` makes one shard
+per file for them.
+
+A cut always follows an ASCII byte, so it never splits a UTF-8 sequence and each shard
+decodes (invalid bytes -> U+FFFD, which is no letter) to exactly its slice of the decoded
+file.  A file without cut points (one long line) is one shard, read whole.
 """
 from __future__ import annotations
 
@@ -18,7 +26,7 @@ import os
 import re
 from dataclasses import dataclass
 
-from .trainer import _CUT_RE
+import regex
 
 __all__ = ["Shard", "plan_shards", "read_shard", "shard_blocks"]
 
@@ -27,6 +35,7 @@ _MAX_CHAR_BYTES = 4
 # Shards are read, decoded and handed on in blocks of about this many bytes.
 _BLOCK_BYTES = 1 << 22
 _NEWLINE = re.compile(rb"[\r\n]")
+_WORD_CHAR = regex.compile(r"[\p{L}\p{N}]")
 
 
 @dataclass(frozen=True)
@@ -38,18 +47,22 @@ class Shard:
     end: int
 
 
-def plan_shards(path: str, size: int, blocksize: int) -> list:
-    """Shards of about ``blocksize`` bytes covering a file of ``size`` bytes (one empty
-    shard for an empty file, so every file is accounted for)."""
-    if size == 0:
-        return [Shard(path, 0, 0)]
+def plan_shards(path: str, size: int, blocksize: int, cuttable: bool = True) -> list:
+    """Shards of about ``blocksize`` bytes covering a file of ``size`` bytes; one shard
+    for the whole file when it is empty (every file is accounted for) or when the split
+    pattern has no known cut points (``cuttable=False``)."""
+    if size == 0 or not cuttable:
+        return [Shard(path, 0, size)]
     return [Shard(path, s, min(s + blocksize, size)) for s in range(0, size, blocksize)]
 
 
 def _is_cut(buf: bytes, c: int) -> bool:
-    # buf[c - 1] is \r or \n; the character at c decides (as in the decoded text)
-    ch = buf[c:c + _MAX_CHAR_BYTES].decode("utf-8", "replace")[:1]
-    return bool(ch) and _CUT_RE.match("\n" + ch) is not None
+    """buf[c - 1] is \\r or \\n: is c a cut point?  Looks at the characters on both sides
+    (UTF-8 resynchronises at a lead byte, so 4 bytes decode them as the whole file does)."""
+    after = buf[c:c + _MAX_CHAR_BYTES].decode("utf-8", "replace")[:1]
+    before = buf[max(c - 1 - _MAX_CHAR_BYTES, 0):c - 1].decode("utf-8", "replace")[-1:]
+    return (bool(after) and bool(before) and _WORD_CHAR.match(after) is not None
+            and _WORD_CHAR.match(before) is not None)
 
 
 def _last_cut(buf: bytes, lo: int, hi: int) -> int:
@@ -76,11 +89,12 @@ def _first_cut(f, pos: int, size: int) -> int:
     if pos <= 0:
         return 0
     step = 1 << 16
-    at = pos - 1  # the newline may be the byte just before pos
+    # a window starting 4 bytes before the newline that may stand just before pos
+    at = max(pos - 1 - _MAX_CHAR_BYTES, 0)
     while at < size:
         f.seek(at)
-        buf = f.read(step + _MAX_CHAR_BYTES)
-        for m in _NEWLINE.finditer(buf, 0, min(step, len(buf))):
+        buf = f.read(step + 2 * _MAX_CHAR_BYTES)
+        for m in _NEWLINE.finditer(buf, 0, min(step + _MAX_CHAR_BYTES, len(buf))):
             if at + m.end() >= pos and _is_cut(buf, m.end()):
                 return at + m.end()
         at += step
