@@ -60,6 +60,8 @@ MARKERS = {
     "encode": ("<!-- encode:start -->", "<!-- encode:end -->"),
     "pretokenize": ("<!-- pretokenize:start -->", "<!-- pretokenize:end -->"),
     "train": ("<!-- train:start -->", "<!-- train:end -->"),  # written by bench/train_table.py
+    "dask": ("<!-- dask:start -->", "<!-- dask:end -->"),  # bench/dask_count.py
+    "minbpe_torch": ("<!-- minbpe_torch:start -->", "<!-- minbpe_torch:end -->"),  # bench/minbpe_torch.py
 }
 CORPORA = {  # label -> corpus files to try in order
     "english": ["large_en", "tinyshakespeare"],
