@@ -74,6 +74,7 @@ def main(argv=None):
     ap.add_argument("--mb", type=float, default=None, help="first MB of the corpus (default: all)")
     ap.add_argument("--blocksize-mb", type=float, default=32)
     ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--vocab-size", type=int, default=100_000)
     ap.add_argument("--out", default=str(HERE / "RESULTS.md"))
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args(argv)
@@ -116,6 +117,8 @@ def main(argv=None):
         return c.export()
 
     add_s, _ = best(add_two, 1)
+    # the merge loop that runs on the client after the reduction
+    merge_s, _ = best(lambda: trainer.train_model(local, args.vocab_size), 1)
 
     mb = size / 1e6
     lines = ["## Piece counting: one machine vs a Dask LocalCluster", "",
@@ -137,7 +140,9 @@ def main(argv=None):
               f"({shard_bytes / 1e6 / shard_s:.0f} MB/s) |",
               f"| its exported counts | {len(exported[1]):,} pieces, {export_mb:.1f} MB |",
               f"| add two shards' counts | {add_s:.2f} s |",
-              f"| all {mb:.0f} MB: unique pieces | {len(local):,} |"]
+              f"| all {mb:.0f} MB: unique pieces | {len(local):,} |",
+              f"| merge loop on them, vocab {args.vocab_size:,} (client) | {merge_s:.2f} s |",
+              f"| this script's peak RSS (local counts, merges) | {_peak_rss_mb():.0f} MB |"]
     print("\n".join(lines))
     if args.no_write:
         return
