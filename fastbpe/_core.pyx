@@ -781,6 +781,50 @@ cdef class BPETable:
             free(lens)
             work_free(&w)
 
+    def encode_documents(self, const uint8_t[::1] data, const int64_t[::1] bounds, int kind,
+                         int64_t separator):
+        """Encode documents laid end to end in `data` (valid UTF-8; document i is
+        data[bounds[i]:bounds[i + 1]]) in one GIL-free pass, with `separator` appended after
+        each document when it is >= 0.  Returns (uint32 ids, int64 ends): the ids of document
+        i, its separator included, end at ends[i].  The corpus path (fastbpe/corpus.py) calls
+        this once per batch, so a batch of many small documents costs one call and one array."""
+        cdef Py_ssize_t n_docs = bounds.shape[0] - 1, i
+        cdef int64_t start, stop
+        cdef IdBuf out
+        cdef Work w
+        if kind < 0:
+            raise ValueError("encode_documents needs a pattern the C scanner knows")
+        if n_docs < 0:
+            raise ValueError("bounds needs at least one entry")
+        if separator >= self.tok.n_ids or separator > UINT32_MAX:
+            raise ValueError(f"separator {separator} is not a token of this vocabulary")
+        for i in range(n_docs):
+            if bounds[i] < 0 or bounds[i] > bounds[i + 1] or bounds[i + 1] > data.shape[0]:
+                raise ValueError(f"bounds[{i}:{i + 2}] is not a range inside data")
+        np = _np()
+        ends = np.empty(n_docs, dtype=np.int64)
+        cdef int64_t[::1] ends_view = ends
+        memset(&out, 0, sizeof(IdBuf))
+        memset(&w, 0, sizeof(Work))
+        try:
+            with nogil:
+                if data.shape[0] >= CACHE_MIN_TEXT:  # data stays alive for the whole call
+                    work_enable_cache(&w)
+                for i in range(n_docs):
+                    start = bounds[i]
+                    stop = bounds[i + 1]
+                    if stop > start:
+                        self.encode_utf8(&data[0] + start, stop - start, kind, &out, &w)
+                    if separator >= 0:
+                        idbuf_reserve(&out, 1)
+                        out.data[out.len] = <tok_t>separator
+                        out.len += 1
+                    ends_view[i] = out.len
+            return idbuf_to_numpy(&out), ends
+        finally:
+            idbuf_free(&out)
+            work_free(&w)
+
     def encode_bytes(self, const uint8_t[::1] data, bint as_numpy=False, str path="auto"):
         """Encode bytes as one piece (no splitting).  path="scan" or "heap" forces one merge
         algorithm (for tests: both must give the same ids)."""
