@@ -59,6 +59,9 @@ from .formats.atomic import atomic_writer
 from .progress import Progress, wants_progress
 
 DEFAULT_BUFFER_BYTES = 64 << 20
+# batches no larger than this, so that a corpus of a few of them still spreads over the cores
+# and the last batch leaves no core idle for long; larger ones gain nothing per call
+MAX_BATCH_BYTES = int(os.environ.get("FB_MAXB", 2 << 20))
 EOT = "<|endoftext|>"
 OFFSETS_SUFFIX = ".offsets"
 _DTYPES = {"uint16": np.dtype("<u2"), "uint32": np.dtype("<u4")}
@@ -75,10 +78,10 @@ def encode_files(encoding, paths, out=None, *, separator=EOT, split_on=None, kee
     sizes = [os.path.getsize(p) for p in paths]
     split = _check_split_on(split_on)
     settings = _Settings(encoding, separator, dtype, num_threads, buffer_bytes)
-    documents = _file_documents(paths, split, settings.batch_bytes)
+    batches = _file_batches(paths, split, settings.batch_bytes, keep_empty)
     progress = Progress("encode-files", total=sum(sizes), unit=" MB", scale=1e6,
                         enabled=wants_progress(show_progress))
-    return _run(settings, documents, keep_empty, out, progress)
+    return _run(settings, batches, out, progress)
 
 
 def encode_documents(encoding, documents, out=None, *, separator=EOT, keep_empty=False,
@@ -92,7 +95,8 @@ def encode_documents(encoding, documents, out=None, *, separator=EOT, keep_empty
     settings = _Settings(encoding, separator, dtype, num_threads, buffer_bytes)
     progress = Progress("encode", total=None, unit=" MB", scale=1e6,
                         enabled=wants_progress(show_progress))
-    return _run(settings, _utf8_documents(documents), keep_empty, out, progress)
+    batches = _batches(_utf8_documents(documents), keep_empty, settings.batch_bytes)
+    return _run(settings, batches, out, progress)
 
 
 def load(path, *, mmap=True):
@@ -139,7 +143,7 @@ class _Settings:
         # text in memory at once: max_in_flight batches submitted + one being filled + the
         # reader's block; two batches per worker keep every worker busy while one is written
         self.max_in_flight = 2 * self.num_threads
-        self.batch_bytes = max(1, buffer_bytes // (self.max_in_flight + 2))
+        self.batch_bytes = max(1, min(buffer_bytes // (self.max_in_flight + 2), MAX_BATCH_BYTES))
 
 
 def _separator_id(encoding, separator) -> int:
@@ -221,32 +225,55 @@ def _available_cores() -> int:
 # documents in
 
 
-def _file_documents(paths: list[str], split: bytes | None, block_bytes: int) -> Iterator[bytes]:
-    """Each file's documents as raw bytes, in order.  Files are read in blocks; only the
-    unfinished document at the end of a block is carried over."""
+def _file_batches(paths: list[str], split: bytes | None, block_bytes: int, keep_empty: bool):
+    """The batches of every file, in order.  Whole-file documents are grouped into batches;
+    a split file is read in blocks, each block's complete documents one batch, located in
+    place; only the unfinished document at the end of a block is carried over."""
+    if split is None:
+        yield from _batches(_whole_files(paths), keep_empty, block_bytes)
+        return
     for path in paths:
         with open(path, "rb") as f:
-            if split is None:
-                yield f.read()
-                continue
-            buf = bytearray()
-            search_from = 0
+            carry = bytearray()
             while True:
-                block = f.read(block_bytes)
-                if not block:
+                # the carried-over document and what is read make one batch of block_bytes; a
+                # document longer than that doubles its buffer (linear, however long it is)
+                room = block_bytes - len(carry) if len(carry) < block_bytes else len(carry)
+                buf = bytearray(len(carry) + room)
+                buf[:len(carry)] = carry
+                got = f.readinto(memoryview(buf)[len(carry):])
+                if not got:
                     break
-                buf += block
-                start = 0
-                while True:
-                    hit = buf.find(split, search_from)
-                    if hit < 0:
-                        break
-                    yield bytes(memoryview(buf)[start:hit])
-                    start = search_from = hit + len(split)
-                # a separator may straddle the next block: look again at its possible start
-                search_from = max(start, len(buf) - len(split) + 1) - start
-                del buf[:start]
-            yield bytes(buf)
+                if got < room:
+                    del buf[len(carry) + got:]
+                # only a block with a separator completes documents
+                if buf.find(split, max(0, len(carry) - len(split) + 1)) < 0:
+                    carry = buf
+                    continue
+                lengths = [len(part) for part in buf.split(split)]  # left to right, as str.split
+                unfinished = lengths.pop()
+                carry = buf[len(buf) - unfinished:]
+                yield _locate(buf, lengths, len(split), keep_empty, len(buf) - unfinished)
+            if carry or keep_empty:
+                yield _pack([bytes(carry)])
+
+
+def _whole_files(paths: list[str]) -> Iterator[bytes]:
+    for path in paths:
+        with open(path, "rb") as f:
+            yield f.read()
+
+
+def _locate(data: bytearray, lengths: list[int], sep_len: int, keep_empty: bool, size: int):
+    """The batch of the documents of `lengths`, each followed by a separator, at the start of
+    data (its first `size` bytes)."""
+    n = np.array(lengths, dtype=np.int64)
+    starts = np.zeros(len(n), dtype=np.int64)
+    np.cumsum(n[:-1] + sep_len, out=starts[1:])
+    ends = starts + n
+    if not keep_empty:
+        starts, ends = starts[n > 0], ends[n > 0]
+    return data, starts, ends, size
 
 
 def _utf8_documents(documents: Iterable) -> Iterator[bytes]:
@@ -264,7 +291,7 @@ def _utf8_documents(documents: Iterable) -> Iterator[bytes]:
 
 def _batches(documents: Iterator[bytes], keep_empty: bool, batch_bytes: int):
     """Group documents into batches of at most batch_bytes of text (a larger document is a
-    batch of its own): (valid UTF-8 bytes, int64 bounds, raw bytes consumed)."""
+    batch of its own)."""
     docs: list[bytes] = []
     size = 0
     for doc in documents:
@@ -280,40 +307,45 @@ def _batches(documents: Iterator[bytes], keep_empty: bool, batch_bytes: int):
 
 
 def _pack(docs: list[bytes]):
+    """A batch of documents laid end to end: (data, int64 starts, int64 ends, input bytes)."""
     data = b"".join(docs)
-    raw_size = len(data)
-    if not data.isascii():
-        try:
-            data.decode("utf-8")
-        except UnicodeDecodeError:
-            # replace per document: the same text as decoding the whole file with "replace",
-            # since a separator is valid UTF-8 and no invalid sequence runs into it
-            docs = [d.decode("utf-8", "replace").encode("utf-8") for d in docs]
-            data = b"".join(docs)
-    bounds = np.zeros(len(docs) + 1, dtype=np.int64)
-    np.cumsum([len(d) for d in docs], out=bounds[1:])
-    return data, bounds, raw_size
+    ends = np.cumsum([len(d) for d in docs], dtype=np.int64)
+    return data, ends - [len(d) for d in docs], ends, len(data)
+
+
+def _replace_bad_utf8(data, starts: np.ndarray, ends: np.ndarray):
+    """The batch with each document decoded with errors="replace" and encoded again: the same
+    text as decoding the whole file so, since a separator is valid UTF-8 and no invalid
+    sequence runs into it."""
+    docs = [bytes(data[s:e]).decode("utf-8", "replace").encode("utf-8")
+            for s, e in zip(starts.tolist(), ends.tolist())]
+    data, starts, ends, _ = _pack(docs)
+    return data, starts, ends
 
 
 # ----------------------------------------------------------------------------------------
 # the pipeline
 
 
-def _encode_batch(settings: _Settings, data: bytes, bounds: np.ndarray):
-    """(uint32 ids, int64 ends) of one batch; runs on a worker thread."""
+def _encode_batch(settings: _Settings, data: bytes, starts: np.ndarray, ends: np.ndarray):
+    """(uint32 ids, int64 stops) of one batch; runs on a worker thread."""
     enc = settings.encoding
     if settings.kind >= 0:
-        return enc._table.encode_documents(data, bounds, settings.kind, settings.separator)
-    parts, ends, total = [], np.empty(len(bounds) - 1, dtype=np.int64), 0
-    for i in range(len(bounds) - 1):
-        ids = enc._encode_ordinary(data[bounds[i]:bounds[i + 1]].decode("utf-8"), True)
+        done = enc._table.encode_documents(data, starts, ends, settings.kind, settings.separator)
+        if done is None:  # not valid UTF-8 (checked in the kernel, off the GIL)
+            data, starts, ends = _replace_bad_utf8(data, starts, ends)
+            done = enc._table.encode_documents(data, starts, ends, settings.kind, settings.separator)
+        return done
+    parts, stops, total = [], np.empty(len(starts), dtype=np.int64), 0
+    for i, (start, end) in enumerate(zip(starts.tolist(), ends.tolist())):
+        ids = enc._encode_ordinary(bytes(data[start:end]).decode("utf-8", "replace"), True)
         parts.append(ids)
         total += len(ids)
         if settings.separator >= 0:
             parts.append(np.array([settings.separator], dtype=np.uint32))
             total += 1
-        ends[i] = total
-    return (np.concatenate(parts) if parts else np.empty(0, dtype=np.uint32)), ends
+        stops[i] = total
+    return (np.concatenate(parts) if parts else np.empty(0, dtype=np.uint32)), stops
 
 
 class _Pipeline:
@@ -333,13 +365,13 @@ class _Pipeline:
     def run(self, batches) -> None:
         with ThreadPoolExecutor(self.settings.num_threads, thread_name_prefix="fastbpe-corpus") as pool:
             try:
-                for data, bounds, raw_size in batches:
+                for data, starts, ends, raw_size in batches:
                     # count the batch from the moment it exists (it is being filled until now)
                     self.text_bytes += len(data)
                     self.peak_text_bytes = max(self.peak_text_bytes, self.text_bytes)
                     while len(self.pending) >= self.settings.max_in_flight:
                         self._write_oldest()
-                    future = pool.submit(_encode_batch, self.settings, data, bounds)
+                    future = pool.submit(_encode_batch, self.settings, data, starts, ends)
                     self.pending.append((future, len(data), raw_size))
                     while self.pending and self.pending[0][0].done():
                         self._write_oldest()
@@ -395,8 +427,7 @@ class _FileSink:
         self.n_ids += len(ids)
 
 
-def _run(settings: _Settings, documents: Iterator[bytes], keep_empty: bool, out, progress: Progress):
-    batches = _batches(documents, keep_empty, settings.batch_bytes)
+def _run(settings: _Settings, batches, out, progress: Progress):
     with progress:
         if out is None:
             sink = _ArraySink(settings.dtype)

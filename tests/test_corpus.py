@@ -258,7 +258,7 @@ def test_memory_is_bounded_by_the_buffer(cl100k, tmp_path, monkeypatch):
     text = "\n\n".join(TEXTS * 400)  # ~170 kB
     path = write(tmp_path, "a.txt", text)
     for threads in (1, 2):
-        for buffer_bytes in (2_000, 20_000):
+        for buffer_bytes in (6_000, 20_000):  # batches larger than any one document
             RecordingPipeline.peaks.clear()
             assert_result(cl100k.encode_files(path, split_on="\n\n", num_threads=threads,
                                               buffer_bytes=buffer_bytes),
@@ -270,3 +270,23 @@ def test_memory_is_bounded_by_the_buffer(cl100k, tmp_path, monkeypatch):
     RecordingPipeline.peaks.clear()
     cl100k.encode_documents(TEXTS * 50 + [big] + TEXTS * 50, buffer_bytes=10_000, num_threads=2)
     assert len(big) <= RecordingPipeline.peaks[0] <= len(big) + 10_000
+
+
+def test_kernel_utf8_check_agrees_with_python():
+    from fastbpe._core import is_valid_utf8
+
+    rng = np.random.default_rng(9)
+    edge = [b"\xc0\x80", b"\xc2\x80", b"\xe0\x9f\xbf", b"\xe0\xa0\x80", b"\xed\x9f\xbf", b"\xed\xa0\x80",
+            b"\xef\xbf\xbf", b"\xf0\x8f\xbf\xbf", b"\xf0\x90\x80\x80", b"\xf4\x8f\xbf\xbf",
+            b"\xf4\x90\x80\x80", b"\xf5\x80\x80\x80", b"\xff", b"\x80", b"\xe2\x82", b"abcdefgh\xe2\x82\xac"]
+    samples = edge + [e + b"x" * 9 for e in edge] + [b"y" * 7 + e for e in edge]
+    alphabet = np.frombuffer(b"a \n\x80\xbf\xc2\xdf\xe0\xed\xef\xf0\xf4\xa0\x90\x8f\xff", dtype=np.uint8)
+    samples += [rng.choice(alphabet, size=rng.integers(0, 24)).tobytes() for _ in range(3000)]
+    samples += [s.encode("utf-8") for s in TEXTS]
+    for s in samples:
+        try:
+            s.decode("utf-8")
+            valid = True
+        except UnicodeDecodeError:
+            valid = False
+        assert is_valid_utf8(s) == valid, s
