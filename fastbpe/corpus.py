@@ -61,7 +61,7 @@ from .progress import Progress, wants_progress
 DEFAULT_BUFFER_BYTES = 64 << 20
 # batches no larger than this, so that a corpus of a few of them still spreads over the cores
 # and the last batch leaves no core idle for long; larger ones gain nothing per call
-MAX_BATCH_BYTES = int(os.environ.get("FB_MAXB", 2 << 20))
+MAX_BATCH_BYTES = 2 << 20
 EOT = "<|endoftext|>"
 OFFSETS_SUFFIX = ".offsets"
 _DTYPES = {"uint16": np.dtype("<u2"), "uint32": np.dtype("<u4")}

@@ -290,3 +290,37 @@ def test_kernel_utf8_check_agrees_with_python():
         except UnicodeDecodeError:
             valid = False
         assert is_valid_utf8(s) == valid, s
+
+
+def test_cli_encode_files(cl100k, tmp_path, capsys):
+    from fastbpe.cli import main
+
+    path = write(tmp_path, "a.txt", "\n\n".join(TEXTS).encode("utf-8") + b"\n\nbad \xff byte")
+    out = tmp_path / "train.bin"
+    assert main(["encode-files", str(path), "-o", str(out), "--split-on", r"\n\n",
+                 "--threads", "2", "--no-progress"]) == 0
+    docs = (path.read_bytes().decode("utf-8", "replace")).split("\n\n")
+    assert_result(corpus.load(out), expected(cl100k, docs))
+    assert "5 documents" in capsys.readouterr().err
+    assert main(["encode-files", str(path), "-o", str(out), "--separator", "none",
+                 "--dtype", "uint32"]) == 0
+    assert_result(corpus.load(out), expected(cl100k, ["\n\n".join(docs)], separator=-1))
+    assert main(["encode-files", str(path), "-o", str(out), "--separator", "198"]) == 0
+    assert corpus.load(out)[0][-1] == 198
+    capsys.readouterr()
+    # errors in the input or output: 1, with a message; nothing written
+    for argv, message in [([str(tmp_path / "missing.txt")], "no such file"),
+                          ([str(path), "--dtype", "uint16"], "uint16"),
+                          ([str(path), "--separator", "no such token"], "not a token"),
+                          ([str(path), "--threads", "0"], "num_threads")]:
+        assert main(["encode-files", *argv, "-o", str(tmp_path / "x.bin")]) == 1
+        assert message in capsys.readouterr().err
+    assert not (tmp_path / "x.bin").exists()
+    # bad arguments: 2 (argparse)
+    with pytest.raises(SystemExit) as e:
+        main(["encode-files", str(path)])  # no -o
+    assert e.value.code == 2
+    with pytest.raises(SystemExit) as e:
+        main(["encode-files", "--help"])
+    assert e.value.code == 0
+    assert "default: 64" in capsys.readouterr().out
