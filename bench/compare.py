@@ -60,6 +60,7 @@ MARKERS = {
     "encode": ("<!-- encode:start -->", "<!-- encode:end -->"),
     "pretokenize": ("<!-- pretokenize:start -->", "<!-- pretokenize:end -->"),
     "train": ("<!-- train:start -->", "<!-- train:end -->"),  # written by bench/train_table.py
+    "corpus": ("<!-- corpus:start -->", "<!-- corpus:end -->"),  # written by bench/corpus_table.py
 }
 CORPORA = {  # label -> corpus files to try in order
     "english": ["large_en", "tinyshakespeare"],
