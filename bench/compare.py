@@ -60,6 +60,7 @@ MARKERS = {
     "encode": ("<!-- encode:start -->", "<!-- encode:end -->"),
     "pretokenize": ("<!-- pretokenize:start -->", "<!-- pretokenize:end -->"),
     "train": ("<!-- train:start -->", "<!-- train:end -->"),  # written by bench/train_table.py
+    "corpus": ("<!-- corpus:start -->", "<!-- corpus:end -->"),  # written by bench/corpus_table.py
     "dask": ("<!-- dask:start -->", "<!-- dask:end -->"),  # bench/dask_count.py
     "minbpe_torch": ("<!-- minbpe_torch:start -->", "<!-- minbpe_torch:end -->"),  # bench/minbpe_torch.py
 }

@@ -781,6 +781,56 @@ cdef class BPETable:
             free(lens)
             work_free(&w)
 
+    def encode_documents(self, const uint8_t[::1] data, const int64_t[::1] starts,
+                         const int64_t[::1] ends, int kind, int64_t separator):
+        """Encode the documents data[starts[i]:ends[i]] (valid UTF-8) in one GIL-free pass,
+        with `separator` appended after each when it is >= 0.  Returns (uint32 ids, int64
+        stops): the ids of document i, its separator included, stop at stops[i].  The corpus
+        path (fastbpe/corpus.py) calls this once per block of a file, its documents located
+        in place, so many small documents cost one call, one array and no copies."""
+        cdef Py_ssize_t n_docs = starts.shape[0], i
+        cdef IdBuf out
+        cdef Work w
+        if kind < 0:
+            raise ValueError("encode_documents needs a pattern the C scanner knows")
+        if ends.shape[0] != n_docs:
+            raise ValueError("starts and ends differ in length")
+        if separator >= self.tok.n_ids or separator > UINT32_MAX:
+            raise ValueError(f"separator {separator} is not a token of this vocabulary")
+        for i in range(n_docs):
+            if starts[i] < 0 or starts[i] > ends[i] or ends[i] > data.shape[0]:
+                raise ValueError(f"document {i} ({starts[i]}:{ends[i]}) is not inside data")
+        np = _np()
+        stops = np.empty(n_docs, dtype=np.int64)
+        cdef int64_t[::1] stops_view = stops
+        cdef bint valid = True
+        with nogil:
+            for i in range(n_docs):
+                if not utf8_valid(&data[0] + starts[i], ends[i] - starts[i]):
+                    valid = False
+                    break
+        if not valid:
+            return None
+        memset(&out, 0, sizeof(IdBuf))
+        memset(&w, 0, sizeof(Work))
+        try:
+            with nogil:
+                if data.shape[0] >= CACHE_MIN_TEXT:  # data stays alive for the whole call
+                    work_enable_cache(&w)
+                idbuf_reserve(&out, data.shape[0] // 4 + n_docs + 16)
+                for i in range(n_docs):
+                    if ends[i] > starts[i]:
+                        self.encode_utf8(&data[0] + starts[i], ends[i] - starts[i], kind, &out, &w)
+                    if separator >= 0:
+                        idbuf_reserve(&out, 1)
+                        out.data[out.len] = <tok_t>separator
+                        out.len += 1
+                    stops_view[i] = out.len
+            return idbuf_to_numpy(&out), stops
+        finally:
+            idbuf_free(&out)
+            work_free(&w)
+
     def encode_bytes(self, const uint8_t[::1] data, bint as_numpy=False, str path="auto"):
         """Encode bytes as one piece (no splitting).  path="scan" or "heap" forces one merge
         algorithm (for tests: both must give the same ids)."""
@@ -854,6 +904,60 @@ cdef class BPETable:
                 memcpy(dst, self.tok.data + self.tok.start[ids32[i]], self.tok.length[ids32[i]])
                 dst += self.tok.length[ids32[i]]
         return res
+
+
+cdef bint utf8_valid(const uint8_t* s, Py_ssize_t n) noexcept nogil:
+    """Whether s[:n] is valid UTF-8 by Python's rules (no overlongs, no surrogates, nothing
+    above U+10FFFF); ASCII runs are checked 8 bytes at a time."""
+    cdef Py_ssize_t i = 0
+    cdef uint8_t c, c1
+    cdef uint64_t word
+    while i < n:
+        if i + 8 <= n:
+            memcpy(&word, s + i, 8)
+            if (word & 0x8080808080808080ULL) == 0:
+                i += 8
+                continue
+        c = s[i]
+        if c < 0x80:
+            i += 1
+            continue
+        if c < 0xC2:                # a continuation byte, or an overlong 2-byte lead
+            return False
+        if c < 0xE0:
+            if i + 1 >= n or (s[i + 1] & 0xC0) != 0x80:
+                return False
+            i += 2
+            continue
+        if c < 0xF0:
+            if i + 2 >= n:
+                return False
+            c1 = s[i + 1]
+            if (c1 & 0xC0) != 0x80 or (s[i + 2] & 0xC0) != 0x80:
+                return False
+            if (c == 0xE0 and c1 < 0xA0) or (c == 0xED and c1 >= 0xA0):  # overlong, surrogate
+                return False
+            i += 3
+            continue
+        if c < 0xF5:
+            if i + 3 >= n:
+                return False
+            c1 = s[i + 1]
+            if (c1 & 0xC0) != 0x80 or (s[i + 2] & 0xC0) != 0x80 or (s[i + 3] & 0xC0) != 0x80:
+                return False
+            if (c == 0xF0 and c1 < 0x90) or (c == 0xF4 and c1 >= 0x90):  # overlong, > U+10FFFF
+                return False
+            i += 4
+            continue
+        return False
+    return True
+
+
+def is_valid_utf8(const uint8_t[::1] data):
+    """utf8_valid for Python callers (the tests compare it with bytes.decode)."""
+    if data.shape[0] == 0:
+        return True
+    return utf8_valid(&data[0], data.shape[0])
 
 
 cdef void _locate_pieces(const uint8_t* s, bint ascii, Py_ssize_t n, const char** ptrs,

@@ -1,4 +1,4 @@
-"""Command line: `python -m fastbpe encode|decode|count|list|train ...`."""
+"""Command line: `python -m fastbpe encode|decode|count|list|train|encode-files ...`."""
 from __future__ import annotations
 
 import argparse
@@ -36,7 +36,13 @@ def main(argv: list[str] | None = None) -> int:
     p_tr.add_argument("--min-frequency", type=int, default=0)
     p_tr.add_argument("--max-token-length", type=int, default=None)
 
+    from . import corpus_cli
+
+    corpus_cli.add_parser(sub)
+
     args = parser.parse_args(argv)
+    if hasattr(args, "run"):
+        return args.run(args)
     from . import get_encoding, list_encoding_names
 
     if args.command == "train":

@@ -145,6 +145,28 @@ class Encoding:
 
         return _parallel_map(chunk, text, self._batch_threads(num_threads))
 
+    def encode_files(self, paths, out=None, *, separator="<|endoftext|>", split_on=None,
+                     keep_empty=False, dtype=None, num_threads=None, buffer_bytes=64 << 20,
+                     show_progress=None):
+        """Encode whole files for training into one flat array of ids plus document offsets,
+        on all cores, in memory bounded by `buffer_bytes`: ``(ids, offsets)``, or written to
+        `out` (a raw ``.bin`` of ids and ``out + ".offsets"``).  See `fastbpe.corpus`."""
+        from . import corpus
+
+        return corpus.encode_files(self, paths, out, separator=separator, split_on=split_on,
+                                   keep_empty=keep_empty, dtype=dtype, num_threads=num_threads,
+                                   buffer_bytes=buffer_bytes, show_progress=show_progress)
+
+    def encode_documents(self, documents, out=None, *, separator="<|endoftext|>",
+                         keep_empty=False, dtype=None, num_threads=None, buffer_bytes=64 << 20,
+                         show_progress=None):
+        """`encode_files` for an iterable of documents (str or bytes), read lazily."""
+        from . import corpus
+
+        return corpus.encode_documents(self, documents, out, separator=separator,
+                                       keep_empty=keep_empty, dtype=dtype, num_threads=num_threads,
+                                       buffer_bytes=buffer_bytes, show_progress=show_progress)
+
     def _batch_threads(self, num_threads: int) -> int:
         """Threads worth using: with the C scanner the whole encode is GIL-free and scales;
         a pattern split by `regex` does not, because `regex` takes the GIL back for every

@@ -1,0 +1,443 @@
+"""Encode whole corpora for training: files (or an iterable of documents) -> one flat array of
+token ids plus document offsets, on every core, in memory bounded by a buffer.
+
+`Encoding.encode_files` and `Encoding.encode_documents` are thin wrappers over `encode_files`
+and `encode_documents` here; `python -m fastbpe encode-files` is the command line.
+
+What comes out
+--------------
+* Documents, in input order: each file is one document, or, with ``split_on="..."``, each file
+  is cut into documents at every occurrence of that text (like ``text.split(split_on)``).
+  Empty documents are dropped unless ``keep_empty=True``.
+* Each document's ids are exactly ``encoding.encode_ordinary(document)`` (special-token text
+  is ordinary text, as in tiktoken's `encode_ordinary_batch`), followed by the separator token
+  (by default ``<|endoftext|>``; ``separator=None`` for none).  So the separator stands between
+  any two documents, and the stream ends with one, as nanoGPT's ``prepare.py`` writes it.
+* Bytes that are not UTF-8 are replaced by U+FFFD (``bytes.decode("utf-8", "replace")``), as
+  tiktoken does with lone surrogates and tokie with bad bytes; a file never fails on them.
+* ``offsets``: int64, ``n_documents + 1`` entries, ``offsets[0] == 0``; document ``i`` with its
+  separator is ``ids[offsets[i]:offsets[i + 1]]``.
+
+On-disk layout (``out="train.bin"``)
+------------------------------------
+``train.bin``          the ids: raw little-endian uint16 or uint32, no header (nanoGPT reads
+                       it with ``np.memmap("train.bin", dtype=np.uint16, mode="r")``).
+``train.bin.offsets``  the offsets: raw little-endian int64, ``n_documents + 1`` entries.
+
+The id width follows from the two files: ``size(train.bin) / offsets[-1]`` bytes per id;
+`load` reads both back.  Both files are written atomically (temporary files renamed over the
+targets at the end): an interrupted run leaves the old files or none.
+
+Memory
+------
+The text held at once (batches queued, being encoded, or waiting to be written, plus the
+batch being filled) stays under ``buffer_bytes``, whatever the corpus size; the ids of those
+batches take about as much again (4 bytes per token, a token is ~4 bytes of English).  A
+document is encoded whole (cutting it could change its ids), so a single document larger than
+a batch is held whole: whole-file documents cost the size of the largest file.  With
+``out=None`` the result array itself is in memory (built once more by the final
+concatenation); with ``out=path`` ids go to disk as they are made.
+
+Speed
+-----
+The main thread reads, cuts documents, checks UTF-8 and writes; ``num_threads`` workers run
+the GIL-free kernel (`BPETable.encode_documents`, one call per batch), so reading, encoding
+and writing overlap.  A split pattern without the C scanner runs through `regex`, which holds
+the GIL: that path encodes on one thread.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
+from typing import Iterable, Iterator
+
+import numpy as np
+
+from .formats.atomic import atomic_writer
+from .progress import Progress, wants_progress
+
+DEFAULT_BUFFER_BYTES = 64 << 20
+# batches no larger than this, so that a corpus of a few of them still spreads over the cores
+# and the last batch leaves no core idle for long; larger ones gain nothing per call
+MAX_BATCH_BYTES = 2 << 20
+EOT = "<|endoftext|>"
+OFFSETS_SUFFIX = ".offsets"
+_DTYPES = {"uint16": np.dtype("<u2"), "uint32": np.dtype("<u4")}
+
+
+def encode_files(encoding, paths, out=None, *, separator=EOT, split_on=None, keep_empty=False,
+                 dtype=None, num_threads=None, buffer_bytes=DEFAULT_BUFFER_BYTES,
+                 show_progress=None):
+    """Encode the files at `paths` (a path or an iterable of paths); see the module docstring.
+
+    Returns ``(ids, offsets)``: numpy arrays, or with `out` read-only memory maps of the
+    written files."""
+    paths = _check_paths(paths)
+    sizes = [os.path.getsize(p) for p in paths]
+    split = _check_split_on(split_on)
+    settings = _Settings(encoding, separator, dtype, num_threads, buffer_bytes)
+    batches = _file_batches(paths, split, settings.batch_bytes, keep_empty)
+    progress = Progress("encode-files", total=sum(sizes), unit=" MB", scale=1e6,
+                        enabled=wants_progress(show_progress))
+    return _run(settings, batches, out, progress)
+
+
+def encode_documents(encoding, documents, out=None, *, separator=EOT, keep_empty=False,
+                     dtype=None, num_threads=None, buffer_bytes=DEFAULT_BUFFER_BYTES,
+                     show_progress=None):
+    """Encode an iterable of documents (str, or bytes read as UTF-8 with replacement), consumed
+    lazily; same output as `encode_files`."""
+    if isinstance(documents, (str, bytes, bytearray)):
+        raise TypeError("expected an iterable of documents, got a single "
+                        f"{type(documents).__name__}")
+    settings = _Settings(encoding, separator, dtype, num_threads, buffer_bytes)
+    progress = Progress("encode", total=None, unit=" MB", scale=1e6,
+                        enabled=wants_progress(show_progress))
+    batches = _batches(_utf8_documents(documents), keep_empty, settings.batch_bytes)
+    return _run(settings, batches, out, progress)
+
+
+def load(path, *, mmap=True):
+    """``(ids, offsets)`` of a corpus written with ``out=path``; the id width is read off the
+    file sizes.  ValueError when the two files do not belong together."""
+    path = os.fspath(path)
+    offsets = np.fromfile(path + OFFSETS_SUFFIX, dtype="<i8")
+    if offsets.size == 0 or offsets[0] != 0 or np.any(np.diff(offsets) < 0):
+        raise ValueError(f"{path + OFFSETS_SUFFIX} is not an offsets file")
+    n_ids = int(offsets[-1])
+    size = os.path.getsize(path)
+    if n_ids == 0:
+        if size:
+            raise ValueError(f"{path} holds {size} bytes but its offsets say no ids")
+        return np.empty(0, dtype=_DTYPES["uint32"]), offsets
+    width, rest = divmod(size, n_ids)
+    if rest or width not in (2, 4):
+        raise ValueError(f"{path} holds {size} bytes, not {n_ids} ids of 2 or 4 bytes")
+    dtype = _DTYPES["uint16"] if width == 2 else _DTYPES["uint32"]
+    ids = np.memmap(path, dtype=dtype, mode="r") if mmap else np.fromfile(path, dtype=dtype)
+    return ids, offsets
+
+
+# ----------------------------------------------------------------------------------------
+# arguments
+
+
+class _Settings:
+    """The checked arguments shared by both entry points, and the batch size they imply."""
+
+    def __init__(self, encoding, separator, dtype, num_threads, buffer_bytes):
+        self.encoding = encoding
+        self.separator = _separator_id(encoding, separator)
+        self.dtype = _choose_dtype(encoding, dtype)
+        if num_threads is None:
+            num_threads = _available_cores()
+        if type(num_threads) is not int or num_threads < 1:
+            raise ValueError(f"num_threads must be a positive int, not {num_threads!r}")
+        if type(buffer_bytes) is not int or buffer_bytes < 1:
+            raise ValueError(f"buffer_bytes must be a positive int, not {buffer_bytes!r}")
+        self.kind = encoding._splitter.kind
+        # the regex path holds the GIL per match: more threads only contend (see Encoding)
+        self.num_threads = num_threads if self.kind >= 0 else 1
+        # text in memory at once: max_in_flight batches submitted + one being filled + the
+        # reader's block; two batches per worker keep every worker busy while one is written
+        self.max_in_flight = 2 * self.num_threads
+        self.batch_bytes = max(1, min(buffer_bytes // (self.max_in_flight + 2), MAX_BATCH_BYTES))
+
+
+def _separator_id(encoding, separator) -> int:
+    """The separator as a token id, -1 for none."""
+    if separator is None:
+        return -1
+    if isinstance(separator, str):
+        if separator in encoding._special_tokens:
+            return encoding._special_tokens[separator]
+        try:
+            return encoding.encode_single_token(separator)
+        except KeyError:
+            hint = " (pass separator=None for none)" if separator == EOT else ""
+            raise ValueError(f"separator {separator!r} is not a token of {encoding.name}{hint}") from None
+    if isinstance(separator, (bool, float)) or not hasattr(separator, "__index__"):
+        raise TypeError(f"separator must be a token id, a token's text or None, not {separator!r}")
+    token = int(separator)
+    try:
+        encoding.decode_single_token_bytes(token)
+    except (KeyError, OverflowError):
+        raise ValueError(f"separator {token} is not a token id of {encoding.name}") from None
+    return token
+
+
+def _choose_dtype(encoding, dtype) -> np.dtype:
+    """uint16 when every id fits (n_vocab <= 65536), else uint32; a uint16 that cannot hold
+    every id is refused rather than silently wrapped."""
+    if dtype is None:
+        return _DTYPES["uint16" if encoding.n_vocab <= 1 << 16 else "uint32"]
+    try:
+        name = np.dtype(dtype).name
+    except TypeError:
+        name = None
+    if name not in _DTYPES:
+        raise ValueError(f"dtype must be uint16 or uint32 (or None to choose), not {dtype!r}")
+    if name == "uint16" and encoding.n_vocab > 1 << 16:
+        raise ValueError(f"{encoding.name} has {encoding.n_vocab} token ids, more than uint16 "
+                         "holds (65536): use dtype=uint32")
+    return _DTYPES[name]
+
+
+def _check_paths(paths) -> list[str]:
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    elif isinstance(paths, (bytes, bytearray)):
+        raise TypeError("paths must be str or os.PathLike (or an iterable of them), not bytes")
+    out = []
+    for p in paths:
+        if not isinstance(p, (str, os.PathLike)):
+            raise TypeError(f"paths must be str or os.PathLike, not {type(p).__name__}")
+        p = os.fspath(p)
+        if os.path.isdir(p):
+            raise IsADirectoryError(f"{p} is a directory, not a file")
+        if not os.path.exists(p):
+            raise FileNotFoundError(f"no such file: {p}")
+        out.append(p)
+    return out
+
+
+def _check_split_on(split_on) -> bytes | None:
+    if split_on is None:
+        return None
+    if not isinstance(split_on, str):
+        raise TypeError(f"split_on must be str or None, not {type(split_on).__name__}")
+    if not split_on:
+        raise ValueError("split_on cannot be empty (None keeps each file whole)")
+    # UTF-8 is self-synchronising: a match in the bytes is a match in the text
+    return split_on.encode("utf-8")
+
+
+def _available_cores() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+# ----------------------------------------------------------------------------------------
+# documents in
+
+
+def _file_batches(paths: list[str], split: bytes | None, block_bytes: int, keep_empty: bool):
+    """The batches of every file, in order.  Whole-file documents are grouped into batches;
+    a split file is read in blocks, each block's complete documents one batch, located in
+    place; only the unfinished document at the end of a block is carried over."""
+    if split is None:
+        yield from _batches(_whole_files(paths), keep_empty, block_bytes)
+        return
+    for path in paths:
+        with open(path, "rb") as f:
+            carry = bytearray()
+            while True:
+                # the carried-over document and what is read make one batch of block_bytes; a
+                # document longer than that doubles its buffer (linear, however long it is)
+                room = block_bytes - len(carry) if len(carry) < block_bytes else len(carry)
+                buf = bytearray(len(carry) + room)
+                buf[:len(carry)] = carry
+                got = f.readinto(memoryview(buf)[len(carry):])
+                if not got:
+                    break
+                if got < room:
+                    del buf[len(carry) + got:]
+                # only a block with a separator completes documents
+                if buf.find(split, max(0, len(carry) - len(split) + 1)) < 0:
+                    carry = buf
+                    continue
+                lengths = [len(part) for part in buf.split(split)]  # left to right, as str.split
+                unfinished = lengths.pop()
+                carry = buf[len(buf) - unfinished:]
+                yield _locate(buf, lengths, len(split), keep_empty, len(buf) - unfinished)
+            if carry or keep_empty:
+                yield _pack([bytes(carry)])
+
+
+def _whole_files(paths: list[str]) -> Iterator[bytes]:
+    for path in paths:
+        with open(path, "rb") as f:
+            yield f.read()
+
+
+def _locate(data: bytearray, lengths: list[int], sep_len: int, keep_empty: bool, size: int):
+    """The batch of the documents of `lengths`, each followed by a separator, at the start of
+    data (its first `size` bytes)."""
+    n = np.array(lengths, dtype=np.int64)
+    starts = np.zeros(len(n), dtype=np.int64)
+    np.cumsum(n[:-1] + sep_len, out=starts[1:])
+    ends = starts + n
+    if not keep_empty:
+        starts, ends = starts[n > 0], ends[n > 0]
+    return data, starts, ends, size
+
+
+def _utf8_documents(documents: Iterable) -> Iterator[bytes]:
+    for doc in documents:
+        if isinstance(doc, str):
+            try:
+                yield doc.encode("utf-8")
+            except UnicodeEncodeError:  # lone surrogates: tiktoken's replacement
+                yield doc.encode("utf-16", "surrogatepass").decode("utf-16", "replace").encode("utf-8")
+        elif isinstance(doc, (bytes, bytearray, memoryview)):
+            yield bytes(doc)
+        else:
+            raise TypeError(f"documents must be str or bytes, not {type(doc).__name__}")
+
+
+def _batches(documents: Iterator[bytes], keep_empty: bool, batch_bytes: int):
+    """Group documents into batches of at most batch_bytes of text (a larger document is a
+    batch of its own)."""
+    docs: list[bytes] = []
+    size = 0
+    for doc in documents:
+        if not doc and not keep_empty:
+            continue
+        if docs and size + len(doc) > batch_bytes:
+            yield _pack(docs)
+            docs, size = [], 0
+        docs.append(doc)
+        size += len(doc)
+    if docs:
+        yield _pack(docs)
+
+
+def _pack(docs: list[bytes]):
+    """A batch of documents laid end to end: (data, int64 starts, int64 ends, input bytes)."""
+    data = b"".join(docs)
+    ends = np.cumsum([len(d) for d in docs], dtype=np.int64)
+    return data, ends - [len(d) for d in docs], ends, len(data)
+
+
+def _replace_bad_utf8(data, starts: np.ndarray, ends: np.ndarray):
+    """The batch with each document decoded with errors="replace" and encoded again: the same
+    text as decoding the whole file so, since a separator is valid UTF-8 and no invalid
+    sequence runs into it."""
+    docs = [bytes(data[s:e]).decode("utf-8", "replace").encode("utf-8")
+            for s, e in zip(starts.tolist(), ends.tolist())]
+    data, starts, ends, _ = _pack(docs)
+    return data, starts, ends
+
+
+# ----------------------------------------------------------------------------------------
+# the pipeline
+
+
+def _encode_batch(settings: _Settings, data: bytes, starts: np.ndarray, ends: np.ndarray):
+    """(uint32 ids, int64 stops) of one batch; runs on a worker thread."""
+    enc = settings.encoding
+    if settings.kind >= 0:
+        done = enc._table.encode_documents(data, starts, ends, settings.kind, settings.separator)
+        if done is None:  # not valid UTF-8 (checked in the kernel, off the GIL)
+            data, starts, ends = _replace_bad_utf8(data, starts, ends)
+            done = enc._table.encode_documents(data, starts, ends, settings.kind, settings.separator)
+        return done
+    parts, stops, total = [], np.empty(len(starts), dtype=np.int64), 0
+    for i, (start, end) in enumerate(zip(starts.tolist(), ends.tolist())):
+        ids = enc._encode_ordinary(bytes(data[start:end]).decode("utf-8", "replace"), True)
+        parts.append(ids)
+        total += len(ids)
+        if settings.separator >= 0:
+            parts.append(np.array([settings.separator], dtype=np.uint32))
+            total += 1
+        stops[i] = total
+    return (np.concatenate(parts) if parts else np.empty(0, dtype=np.uint32)), stops
+
+
+class _Pipeline:
+    """Submits batches to the workers, at most max_in_flight at once, and hands finished ones
+    to the sink in input order.  Counts the text it holds (peak_text_bytes) so tests can check
+    the bound without timing anything."""
+
+    def __init__(self, settings: _Settings, sink, progress: Progress):
+        self.settings = settings
+        self.sink = sink
+        self.progress = progress
+        self.pending: deque = deque()
+        self.text_bytes = 0
+        self.peak_text_bytes = 0
+        self.raw_done = 0
+
+    def run(self, batches) -> None:
+        with ThreadPoolExecutor(self.settings.num_threads, thread_name_prefix="fastbpe-corpus") as pool:
+            try:
+                for data, starts, ends, raw_size in batches:
+                    # count the batch from the moment it exists (it is being filled until now)
+                    self.text_bytes += len(data)
+                    self.peak_text_bytes = max(self.peak_text_bytes, self.text_bytes)
+                    while len(self.pending) >= self.settings.max_in_flight:
+                        self._write_oldest()
+                    future = pool.submit(_encode_batch, self.settings, data, starts, ends)
+                    self.pending.append((future, len(data), raw_size))
+                    while self.pending and self.pending[0][0].done():
+                        self._write_oldest()
+                while self.pending:
+                    self._write_oldest()
+            except BaseException:
+                for future, _, _ in self.pending:
+                    future.cancel()
+                raise
+
+    def _write_oldest(self) -> None:
+        future, n_text, raw_size = self.pending.popleft()
+        ids, ends = future.result()
+        self.sink.add(ids, ends)
+        self.text_bytes -= n_text
+        self.raw_done += raw_size
+        self.progress.update(self.raw_done)
+
+
+class _ArraySink:
+    """Collects ids and offsets in memory."""
+
+    def __init__(self, dtype):
+        self.dtype = dtype
+        self.ids: list[np.ndarray] = []
+        self.ends: list[np.ndarray] = [np.zeros(1, dtype=np.int64)]
+        self.n_ids = 0
+
+    def add(self, ids, ends) -> None:
+        self.ids.append(ids.astype(self.dtype, copy=False))
+        self.ends.append(ends + self.n_ids)
+        self.n_ids += len(ids)
+
+    def result(self):
+        ids = np.concatenate(self.ids) if self.ids else np.empty(0, dtype=self.dtype)
+        self.ids.clear()
+        return ids, np.concatenate(self.ends)
+
+
+class _FileSink:
+    """Streams ids and offsets to two open files."""
+
+    def __init__(self, dtype, ids_file, offsets_file):
+        self.dtype = dtype
+        self.ids_file = ids_file
+        self.offsets_file = offsets_file
+        self.n_ids = 0
+        offsets_file.write(np.zeros(1, dtype="<i8").tobytes())
+
+    def add(self, ids, ends) -> None:
+        self.ids_file.write(ids.astype(self.dtype, copy=False).data)
+        self.offsets_file.write((ends + self.n_ids).astype("<i8", copy=False).data)
+        self.n_ids += len(ids)
+
+
+def _run(settings: _Settings, batches, out, progress: Progress):
+    with progress:
+        if out is None:
+            sink = _ArraySink(settings.dtype)
+            _Pipeline(settings, sink, progress).run(batches)
+            return sink.result()
+        out = os.fspath(out)
+        with contextlib.ExitStack() as files:
+            # entered ids first, so the offsets file is renamed into place first and the ids
+            # last: a reader that finds the ids finds their offsets
+            ids_file = files.enter_context(atomic_writer(out))
+            offsets_file = files.enter_context(atomic_writer(out + OFFSETS_SUFFIX))
+            _Pipeline(settings, _FileSink(settings.dtype, ids_file, offsets_file), progress).run(batches)
+    return load(out)

@@ -1,0 +1,75 @@
+"""`fastbpe encode-files`: the command line of `fastbpe.corpus` (registered in cli.py)."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+DESCRIPTION = """\
+Encode text files for training into OUT (raw little-endian token ids) and OUT.offsets
+(int64 document boundaries; see `fastbpe.corpus`), on every core, in bounded memory.
+Each file is one document, or --split-on cuts files into documents; the separator token
+follows every document.  Bad UTF-8 is replaced by U+FFFD.  Exit status: 0 done, 1 an
+error in the input or output (a message on stderr), 2 bad arguments."""
+
+
+class _Defaults(argparse.RawDescriptionHelpFormatter):
+    """Shows "(default: X)" where there is a default the help does not already state."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        if "default" in text or action.default in (None, False, argparse.SUPPRESS):
+            return text
+        return text + " (default: %(default)s)"
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("encode-files", help="encode files into a .bin of ids + offsets (training data)",
+                       description=DESCRIPTION, formatter_class=_Defaults)
+    p.add_argument("files", nargs="+", help="UTF-8 text files")
+    p.add_argument("-o", "--output", required=True, help="the ids file to write (e.g. train.bin)")
+    p.add_argument("-e", "--encoding", default="cl100k_base", help="a named encoding")
+    p.add_argument("--split-on", default=None,
+                   help='text that separates documents inside a file, with Python escapes ("\\n\\n"); '
+                        "default: each file is one document")
+    p.add_argument("--separator", default="<|endoftext|>",
+                   help='token after each document: its text, its id, or "none"')
+    p.add_argument("--keep-empty", action="store_true", help="keep empty documents (as a lone separator)")
+    p.add_argument("--dtype", choices=["auto", "uint16", "uint32"], default="auto",
+                   help="id width; auto: uint16 when the vocabulary fits")
+    p.add_argument("--threads", type=int, default=None, help="encoding threads (default: every core)")
+    p.add_argument("--buffer-mb", type=float, default=64, help="text held in memory at once, MB")
+    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help="progress bar on stderr (default: when stderr is a terminal)")
+    p.set_defaults(run=run)
+
+
+def run(args) -> int:
+    from . import get_encoding
+
+    split_on = None if args.split_on is None else _unescape(args.split_on)
+    separator = args.separator
+    if separator.lower() == "none":
+        separator = None
+    elif separator.isdigit():
+        separator = int(separator)
+    try:
+        enc = get_encoding(args.encoding)
+        ids, offsets = enc.encode_files(
+            args.files, args.output, separator=separator, split_on=split_on,
+            keep_empty=args.keep_empty, dtype=None if args.dtype == "auto" else args.dtype,
+            num_threads=args.threads, buffer_bytes=max(1, int(args.buffer_mb * 1e6)),
+            show_progress=args.progress)
+    except (OSError, ValueError, TypeError, KeyError) as e:
+        print(f"fastbpe encode-files: error: {e}", file=sys.stderr)
+        return 1
+    print(f"{len(offsets) - 1:,} documents, {len(ids):,} tokens ({ids.dtype}) -> "
+          f"{args.output} + .offsets", file=sys.stderr)
+    return 0
+
+
+def _unescape(text: str) -> str:
+    """Python escapes (\\n, \\t, \\u2029) in a command-line argument; other text unchanged."""
+    try:
+        return text.encode("latin-1", "backslashreplace").decode("unicode_escape")
+    except UnicodeDecodeError as e:
+        raise SystemExit(f"fastbpe encode-files: error: bad escape in --split-on: {e}") from None
