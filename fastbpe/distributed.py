@@ -23,8 +23,8 @@ import numpy as np
 from . import _train
 from . import trainer
 from .patterns import BY_NAME, GPT4_PATTERN
-from .formats.atomic import atomic_write_bytes, atomic_write_text
-from .shards import plan_shards, shard_blocks
+from .formats.atomic import atomic_write_text
+from .shards import plan_shards, shard_blocks, shard_bytes
 
 __all__ = ["count_pieces_dask", "train_dask", "encode_files_dask", "load_encoded", "shards_of"]
 
@@ -228,34 +228,21 @@ def train_dask(paths, vocab_size: int, *, pattern: str = GPT4_PATTERN, special_t
 
 MANIFEST = "manifest.json"
 _MANIFEST_FORMAT = "fastbpe-encoded-shards"
-_DTYPES = {"uint16": np.dtype("<u2"), "uint32": np.dtype("<u4")}
-
-
-def _check_dtype(dtype, n_vocab: int) -> np.dtype:
-    if dtype is None:
-        return _DTYPES["uint16"] if n_vocab <= 1 << 16 else _DTYPES["uint32"]
-    name = np.dtype(dtype).name if not isinstance(dtype, str) else dtype
-    if name not in _DTYPES:
-        raise ValueError(f"dtype must be uint16 or uint32, got {dtype!r}")
-    if name == "uint16" and n_vocab > 1 << 16:
-        raise ValueError(f"uint16 cannot hold the ids of a vocabulary of {n_vocab}; use uint32")
-    return _DTYPES[name]
 
 
 def _encode_shard(shard, index, ends_document, encoding, out_dir, dtype, separator):
-    """Worker: encode one shard (as ``encode_ordinary``, block by block: blocks end at cut
-    points, so the ids are those of the whole text), add the separator if the shard ends
-    its file, write ``shard-NNNNN.bin`` + ``.offsets`` atomically; return its manifest row."""
-    parts = [encoding.encode_to_numpy(block, disallowed_special=()) for block in
-             shard_blocks(shard)]
-    if ends_document and separator is not None:
-        parts.append(np.array([separator], dtype=np.uint32))
-    ids = np.concatenate(parts) if parts else np.zeros(0, dtype=np.uint32)
+    """Worker: encode one shard with ``corpus.encode_documents`` (its .bin + offsets
+    writer, atomic), the shard's bytes as one document, with the separator after it only
+    if the shard ends its file (then even when the shard itself is empty: the file's text
+    may all be in earlier shards); return its manifest row."""
+    from . import corpus
+
     name = f"shard-{index:05d}.bin"
-    atomic_write_bytes(os.path.join(out_dir, name), ids.astype(dtype).tobytes())
-    offsets = np.array([0, ids.shape[0]], dtype="<i8")
-    atomic_write_bytes(os.path.join(out_dir, name + ".offsets"), offsets.tobytes())
-    return {"bin": name, "offsets": name + ".offsets", "path": shard.path,
+    ids, _ = corpus.encode_documents(
+        encoding, [shard_bytes(shard)], os.path.join(out_dir, name),
+        separator=separator if ends_document else None, keep_empty=ends_document,
+        dtype=dtype, num_threads=1, show_progress=False)
+    return {"bin": name, "offsets": name + corpus.OFFSETS_SUFFIX, "path": shard.path,
             "start": shard.start, "end": shard.end, "n_tokens": int(ids.shape[0]),
             "ends_document": bool(ends_document)}
 
@@ -263,9 +250,10 @@ def _encode_shard(shard, index, ends_document, encoding, out_dir, dtype, separat
 def encode_files_dask(paths, encoding, out_dir, *, dtype=None, separator="<|endoftext|>",
                       blocksize: int = DEFAULT_BLOCKSIZE, client=None) -> dict:
     """Encode text files on a Dask cluster into ``out_dir``: per shard a ``.bin`` of raw
-    little-endian ids and a ``.bin.offsets`` (int64 [0, n]), the layout of
-    ``Encoding.encode_files``, plus ``manifest.json`` (written atomically, last: it exists
-    only when every shard is written).
+    little-endian ids and its ``.bin.offsets``, written by ``Encoding.encode_files``' own
+    writer (:mod:`fastbpe.corpus`; the shard's text is one document there), plus
+    ``manifest.json`` (written atomically, last: it exists only when every shard is
+    written; it lists the shards in order with their files, byte ranges and id counts).
 
     Each file is one document: its ids are ``encoding.encode_ordinary(text)`` (text
     decoded as UTF-8, bad bytes -> U+FFFD) followed by the ``separator`` token (None for
@@ -274,16 +262,14 @@ def encode_files_dask(paths, encoding, out_dir, *, dtype=None, separator="<|endo
     local encode; :func:`load_encoded` does that.  ``dtype``: "uint16", "uint32" or None
     (uint16 when the vocabulary fits).  The encoding is sent once per worker (registry
     encodings pickle by name).  Returns the manifest."""
+    from . import corpus
     from .encoding import Encoding
 
     if not isinstance(encoding, Encoding):
         raise TypeError(f"encoding must be a fastbpe.Encoding, got {type(encoding).__name__}")
-    dt = _check_dtype(dtype, encoding.n_vocab)
-    sep_id = None
-    if separator is not None:
-        if separator not in encoding._special_tokens:
-            raise ValueError(f"separator {separator!r} is not a special token of {encoding.name}")
-        sep_id = encoding._special_tokens[separator]
+    dt = corpus._choose_dtype(encoding, dtype)
+    sep_id = corpus._separator_id(encoding, separator)
+    sep_id = None if sep_id < 0 else sep_id
     out_dir = os.path.abspath(os.fspath(out_dir))
     os.makedirs(out_dir, exist_ok=True)
     with _client(client) as c:
@@ -311,18 +297,18 @@ def load_encoded(out_dir, *, mmap: bool = True):
         manifest = json.load(f)
     if manifest.get("format") != _MANIFEST_FORMAT:
         raise ValueError(f"{path} is not a manifest written by encode_files_dask")
-    dt = _DTYPES[manifest["dtype"]]
+    from . import corpus
+
     parts, ends, n = [], [0], 0
     for row in manifest["shards"]:
         file = os.path.join(os.fspath(out_dir), row["bin"])
-        size = os.path.getsize(file)
-        if size != row["n_tokens"] * dt.itemsize:
-            raise ValueError(f"{file} has {size} bytes, the manifest says "
-                             f"{row['n_tokens']} ids of {dt.itemsize} bytes")
-        if row["n_tokens"]:
-            parts.append(np.memmap(file, dtype=dt, mode="r") if mmap else np.fromfile(file, dt))
+        ids, _ = corpus.load(file, mmap=mmap)
+        if ids.shape[0] != row["n_tokens"]:
+            raise ValueError(f"{file} holds {ids.shape[0]} ids, the manifest says {row['n_tokens']}")
+        parts.append(ids)
         n += row["n_tokens"]
         if row["ends_document"]:
             ends.append(n)
-    ids = np.concatenate(parts) if parts else np.zeros(0, dtype=dt)
+    dtype = corpus._DTYPES[manifest["dtype"]]
+    ids = np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype)
     return ids, np.array(ends, dtype=np.int64)

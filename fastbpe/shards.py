@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import regex
 
-__all__ = ["Shard", "plan_shards", "read_shard", "shard_blocks"]
+__all__ = ["Shard", "plan_shards", "read_shard", "shard_blocks", "shard_bytes"]
 
 # A decoded UTF-8 character needs at most this many bytes.
 _MAX_CHAR_BYTES = 4
@@ -134,6 +134,17 @@ def shard_blocks(shard: Shard, block_bytes: int = _BLOCK_BYTES):
             carry = buf[cut:]
     if carry:
         yield carry.decode("utf-8", "replace")
+
+
+def shard_bytes(shard: Shard) -> bytes:
+    """The shard's raw bytes (its text before decoding), read whole."""
+    with open(shard.path, "rb") as f:
+        first, last = shard_bounds(f, shard)
+        f.seek(first)
+        data = f.read(last - first)
+    if len(data) != last - first:
+        raise OSError(f"{shard.path!r} shrank while it was being read")
+    return data
 
 
 def read_shard(shard: Shard) -> str:

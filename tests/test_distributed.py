@@ -21,6 +21,7 @@ import numpy as np  # noqa: E402
 
 import datasources as ds  # noqa: E402
 import fastbpe  # noqa: E402
+import fastbpe.corpus  # noqa: E402
 from fastbpe import trainer  # noqa: E402
 from fastbpe.distributed import (  # noqa: E402
     MANIFEST, count_pieces_dask, encode_files_dask, load_encoded, shards_of, train_dask)
@@ -67,7 +68,8 @@ def text_files(tmp_path_factory):
         p.write_bytes(_random_bytes(rng, 40_000))
         paths.append(str(p))
     (d / "empty.txt").write_bytes(b"")
-    paths.append(str(d / "empty.txt"))
+    (d / "one_line.txt").write_text("word, " * 20_000)  # no cut point: later shards empty
+    paths += [str(d / "empty.txt"), str(d / "one_line.txt")]
     for name in ("tinyshakespeare", "multilingual"):
         if ds.corpus_available(name):
             p = d / f"{name}.txt"
@@ -235,9 +237,10 @@ def test_encode_files_dask_equals_local_encode(client, text_files, tmp_path):
     assert ids.tolist() == expected_ids
     assert ends.tolist() == expected_ends
     assert manifest["n_tokens"] == len(expected_ids)
-    for row in manifest["shards"]:
-        offsets = np.fromfile(tmp_path / "out" / row["offsets"], dtype="<i8")
-        assert offsets.tolist() == [0, row["n_tokens"]]
+    for row in manifest["shards"]:  # each shard pair reads back with corpus.load
+        shard_ids, offsets = fastbpe.corpus.load(str(tmp_path / "out" / row["bin"]))
+        assert offsets[-1] == row["n_tokens"] == shard_ids.shape[0]
+        assert row["offsets"] == row["bin"] + ".offsets"
     assert not [n for n in os.listdir(tmp_path / "out") if n.endswith(".tmp")]
 
 
@@ -251,11 +254,11 @@ def test_encode_trained_vocabulary_uint16(client, text_files, tmp_path):
 
 def test_encode_bad_arguments(client, text_files, tmp_path):
     enc = fastbpe.get_encoding("cl100k_base")
-    with pytest.raises(ValueError, match="uint16 cannot hold"):
+    with pytest.raises(ValueError, match="more than uint16 holds"):
         encode_files_dask(text_files[:1], enc, tmp_path / "o", dtype="uint16")
     with pytest.raises(ValueError, match="dtype"):
         encode_files_dask(text_files[:1], enc, tmp_path / "o", dtype="int8")
-    with pytest.raises(ValueError, match="separator"):
+    with pytest.raises(ValueError, match="not a token"):
         encode_files_dask(text_files[:1], enc, tmp_path / "o", separator="<|nope|>")
     with pytest.raises(TypeError, match="Encoding"):
         encode_files_dask(text_files[:1], "cl100k_base", tmp_path / "o")
