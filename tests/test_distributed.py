@@ -302,3 +302,26 @@ def test_worker_always_killed_fails_cleanly():
             distributed.Client(cluster) as c:
         with pytest.raises(distributed.KilledWorker):
             count_pieces_dask(bag, client=c)
+
+
+def test_without_a_client_a_local_cluster_is_started_and_closed(text_files):
+    """No client in the process: train_dask starts a local cluster and closes it (the
+    child process exits, so nothing of the cluster is left behind)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, distributed\n"
+        "from fastbpe import trainer\n"
+        "from fastbpe.distributed import train_dask\n"
+        "paths = sys.argv[1:]\n"
+        "enc = train_dask(paths, 300, blocksize=50_000)\n"
+        "assert enc._mergeable_ranks == trainer.train_files(paths, 300)._mergeable_ranks\n"
+        "try:\n"
+        "    distributed.get_client()\n"
+        "except ValueError:\n"
+        "    print('closed')\n")
+    out = subprocess.run([sys.executable, "-c", code, *text_files[:2]], capture_output=True,
+                         text=True, timeout=120, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip().endswith("closed")
