@@ -82,7 +82,7 @@ def main(argv=None):
     import distributed
 
     from fastbpe import _train, trainer
-    from fastbpe.distributed import _count_shards, count_pieces_dask, shards_of
+    from fastbpe.distributed import _count_shards, _prune, count_pieces_dask, shards_of
     from fastbpe.patterns import GPT4_PATTERN
 
     path = str(corpus_file(args.mb))
@@ -108,6 +108,7 @@ def main(argv=None):
     shard_s, exported = best(lambda: _count_shards(shards[:1], GPT4_PATTERN, None), 1)
     shard_bytes = shards[0].end - shards[0].start
     export_mb = (len(exported[0]) + exported[1].nbytes + exported[2].nbytes) / 1e6
+    pruned = _prune(exported, 2)
     second = _count_shards(shards[1:2], GPT4_PATTERN, None) if len(shards) > 1 else exported
 
     def add_two():
@@ -116,7 +117,7 @@ def main(argv=None):
         c.add_exported(*second)
         return c.export()
 
-    add_s, _ = best(add_two, 1)
+    add_s, both = best(add_two, 1)
     # the merge loop that runs on the client after the reduction
     merge_s, _ = best(lambda: trainer.train_model(local, args.vocab_size), 1)
 
@@ -139,7 +140,8 @@ def main(argv=None):
               f"| count one {shard_bytes / 1e6:.0f} MB shard | {shard_s:.2f} s "
               f"({shard_bytes / 1e6 / shard_s:.0f} MB/s) |",
               f"| its exported counts | {len(exported[1]):,} pieces, {export_mb:.1f} MB |",
-              f"| add two shards' counts | {add_s:.2f} s |",
+              f"| the same pruned at min_frequency=2 | {len(pruned[1]):,} pieces |",
+              f"| add two shards' counts | {add_s:.2f} s ({len(both[1]):,} pieces) |",
               f"| all {mb:.0f} MB: unique pieces | {len(local):,} |",
               f"| merge loop on them, vocab {args.vocab_size:,} (client) | {merge_s:.2f} s |",
               f"| this script's peak RSS (local counts, merges) | {_peak_rss_mb():.0f} MB |"]
