@@ -458,6 +458,13 @@ def write_section(path: Path, name: str, section: str) -> None:
     path.write_text(new, encoding="utf-8")
 
 
+def write_marked_lines(path, name: str, lines: list) -> None:
+    """Write `lines` as the `name` section of the results file, between its markers."""
+    start, end = MARKERS[name]
+    write_section(Path(path), name, "\n".join([start, *lines, end]))
+    print(f"wrote the {name} section of {path}")
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)

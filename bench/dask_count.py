@@ -148,11 +148,9 @@ def main(argv=None):
     print("\n".join(lines))
     if args.no_write:
         return
-    from compare import MARKERS, write_section  # the same section-preserving writer
+    from compare import write_marked_lines
 
-    start, end = MARKERS["dask"]
-    write_section(Path(args.out), "dask", "\n".join([start, *lines, end]))
-    print(f"wrote the dask section of {args.out}")
+    write_marked_lines(args.out, "dask", lines)
 
 
 if __name__ == "__main__":

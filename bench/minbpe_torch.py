@@ -115,11 +115,9 @@ def main(argv=None):
         print(lines[-1], flush=True)
     if args.no_write:
         return
-    from compare import MARKERS, write_section  # the same section-preserving writer
+    from compare import write_marked_lines
 
-    start, end = MARKERS["minbpe_torch"]
-    write_section(Path(args.out), "minbpe_torch", "\n".join([start, *lines, end]))
-    print(f"wrote the minbpe_torch section of {args.out}")
+    write_marked_lines(args.out, "minbpe_torch", lines)
 
 
 if __name__ == "__main__":
