@@ -26,7 +26,7 @@ from fastbpe import trainer  # noqa: E402
 from fastbpe.distributed import (  # noqa: E402
     MANIFEST, count_pieces_dask, encode_files_dask, load_encoded, shards_of, train_dask)
 from fastbpe.patterns import BY_NAME  # noqa: E402
-from fastbpe.shards import Shard, plan_shards, read_shard, shard_blocks  # noqa: E402
+from fastbpe.shards import plan_shards, read_shard, shard_blocks  # noqa: E402
 
 pytestmark = pytest.mark.dask
 
