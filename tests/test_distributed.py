@@ -295,6 +295,34 @@ def test_worker_killed_mid_job_is_retried(tmp_path):
     assert got.to_dict() == expected
 
 
+class _KillOnceWhileCounting(distributed.WorkerPlugin):
+    """Kill the worker process when it starts its first counting task (once per marker)."""
+
+    def __init__(self, marker):
+        self.marker = marker
+
+    def transition(self, key, start, finish, **kwargs):
+        if finish != "executing" or "_file_size" in str(key):
+            return
+        try:
+            os.close(os.open(self.marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+        except FileExistsError:
+            return
+        os._exit(1)
+
+
+def test_worker_killed_while_counting_files(text_files, tmp_path):
+    """train_dask on files with a worker killed as it starts counting a shard: the
+    vocabulary is still exactly train_files'."""
+    expected = trainer.train_files(text_files, 500, num_threads=1)
+    marker = tmp_path / "died"
+    with _cluster() as cluster, distributed.Client(cluster) as c:
+        c.register_plugin(_KillOnceWhileCounting(str(marker)))
+        got = train_dask(text_files, 500, blocksize=40_000, client=c)
+    assert marker.exists()
+    assert got._mergeable_ranks == expected._mergeable_ranks
+
+
 def test_worker_always_killed_fails_cleanly():
     """A task that kills every worker it lands on: the call raises, nothing is returned."""
     bag = db.from_sequence(["some text"] * 4, npartitions=2).map(_always_die)
