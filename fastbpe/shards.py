@@ -5,25 +5,32 @@ or after ``start`` to the first cut point at or after ``end`` (0 and the file si
 as cut points), so the shards of a file tile it exactly, whatever the byte ranges: every
 worker finds the same cut points on its own, reading only its range and a little past it.
 
-A cut point is the position just after a single ``\n`` or ``\r`` that stands between
-two letters or digits (``[\p{L}\p{N}]``), as in ``"end\nStart"``.  For every known
-split pattern (``patterns.BY_NAME``: GPT-2/r50k, cl100k/GPT-4, o200k, Llama 3) the
-newline there is a piece of its own (no whitespace run for ``\s+(?!\S)`` to share with
-the next piece, no punctuation for ``[^\s\p{L}\p{N}]+[\r\n]*`` to take it), so pieces
-never span a cut point and counting or encoding shard by shard gives what the whole file
-gives.  A newline after a space, a punctuation mark or a ``\r`` (CRLF) is *not* a cut
-point: with ``\s+(?!\S)`` the end of a text changes how a whitespace run splits.  Other
-patterns have no proven cut points: ``plan_shards(..., cuttable=False)`` makes one shard
-per file for them.
+A cut point is the position of an ASCII whitespace character (space, tab, ``\r``, ``\n``)
+that follows a letter or digit (``[\p{L}\p{N}]``): the cut in ``"word| next"``.  For every
+known split pattern (``patterns.BY_NAME``: GPT-2/r50k, cl100k/GPT-4, o200k, Llama 3):
 
-A cut always follows an ASCII byte, so it never splits a UTF-8 sequence and each shard
-decodes (invalid bytes -> U+FFFD, which is no letter) to exactly its slice of the decoded
-file.  A file without cut points (one long line) is one shard, read whole.
+* every piece holding that letter or digit ends with it (letter runs, digit groups and
+  contractions never take whitespace), and none of them depends on what follows
+  (the only lookahead, ``\s+(?!\S)``, is in the whitespace alternatives);
+* the patterns have no lookbehind, so how the text from the cut on splits does not
+  depend on what precedes the cut.
+
+So the pieces of the two sides are exactly the pieces of the whole, and counting or
+encoding shard by shard gives what the whole file gives (tests check it for every known
+pattern on adversarial text).  Other patterns have no proven cut points: with
+``plan_shards(..., cuttable=False)`` each file is one shard.  Ordinary text has a cut
+point after nearly every word, so shards and the blocks they are read in stay close to
+their nominal size even for a file that is one long line.
+
+A cut always comes before an ASCII byte, so it never splits a UTF-8 sequence and each
+shard decodes (invalid bytes -> U+FFFD, which is no letter) to exactly its slice of the
+decoded file.  A file without cut points is one shard, read whole.
 """
 from __future__ import annotations
 
 import os
 import re
+import unicodedata
 from dataclasses import dataclass
 
 import regex
@@ -34,8 +41,10 @@ __all__ = ["Shard", "plan_shards", "read_shard", "shard_blocks", "shard_bytes"]
 _MAX_CHAR_BYTES = 4
 # Shards are read, decoded and handed on in blocks of about this many bytes.
 _BLOCK_BYTES = 1 << 22
-_NEWLINE = re.compile(rb"[\r\n]")
+# Cut candidates: ASCII whitespace, which every engine's \s (regex, re, the C scanner) has.
+_SPACE = re.compile(rb"[ \t\r\n]")
 _WORD_CHAR = regex.compile(r"[\p{L}\p{N}]")
+_WORD_CATEGORIES = ("Lu", "Ll", "Lt", "Lm", "Lo", "Nd", "Nl", "No")
 
 
 @dataclass(frozen=True)
@@ -57,31 +66,26 @@ def plan_shards(path: str, size: int, blocksize: int, cuttable: bool = True) -> 
 
 
 def _is_cut(buf: bytes, c: int) -> bool:
-    """buf[c - 1] is \\r or \\n: is c a cut point?  Looks at the characters on both sides
-    (UTF-8 resynchronises at a lead byte, so 4 bytes decode them as the whole file does)."""
-    after = buf[c:c + _MAX_CHAR_BYTES].decode("utf-8", "replace")[:1]
-    before = buf[max(c - 1 - _MAX_CHAR_BYTES, 0):c - 1].decode("utf-8", "replace")[-1:]
-    return (bool(after) and bool(before) and _WORD_CHAR.match(after) is not None
-            and _WORD_CHAR.match(before) is not None)
+    """buf[c] is ASCII whitespace: is c a cut point?  The character before it decides (4
+    bytes decode it as the whole file does: UTF-8 resynchronises at a lead byte).  It must
+    be a letter or digit for ``regex`` and for Python's older Unicode tables alike, so a
+    character whose category differs between Unicode versions is never trusted."""
+    before = buf[max(c - _MAX_CHAR_BYTES, 0):c].decode("utf-8", "replace")[-1:]
+    return (bool(before) and _WORD_CHAR.match(before) is not None
+            and unicodedata.category(before) in _WORD_CATEGORIES)
 
 
 def _last_cut(buf: bytes, lo: int, hi: int) -> int:
-    """The last cut point c with lo <= c <= hi in ``buf`` (bytes up to hi + 4 must be
-    present or be the end of the file), or -1.  Linear: each newline is looked at once
-    and each byte scanned at most twice."""
-    start = max(lo - 1, 0)
-    last_n, last_r = buf.rfind(b"\n", start, hi), buf.rfind(b"\r", start, hi)
-    while True:
-        i = max(last_n, last_r)
-        if i < 0:
-            return -1
-        if _is_cut(buf, i + 1):
-            return i + 1
-        # only the finder that returned i must look further back
-        if i == last_n:
-            last_n = buf.rfind(b"\n", start, i)
-        else:
-            last_r = buf.rfind(b"\r", start, i)
+    """The last cut point c with lo <= c <= hi (hi < len(buf)), or -1.  Scans backwards
+    in windows, so each byte is looked at once."""
+    end = hi + 1
+    while end > lo:
+        start = max(lo, end - 4096)
+        for m in reversed(list(_SPACE.finditer(buf, start, end))):
+            if m.start() > 0 and _is_cut(buf, m.start()):
+                return m.start()
+        end = start
+    return -1
 
 
 def _first_cut(f, pos: int, size: int) -> int:
@@ -89,15 +93,18 @@ def _first_cut(f, pos: int, size: int) -> int:
     if pos <= 0:
         return 0
     step = 1 << 16
-    # a window starting 4 bytes before the newline that may stand just before pos
-    at = max(pos - 1 - _MAX_CHAR_BYTES, 0)
+    at = max(pos - _MAX_CHAR_BYTES, 0)  # the window holds the character before pos
     while at < size:
         f.seek(at)
-        buf = f.read(step + 2 * _MAX_CHAR_BYTES)
-        for m in _NEWLINE.finditer(buf, 0, min(step + _MAX_CHAR_BYTES, len(buf))):
-            if at + m.end() >= pos and _is_cut(buf, m.end()):
-                return at + m.end()
-        at += step
+        buf = f.read(step)
+        # candidates before index 4 were seen by the previous window (it overlaps by 4)
+        lo = max(pos - at, 1 if at == 0 else _MAX_CHAR_BYTES)
+        for m in _SPACE.finditer(buf, lo):
+            if _is_cut(buf, m.start()):
+                return at + m.start()
+        if at + len(buf) >= size:
+            break
+        at += len(buf) - _MAX_CHAR_BYTES
         step = min(step * 2, 1 << 24)
     return size
 
@@ -124,9 +131,8 @@ def shard_blocks(shard: Shard, block_bytes: int = _BLOCK_BYTES):
             if pos == last:
                 carry = buf
                 break
-            # the carry had no cut up to len(carry) - 4 (it was searched before)
-            cut = _last_cut(buf, max(len(carry) - _MAX_CHAR_BYTES, 1),
-                            len(buf) - _MAX_CHAR_BYTES)
+            # the carry holds no cut point (it was searched before)
+            cut = _last_cut(buf, max(len(carry), 1), len(buf) - 1)
             if cut <= 0:
                 carry = buf
                 continue

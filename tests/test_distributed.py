@@ -101,8 +101,9 @@ def test_shards_tile_the_decoded_file(tmp_path):
             for s in shards:
                 blocks = list(shard_blocks(s, block_bytes=3))
                 assert "".join(blocks) == read_shard(s)
-                # blocks end at cut points: after a newline
-                assert all(b[-1] in "\r\n" for b in blocks[:-1])
+                # blocks end at cut points: a letter or digit, then whitespace
+                assert all(b[-1].isalnum() for b in blocks[:-1])
+                assert all(b[0] in " \t\r\n" for b in blocks[1:])
 
 
 def test_shard_cut_points_keep_pieces_whole(tmp_path):
@@ -115,18 +116,28 @@ def test_shard_cut_points_keep_pieces_whole(tmp_path):
     for name, pattern in BY_NAME.items():
         expected = trainer.count_pieces([whole], pattern, num_threads=1).to_dict()
         counter = None
-        for s in plan_shards(str(path), len(data), 97):
-            counter = trainer.count_pieces(shard_blocks(s, block_bytes=50), pattern,
+        for s in plan_shards(str(path), len(data), 13):  # nearly every cut point is used
+            counter = trainer.count_pieces(shard_blocks(s, block_bytes=8), pattern,
                                            counter=counter, num_threads=1)
         assert counter.to_dict() == expected, name
 
 
-def test_one_line_file_is_one_shard(tmp_path):
+def test_one_line_file_is_cut_between_words(tmp_path):
     path = tmp_path / "line.txt"
     path.write_text("word " * 10_000)
     shards = plan_shards(str(path), path.stat().st_size, 1000)
     texts = [read_shard(s) for s in shards]
-    assert texts[0] == "word " * 10_000 and not any(texts[1:])
+    assert "".join(texts) == "word " * 10_000
+    assert all(990 <= len(t) <= 1010 for t in texts)
+    assert all(len(b) <= 110 for b in shard_blocks(shards[3], block_bytes=100))
+
+
+def test_file_without_cut_points_is_one_shard(tmp_path):
+    path = tmp_path / "line.txt"
+    path.write_text("word, " * 10_000)  # whitespace only after punctuation
+    shards = plan_shards(str(path), path.stat().st_size, 1000)
+    texts = [read_shard(s) for s in shards]
+    assert texts[0] == "word, " * 10_000 and not any(texts[1:])
 
 
 # ---------------------------------------------------------------------------------------
