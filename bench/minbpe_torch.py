@@ -70,6 +70,20 @@ def fastbpe_basic_train(text: str, vocab_size: int) -> list:
     return sorted(tok.merges, key=tok.merges.get)
 
 
+def pair_counts_after(text: str, n_merges: int, pairs) -> list:
+    """How often each pair occurs in the text after minbpe's first ``n_merges`` merges
+    (encoding with them replays training: each merge only makes a new, higher id)."""
+    import numpy as np
+
+    from fastbpe.minbpe import BasicTokenizer
+
+    tok = BasicTokenizer()
+    tok.train(text, 256 + n_merges)
+    ids = np.asarray(tok.encode(text), dtype=np.int64)
+    keys = ids[:-1] * (1 << 20) + ids[1:]
+    return [int(np.count_nonzero(keys == a * (1 << 20) + b)) for a, b in pairs]
+
+
 def timed(fn, *args):
     t = time.perf_counter()
     out = fn(*args)
@@ -87,8 +101,13 @@ def rows(corpora, vocab_size):
         fast_s, fast = timed(fastbpe_basic_train, text, vocab_size)
         torch_s, slow = timed(torch_basic_train, text.encode("utf-8"), vocab_size)
         same = next((i for i, (a, b) in enumerate(zip(fast, slow)) if a != b), len(fast))
+        first = ""
+        if same < min(len(fast), len(slow)):
+            n_fast, n_slow = pair_counts_after(text, same, [fast[same], slow[same]])
+            first = (f"merge {same}: {fast[same]} ({n_fast}x) vs {slow[same]} ({n_slow}x)"
+                     f"{', a tie' if n_fast == n_slow else ''}")
         yield (name, len(text.encode("utf-8")), fast_s, torch_s, same, len(fast),
-               torch.get_num_threads())
+               torch.get_num_threads(), first)
 
 
 def main(argv=None):
@@ -107,11 +126,12 @@ def main(argv=None):
              "algorithm re-implemented from its description (see the script). \"Merges equal "
              "to minbpe\" counts the leading merges that match fastbpe's, which are minbpe's.", "",
              "| corpus | MB | fastbpe (s) | torch (s) | torch threads | speed-up | "
-             "merges equal to minbpe |", "|---|---:|---:|---:|---:|---:|---|"]
-    for name, nbytes, fast_s, torch_s, same, n, threads in rows(args.corpora.split(","),
-                                                              args.vocab_size):
+             "merges equal to minbpe | first difference (pair counts at that point) |",
+             "|---|---:|---:|---:|---:|---:|---|---|"]
+    for name, nbytes, fast_s, torch_s, same, n, threads, first in rows(
+            args.corpora.split(","), args.vocab_size):
         lines.append(f"| {name} | {nbytes / 1e6:.2f} | {fast_s:.3f} | {torch_s:.2f} | {threads} | "
-                     f"{torch_s / fast_s:.0f}x | {same} of {n} |")
+                     f"{torch_s / fast_s:.0f}x | {same} of {n} | {first} |")
         print(lines[-1], flush=True)
     if args.no_write:
         return
