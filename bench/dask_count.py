@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import lzma
+import math
 import os
 import platform
 import resource
@@ -67,6 +68,70 @@ def best(fn, repeat):
 
 def _peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _status_kb(field: str) -> int:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    raise KeyError(field)
+
+
+def memory_added_by(fn) -> tuple:
+    """(result, peak bytes fn added to this process's RSS): VmHWM is reset first."""
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")  # reset the peak resident size (Linux >= 4.0)
+    before = _status_kb("VmRSS")
+    out = fn()
+    return out, (_status_kb("VmHWM") - before) * 1024
+
+
+def estimate(m: dict, total_bytes: float = 1e12, cores: int = 8,
+             workers=(4, 16, 64, 256), net_bytes_s: float = 1e9) -> list:
+    """Markdown lines: wall time and memory for `total_bytes` on N workers of `cores` cores,
+    scaled from the measurements in `m` (see docs/distributed.md for the model)."""
+    b = m["shard_bytes"]
+    beta = math.log(m["unique_all"] / m["unique_shard"]) / math.log(m["all_bytes"] / b)
+
+    def unique(x):  # Heaps' law through the shard and the whole corpus
+        return m["unique_shard"] * (x / b) ** beta
+
+    piece_len = m["arena_bytes"] / m["unique_shard"]
+    export_b = piece_len + 16  # arena + int64 length + int64 count
+    counter_b = piece_len + 48  # entry (hash, count, offset, length) + hash slots
+    add_per_piece = m["add_s"] / (2 * m["unique_shard"])
+    rate = b / m["shard_s"]
+    leaves = math.ceil(total_bytes / b)
+    u_all = unique(total_bytes)
+    lines = [f"Estimate for {total_bytes / 1e12:g} TB of text like this corpus, {cores} cores per "
+             f"worker, shards of {b / 1e6:.0f} MB ({leaves:,} of them), reduction fan-in 8, "
+             f"{net_bytes_s / 1e9:g} GB/s network per worker (model: docs/distributed.md). "
+             f"Unique pieces follow Heaps' law U(x) = U(shard) (x / shard)^{beta:.2f} through the "
+             f"two measured points: {u_all / 1e6:,.0f} M unique pieces at {total_bytes / 1e12:g} TB.",
+             "", "| workers | count (min) | reduce (min) | to client (min) | merge loop (min) | "
+             "total (min) | worker RAM (GB) | top reducer RAM (GB) | client RAM (GB) |",
+             "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for n in workers:
+        slots = n * cores
+        count_s = total_bytes / (slots * rate)
+        reduce_s, level, tasks = 0.0, 1, leaves
+        while tasks > 1:
+            part = unique(min(8 ** (level - 1) * b, total_bytes))
+            tasks = math.ceil(tasks / 8)
+            waves = math.ceil(tasks / slots)
+            reduce_s += waves * (8 * part * add_per_piece + 8 * part * export_b / net_bytes_s)
+            level += 1
+        to_client_s = u_all * export_b / net_bytes_s
+        merge_s = m["merge_s"] * u_all / m["unique_all"]
+        total = count_s + reduce_s + to_client_s + merge_s
+        worker_gb = cores * m["worker_rss_mb"] / 1e3
+        top_gb = (8 * unique(total_bytes / 8) * export_b + u_all * (counter_b + export_b)) / 1e9
+        client_gb = u_all * (counter_b + m["merge_bytes_per_piece"]) / 1e9
+        lines.append(f"| {n} | {count_s / 60:.1f} | {reduce_s / 60:.1f} | {to_client_s / 60:.1f} | "
+                     f"{merge_s / 60:.1f} | {total / 60:.0f} | {worker_gb:.1f} | {top_gb:.0f} | "
+                     f"{client_gb:.0f} |")
+    return lines
 
 
 def main(argv=None):
@@ -120,6 +185,7 @@ def main(argv=None):
     add_s, both = best(add_two, 1)
     # the merge loop that runs on the client after the reduction
     merge_s, _ = best(lambda: trainer.train_model(local, args.vocab_size), 1)
+    _, merge_bytes = memory_added_by(lambda: trainer.train_model(local, args.vocab_size))
 
     mb = size / 1e6
     lines = ["## Piece counting: one machine vs a Dask LocalCluster", "",
@@ -144,7 +210,14 @@ def main(argv=None):
               f"| add two shards' counts | {add_s:.2f} s ({len(both[1]):,} pieces) |",
               f"| all {mb:.0f} MB: unique pieces | {len(local):,} |",
               f"| merge loop on them, vocab {args.vocab_size:,} (client) | {merge_s:.2f} s |",
-              f"| this script's peak RSS (local counts, merges) | {_peak_rss_mb():.0f} MB |"]
+              f"| memory the merge loop adds (peak) | {merge_bytes / 1e6:.0f} MB "
+              f"({merge_bytes / len(local):.0f} B per unique piece) |"]
+    measured = {"shard_bytes": shard_bytes, "shard_s": shard_s, "all_bytes": size,
+                "unique_shard": len(exported[1]), "unique_all": len(local),
+                "arena_bytes": len(exported[0]), "add_s": add_s, "merge_s": merge_s,
+                "worker_rss_mb": max(worker_rss.values()),
+                "merge_bytes_per_piece": merge_bytes / len(local)}
+    lines += ["", *estimate(measured)]
     print("\n".join(lines))
     if args.no_write:
         return
