@@ -316,3 +316,33 @@ def test_write_many_changes_nothing_on_error(tmp_path):
     atomic_write_many({a: b"new a", tmp_path / "a.vocab": b"new vocab"})
     assert a.read_text() == "new a" and (tmp_path / "a.vocab").read_text() == "new vocab"
     assert sorted(os.listdir(tmp_path)) == ["a.model", "a.vocab"]
+
+
+# --- item 1: a PieceCounter shared by threads --------------------------------------------------
+
+def test_piece_counter_shared_by_threads():
+    # in a child process: before the lock this crashed (double free, rc 139)
+    code = textwrap.dedent("""
+        import random, threading
+        from fastbpe._train import PieceCounter
+        from fastbpe.trainer import count_pieces
+        rng = random.Random(1)
+        words = ["".join(rng.choice("abcdefghijklmnop") for _ in range(rng.randint(1, 9)))
+                 for _ in range(60000)]
+        texts = [" ".join(rng.sample(words, 30000)) for _ in range(4)]
+        shared = PieceCounter()
+        def work(i):
+            count_pieces([texts[i]], counter=shared, num_threads=1)
+            shared.add_pieces(texts[i].split(" ")[:1000])
+            shared.update(PieceCounter())
+        threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+        for t in threads: t.start()
+        for t in threads: t.join()
+        want = count_pieces(texts, num_threads=1)
+        for i in range(4):
+            want.add_pieces(texts[i].split(" ")[:1000])
+        assert shared.to_dict() == want.to_dict()
+        print("ok")
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", (out.returncode, out.stderr[-2000:])
