@@ -889,7 +889,8 @@ cdef class BPETable:
                 raise OverflowError("out of range integral type conversion attempted")
             ids32 = np.ascontiguousarray(tokens, dtype=np.uint32)
         else:
-            if isinstance(tokens, (str, bytes)) or not hasattr(tokens, "__len__"):
+            if (isinstance(tokens, (str, bytes, set, frozenset, dict))
+                    or not hasattr(tokens, "__len__")):  # unordered: no defined token order
                 raise TypeError(f"'{type(tokens).__name__}' object is not a sequence of token ids")
             ids32 = _ids_from_sequence(tokens)
         n = ids32.shape[0]
@@ -987,6 +988,8 @@ cdef list _as_list(token_bytes):
 
 cdef object _ids_from_sequence(tokens):
     """A uint32 array from a Python sequence of ints, with tiktoken's errors."""
+    if type(tokens) is not list and type(tokens) is not tuple:
+        tokens = list(tokens)  # every item even when the object's __len__ is wrong
     cdef Py_ssize_t n = len(tokens), i
     arr = memoryview(bytearray(4 * n)).cast("I")
     cdef uint32_t[::1] v = arr

@@ -32,6 +32,9 @@ from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t, uint8_t
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcmp, memcpy, memset
 from cpython.exc cimport PyErr_CheckSignals
+from cpython.pythread cimport (NOWAIT_LOCK, WAIT_LOCK, PyThread_acquire_lock,
+                               PyThread_allocate_lock, PyThread_free_lock,
+                               PyThread_release_lock, PyThread_type_lock)
 from fastbpe._hash cimport hash_bytes, mix64
 from fastbpe._pretokenize cimport scan_pieces
 
@@ -755,6 +758,10 @@ cdef class PieceCounter:
     Memory grows with the number of *unique* pieces.  Entries keep the order in which
     pieces were first seen (minbpe's tie rule needs it).  Counters merge by addition, so
     counting can run on shards (threads, processes, other machines) and be combined.
+
+    One counter may be shared by threads: a lock serialises the methods (counting
+    releases the GIL, and a table growing under another thread's feet would crash).
+    For parallel speed give each thread its own counter and ``update`` one with the rest.
     """
     cdef PieceEntry* entries
     cdef Py_ssize_t n_entries
@@ -765,11 +772,15 @@ cdef class PieceCounter:
     cdef int64_t arena_size
     cdef int64_t arena_cap
     cdef int64_t total           # sum of counts
+    cdef PyThread_type_lock mutex  # held by whatever reads or changes the tables
 
     def __cinit__(self):
         self.entries = NULL
         self.slots = NULL
         self.arena = NULL
+        self.mutex = PyThread_allocate_lock()
+        if self.mutex == NULL:
+            raise MemoryError()
 
     def __init__(self):
         self.mask = 1023
@@ -780,6 +791,18 @@ cdef class PieceCounter:
         free(self.entries)
         free(self.slots)
         free(self.arena)
+        if self.mutex != NULL:
+            PyThread_free_lock(self.mutex)
+
+    cdef int lock(self) except -1:
+        """Take the counter's lock; waits without the GIL, so the holder can finish."""
+        if not PyThread_acquire_lock(self.mutex, NOWAIT_LOCK):
+            with nogil:
+                PyThread_acquire_lock(self.mutex, WAIT_LOCK)
+        return 0
+
+    cdef inline void unlock(self) noexcept nogil:
+        PyThread_release_lock(self.mutex)
 
     def __len__(self):
         return self.n_entries
@@ -859,36 +882,60 @@ cdef class PieceCounter:
         cdef object p
         cdef const char* s
         cdef Py_ssize_t n, i = 0
-        for p in pieces:
-            try:
-                s = PyUnicode_AsUTF8AndSize(p, &n)
-            except UnicodeEncodeError:
-                return i
-            self.add(<const unsigned char*>s, n, 1)
-            i += 1
-        return i
+        self.lock()
+        try:
+            for p in pieces:
+                try:
+                    s = PyUnicode_AsUTF8AndSize(p, &n)
+                except UnicodeEncodeError:
+                    return i
+                self.add(<const unsigned char*>s, n, 1)
+                i += 1
+            return i
+        finally:
+            self.unlock()
 
     def add_bytes(self, const unsigned char[::1] piece, int64_t count=1):
         """Add ``count`` occurrences of one piece given as bytes."""
         if count < 0:
             raise ValueError("counts must be non-negative")
-        self.add(&piece[0] if piece.shape[0] else <const unsigned char*>"", piece.shape[0], count)
+        self.lock()
+        try:
+            self.add(&piece[0] if piece.shape[0] else <const unsigned char*>"", piece.shape[0], count)
+        finally:
+            self.unlock()
 
     def update(self, PieceCounter other):
         """Add another counter's counts to this one (counts merge by addition)."""
-        cdef Py_ssize_t e
+        cdef Py_ssize_t e, n
         cdef PieceEntry* ent
-        for e in range(other.n_entries):
-            ent = &other.entries[e]
-            self.add(other.arena + ent.offset, ent.length, ent.count)
+        if other is self:  # doubling: add a snapshot, the table grows while adding
+            other = PieceCounter()
+            other.update(self)
+        # two locks in a fixed order, so a.update(b) and b.update(a) cannot deadlock
+        first, second = (self, other) if id(self) < id(other) else (other, self)
+        (<PieceCounter>first).lock()
+        try:
+            (<PieceCounter>second).lock()
+            try:
+                for e in range(other.n_entries):
+                    ent = &other.entries[e]
+                    self.add(other.arena + ent.offset, ent.length, ent.count)
+            finally:
+                (<PieceCounter>second).unlock()
+        finally:
+            (<PieceCounter>first).unlock()
 
     def items(self):
-        """Yield (piece bytes, count) in order of first appearance."""
+        """An iterator of (piece bytes, count) in order of first appearance (a snapshot)."""
         cdef Py_ssize_t e
-        for e in range(self.n_entries):
-            yield (self.arena[self.entries[e].offset:
-                              self.entries[e].offset + self.entries[e].length],
-                   self.entries[e].count)
+        self.lock()
+        try:
+            return iter([(self.arena[self.entries[e].offset:
+                                     self.entries[e].offset + self.entries[e].length],
+                          self.entries[e].count) for e in range(self.n_entries)])
+        finally:
+            self.unlock()
 
     def to_dict(self):
         return dict(self.items())
@@ -896,6 +943,13 @@ cdef class PieceCounter:
     def export(self):
         """(arena bytes, lengths int64 array, counts int64 array), in order of first
         appearance: a compact picklable form for ``add_exported`` (e.g. across processes)."""
+        self.lock()
+        try:
+            return self._export()
+        finally:
+            self.unlock()
+
+    cdef _export(self):
         lengths = np.empty(self.n_entries, dtype=np.int64)
         counts = np.empty(self.n_entries, dtype=np.int64)
         cdef int64_t[::1] lv = lengths
@@ -909,6 +963,14 @@ cdef class PieceCounter:
     def add_exported(self, const unsigned char[::1] arena, const int64_t[::1] lengths,
                      const int64_t[::1] counts):
         """Add counts in the form ``export`` returns."""
+        self.lock()
+        try:
+            self._add_exported(arena, lengths, counts)
+        finally:
+            self.unlock()
+
+    cdef int _add_exported(self, const unsigned char[::1] arena, const int64_t[::1] lengths,
+                           const int64_t[::1] counts) except -1:
         cdef Py_ssize_t e, n = lengths.shape[0]
         cdef int64_t off = 0
         if counts.shape[0] != n:
@@ -924,11 +986,19 @@ cdef class PieceCounter:
             for e in range(n):
                 self.add(&arena[off] if lengths[e] else <const unsigned char*>"", lengths[e], counts[e])
                 off += lengths[e]
+        return 0
 
     def to_arrays(self, int64_t min_count=1):
         """The PieceTrainer inputs for pieces of >= 2 bytes seen >= ``min_count`` times
         (shorter or rarer pieces hold no pair worth counting): int32 tokens, int64
         offsets, int64 counts, in order of first appearance."""
+        self.lock()
+        try:
+            return self._to_arrays(min_count)
+        finally:
+            self.unlock()
+
+    cdef _to_arrays(self, int64_t min_count):
         cdef Py_ssize_t e, k = 0, m = 0
         cdef int64_t j, pos = 0
         cdef PieceEntry* ent
@@ -997,8 +1067,12 @@ def count_utf8(PieceCounter counter, Scanner scanner, list texts):
     cdef bytes t
     cdef const unsigned char* s
     cdef Py_ssize_t n
-    for t in texts:
-        s = <const unsigned char*>(<char*>t)
-        n = len(t)
-        with nogil:
-            count_scanned(counter, scanner, s, n)
+    counter.lock()
+    try:
+        for t in texts:
+            s = <const unsigned char*>(<char*>t)
+            n = len(t)
+            with nogil:
+                count_scanned(counter, scanner, s, n)
+    finally:
+        counter.unlock()

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import functools
 from concurrent.futures import ThreadPoolExecutor
-from typing import AbstractSet, Collection, Literal, Sequence
+from typing import AbstractSet, Collection, Literal, Mapping, Sequence
 
 import regex
 
@@ -53,8 +53,10 @@ class Encoding:
                 raise TypeError(f"special token names must be str, got {text!r}")
             if not text:
                 raise ValueError("a special token cannot be the empty string")
-            if type(token) is not int or token < 0:
-                raise ValueError(f"special token {text!r} has a bad id {token!r}")
+            token = _index_or_none(token)
+            if token is None or token < 0:
+                raise ValueError(f"special token {text!r} has a bad id {special_tokens[text]!r}")
+            self._special_tokens[text] = token
             special_bytes.setdefault(token, text.encode("utf-8"))  # first name wins on decode
         self.max_token_value = max(len(token_bytes) - 1, max(self._special_tokens.values(), default=0))
         if explicit_n_vocab is not None:
@@ -66,7 +68,12 @@ class Encoding:
                 raise ValueError(f"explicit_n_vocab={explicit_n_vocab} but the largest token id "
                                  f"is {self.max_token_value}")
 
-        self._table = BPETable.from_ranks(token_bytes, special_bytes)
+        # ids far above the BPE ids would make the kernel's dense per-id tables huge (one
+        # special id of 10**8 cost 5 GB): those decode through a small dict instead
+        dense_limit = len(token_bytes) + 2 * len(special_bytes) + 1024
+        self._far_special_bytes = {t: b for t, b in special_bytes.items() if t >= dense_limit}
+        near_special_bytes = {t: b for t, b in special_bytes.items() if t < dense_limit}
+        self._table = BPETable.from_ranks(token_bytes, near_special_bytes)
         self._splitter = Splitter(pat_str)
         self._special_token_values = frozenset(self._special_tokens.values())
         self._all_special = frozenset(self._special_tokens)
@@ -118,7 +125,7 @@ class Encoding:
 
     def encode_ordinary_batch(self, text: Sequence[str], *, num_threads: int = 8) -> list[list[int]]:
         """Encode many texts on `num_threads` threads (the kernels release the GIL)."""
-        _check_batch(text)
+        _check_batch(text, num_threads)
         return _parallel_map(self._encode_ordinary_many, text, self._batch_threads(num_threads))
 
     def encode_batch(
@@ -130,7 +137,8 @@ class Encoding:
         disallowed_special: Literal["all"] | Collection[str] = "all",
     ) -> list[list[int]]:
         """`encode` for many texts, on `num_threads` threads."""
-        _check_batch(text)
+        _check_batch(text, num_threads)
+        allowed_special = _check_allowed(allowed_special)
         if allowed_special == "all":
             allowed_special = self._all_special
         if disallowed_special == "all":
@@ -210,7 +218,19 @@ class Encoding:
         >>> enc.decode_bytes([31373, 995])
         b'hello world'
         """
-        return self._table.decode_bytes(tokens)
+        try:
+            return self._table.decode_bytes(tokens)
+        except KeyError:
+            if not self._far_special_bytes:
+                raise
+            return self._decode_bytes_with_far_specials(tokens)
+
+    def _decode_bytes_with_far_specials(self, tokens) -> bytes:
+        """decode_bytes when some ids are special tokens kept out of the kernel's tables."""
+        import numpy as np
+
+        ids = np.asarray(tokens).tolist() if isinstance(tokens, np.ndarray) else tokens
+        return b"".join(self.decode_single_token_bytes(t) for t in _checked_sequence(ids))
 
     def decode(self, tokens: Sequence[int], errors: str = "replace") -> str:
         """The text of a sequence of tokens; invalid UTF-8 is handled per `errors`.
@@ -218,7 +238,7 @@ class Encoding:
         >>> enc.decode([31373, 995])
         'hello world'
         """
-        return self._table.decode_bytes(tokens).decode("utf-8", errors=errors)
+        return self.decode_bytes(tokens).decode("utf-8", errors=errors)
 
     def decode_single_token_bytes(self, token: int) -> bytes:
         """The bytes of one token (a token may hold part of a UTF-8 character).
@@ -230,6 +250,9 @@ class Encoding:
         try:
             return self._table.token_bytes(token)
         except KeyError:
+            far = self._far_special_bytes.get(token)
+            if far is not None:
+                return far
             raise KeyError(str(token)) from None
 
     def decode_tokens_bytes(self, tokens: Sequence[int]) -> list[bytes]:
@@ -238,7 +261,7 @@ class Encoding:
         >>> enc.decode_tokens_bytes([31373, 995])
         [b'hello', b' world']
         """
-        return [self.decode_single_token_bytes(token) for token in tokens]
+        return [self.decode_single_token_bytes(token) for token in _checked_sequence(tokens)]
 
     def decode_with_offsets(self, tokens: Sequence[int]) -> tuple[str, list[int]]:
         """The text, and the index in it of the character where each token starts.
@@ -261,11 +284,13 @@ class Encoding:
     def decode_batch(self, batch: Sequence[Sequence[int]], *, errors: str = "replace",
                      num_threads: int = 8) -> list[str]:
         """`decode` for many token lists."""
+        _check_threads(num_threads)
         decode = functools.partial(self.decode, errors=errors)
         return _parallel_map(lambda chunk: [decode(tokens) for tokens in chunk], batch, num_threads)
 
     def decode_bytes_batch(self, batch: Sequence[Sequence[int]], *, num_threads: int = 8) -> list[bytes]:
         """`decode_bytes` for many token lists."""
+        _check_threads(num_threads)
         return _parallel_map(lambda chunk: [self.decode_bytes(tokens) for tokens in chunk], batch, num_threads)
 
     # ====================
@@ -329,7 +354,7 @@ class Encoding:
         splitter = self._splitter
         if splitter.kind >= 0:
             return self._table.encode_text(text, splitter.kind, as_numpy)
-        return self._table.encode_pieces(splitter.regex.findall(text), as_numpy, text)
+        return self._table.encode_pieces(splitter.regex_pieces(text), as_numpy, text)
 
     def _check_specials(self, text: str, allowed_special, disallowed_special) -> frozenset[str]:
         """Apply tiktoken's special-token rules; return the allowed set, raise ValueError for
@@ -341,10 +366,15 @@ class Encoding:
         elif not allowed_special:
             allowed = frozenset()
         else:
-            allowed = frozenset(allowed_special)
-        if disallowed_special == "all":
+            allowed = frozenset(_check_allowed(allowed_special))
+        if disallowed_special is None:  # tiktoken: None means no check
+            disallowed = frozenset()
+        elif disallowed_special == "all":
             # the default: reuse the one frozenset (its hash is cached for the regex lookup)
             disallowed = self._all_special - allowed if allowed else self._all_special
+        elif isinstance(disallowed_special, str):
+            raise TypeError(f"disallowed_special must be \"all\" or a collection of special-token "
+                            f"strings, not the string {disallowed_special!r}")
         else:
             disallowed = frozenset(disallowed_special)
         if disallowed:
@@ -376,6 +406,9 @@ class Encoding:
         # registered encodings pickle by name, as in tiktoken
         if self is registry.ENCODINGS.get(self.name):
             return self.name
+        model = self.__dict__.get("bpe_model")
+        if model is not None:  # trained or loaded: the merges (or the file path) are enough
+            return {"name": self.name, "bpe_model": model}
         return {"name": self.name, "pat_str": self._pat_str,
                 "mergeable_ranks": self._mergeable_ranks, "special_tokens": self._special_tokens}
 
@@ -384,6 +417,9 @@ class Encoding:
 
         if isinstance(value, str):
             self.__dict__ = registry.get_encoding(value).__dict__
+            return
+        if "bpe_model" in value:
+            self.__dict__ = value["bpe_model"].to_encoding(value["name"]).__dict__
             return
         self.__init__(**value)
 
@@ -394,7 +430,11 @@ def _ranks_to_list(mergeable_ranks: dict[bytes, int]) -> list:
         raise ValueError("mergeable_ranks is empty")
     max_rank = -1
     for token, rank in mergeable_ranks.items():
-        if type(rank) is not int or rank < 0:
+        if type(rank) is not int:
+            rank = _index_or_none(rank)  # numpy integers work, as in tiktoken
+            if rank is None:
+                raise ValueError(f"token {token!r} has a bad rank {mergeable_ranks[token]!r}")
+        if rank < 0:
             raise ValueError(f"token {token!r} has a bad rank {rank!r}")
         if rank > max_rank:
             max_rank = rank
@@ -402,6 +442,7 @@ def _ranks_to_list(mergeable_ranks: dict[bytes, int]) -> list:
         raise ValueError(f"ranks are too sparse: {len(mergeable_ranks)} tokens, largest rank {max_rank}")
     tokens: list = [None] * (max_rank + 1)
     for token, rank in mergeable_ranks.items():
+        rank = _index_or_none(rank)
         if not isinstance(token, bytes):
             raise TypeError(f"mergeable_ranks keys must be bytes, got {type(token).__name__}")
         if tokens[rank] is not None:
@@ -430,9 +471,43 @@ def _as_token_id(token) -> int:
     return token
 
 
-def _check_batch(texts) -> None:
+def _check_batch(texts, num_threads) -> None:
     if isinstance(texts, str):
         raise TypeError("expected a sequence of str, got a single str")
+    _check_threads(num_threads)
+
+
+def _check_threads(num_threads) -> None:
+    # None and floats work as in tiktoken (ThreadPoolExecutor takes them); 0 and negatives
+    # raise there too, so refuse them here with the same meaning
+    if num_threads is not None and not isinstance(num_threads, bool) and num_threads < 1:
+        raise ValueError(f"num_threads must be at least 1, not {num_threads!r}")
+
+
+def _check_allowed(allowed_special):
+    """A plain string other than "all" would be read as a set of characters (tiktoken
+    raises TypeError for it too)."""
+    if isinstance(allowed_special, str) and allowed_special != "all":
+        raise TypeError(f"allowed_special must be \"all\" or a set of special-token strings, "
+                        f"not the string {allowed_special!r}")
+    return allowed_special
+
+
+def _checked_sequence(tokens):
+    """Refuse unordered collections (their order is arbitrary) and single strings."""
+    if isinstance(tokens, (str, bytes, AbstractSet, Mapping)):
+        raise TypeError(f"'{type(tokens).__name__}' object is not a sequence of token ids")
+    return tokens
+
+
+def _index_or_none(value):
+    """An int-like value (int, bool, numpy integer) as int, else None."""
+    import operator
+
+    try:
+        return operator.index(value)
+    except TypeError:
+        return None
 
 
 def _parallel_map(fn_chunk, items, num_threads: int) -> list:
@@ -451,9 +526,36 @@ def _parallel_map(fn_chunk, items, num_threads: int) -> list:
 
 @functools.lru_cache(maxsize=128)
 def _special_token_regex(tokens: frozenset[str]) -> "regex.Pattern[str]":
-    # longest first, so that of two specials starting at one place the longer wins
-    inner = "|".join(regex.escape(t) for t in sorted(tokens, key=lambda t: (-len(t), t)))
-    return regex.compile(f"({inner})")
+    """One regex matching any of the tokens, the longest where several start at one place.
+    It is a trie, not a flat alternation: a flat one tries every token at each place where
+    one could start (o200k_harmony's ~1000 `<|...|>` tokens made text full of `<|` take
+    seconds), the trie follows one branch per character, so matching stays linear."""
+    return regex.compile(_trie_pattern(sorted(tokens)))
+
+
+def _trie_pattern(tokens: list[str]) -> str:
+    trie: dict = {}
+    for token in tokens:
+        node = trie
+        for ch in token:
+            node = node.setdefault(ch, {})
+        node[""] = {}  # a token ends here
+
+    def pattern(node: dict) -> str:
+        chain = ""  # a run of single-child nodes becomes one literal (and one recursion)
+        while len(node) == 1 and "" not in node:
+            (ch, node), = node.items()
+            chain += regex.escape(ch)
+        if not node:
+            return chain
+        branches = [regex.escape(ch) + pattern(child) for ch, child in sorted(node.items()) if ch]
+        if "" in node:
+            branches.append("")  # stopping here comes last, so longer tokens win
+        if len(branches) == 1:
+            return chain + branches[0]
+        return chain + "(?:" + "|".join(branches) + ")"
+
+    return pattern(trie)
 
 
 def raise_disallowed_special_token(token: str):

@@ -43,9 +43,19 @@ class Splitter:
         except regex.error as e:
             raise ValueError(f"invalid split pattern {pat_str!r}: {e}") from None
         self.kind = scanner_kind(pat_str, force_regex)
+        self.regex_pieces = whole_matches(self.regex)
 
     def findall(self, text: str) -> list[str]:
         """The pieces of text."""
         if self.kind >= 0:
             return _pretokenize.split(text, self.kind)
-        return self.regex.findall(text)
+        return self.regex_pieces(text)
+
+
+def whole_matches(compiled: "regex.Pattern[str]"):
+    """A function text -> list of the whole matches of `compiled`, as tiktoken splits.
+    `findall` returns the capture groups instead when the pattern has any, which would
+    drop or repeat text, so it is used only for patterns without groups (it is faster)."""
+    if compiled.groups == 0:
+        return compiled.findall
+    return lambda text: [m.group() for m in compiled.finditer(text)]

@@ -34,7 +34,7 @@ import regex
 
 from . import _train
 from .patterns import GPT4_PATTERN
-from .pretokenize import scanner_kind
+from .pretokenize import scanner_kind, whole_matches
 from .progress import Progress, wants_progress
 
 __all__ = [
@@ -52,6 +52,10 @@ __all__ = [
 
 # Text is handed to the counter in batches of about this many characters.
 _BATCH_CHARS = 1 << 22
+_INT32_MAX = 2**31 - 1
+# a merges row for an id that no merge makes (a gap in a vocabulary's ranks)
+NO_MERGE = -1
+_INT64_MAX = 2**63 - 1
 # Files are read in blocks of about this many characters.
 _FILE_BLOCK_CHARS = 1 << 22
 
@@ -64,15 +68,44 @@ _FILE_BLOCK_CHARS = 1 << 22
 class BPEModel:
     """A trained byte-level BPE: merges in order (merge i makes id 256 + i), the split
     pattern and the special tokens (str -> id).  ``merge_counts`` holds how often each
-    pair occurred when it was merged (empty when loaded from a file without them)."""
+    pair occurred when it was merged (empty when loaded from a file without them).
+    ``byte_order`` gives the byte of ids 0..255 when they are not in byte order (GPT-2 and
+    the OpenAI vocabularies); None means id b is byte b.  ``source`` (set by
+    :func:`load_model`) lets a pickle carry the file path instead of the merges."""
 
-    merges: np.ndarray
+    merges: np.ndarray  # rows of (left id, right id); NO_MERGE rows are unused ids
     pattern: str = GPT4_PATTERN
     special_tokens: dict = field(default_factory=dict)
     merge_counts: np.ndarray | None = None
+    byte_order: bytes | None = None
+    source: tuple | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self):
         self.merges = np.ascontiguousarray(np.asarray(self.merges, dtype=np.int32).reshape(-1, 2))
+        if self.byte_order is not None:
+            self.byte_order = bytes(self.byte_order)
+            if sorted(self.byte_order) != list(range(256)):
+                raise ValueError("byte_order must hold each byte 0..255 once")
+            if self.byte_order == bytes(range(256)):
+                self.byte_order = None
+
+    def __getstate__(self):
+        # loaded from a file that is still as it was: pickle where to load it from (small,
+        # for shipping to worker processes), else everything
+        if self.source is not None and _file_stamp(self.source[0]) == self.source[3]:
+            return {"source": self.source}
+        state = dict(self.__dict__)
+        state["source"] = None
+        return state
+
+    def __setstate__(self, state):
+        if set(state) == {"source"}:
+            path, fmt, pattern, stamp = state["source"]
+            if _file_stamp(path) != stamp:
+                raise ValueError(f"cannot unpickle the model loaded from {path!r}: the file "
+                                 "has changed or is gone since it was pickled")
+            state = load_model(path, fmt, pattern=pattern).__dict__
+        self.__dict__.update(state)
 
     @property
     def n_merges(self) -> int:
@@ -84,10 +117,10 @@ class BPEModel:
         return max(ids) + 1
 
     def token_bytes(self) -> list:
-        """The bytes of every non-special id, in id order."""
-        vocab = [bytes([i]) for i in range(256)]
+        """The bytes of every non-special id, in id order (None for an unused id)."""
+        vocab = [bytes([b]) for b in (self.byte_order or range(256))]
         for left, right in self.merges.tolist():
-            vocab.append(vocab[left] + vocab[right])
+            vocab.append(None if left == NO_MERGE else vocab[left] + vocab[right])
         return vocab
 
     def mergeable_ranks(self) -> dict:
@@ -95,7 +128,8 @@ class BPEModel:
         possible in BPE), the first id keeps them."""
         ranks = {}
         for i, b in enumerate(self.token_bytes()):
-            ranks.setdefault(b, i)
+            if b is not None:
+                ranks.setdefault(b, i)
         return ranks
 
     def to_encoding(self, name: str = "fastbpe-trained"):
@@ -143,8 +177,11 @@ def _check_args(vocab_size, special_tokens, min_frequency, max_token_length):
     if not isinstance(min_frequency, (int, np.integer)) or min_frequency < 0:
         raise ValueError("min_frequency must be a non-negative int")
     if max_token_length is not None and (
-            not isinstance(max_token_length, (int, np.integer)) or max_token_length < 1):
-        raise ValueError("max_token_length must be a positive int or None")
+            isinstance(max_token_length, bool)
+            or not isinstance(max_token_length, (int, np.integer))
+            or not 1 <= max_token_length <= _INT32_MAX):
+        raise ValueError(f"max_token_length must be an int in 1..{_INT32_MAX} or None "
+                         "(the kernel stores it in 32 bits)")
     return int(vocab_size), specials, int(min_frequency), int(max_token_length or 0)
 
 
@@ -167,7 +204,7 @@ def _scrub_surrogates(text: str) -> str:
 
 
 def _count_text(counter, compiled, text: str) -> None:
-    pieces = compiled.findall(text)
+    pieces = whole_matches(compiled)(text)
     done = counter.add_pieces(pieces)
     if done < len(pieces):  # a lone surrogate: count the rest with it replaced
         counter.add_pieces([_scrub_surrogates(p) for p in pieces[done:]])
@@ -394,6 +431,7 @@ def _counts_to_counter(counts) -> "_train.PieceCounter":
     if not isinstance(counts, Mapping):
         raise TypeError("counts must be a mapping of piece (str or bytes) -> count")
     counter = _train.PieceCounter()
+    pair_total = 0  # the sum of all pair counts bounds every count the merge kernel keeps
     for piece, c in counts.items():
         if isinstance(piece, str):
             piece = _scrub_surrogates(piece).encode("utf-8") if not piece.isascii() else piece.encode()
@@ -403,6 +441,9 @@ def _counts_to_counter(counts) -> "_train.PieceCounter":
             raise TypeError(f"counts must be ints, got {type(c).__name__}")
         if c < 0:
             raise ValueError("counts must be non-negative")
+        pair_total += int(c) * max(len(piece), 1)
+        if pair_total > _INT64_MAX:
+            raise ValueError("counts too large: the pair counts would overflow 64 bits")
         counter.add_bytes(bytes(piece), int(c))
     return counter
 
@@ -505,10 +546,36 @@ def as_model(obj) -> BPEModel:
     ranks = getattr(obj, "_mergeable_ranks", None)
     if ranks is None:
         raise TypeError(f"cannot save {type(obj).__name__}: not a BPEModel or Encoding")
+    return _model_from_ranks(ranks, obj._pat_str, dict(obj._special_tokens))
+
+
+def _model_from_ranks(ranks: dict, pattern: str, special_tokens: dict) -> BPEModel:
+    """The BPEModel that gives exactly these ranks as ids.  The single bytes must be ranks
+    0..255 (in any order: GPT-2's are permuted, kept as ``byte_order``), else ValueError.
+    An unused rank (p50k's 50256, its special token's id) becomes a ``NO_MERGE`` row."""
     from .formats.minbpe_files import recover_merges
 
-    return BPEModel(merges=recover_merges(ranks), pattern=obj._pat_str,
-                    special_tokens=dict(obj._special_tokens))
+    byte_order = bytearray(256)
+    for b in range(256):
+        rank = ranks.get(bytes([b]))
+        if rank is None or rank >= 256:
+            raise ValueError(f"byte {b} must be one of ranks 0..255 to be saved as merges")
+        byte_order[rank] = b
+    merged_ranks = sorted(r for t, r in ranks.items() if len(t) > 1)
+    merges = np.full((merged_ranks[-1] - 255 if merged_ranks else 0, 2), NO_MERGE, dtype=np.int32)
+    for rank, pair in zip(merged_ranks, recover_merges(ranks)):
+        merges[rank - 256] = pair
+    return BPEModel(merges=merges, pattern=pattern,
+                    special_tokens=special_tokens, byte_order=bytes(byte_order))
+
+
+def _file_stamp(path) -> tuple | None:
+    """(size, mtime in ns) of a file, None if it is gone: a cheap 'has it changed' check."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_size, st.st_mtime_ns)
 
 
 def save_model(model, path, format=None) -> None:
@@ -524,10 +591,14 @@ def save_model(model, path, format=None) -> None:
     path = os.fspath(path)
     merges = [tuple(m) for m in model.merges.tolist()]
     if fmt == "native":
-        native.write_native(path, model.pattern, model.special_tokens, merges)
+        native.write_native(path, model.pattern, model.special_tokens, merges, model.byte_order)
     elif fmt == "tiktoken":
         dump_tiktoken_bpe(model.mergeable_ranks(), path)
     else:
+        if model.byte_order is not None or (model.merges == NO_MERGE).any():
+            raise ValueError("minbpe's .model format cannot store a byte order other than "
+                             "0..255 (as GPT-2's) or unused ids: save as native JSON or "
+                             ".tiktoken instead")
         minbpe_files.write_model(path, model.pattern, model.special_tokens, merges)
         vocab = dict(enumerate(model.token_bytes()))
         for s, idx in model.special_tokens.items():
@@ -545,14 +616,17 @@ def load_model(path, format=None, *, pattern=None) -> BPEModel:
     from .formats.tiktoken_bpe import load_tiktoken_bpe
 
     fmt = _format_for(path, format)
+    stamp = _file_stamp(path)
+    byte_order = None
     if fmt == "native":
-        pat, specials, merges = native.read_native(path)
+        pat, specials, merges, byte_order = native.read_native(path)
     elif fmt == "minbpe":
         pat, specials, merges = minbpe_files.read_model(path)
     else:
-        merges = minbpe_files.recover_merges(load_tiktoken_bpe(path))
-        pat, specials = GPT4_PATTERN, {}
-    if pattern is not None:
-        pat = pattern
-    return BPEModel(merges=np.asarray(merges, dtype=np.int32).reshape(-1, 2), pattern=pat,
-                    special_tokens=specials)
+        model = _model_from_ranks(load_tiktoken_bpe(path), GPT4_PATTERN, {})
+        pat, specials, merges, byte_order = model.pattern, {}, model.merges, model.byte_order
+    model = BPEModel(merges=np.asarray(merges, dtype=np.int32).reshape(-1, 2),
+                     pattern=pat if pattern is None else pattern, special_tokens=specials,
+                     byte_order=byte_order)
+    model.source = (os.path.abspath(os.fspath(path)), fmt, pattern, stamp)
+    return model

@@ -1,39 +1,175 @@
 """Atomic file writes: write a temporary file beside the target, then rename it over.
 
-A crash mid-write leaves the old file (or none), never a half-written one."""
+A crash mid-write leaves the old file (or none), never a half-written one.  The result is
+what `open(path, "w")` would give otherwise: a new file gets 0o666 minus the umask, an
+existing one keeps its mode, and a symlink is written through (its target is replaced, the
+link stays).  Temporary files are named `.<name>.fastbpe-tmp-<pid>-<random>`; those left by
+a killed process are removed by the next write beside them.
+"""
 from __future__ import annotations
 
-import contextlib
 import os
-import tempfile
-from typing import BinaryIO, Iterator
+import re
+import secrets
+import stat
+
+_TMP_MARK = ".fastbpe-tmp-"
+_TMP_RE = re.compile(r"^\.(?P<name>.+)" + re.escape(_TMP_MARK) + r"(?P<pid>\d+)-[0-9a-f]+$")
+
+
+def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
+    atomic_write_many({path: data})
+
+
+def atomic_write_text(path: str | os.PathLike, text: str) -> None:
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def atomic_write_many(files: dict) -> None:
+    """Write several files as one save: {path: bytes}.  Every file is written and synced
+    to a temporary first, then all are renamed into place, so an error while writing any
+    of them (disk full, bad directory) changes none.  The renames themselves are not one
+    atomic step: a crash between them can leave some files new and some old."""
+    plan = []  # (temporary path, final path)
+    try:
+        for path, data in files.items():
+            target = _resolve(path)
+            _remove_stale_temporaries(target)
+            plan.append((_write_temporary(target, data), target))
+        for tmp, target in plan:
+            os.replace(tmp, target)
+    except BaseException:
+        for tmp, _ in plan:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+        raise
+    for directory in {os.path.dirname(t) for _, t in plan}:
+        _fsync_directory(directory)
 
 
 @contextlib.contextmanager
 def atomic_writer(path: str | os.PathLike) -> Iterator[BinaryIO]:
-    """A binary file to stream into; it appears at `path` only when the block ends without an
-    exception (flushed and fsynced first), and is removed otherwise."""
-    path = os.fspath(path)
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=directory)
+    """A binary file to stream into; it appears at `path` (mode, symlink and temporary
+    handling as above) only when the block ends without an exception (flushed and fsynced
+    first), and is removed otherwise."""
+    target = _resolve(path)
+    _remove_stale_temporaries(target)
+    tmp, f = _open_temporary(target)
     try:
-        with os.fdopen(fd, "wb") as f:
+        with f:
             yield f
             f.flush()
             os.fsync(f.fileno())
-        os.replace(tmp, path)
+        os.replace(tmp, target)
     except BaseException:
         try:
             os.unlink(tmp)
         except OSError:
             pass
         raise
+    _fsync_directory(os.path.dirname(target))
 
 
-def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
-    with atomic_writer(path) as f:
-        f.write(data)
+def _resolve(path) -> str:
+    """The file to replace: a symlink's final target (so the link survives), as an
+    absolute path."""
+    path = os.path.abspath(os.fspath(path))
+    return os.path.realpath(path) if os.path.islink(path) else path
 
 
-def atomic_write_text(path: str | os.PathLike, text: str) -> None:
-    atomic_write_bytes(path, text.encode("utf-8"))
+def _open_temporary(target: str):
+    """(path, binary file) of a new temporary beside `target`, with the mode it will have."""
+    directory, name = os.path.split(target)
+    tmp = os.path.join(directory, f".{name}{_TMP_MARK}{os.getpid()}-{secrets.token_hex(4)}")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    f = os.fdopen(fd, "wb")
+    try:
+        os.fchmod(f.fileno(), _mode_for(target))
+    except BaseException:
+        f.close()
+        os.unlink(tmp)
+        raise
+    return tmp, f
+
+
+def _write_temporary(target: str, data: bytes) -> str:
+    tmp, f = _open_temporary(target)
+    try:
+        with f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    return tmp
+
+
+def _mode_for(target: str) -> int:
+    try:
+        return stat.S_IMODE(os.stat(target).st_mode)  # as open("w") on an existing file
+    except FileNotFoundError:
+        return 0o666 & ~_umask()
+
+
+def _umask() -> int:
+    # /proc tells it without changing it; os.umask() can only read it by setting it, which
+    # would race with other threads creating files
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except OSError:
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _remove_stale_temporaries(target: str) -> None:
+    """Delete temporaries for `target` whose writing process is gone (killed mid-save)."""
+    directory, name = os.path.split(target)
+    try:
+        entries = os.listdir(directory)
+    except OSError:
+        return
+    for entry in entries:
+        m = _TMP_RE.match(entry)
+        if m is None or m["name"] != name or _process_alive(int(m["pid"])):
+            continue
+        try:
+            os.unlink(os.path.join(directory, entry))
+        except OSError:
+            pass
+
+
+def _process_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # exists, owned by someone else
+        return True
+    return True
+
+
+def _fsync_directory(directory: str) -> None:
+    # makes the renames durable; not possible on every platform or file system
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

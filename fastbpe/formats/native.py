@@ -4,7 +4,11 @@
 
     {"format": "fastbpe-bpe", "version": 1,
      "pattern": "...", "special_tokens": {"<|endoftext|>": 1000},
-     "merges": [[left, right], ...]}          # merge i makes id 256 + i
+     "merges": [[left, right], ...],          # merge i makes id 256 + i; [-1, -1]: unused id
+     "byte_order": [b0, b1, ..., b255]}       # optional: the byte of ids 0..255 (default 0..255)
+
+``byte_order`` is there for vocabularies like GPT-2's, whose single bytes are not ids 0..255
+in byte order.
 
 Unlike ``.tiktoken`` (ranks only) it keeps the pattern and the special tokens, and unlike
 ranks the merge list is exact for both merge semantics.
@@ -20,7 +24,7 @@ FORMAT = "fastbpe-bpe"
 VERSION = 1
 
 
-def format_native(pattern: str, special_tokens: dict, merges) -> str:
+def format_native(pattern: str, special_tokens: dict, merges, byte_order: bytes | None = None) -> str:
     doc = {
         "format": FORMAT,
         "version": VERSION,
@@ -28,16 +32,19 @@ def format_native(pattern: str, special_tokens: dict, merges) -> str:
         "special_tokens": dict(special_tokens),
         "merges": [[int(a), int(b)] for a, b in merges],
     }
+    if byte_order is not None:
+        doc["byte_order"] = list(byte_order)
     return json.dumps(doc, ensure_ascii=False, indent=None) + "\n"
 
 
-def write_native(path, pattern: str, special_tokens: dict, merges) -> None:
+def write_native(path, pattern: str, special_tokens: dict, merges, byte_order: bytes | None = None) -> None:
     """Write atomically (OSError if the directory is not writable)."""
-    atomic_write_text(path, format_native(pattern, special_tokens, merges))
+    atomic_write_text(path, format_native(pattern, special_tokens, merges, byte_order))
 
 
 def read_native(path):
-    """-> (pattern, special_tokens, merges [(l, r)]); ValueError for a bad file."""
+    """-> (pattern, special_tokens, merges [(l, r)], byte_order bytes or None); ValueError
+    for a bad file."""
     path = os.fspath(path)
     with open(path, "r", encoding="utf-8") as f:
         try:
@@ -55,6 +62,9 @@ def read_native(path):
         raise ValueError(f"{path}: malformed fastbpe model")
     out = []
     for i, m in enumerate(merges):
+        if m == [-1, -1]:  # an unused id (trainer.NO_MERGE)
+            out.append((-1, -1))
+            continue
         if (not isinstance(m, list) or len(m) != 2 or not all(type(x) is int for x in m)
                 or not all(0 <= x < 256 + i for x in m)):
             raise ValueError(f"{path}: bad merge {i}: {m!r}")
@@ -62,4 +72,10 @@ def read_native(path):
     for s, idx in specials.items():
         if type(idx) is not int or idx < 0:
             raise ValueError(f"{path}: bad id for special token {s!r}")
-    return pattern, specials, out
+    byte_order = doc.get("byte_order")
+    if byte_order is not None:
+        if (not isinstance(byte_order, list) or sorted(byte_order) != list(range(256))
+                or not all(type(b) is int for b in byte_order)):
+            raise ValueError(f"{path}: byte_order must list each byte 0..255 once")
+        byte_order = bytes(byte_order)
+    return pattern, specials, out, byte_order
