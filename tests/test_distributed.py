@@ -255,6 +255,19 @@ def test_encode_files_dask_equals_local_encode(client, text_files, tmp_path):
     assert not [n for n in os.listdir(tmp_path / "out") if n.endswith(".tmp")]
 
 
+def test_encodings_pickle_small(text_files, tmp_path):
+    """What each worker is sent: a name, the merges, or a file path."""
+    enc = trainer.train_files(text_files[:2], 2000, num_threads=1)
+    n_merges = enc.bpe_model.n_merges
+    # the merges (2 x int32) and their counts (int64), not the token bytes
+    assert len(pickle.dumps(enc)) < 16 * n_merges + 2000
+    fastbpe.save_model(enc, tmp_path / "m.json")
+    loaded = fastbpe.load_model(tmp_path / "m.json").to_encoding("mine")
+    assert len(pickle.dumps(loaded)) < 600  # the path
+    again = pickle.loads(pickle.dumps(loaded))
+    assert again._mergeable_ranks == enc._mergeable_ranks
+
+
 def test_encode_trained_vocabulary_uint16(client, text_files, tmp_path):
     enc = train_dask(text_files[:2], 400, special_tokens=["<|endoftext|>"], blocksize=40_000)
     encode_files_dask(text_files[:2], enc, tmp_path / "out", dtype="uint16", blocksize=40_000)

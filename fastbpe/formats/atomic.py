@@ -8,10 +8,12 @@ a killed process are removed by the next write beside them.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import secrets
 import stat
+from typing import BinaryIO, Iterator
 
 _TMP_MARK = ".fastbpe-tmp-"
 _TMP_RE = re.compile(r"^\.(?P<name>.+)" + re.escape(_TMP_MARK) + r"(?P<pid>\d+)-[0-9a-f]+$")
