@@ -42,10 +42,7 @@ def atomic_write_many(files: dict) -> None:
             os.replace(tmp, target)
     except BaseException:
         for tmp, _ in plan:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
+            _unlink_quietly(tmp)
         raise
     for directory in {os.path.dirname(t) for _, t in plan}:
         _fsync_directory(directory)
@@ -58,18 +55,12 @@ def atomic_writer(path: str | os.PathLike) -> Iterator[BinaryIO]:
     first), and is removed otherwise."""
     target = _resolve(path)
     _remove_stale_temporaries(target)
-    tmp, f = _open_temporary(target)
+    with _synced_temporary(target) as (tmp, f):
+        yield f
     try:
-        with f:
-            yield f
-            f.flush()
-            os.fsync(f.fileno())
         os.replace(tmp, target)
     except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+        _unlink_quietly(tmp)
         raise
     _fsync_directory(os.path.dirname(target))
 
@@ -81,35 +72,35 @@ def _resolve(path) -> str:
     return os.path.realpath(path) if os.path.islink(path) else path
 
 
-def _open_temporary(target: str):
-    """(path, binary file) of a new temporary beside `target`, with the mode it will have."""
+@contextlib.contextmanager
+def _synced_temporary(target: str):
+    """(path, binary file) of a new temporary beside `target` with the mode the target
+    will have; flushed and fsynced when the block ends, removed if it raises."""
     directory, name = os.path.split(target)
     tmp = os.path.join(directory, f".{name}{_TMP_MARK}{os.getpid()}-{secrets.token_hex(4)}")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    f = os.fdopen(fd, "wb")
     try:
-        os.fchmod(f.fileno(), _mode_for(target))
-    except BaseException:
-        f.close()
-        os.unlink(tmp)
-        raise
-    return tmp, f
-
-
-def _write_temporary(target: str, data: bytes) -> str:
-    tmp, f = _open_temporary(target)
-    try:
-        with f:
-            f.write(data)
+        with os.fdopen(fd, "wb") as f:
+            os.fchmod(f.fileno(), _mode_for(target))
+            yield tmp, f
             f.flush()
             os.fsync(f.fileno())
     except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+        _unlink_quietly(tmp)
         raise
+
+
+def _write_temporary(target: str, data: bytes) -> str:
+    with _synced_temporary(target) as (tmp, f):
+        f.write(data)
     return tmp
+
+
+def _unlink_quietly(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
 
 
 def _mode_for(target: str) -> int:
