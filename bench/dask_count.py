@@ -150,6 +150,7 @@ def main(argv=None):
     from fastbpe.distributed import _count_shards, _prune, count_pieces_dask, shards_of
     from fastbpe.patterns import GPT4_PATTERN
 
+    load_at_start = os.getloadavg()[0]
     path = str(corpus_file(args.mb))
     size = os.path.getsize(path)
     blocksize = int(args.blocksize_mb * 1e6)
@@ -191,7 +192,8 @@ def main(argv=None):
     lines = ["## Piece counting: one machine vs a Dask LocalCluster", "",
              f"`python bench/dask_count.py{'' if args.mb is None else f' --mb {args.mb:g}'} "
              f"--blocksize-mb {args.blocksize_mb:g}` on {platform.machine()}, "
-             f"{os.cpu_count()} cores (shared with other jobs), {mb:.0f} MB of English "
+             f"{os.cpu_count()} cores (shared with other jobs: load average {load_at_start:.1f} "
+             f"at start), {mb:.0f} MB of English "
              f"({CORPUS}), GPT-4 pattern, best of {args.repeat}. The cluster runs on the same "
              f"2 cores; it shows the overhead of the distributed path, not a speed-up.", "",
              "| counting | wall (s) | MB/s |", "|---|---:|---:|"]
