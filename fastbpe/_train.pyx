@@ -1076,3 +1076,42 @@ def count_utf8(PieceCounter counter, Scanner scanner, list texts):
                 count_scanned(counter, scanner, s, n)
     finally:
         counter.unlock()
+
+
+cdef bint ends_in_space(const unsigned char* s, Py_ssize_t end) noexcept nogil:
+    """Whether the UTF-8 character that ends at s[end] (exclusive) is white space (\\s)."""
+    cdef Py_ssize_t i = end - 1
+    cdef uint32_t c
+    if s[i] < 0x80:
+        return s[i] == 32 or 9 <= s[i] <= 13 or 28 <= s[i] <= 31
+    while i > 0 and (s[i] & 0xC0) == 0x80:
+        i -= 1
+    c = s[i] & (0x1F if s[i] < 0xE0 else (0x0F if s[i] < 0xF0 else 0x07))
+    for i in range(i + 1, end):
+        c = (c << 6) | (s[i] & 0x3F)
+    return (c == 0x85 or c == 0xA0 or c == 0x1680 or 0x2000 <= c <= 0x200A or c == 0x2028
+            or c == 0x2029 or c == 0x202F or c == 0x205F or c == 0x3000)
+
+
+def last_piece_end(Scanner scanner, const unsigned char[::1] data, Py_ssize_t limit):
+    """The end of the last piece of ``data`` (split from its start) that ends at or before
+    ``limit`` on a character that is not white space; 0 when none does.  The file reader
+    cuts blocks there: the known patterns look past a piece's end only through white space
+    (``\\s+(?!\\S)``, ``\\s++$``) or to complete it, so the text before such a point splits
+    alone exactly as it does within the whole."""
+    cdef Py_ssize_t ends[SCAN_CAP]
+    cdef Py_ssize_t n = data.shape[0], pos = 0, best = 0, k, j
+    if n == 0:
+        return 0
+    with nogil:
+        while pos < n and pos < limit:
+            k = scan_pieces(scanner.kind, &data[0], n, pos, ends, SCAN_CAP)
+            if k <= 0:
+                break
+            for j in range(k):
+                if ends[j] > limit:
+                    break
+                if not ends_in_space(&data[0], ends[j]):
+                    best = ends[j]
+            pos = ends[k - 1]
+    return best

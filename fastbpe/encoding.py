@@ -238,7 +238,13 @@ class Encoding:
         >>> enc.decode([31373, 995])
         'hello world'
         """
-        return self.decode_bytes(tokens).decode("utf-8", errors=errors)
+        try:
+            data = self._table.decode_bytes(tokens)
+        except KeyError:
+            if not self._far_special_bytes:
+                raise
+            data = self._decode_bytes_with_far_specials(tokens)
+        return data.decode("utf-8", errors=errors)
 
     def decode_single_token_bytes(self, token: int) -> bytes:
         """The bytes of one token (a token may hold part of a UTF-8 character).
@@ -367,11 +373,11 @@ class Encoding:
             allowed = frozenset()
         else:
             allowed = frozenset(_check_allowed(allowed_special))
-        if disallowed_special is None:  # tiktoken: None means no check
-            disallowed = frozenset()
-        elif disallowed_special == "all":
+        if disallowed_special == "all":
             # the default: reuse the one frozenset (its hash is cached for the regex lookup)
             disallowed = self._all_special - allowed if allowed else self._all_special
+        elif disallowed_special is None:  # tiktoken: None means no check
+            disallowed = frozenset()
         elif isinstance(disallowed_special, str):
             raise TypeError(f"disallowed_special must be \"all\" or a collection of special-token "
                             f"strings, not the string {disallowed_special!r}")

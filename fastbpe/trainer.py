@@ -19,6 +19,7 @@ Each text is split on its own (pieces never cross texts), as rustbpe does.
 """
 from __future__ import annotations
 
+import bisect
 import collections
 import multiprocessing
 import os
@@ -210,11 +211,12 @@ def _count_text(counter, compiled, text: str) -> None:
         counter.add_pieces([_scrub_surrogates(p) for p in pieces[done:]])
 
 
-def _batches(texts, batch_chars):
-    """Group an iterable of str into lists of about ``batch_chars`` characters."""
+def _batches(texts, batch_chars, utf8_ok=False):
+    """Group an iterable of str (and UTF-8 bytes if ``utf8_ok``: the file reader's blocks)
+    into lists of about ``batch_chars`` characters."""
     batch, size = [], 0
     for i, text in enumerate(texts):
-        if not isinstance(text, str):
+        if not isinstance(text, str) and not (utf8_ok and type(text) is bytes):
             raise TypeError(f"texts must contain str, item {i} is {type(text).__name__}")
         batch.append(text)
         size += len(text)
@@ -240,6 +242,8 @@ def _scanner(pattern: str):
 
 
 def _utf8(text: str) -> bytes:
+    if type(text) is bytes:  # a block from the file reader
+        return text
     try:
         return text.encode("utf-8")
     except UnicodeEncodeError:
@@ -300,7 +304,7 @@ def _count_regex(texts, pattern, counter, workers, bar):
     return counter
 
 
-def _count_stream(texts, pattern, counter, num_threads, bar):
+def _count_stream(texts, pattern, counter, num_threads, bar, utf8_ok=False):
     """Count an iterable of str in batches.  With the C scanner, batches are counted
     without the GIL by ``num_threads`` threads, each into its own counter (merged by
     addition at the end; at most two batches per thread in flight, so memory stays
@@ -311,7 +315,7 @@ def _count_stream(texts, pattern, counter, num_threads, bar):
     if scanner is None:
         return _count_regex(texts, pattern, counter, workers, bar)
     if workers == 1:
-        for batch, size in _batches(texts, _BATCH_CHARS):
+        for batch, size in _batches(texts, _BATCH_CHARS, utf8_ok):
             _train.count_utf8(counter, scanner, [_utf8(t) for t in batch])
             seen += size
             bar.update(seen)
@@ -330,7 +334,7 @@ def _count_stream(texts, pattern, counter, num_threads, bar):
 
     with ThreadPoolExecutor(workers) as pool:
         pending = collections.deque()
-        for batch, size in _batches(texts, _BATCH_CHARS // workers):
+        for batch, size in _batches(texts, _BATCH_CHARS // workers, utf8_ok):
             pending.append((pool.submit(work, [_utf8(t) for t in batch]), size))
             while len(pending) >= 2 * workers:
                 future, n = pending.popleft()
@@ -366,42 +370,79 @@ def count_pieces(texts: Iterable[str], pattern: str = GPT4_PATTERN, *, counter=N
         return _count_stream(texts, pattern, counter, num_threads, bar)
 
 
-def _read_blocks(path, block_chars=_FILE_BLOCK_CHARS):
-    """Yield a text file in blocks, each cut just after a newline that is followed by a
-    non-space character.  That point is a piece boundary for every standard split
-    pattern (GPT-2, GPT-4/cl100k, o200k, Llama 3), so blocks count like the whole file."""
-    carry = ""
+# Pieces ending this close to a block's end may still change with the text after it: the
+# known patterns look at most 3 characters ahead ("'ll"), a custom pattern is assumed to
+# look at most _REGEX_MARGIN characters ahead.
+_SCANNER_MARGIN = 64  # bytes
+_REGEX_MARGIN = 4096  # characters
+
+
+def _file_chunks(path, block_chars):
+    """A UTF-8 text file in chunks of ``block_chars`` characters (invalid bytes: U+FFFD)."""
     with open(path, "r", encoding="utf-8", errors="replace", newline="") as f:
         while True:
-            block = f.read(block_chars)
-            if not block:
+            chunk = f.read(block_chars)
+            if not chunk:
+                return
+            yield chunk
+
+
+def _cut_at_pieces(chunks, empty, last_piece_end, margin, block_size):
+    """Join chunks into blocks that end where a piece of the whole text ends, so counting
+    the blocks one by one counts the same pieces as the whole text.
+
+    Each block is split from its start (a true piece boundary: the previous cut) and cut
+    after the last piece that ends ``margin`` or more before the buffer's end; the rest is
+    carried.  Where no piece ends in time (one huge piece), the buffer is scanned again
+    only after it has doubled, so the total work stays linear in the file; memory is a
+    few blocks or the longest piece, which the counter must hold anyway."""
+    parts, size, need = [], 0, block_size
+    for chunk in chunks:
+        parts.append(chunk)
+        size += len(chunk)
+        if size < need:
+            continue
+        buf = empty.join(parts)
+        cut = last_piece_end(buf, size - margin)
+        if cut <= 0:
+            parts, need = [buf], 2 * size
+            continue
+        yield buf[:cut]
+        rest = buf[cut:]
+        parts, size, need = [rest], len(rest), block_size
+    if size:
+        yield empty.join(parts)
+
+
+def _read_blocks(path, pattern: str = GPT4_PATTERN, block_chars=_FILE_BLOCK_CHARS):
+    """A text file in blocks that count like the whole file with ``pattern``: UTF-8
+    bytes when the C scanner knows the pattern (it counts bytes), else str."""
+    scanner = _scanner(pattern)
+    chunks = _file_chunks(path, block_chars)
+    if scanner is not None:
+        def last_end(buf, limit):
+            return _train.last_piece_end(scanner, buf, limit)
+
+        return _cut_at_pieces((c.encode("utf-8") for c in chunks), b"", last_end,
+                              _SCANNER_MARGIN, block_chars)
+    compiled = _compile(pattern)
+
+    def last_end_regex(buf, limit):
+        # a custom pattern can look anywhere ahead: try the last piece ends before
+        # `limit` until one is checked: from a piece end _REGEX_MARGIN earlier, the
+        # text cut there splits into the same pieces (regex's endpos acts as the end)
+        ends = [0]
+        for m in compiled.finditer(buf):
+            if m.end() > limit:
                 break
-            text = carry + block
-            cut = _safe_cut(text)
-            if cut <= 0:
-                carry = text
-                continue
-            yield text[:cut]
-            carry = text[cut:]
-    if carry:
-        yield carry
+            ends.append(m.end())
+        for j in range(len(ends) - 1, max(0, len(ends) - 9), -1):
+            i = max(0, bisect.bisect_right(ends, ends[j] - _REGEX_MARGIN) - 1)
+            if [m.end() for m in compiled.finditer(buf, ends[i], ends[j])] == ends[i + 1:j + 1]:
+                return ends[j]
+        return 0
 
-
-_CUT_RE = regex.compile(r"[\r\n](?=[^\s])")
-
-
-def _safe_cut(text: str) -> int:
-    # the last newline followed by a non-space character; cut after it
-    start = max(0, len(text) - (1 << 16))
-    while True:
-        last = None
-        for m in _CUT_RE.finditer(text, start):
-            last = m
-        if last is not None:
-            return last.end()
-        if start == 0:
-            return -1
-        start = max(0, start - (1 << 20))
+    return _cut_at_pieces(chunks, "", last_end_regex, _REGEX_MARGIN, block_chars)
 
 
 def count_files(paths, pattern: str = GPT4_PATTERN, *, counter=None, show_progress=None,
@@ -415,10 +456,10 @@ def count_files(paths, pattern: str = GPT4_PATTERN, *, counter=None, show_progre
             raise FileNotFoundError(f"no such file: {p!r}")
     counter = _train.PieceCounter() if counter is None else counter
     total = sum(os.path.getsize(p) for p in paths)
-    blocks = (block for p in paths for block in _read_blocks(p))
+    blocks = (block for p in paths for block in _read_blocks(p, pattern, _FILE_BLOCK_CHARS))
     with Progress("counting", total=total, unit=" MB", scale=1e6,
                   enabled=wants_progress(show_progress)) as bar:
-        return _count_stream(blocks, pattern, counter, num_threads, bar)
+        return _count_stream(blocks, pattern, counter, num_threads, bar, utf8_ok=True)
 
 
 # ---------------------------------------------------------------------------------------

@@ -346,3 +346,88 @@ def test_piece_counter_shared_by_threads():
     """)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0 and out.stdout.strip() == "ok", (out.returncode, out.stderr[-2000:])
+
+
+# --- items 5 and 6: file blocks count like the whole text --------------------------------------
+
+ADVERSARIAL_TEXTS = {
+    "o200k newline then slash": "x;\n// y\n/* z */\n;\n/\n" * 7,
+    "no newline at all": "word " * 300 + "tail",
+    "lines all start with whitespace": "".join(f"  line {i}\n\t tab {i}\n \n" for i in range(60)),
+    "blank line runs": "a\n\n\nb\n \n\nc\r\n\r\n\r\nd" * 20,
+    "one long piece": "x" * 5000 + " y",
+    "contractions at edges": "we'll they've I'm it's 'LL 'S\n" * 40,
+    "unicode and digits": "h\u00e9llo 12345678 \u4f60\u597d\u4e16\u754c \U0001f600\U0001f600 \u0928\u092e\n" * 30,
+    "whitespace runs": "a" + " " * 3000 + "b\n" + "\t \n" * 500 + "c",
+    "random mix": "".join(random.Random(5).choice(
+        ["\n", " ", "  ", "\t", "\r\n", "'s", "'LL", "x", "Ab", "\u00e9", "7", "123", ";", "/",
+         "//", "\u3000", "\u00a0", "\U0001f600", "\u0301", "?\n/"]) for _ in range(3000)),
+}
+
+
+@pytest.mark.parametrize("block_chars", [7, 100, 1000])
+@pytest.mark.parametrize("text_name", list(ADVERSARIAL_TEXTS))
+def test_file_counts_equal_whole_text_counts(tmp_path, monkeypatch, text_name, block_chars):
+    from fastbpe.patterns import BY_NAME
+
+    text = ADVERSARIAL_TEXTS[text_name]
+    path = tmp_path / "f.txt"
+    path.write_text(text, encoding="utf-8", newline="")
+    monkeypatch.setattr(trainer, "_FILE_BLOCK_CHARS", block_chars)
+    monkeypatch.setattr(trainer, "_REGEX_MARGIN", 64)  # small blocks need a small margin
+    custom = r"(?i:'s|'t)|\s*[\r\n]|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,2}|\s+(?!\S)|\s+|."
+    for name, pattern in [*BY_NAME.items(), ("custom", custom)]:
+        want = trainer.count_pieces([text], pattern, num_threads=1).to_dict()
+        got = trainer.count_files([path], pattern, num_threads=1).to_dict()
+        assert got == want, name
+
+
+def test_file_reader_is_linear_on_one_huge_piece(tmp_path, monkeypatch):
+    # one piece of 2**20 characters read 64 at a time: before, every read rescanned the
+    # whole carry (quadratic); now the buffer is scanned again only when it has doubled
+    path = tmp_path / "f.txt"
+    path.write_text("x" * (1 << 20) + " tail", encoding="utf-8")
+    calls = []
+    real = trainer._train.last_piece_end
+    monkeypatch.setattr(trainer._train, "last_piece_end",
+                        lambda sc, buf, limit: calls.append(len(buf)) or real(sc, buf, limit))
+    blocks = list(trainer._read_blocks(path, fastbpe.patterns.GPT4_PATTERN, 64))
+    assert b"".join(blocks) == path.read_bytes()
+    assert sum(calls) < 4 * path.stat().st_size
+
+
+# --- item 13: packaging -------------------------------------------------------------------------
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def test_packaging_metadata():
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+    if not os.path.exists(os.path.join(REPO, "pyproject.toml")):
+        pytest.skip("not run from a source tree")
+    with open(os.path.join(REPO, "pyproject.toml"), "rb") as f:
+        meta = tomllib.load(f)
+    assert meta["project"]["license"] == "MIT"  # an SPDX string, not the deprecated table
+    assert "LICENSE" in meta["project"]["license-files"]
+    assert "fastbpe developers" in open(os.path.join(REPO, "LICENSE")).read()
+    setuptools_cfg = meta["tool"]["setuptools"]
+    assert setuptools_cfg["include-package-data"] is False  # wheels: no generated .c files
+    assert "*.c" in setuptools_cfg["exclude-package-data"]["fastbpe"]
+
+
+def test_sdist_carries_the_test_helpers(tmp_path):
+    import tarfile
+
+    if not os.path.exists(os.path.join(REPO, "setup.py")):
+        pytest.skip("not run from a source tree")
+    out = subprocess.run([sys.executable, "setup.py", "-q", "sdist", "--dist-dir", str(tmp_path)],
+                         cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    (sdist,) = tmp_path.glob("*.tar.gz")
+    with tarfile.open(sdist) as tar:
+        names = {n.split("/", 1)[1] for n in tar.getnames() if "/" in n}
+    for needed in ["LICENSE", "tests/conftest.py", "tests/helpers.py", "tests/datasources.py",
+                   "tests/reference.py", "tests/reference_encode.py",
+                   "tools/tiktoken_unicode_overrides.txt", "fastbpe/_core.pyx"]:
+        assert needed in names, needed
+    assert not [n for n in names if n.endswith((".so", ".pyc"))]
