@@ -25,7 +25,8 @@ On-disk layout (``out="train.bin"``)
 ``train.bin.offsets``  the offsets: raw little-endian int64, ``n_documents + 1`` entries.
 
 The id width follows from the two files: ``size(train.bin) / offsets[-1]`` bytes per id;
-`load` reads both back.  Both files are written atomically (temporary files renamed over the
+`load` reads both back, and `save` writes arrays made elsewhere (a shard of a cluster job) in
+the same layout.  Both files are written atomically (temporary files renamed over the
 targets at the end): an interrupted run leaves the old files or none.
 
 Memory
@@ -97,6 +98,23 @@ def encode_documents(encoding, documents, out=None, *, separator=EOT, keep_empty
                         enabled=wants_progress(show_progress))
     batches = _batches(_utf8_documents(documents), keep_empty, settings.batch_bytes)
     return _run(settings, batches, out, progress)
+
+
+def save(path, ids, offsets) -> None:
+    """Write (ids, offsets) in the layout above, both files atomically: for corpora encoded
+    elsewhere (e.g. one shard per worker).  ids must be uint16 or uint32; offsets start at 0,
+    never decrease and end at len(ids)."""
+    path = os.fspath(path)
+    ids = np.asarray(ids)
+    if ids.ndim != 1 or ids.dtype.name not in _DTYPES:
+        raise ValueError(f"ids must be a 1-d uint16 or uint32 array, not {ids.dtype} with shape {ids.shape}")
+    offsets = np.asarray(offsets)
+    if (offsets.ndim != 1 or offsets.dtype.kind not in "iu" or offsets.size == 0 or offsets[0] != 0
+            or offsets[-1] != len(ids) or np.any(np.diff(offsets.astype(np.int64)) < 0)):
+        raise ValueError("offsets must be integers from 0 to len(ids), never decreasing")
+    with atomic_writer(path) as ids_file, atomic_writer(path + OFFSETS_SUFFIX) as offsets_file:
+        ids_file.write(ids.astype(_DTYPES[ids.dtype.name], copy=False).data)
+        offsets_file.write(offsets.astype("<i8", copy=False).data)
 
 
 def load(path, *, mmap=True):

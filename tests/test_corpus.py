@@ -324,3 +324,20 @@ def test_cli_encode_files(cl100k, tmp_path, capsys):
         main(["encode-files", "--help"])
     assert e.value.code == 0
     assert "default: 64" in capsys.readouterr().out
+
+
+def test_save_writes_the_same_layout(small, tmp_path):
+    path = write(tmp_path, "a.txt", "\n\n".join(TEXTS))
+    ids, offsets = small.encode_files(path, split_on="\n\n")
+    corpus.save(tmp_path / "saved.bin", ids, offsets)
+    small.encode_files(path, tmp_path / "direct.bin", split_on="\n\n")
+    for suffix in ("", ".offsets"):
+        assert ((tmp_path / f"saved.bin{suffix}").read_bytes()
+                == (tmp_path / f"direct.bin{suffix}").read_bytes())
+    with pytest.raises(ValueError, match="uint16 or uint32"):
+        corpus.save(tmp_path / "x.bin", ids.astype(np.int64), offsets)
+    with pytest.raises(ValueError, match="offsets"):
+        corpus.save(tmp_path / "x.bin", ids, offsets[:-1])
+    with pytest.raises(ValueError, match="offsets"):
+        corpus.save(tmp_path / "x.bin", ids, offsets[::-1])
+    assert not (tmp_path / "x.bin").exists()
