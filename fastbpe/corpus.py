@@ -56,6 +56,7 @@ from typing import Iterable, Iterator
 
 import numpy as np
 
+from ._core import find_separators
 from .formats.atomic import atomic_writer
 from .progress import Progress, wants_progress
 
@@ -264,14 +265,17 @@ def _file_batches(paths: list[str], split: bytes | None, block_bytes: int, keep_
                     break
                 if got < room:
                     del buf[len(carry) + got:]
-                # only a block with a separator completes documents
-                if buf.find(split, max(0, len(carry) - len(split) + 1)) < 0:
+                # the carry held no separator: look only where a new one can start
+                hits = find_separators(buf, split, max(0, len(carry) - len(split) + 1))
+                if not len(hits):
                     carry = buf
                     continue
-                lengths = [len(part) for part in buf.split(split)]  # left to right, as str.split
-                unfinished = lengths.pop()
-                carry = buf[len(buf) - unfinished:]
-                yield _locate(buf, lengths, len(split), keep_empty, len(buf) - unfinished)
+                starts = np.empty(len(hits), dtype=np.int64)
+                starts[0] = 0
+                starts[1:] = hits[:-1] + len(split)
+                done = int(hits[-1]) + len(split)
+                carry = buf[done:]
+                yield _in_place(buf, starts, hits, keep_empty, done)
             if carry or keep_empty:
                 yield _pack([bytes(carry)])
 
@@ -282,15 +286,11 @@ def _whole_files(paths: list[str]) -> Iterator[bytes]:
             yield f.read()
 
 
-def _locate(data: bytearray, lengths: list[int], sep_len: int, keep_empty: bool, size: int):
-    """The batch of the documents of `lengths`, each followed by a separator, at the start of
-    data (its first `size` bytes)."""
-    n = np.array(lengths, dtype=np.int64)
-    starts = np.zeros(len(n), dtype=np.int64)
-    np.cumsum(n[:-1] + sep_len, out=starts[1:])
-    ends = starts + n
+def _in_place(data: bytearray, starts: np.ndarray, ends: np.ndarray, keep_empty: bool, size: int):
+    """The batch of the documents data[starts[i]:ends[i]], which end at byte `size`."""
     if not keep_empty:
-        starts, ends = starts[n > 0], ends[n > 0]
+        nonempty = ends > starts
+        starts, ends = starts[nonempty], ends[nonempty]
     return data, starts, ends, size
 
 
