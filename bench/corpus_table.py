@@ -37,7 +37,6 @@ import hashlib
 import json
 import lzma
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -50,6 +49,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))
 
 import datasources as ds  # noqa: E402
+from train_table import run_measured  # noqa: E402  (one child-process runner for the tables)
 
 ENCODING = "r50k_base"
 PEERS = ["fastbpe -> numpy", "fastbpe -> .bin", "tokie", "tiktoken + numpy"]
@@ -150,23 +150,7 @@ def run_child(peer: str, shape: str, mb: float, threads: int, timeout: float) ->
     cmd = [sys.executable, str(Path(__file__).resolve()), "--child", peer, "--shape", shape,
            "--mb", f"{mb:g}", "--threads", str(threads)]
     env = dict(os.environ, RAYON_NUM_THREADS=str(threads), PYTHONPATH=str(ROOT))
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=ROOT)
-    start = time.monotonic()
-    while True:
-        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-        if pid:
-            break
-        if time.monotonic() - start > timeout:
-            proc.kill()
-            os.wait4(proc.pid, 0)
-            return {"error": f"timeout after {timeout:.0f} s"}
-        time.sleep(0.02)
-    out, err = proc.stdout.read().decode(), proc.stderr.read().decode()
-    if os.waitstatus_to_exitcode(status) != 0:
-        return {"error": (err.strip().splitlines() or ["failed"])[-1][:120]}
-    result = json.loads(out.strip().splitlines()[-1])
-    result["peak_mb"] = usage.ru_maxrss / 1024  # Linux: KiB
-    return result
+    return run_measured(cmd, timeout, env)
 
 
 # ------------------------------------------------------------------ the table

@@ -909,7 +909,7 @@ cdef class BPETable:
 cdef bint utf8_valid(const uint8_t* s, Py_ssize_t n) noexcept nogil:
     """Whether s[:n] is valid UTF-8 by Python's rules (no overlongs, no surrogates, nothing
     above U+10FFFF); ASCII runs are checked 8 bytes at a time."""
-    cdef Py_ssize_t i = 0
+    cdef Py_ssize_t i = 0, k, length
     cdef uint8_t c, c1
     cdef uint64_t word
     while i < n:
@@ -922,34 +922,20 @@ cdef bint utf8_valid(const uint8_t* s, Py_ssize_t n) noexcept nogil:
         if c < 0x80:
             i += 1
             continue
-        if c < 0xC2:                # a continuation byte, or an overlong 2-byte lead
+        if c < 0xC2 or c > 0xF4:    # a continuation byte, an overlong 2-byte lead, > U+10FFFF
             return False
-        if c < 0xE0:
-            if i + 1 >= n or (s[i + 1] & 0xC0) != 0x80:
+        length = 2 if c < 0xE0 else (3 if c < 0xF0 else 4)
+        if i + length > n:
+            return False
+        for k in range(1, length):
+            if (s[i + k] & 0xC0) != 0x80:
                 return False
-            i += 2
-            continue
-        if c < 0xF0:
-            if i + 2 >= n:
-                return False
-            c1 = s[i + 1]
-            if (c1 & 0xC0) != 0x80 or (s[i + 2] & 0xC0) != 0x80:
-                return False
-            if (c == 0xE0 and c1 < 0xA0) or (c == 0xED and c1 >= 0xA0):  # overlong, surrogate
-                return False
-            i += 3
-            continue
-        if c < 0xF5:
-            if i + 3 >= n:
-                return False
-            c1 = s[i + 1]
-            if (c1 & 0xC0) != 0x80 or (s[i + 2] & 0xC0) != 0x80 or (s[i + 3] & 0xC0) != 0x80:
-                return False
-            if (c == 0xF0 and c1 < 0x90) or (c == 0xF4 and c1 >= 0x90):  # overlong, > U+10FFFF
-                return False
-            i += 4
-            continue
-        return False
+        c1 = s[i + 1]
+        # second-byte limits: overlongs (E0, F0), surrogates (ED), above U+10FFFF (F4)
+        if ((c == 0xE0 and c1 < 0xA0) or (c == 0xED and c1 >= 0xA0)
+                or (c == 0xF0 and c1 < 0x90) or (c == 0xF4 and c1 >= 0x90)):
+            return False
+        i += length
     return True
 
 
