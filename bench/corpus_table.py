@@ -273,8 +273,8 @@ def target_lines(args, results: dict) -> list[str]:
                 continue
             speed = tokie_r["seconds"] / r["seconds"]
             work = tokie_r["cpu"] / r["cpu"]
-            out.append(f"- {shape}, {peer}: {speed:.2f}x tokie's wall time "
-                       f"({'met' if speed >= 1.5 else 'missed'}), {work:.2f}x its CPU time; "
+            out.append(f"- {shape}, {peer}: {speed:.2f}x tokie's speed "
+                       f"({'met' if speed >= 1.5 else 'missed'}); tokie needs {work:.2f}x our CPU time; "
                        f"peak {r['peak_mb']:.0f} MB ({'met' if r['peak_mb'] < 1024 else 'missed'}).")
     return out
 
