@@ -312,7 +312,8 @@ def test_cli_encode_files(cl100k, tmp_path, capsys):
     for argv, message in [([str(tmp_path / "missing.txt")], "no such file"),
                           ([str(path), "--dtype", "uint16"], "uint16"),
                           ([str(path), "--separator", "no such token"], "not a token"),
-                          ([str(path), "--threads", "0"], "num_threads")]:
+                          ([str(path), "--threads", "0"], "num_threads"),
+                          ([str(path), "--buffer-mb", "-1"], "buffer_bytes")]:
         assert main(["encode-files", *argv, "-o", str(tmp_path / "x.bin")]) == 1
         assert message in capsys.readouterr().err
     assert not (tmp_path / "x.bin").exists()
