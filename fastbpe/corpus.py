@@ -247,17 +247,25 @@ def _available_cores() -> int:
 def _file_batches(paths: list[str], split: bytes | None, block_bytes: int, keep_empty: bool):
     """The batches of every file, in order.  Whole-file documents are grouped into batches;
     a split file is read in blocks, each block's complete documents one batch, located in
-    place; only the unfinished document at the end of a block is carried over."""
+    place; only the unfinished document at the end of a block is carried over; the batches
+    of small files are joined."""
     if split is None:
         yield from _batches(_whole_files(paths), keep_empty, block_bytes)
-        return
+    else:
+        yield from _merged(_split_files(paths, split, block_bytes, keep_empty), block_bytes)
+
+
+def _split_files(paths: list[str], split: bytes, block_bytes: int, keep_empty: bool):
+    """Each file's batches: read in blocks, each block's complete documents one batch."""
     for path in paths:
         with open(path, "rb") as f:
             carry = bytearray()
+            size = os.fstat(f.fileno()).st_size
             while True:
                 # the carried-over document and what is read make one batch of block_bytes; a
                 # document longer than that doubles its buffer (linear, however long it is)
                 room = block_bytes - len(carry) if len(carry) < block_bytes else len(carry)
+                room = min(room, max(1, size - f.tell()))  # a small file: no large buffer
                 buf = bytearray(len(carry) + room)
                 buf[:len(carry)] = carry
                 got = f.readinto(memoryview(buf)[len(carry):])
@@ -278,6 +286,32 @@ def _file_batches(paths: list[str], split: bytes | None, block_bytes: int, keep_
                 yield _in_place(buf, starts, hits, keep_empty, done)
             if carry or keep_empty:
                 yield _pack([bytes(carry)])
+
+
+def _merged(batches, batch_bytes: int):
+    """Runs of small batches (the documents of small files) joined into batches of up to
+    batch_bytes, so that many small files cost one kernel call per batch, not one per file."""
+    group, size = [], 0
+    for batch in batches:
+        if group and size + batch[3] > batch_bytes:
+            yield _joined(group)
+            group, size = [], 0
+        group.append(batch)
+        size += batch[3]
+    if group:
+        yield _joined(group)
+
+
+def _joined(group: list):
+    if len(group) == 1:
+        return group[0]
+    parts, starts, ends, base = [], [], [], 0
+    for data, batch_starts, batch_ends, size in group:
+        parts.append(memoryview(data)[:size])  # its documents end by `size`
+        starts.append(batch_starts + base)
+        ends.append(batch_ends + base)
+        base += size
+    return b"".join(parts), np.concatenate(starts), np.concatenate(ends), base
 
 
 def _whole_files(paths: list[str]) -> Iterator[bytes]:

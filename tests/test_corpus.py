@@ -342,3 +342,14 @@ def test_save_writes_the_same_layout(small, tmp_path):
     with pytest.raises(ValueError, match="offsets"):
         corpus.save(tmp_path / "x.bin", ids, offsets[::-1])
     assert not (tmp_path / "x.bin").exists()
+
+
+def test_many_small_files_are_joined_into_batches(cl100k, tmp_path):
+    texts = [("\n\n".join(TEXTS[i % 4:]) + "\n\n" * (i % 3))[: 40 + 37 * i] for i in range(60)]
+    paths = [write(tmp_path, f"{i:02d}.txt", t) for i, t in enumerate(texts)]
+    docs = [d for t in texts for d in t.split("\n\n")]
+    for keep_empty in (False, True):
+        for buffer_bytes in (300, 5_000, 1 << 20):
+            assert_result(cl100k.encode_files(paths, split_on="\n\n", keep_empty=keep_empty,
+                                              buffer_bytes=buffer_bytes, num_threads=2),
+                          expected(cl100k, docs, keep_empty=keep_empty))
