@@ -61,7 +61,13 @@ def run_one(trainer: str, path: str, vocab: int, timeout: float) -> dict:
         cmd = [sys.executable, "-c",
                "import sys; sys.path.insert(0, sys.argv[1]); import bench_train as b;"
                " d = b.documents(sys.argv[2]); print('{}')", HERE, path]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT)
+    return run_measured(cmd, timeout)
+
+
+def run_measured(cmd: list, timeout: float, env: dict | None = None) -> dict:
+    """Run cmd from the repository root; its last stdout line as JSON plus "peak_mb" (the
+    child's ru_maxrss, from os.wait4), or {"error": why}.  Also used by corpus_table.py."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT, env=env)
     start = time.monotonic()
     while True:
         pid, status, usage = os.wait4(proc.pid, os.WNOHANG)

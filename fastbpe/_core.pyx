@@ -33,7 +33,7 @@ from fastbpe._hash cimport hash_bytes, mix64
 from fastbpe._pretokenize cimport scan_pieces
 from libc.stdint cimport uint8_t, uint32_t, int32_t, int64_t, uint64_t, UINT32_MAX
 from libc.stdlib cimport malloc, calloc, realloc, free
-from libc.string cimport memcpy, memcmp, memmove, memset
+from libc.string cimport memchr, memcpy, memcmp, memmove, memset
 
 import sys
 
@@ -910,7 +910,7 @@ cdef class BPETable:
 cdef bint utf8_valid(const uint8_t* s, Py_ssize_t n) noexcept nogil:
     """Whether s[:n] is valid UTF-8 by Python's rules (no overlongs, no surrogates, nothing
     above U+10FFFF); ASCII runs are checked 8 bytes at a time."""
-    cdef Py_ssize_t i = 0
+    cdef Py_ssize_t i = 0, k, length
     cdef uint8_t c, c1
     cdef uint64_t word
     while i < n:
@@ -923,35 +923,66 @@ cdef bint utf8_valid(const uint8_t* s, Py_ssize_t n) noexcept nogil:
         if c < 0x80:
             i += 1
             continue
-        if c < 0xC2:                # a continuation byte, or an overlong 2-byte lead
+        if c < 0xC2 or c > 0xF4:    # a continuation byte, an overlong 2-byte lead, > U+10FFFF
             return False
-        if c < 0xE0:
-            if i + 1 >= n or (s[i + 1] & 0xC0) != 0x80:
+        length = 2 if c < 0xE0 else (3 if c < 0xF0 else 4)
+        if i + length > n:
+            return False
+        for k in range(1, length):
+            if (s[i + k] & 0xC0) != 0x80:
                 return False
-            i += 2
-            continue
-        if c < 0xF0:
-            if i + 2 >= n:
-                return False
-            c1 = s[i + 1]
-            if (c1 & 0xC0) != 0x80 or (s[i + 2] & 0xC0) != 0x80:
-                return False
-            if (c == 0xE0 and c1 < 0xA0) or (c == 0xED and c1 >= 0xA0):  # overlong, surrogate
-                return False
-            i += 3
-            continue
-        if c < 0xF5:
-            if i + 3 >= n:
-                return False
-            c1 = s[i + 1]
-            if (c1 & 0xC0) != 0x80 or (s[i + 2] & 0xC0) != 0x80 or (s[i + 3] & 0xC0) != 0x80:
-                return False
-            if (c == 0xF0 and c1 < 0x90) or (c == 0xF4 and c1 >= 0x90):  # overlong, > U+10FFFF
-                return False
-            i += 4
-            continue
-        return False
+        c1 = s[i + 1]
+        # second-byte limits: overlongs (E0, F0), surrogates (ED), above U+10FFFF (F4)
+        if ((c == 0xE0 and c1 < 0xA0) or (c == 0xED and c1 >= 0xA0)
+                or (c == 0xF0 and c1 < 0x90) or (c == 0xF4 and c1 >= 0x90)):
+            return False
+        i += length
     return True
+
+
+def find_separators(const uint8_t[::1] data, const uint8_t[::1] sep, Py_ssize_t start=0):
+    """Where `sep` occurs in data[start:], left to right without overlaps (where bytes.split
+    cuts): an int64 array of match positions.  The corpus path cuts files into documents
+    with it, without a Python object per document."""
+    cdef Py_ssize_t n = data.shape[0], m = sep.shape[0], pos = start, count = 0, cap = 0
+    cdef int64_t* hits = NULL
+    cdef int64_t* grown
+    cdef const uint8_t* p
+    cdef bint failed = False
+    cdef int64_t[::1] view
+    if m == 0:
+        raise ValueError("empty separator")
+    if start < 0:
+        raise ValueError("start must be >= 0")
+    with nogil:
+        while pos + m <= n:
+            p = <const uint8_t*>memchr(&data[0] + pos, sep[0], <size_t>(n - m + 1 - pos))
+            if p == NULL:
+                break
+            pos = p - &data[0]
+            if memcmp(p, &sep[0], <size_t>m) != 0:
+                pos += 1
+                continue
+            if count == cap:
+                cap = cap * 2 if cap else 1024
+                grown = <int64_t*>realloc(hits, cap * sizeof(int64_t))
+                if grown == NULL:
+                    failed = True
+                    break
+                hits = grown
+            hits[count] = pos
+            count += 1
+            pos += m
+    try:
+        if failed:
+            raise MemoryError()
+        out = _np().empty(count, dtype=_np().int64)
+        view = out
+        if count:
+            memcpy(&view[0], hits, count * sizeof(int64_t))
+        return out
+    finally:
+        free(hits)
 
 
 def is_valid_utf8(const uint8_t[::1] data):

@@ -25,7 +25,8 @@ On-disk layout (``out="train.bin"``)
 ``train.bin.offsets``  the offsets: raw little-endian int64, ``n_documents + 1`` entries.
 
 The id width follows from the two files: ``size(train.bin) / offsets[-1]`` bytes per id;
-`load` reads both back.  Both files are written atomically (temporary files renamed over the
+`load` reads both back, and `save` writes arrays made elsewhere (a shard of a cluster job) in
+the same layout.  Both files are written atomically (temporary files renamed over the
 targets at the end): an interrupted run leaves the old files or none.
 
 Memory
@@ -55,6 +56,7 @@ from typing import Iterable, Iterator
 
 import numpy as np
 
+from ._core import find_separators
 from .formats.atomic import atomic_writer
 from .progress import Progress, wants_progress
 
@@ -97,6 +99,23 @@ def encode_documents(encoding, documents, out=None, *, separator=EOT, keep_empty
                         enabled=wants_progress(show_progress))
     batches = _batches(_utf8_documents(documents), keep_empty, settings.batch_bytes)
     return _run(settings, batches, out, progress)
+
+
+def save(path, ids, offsets) -> None:
+    """Write (ids, offsets) in the layout above, both files atomically: for corpora encoded
+    elsewhere (e.g. one shard per worker).  ids must be uint16 or uint32; offsets start at 0,
+    never decrease and end at len(ids)."""
+    path = os.fspath(path)
+    ids = np.asarray(ids)
+    if ids.ndim != 1 or ids.dtype.name not in _DTYPES:
+        raise ValueError(f"ids must be a 1-d uint16 or uint32 array, not {ids.dtype} with shape {ids.shape}")
+    offsets = np.asarray(offsets)
+    if (offsets.ndim != 1 or offsets.dtype.kind not in "iu" or offsets.size == 0 or offsets[0] != 0
+            or offsets[-1] != len(ids) or np.any(np.diff(offsets.astype(np.int64)) < 0)):
+        raise ValueError("offsets must be integers from 0 to len(ids), never decreasing")
+    with atomic_writer(path) as ids_file, atomic_writer(path + OFFSETS_SUFFIX) as offsets_file:
+        ids_file.write(ids.astype(_DTYPES[ids.dtype.name], copy=False).data)
+        offsets_file.write(offsets.astype("<i8", copy=False).data)
 
 
 def load(path, *, mmap=True):
@@ -228,17 +247,25 @@ def _available_cores() -> int:
 def _file_batches(paths: list[str], split: bytes | None, block_bytes: int, keep_empty: bool):
     """The batches of every file, in order.  Whole-file documents are grouped into batches;
     a split file is read in blocks, each block's complete documents one batch, located in
-    place; only the unfinished document at the end of a block is carried over."""
+    place; only the unfinished document at the end of a block is carried over; the batches
+    of small files are joined."""
     if split is None:
         yield from _batches(_whole_files(paths), keep_empty, block_bytes)
-        return
+    else:
+        yield from _merged(_split_files(paths, split, block_bytes, keep_empty), block_bytes)
+
+
+def _split_files(paths: list[str], split: bytes, block_bytes: int, keep_empty: bool):
+    """Each file's batches: read in blocks, each block's complete documents one batch."""
     for path in paths:
         with open(path, "rb") as f:
             carry = bytearray()
+            size = os.fstat(f.fileno()).st_size
             while True:
                 # the carried-over document and what is read make one batch of block_bytes; a
                 # document longer than that doubles its buffer (linear, however long it is)
                 room = block_bytes - len(carry) if len(carry) < block_bytes else len(carry)
+                room = min(room, max(1, size - f.tell()))  # a small file: no large buffer
                 buf = bytearray(len(carry) + room)
                 buf[:len(carry)] = carry
                 got = f.readinto(memoryview(buf)[len(carry):])
@@ -246,16 +273,45 @@ def _file_batches(paths: list[str], split: bytes | None, block_bytes: int, keep_
                     break
                 if got < room:
                     del buf[len(carry) + got:]
-                # only a block with a separator completes documents
-                if buf.find(split, max(0, len(carry) - len(split) + 1)) < 0:
+                # the carry held no separator: look only where a new one can start
+                hits = find_separators(buf, split, max(0, len(carry) - len(split) + 1))
+                if not len(hits):
                     carry = buf
                     continue
-                lengths = [len(part) for part in buf.split(split)]  # left to right, as str.split
-                unfinished = lengths.pop()
-                carry = buf[len(buf) - unfinished:]
-                yield _locate(buf, lengths, len(split), keep_empty, len(buf) - unfinished)
+                starts = np.empty(len(hits), dtype=np.int64)
+                starts[0] = 0
+                starts[1:] = hits[:-1] + len(split)
+                done = int(hits[-1]) + len(split)
+                carry = buf[done:]
+                yield _in_place(buf, starts, hits, keep_empty, done)
             if carry or keep_empty:
                 yield _pack([bytes(carry)])
+
+
+def _merged(batches, batch_bytes: int):
+    """Runs of small batches (the documents of small files) joined into batches of up to
+    batch_bytes, so that many small files cost one kernel call per batch, not one per file."""
+    group, size = [], 0
+    for batch in batches:
+        if group and size + batch[3] > batch_bytes:
+            yield _joined(group)
+            group, size = [], 0
+        group.append(batch)
+        size += batch[3]
+    if group:
+        yield _joined(group)
+
+
+def _joined(group: list):
+    if len(group) == 1:
+        return group[0]
+    parts, starts, ends, base = [], [], [], 0
+    for data, batch_starts, batch_ends, size in group:
+        parts.append(memoryview(data)[:size])  # its documents end by `size`
+        starts.append(batch_starts + base)
+        ends.append(batch_ends + base)
+        base += size
+    return b"".join(parts), np.concatenate(starts), np.concatenate(ends), base
 
 
 def _whole_files(paths: list[str]) -> Iterator[bytes]:
@@ -264,15 +320,11 @@ def _whole_files(paths: list[str]) -> Iterator[bytes]:
             yield f.read()
 
 
-def _locate(data: bytearray, lengths: list[int], sep_len: int, keep_empty: bool, size: int):
-    """The batch of the documents of `lengths`, each followed by a separator, at the start of
-    data (its first `size` bytes)."""
-    n = np.array(lengths, dtype=np.int64)
-    starts = np.zeros(len(n), dtype=np.int64)
-    np.cumsum(n[:-1] + sep_len, out=starts[1:])
-    ends = starts + n
+def _in_place(data: bytearray, starts: np.ndarray, ends: np.ndarray, keep_empty: bool, size: int):
+    """The batch of the documents data[starts[i]:ends[i]], which end at byte `size`."""
     if not keep_empty:
-        starts, ends = starts[n > 0], ends[n > 0]
+        nonempty = ends > starts
+        starts, ends = starts[nonempty], ends[nonempty]
     return data, starts, ends, size
 
 

@@ -57,7 +57,7 @@ def run(args) -> int:
         ids, offsets = enc.encode_files(
             args.files, args.output, separator=separator, split_on=split_on,
             keep_empty=args.keep_empty, dtype=None if args.dtype == "auto" else args.dtype,
-            num_threads=args.threads, buffer_bytes=max(1, int(args.buffer_mb * 1e6)),
+            num_threads=args.threads, buffer_bytes=int(args.buffer_mb * 1e6),
             show_progress=args.progress)
     except (OSError, ValueError, TypeError, KeyError) as e:
         print(f"fastbpe encode-files: error: {e}", file=sys.stderr)

@@ -312,7 +312,8 @@ def test_cli_encode_files(cl100k, tmp_path, capsys):
     for argv, message in [([str(tmp_path / "missing.txt")], "no such file"),
                           ([str(path), "--dtype", "uint16"], "uint16"),
                           ([str(path), "--separator", "no such token"], "not a token"),
-                          ([str(path), "--threads", "0"], "num_threads")]:
+                          ([str(path), "--threads", "0"], "num_threads"),
+                          ([str(path), "--buffer-mb", "-1"], "buffer_bytes")]:
         assert main(["encode-files", *argv, "-o", str(tmp_path / "x.bin")]) == 1
         assert message in capsys.readouterr().err
     assert not (tmp_path / "x.bin").exists()
@@ -324,3 +325,31 @@ def test_cli_encode_files(cl100k, tmp_path, capsys):
         main(["encode-files", "--help"])
     assert e.value.code == 0
     assert "default: 64" in capsys.readouterr().out
+
+
+def test_save_writes_the_same_layout(small, tmp_path):
+    path = write(tmp_path, "a.txt", "\n\n".join(TEXTS))
+    ids, offsets = small.encode_files(path, split_on="\n\n")
+    corpus.save(tmp_path / "saved.bin", ids, offsets)
+    small.encode_files(path, tmp_path / "direct.bin", split_on="\n\n")
+    for suffix in ("", ".offsets"):
+        assert ((tmp_path / f"saved.bin{suffix}").read_bytes()
+                == (tmp_path / f"direct.bin{suffix}").read_bytes())
+    with pytest.raises(ValueError, match="uint16 or uint32"):
+        corpus.save(tmp_path / "x.bin", ids.astype(np.int64), offsets)
+    with pytest.raises(ValueError, match="offsets"):
+        corpus.save(tmp_path / "x.bin", ids, offsets[:-1])
+    with pytest.raises(ValueError, match="offsets"):
+        corpus.save(tmp_path / "x.bin", ids, offsets[::-1])
+    assert not (tmp_path / "x.bin").exists()
+
+
+def test_many_small_files_are_joined_into_batches(cl100k, tmp_path):
+    texts = [("\n\n".join(TEXTS[i % 4:]) + "\n\n" * (i % 3))[: 40 + 37 * i] for i in range(60)]
+    paths = [write(tmp_path, f"{i:02d}.txt", t) for i, t in enumerate(texts)]
+    docs = [d for t in texts for d in t.split("\n\n")]
+    for keep_empty in (False, True):
+        for buffer_bytes in (300, 5_000, 1 << 20):
+            assert_result(cl100k.encode_files(paths, split_on="\n\n", keep_empty=keep_empty,
+                                              buffer_bytes=buffer_bytes, num_threads=2),
+                          expected(cl100k, docs, keep_empty=keep_empty))
