@@ -93,6 +93,8 @@ def timed(fn, *args):
 def rows(corpora, vocab_size):
     import torch
 
+    fastbpe_basic_train("warm-up: imports and first call", 257)  # not in the timings
+
     for name in corpora:
         if not ds.corpus_available(name):
             print(f"skip {name}: {ds.corpus_path(name)} not found", file=sys.stderr)
