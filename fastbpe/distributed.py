@@ -3,7 +3,7 @@
 Counting pieces is the part of training that grows with the corpus, and counts merge by
 addition, so it spreads over a cluster: files are cut into byte-range shards
 (:mod:`fastbpe.shards`), each worker reads and counts its shards itself (no text passes
-through the client), and the counts are summed pairwise in a tree.  The merge loop then
+through the client), and the counts are summed in a tree, 8 at a time.  The merge loop then
 runs on the client over the unique pieces, as :func:`fastbpe.trainer.train_from_counts`.
 
 Every function uses the current ``dask.distributed`` client (``client=`` to pass one);
