@@ -443,6 +443,8 @@ def main(argv: list[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as e:  # --help, --version (0) and usage errors (2)
         return e.code if isinstance(e.code, int) else 2
+    if sys.stdout is None:  # started with stdout closed (`>&-`)
+        return _error("standard output is closed", 1)
     try:
         return SUBCOMMANDS[args.command].run(args)
     except UsageError as e:
