@@ -10,6 +10,7 @@ import collections
 
 import regex
 
+from .minbpe.base import merge  # replaces every (a, b) in a list; works on bytes parts too
 from .visualise import visualise_tokens
 
 __all__ = ["SimpleBytePairEncoding", "bpe_encode", "bpe_train", "visualise_tokens",
@@ -97,7 +98,7 @@ def bpe_train(data: str, vocab_size: int, pat_str: str, visualise: str | None = 
         best = max(stats, key=lambda pair: stats[pair])
         token = best[0] + best[1]
         ranks[token] = len(ranks)
-        words = [_merge_pair(word, best, token) for word in words]
+        words = [merge(word, best, token) for word in words]
         if visualise:
             print(f"The most common pair {best[0]!r} + {best[1]!r} has a count of {stats[best]}")
             print(f"So we made {token!r} our {len(ranks)}th token")
@@ -107,19 +108,6 @@ def bpe_train(data: str, vocab_size: int, pat_str: str, visualise: str | None = 
                     visualise_tokens(word)
             print()
     return ranks
-
-
-def _merge_pair(word: list[bytes], pair: tuple[bytes, bytes], token: bytes) -> list[bytes]:
-    out = []
-    i = 0
-    while i < len(word):
-        if i + 1 < len(word) and word[i] == pair[0] and word[i + 1] == pair[1]:
-            out.append(token)
-            i += 2
-        else:
-            out.append(word[i])
-            i += 1
-    return out
 
 
 def train_simple_encoding() -> SimpleBytePairEncoding:

@@ -234,7 +234,9 @@ class Encoding:
         >>> enc.decode([31373, 995])
         'hello world'
         """
-        return self.decode_bytes(tokens).decode("utf-8", errors=errors)
+        if self._phantom_from is not None:
+            tokens = self._refuse_phantom_ids(tokens)
+        return self._table.decode_bytes(tokens).decode("utf-8", errors=errors)
 
     def decode_single_token_bytes(self, token: int) -> bytes:
         """The bytes of one token (a token may hold part of a UTF-8 character).
