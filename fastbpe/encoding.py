@@ -202,7 +202,8 @@ class Encoding:
         the fast path)."""
         if not isinstance(text, str):
             raise TypeError(f"expected str, not {type(text).__name__}")
-        pieces = self._splitter.regex.findall(_fix_surrogates(text))
+        text = _fix_surrogates(text)
+        pieces = self._splitter.regex.findall(text)
         return self._refuse_uncovered(self._table.encode_pieces(pieces, False, text))
 
     def _encode_bytes(self, text: bytes) -> list[int]:

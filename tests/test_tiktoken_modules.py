@@ -320,6 +320,8 @@ def test_private_encoders_match_tiktoken(name):
                  "naïve café 😀".encode()[:-1], b"x\n\n\xf0\x9f"]:
         assert fb._encode_bytes(data) == tt._encode_bytes(data), data
     assert fb._encode_single_piece("") == [] == fb._encode_only_native_bpe("")  # tiktoken panics
+    # lone surrogates: tiktoken raises UnicodeEncodeError here; we replace them as encode does
+    assert fb._encode_only_native_bpe("ab\ud800cd x") == fb.encode_ordinary("ab\ud800cd x")
     for text in ["hello world", "ünï 😀 x", "  spaces\n\nand lines"]:
         assert fb._encode_only_native_bpe(text) == tt._encode_only_native_bpe(text)
         assert fb._encode_single_piece(text) == tt._encode_single_piece(text)
