@@ -4,7 +4,7 @@
 (same methods, same ids); `train(...)` trains new vocabularies.
 """
 from .encoding import Encoding
-from .formats.tiktoken_bpe import dump_tiktoken_bpe, load_tiktoken_bpe
+from .load import dump_tiktoken_bpe, load_tiktoken_bpe
 from .model import encoding_for_model, encoding_name_for_model
 from .registry import get_encoding, list_encoding_names
 from .vocab_sources import VocabNotFoundError
@@ -29,6 +29,28 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'fastbpe' has no attribute {name!r}")
 
 
+# tiktoken's module names -> ours, for install_as_tiktoken()
+TIKTOKEN_MODULES = {
+    "tiktoken": "fastbpe",
+    "tiktoken.core": "fastbpe.core",
+    "tiktoken.load": "fastbpe.load",
+    "tiktoken.model": "fastbpe.model",
+    "tiktoken.registry": "fastbpe.registry",
+    "tiktoken._educational": "fastbpe._educational",
+}
+
+
+def install_as_tiktoken() -> None:
+    """Make `import tiktoken` (and `tiktoken.load`, `tiktoken.core`, ...) give fastbpe's
+    modules from now on, so code written for tiktoken runs unchanged.  Call it before that
+    code imports tiktoken; a module that already holds the real tiktoken keeps it."""
+    import importlib
+    import sys
+
+    for tiktoken_name, our_name in TIKTOKEN_MODULES.items():
+        sys.modules[tiktoken_name] = importlib.import_module(our_name)
+
+
 def __dir__():
     return sorted(set(globals()) | set(_LAZY))
 
@@ -42,6 +64,7 @@ __all__ = [
     "encoding_for_model",
     "encoding_name_for_model",
     "get_encoding",
+    "install_as_tiktoken",
     "list_encoding_names",
     "load_model",
     "load_tiktoken_bpe",

@@ -1,8 +1,10 @@
-"""`fastbpe encode-files`: the command line of `fastbpe.corpus` (registered in cli.py)."""
+"""`fastbpe encode-files`: the command line of `fastbpe.corpus` (cli.py imports this module)."""
 from __future__ import annotations
 
 import argparse
 import sys
+
+from .cli import UsageError, arg, subcommand
 
 DESCRIPTION = """\
 Encode text files for training into OUT (raw little-endian token ids) and OUT.offsets
@@ -12,37 +14,25 @@ follows every document.  Bad UTF-8 is replaced by U+FFFD.  Exit status: 0 done, 
 error in the input or output (a message on stderr), 2 bad arguments."""
 
 
-class _Defaults(argparse.RawDescriptionHelpFormatter):
-    """Shows "(default: X)" where there is a default the help does not already state."""
-
-    def _get_help_string(self, action):
-        text = action.help or ""
-        if "default" in text or action.default in (None, False, argparse.SUPPRESS):
-            return text
-        return text + " (default: %(default)s)"
-
-
-def add_parser(sub) -> None:
-    p = sub.add_parser("encode-files", help="encode files into a .bin of ids + offsets (training data)",
-                       description=DESCRIPTION, formatter_class=_Defaults)
-    p.add_argument("files", nargs="+", help="UTF-8 text files")
-    p.add_argument("-o", "--output", required=True, help="the ids file to write (e.g. train.bin)")
-    p.add_argument("-e", "--encoding", default="cl100k_base", help="a named encoding")
-    p.add_argument("--split-on", default=None,
-                   help='text that separates documents inside a file, with Python escapes ("\\n\\n"); '
-                        "default: each file is one document")
-    p.add_argument("--separator", default="<|endoftext|>",
-                   help='token after each document: its text, its id, or "none"')
-    p.add_argument("--keep-empty", action="store_true", help="keep empty documents (as a lone separator)")
-    p.add_argument("--dtype", choices=["auto", "uint16", "uint32"], default="auto",
-                   help="id width; auto: uint16 when the vocabulary fits")
-    p.add_argument("--threads", type=int, default=None, help="encoding threads (default: every core)")
-    p.add_argument("--buffer-mb", type=float, default=64, help="text held in memory at once, MB")
-    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                   help="progress bar on stderr (default: when stderr is a terminal)")
-    p.set_defaults(run=run)
-
-
+@subcommand(
+    "encode-files", "encode files into a .bin of ids + offsets (training data)",
+    arg("files", nargs="+", help="UTF-8 text files"),
+    arg("-o", "--output", required=True, help="the ids file to write (e.g. train.bin)"),
+    arg("-e", "--encoding", default="cl100k_base", help="a named encoding"),
+    arg("--split-on", default=None,
+        help='text that separates documents inside a file, with Python escapes ("\\n\\n"); '
+             "default: each file is one document"),
+    arg("--separator", default="<|endoftext|>",
+        help='token after each document: its text, its id, or "none"'),
+    arg("--keep-empty", action="store_true", help="keep empty documents (as a lone separator)"),
+    arg("--dtype", choices=["auto", "uint16", "uint32"], default="auto",
+        help="id width; auto: uint16 when the vocabulary fits"),
+    arg("--threads", type=int, default=None, help="encoding threads (default: every core)"),
+    arg("--buffer-mb", type=float, default=64, help="text held in memory at once, MB"),
+    arg("--progress", action=argparse.BooleanOptionalAction, default=None,
+        help="progress bar on stderr (default: when stderr is a terminal)"),
+    description=DESCRIPTION,
+)
 def run(args) -> int:
     from . import get_encoding
 
@@ -72,4 +62,4 @@ def _unescape(text: str) -> str:
     try:
         return text.encode("latin-1", "backslashreplace").decode("unicode_escape")
     except UnicodeDecodeError as e:
-        raise SystemExit(f"fastbpe encode-files: error: bad escape in --split-on: {e}") from None
+        raise UsageError(f"bad escape in --split-on: {e}") from None

@@ -68,12 +68,7 @@ class Encoding:
                 raise ValueError(f"explicit_n_vocab={explicit_n_vocab} but the largest token id "
                                  f"is {self.max_token_value}")
 
-        # ids far above the BPE ids would make the kernel's dense per-id tables huge (one
-        # special id of 10**8 cost 5 GB): those decode through a small dict instead
-        dense_limit = len(token_bytes) + 2 * len(special_bytes) + 1024
-        self._far_special_bytes = {t: b for t, b in special_bytes.items() if t >= dense_limit}
-        near_special_bytes = {t: b for t, b in special_bytes.items() if t < dense_limit}
-        self._table = BPETable.from_ranks(token_bytes, near_special_bytes)
+        self._table, self._far_special_bytes, self._phantom = _build_table(token_bytes, special_bytes)
         self._splitter = Splitter(pat_str)
         self._special_token_values = frozenset(self._special_tokens.values())
         self._all_special = frozenset(self._special_tokens)
@@ -200,13 +195,50 @@ class Encoding:
         try:
             return self._special_tokens[as_bytes.decode("utf-8")]
         except (UnicodeDecodeError, KeyError):
-            raise KeyError(text_or_bytes) from None
+            raise KeyError(as_bytes) from None
+
+    def encode_with_unstable(
+        self,
+        text: str,
+        *,
+        allowed_special: Literal["all"] | AbstractSet[str] = frozenset(),
+        disallowed_special: Literal["all"] | Collection[str] = "all",
+    ) -> tuple[list[int], list[list[int]]]:
+        """The stable tokens of `text`, and every token sequence that may follow them when
+        more text is appended (tiktoken's unstable API, same results; the completions come
+        as a list in no particular order).
+
+        >>> stable, completions = enc.encode_with_unstable("hello fanta")
+        """
+        from ._unstable import encode_with_unstable
+
+        allowed = self._check_specials(text, allowed_special, disallowed_special)
+        return encode_with_unstable(self, text, allowed)
 
     def _encode_single_piece(self, text_or_bytes: str | bytes) -> list[int]:
-        """BPE of one piece without splitting it with the pattern."""
+        """BPE of one piece without splitting it with the pattern (special-token text is
+        ordinary bytes here)."""
         if isinstance(text_or_bytes, str):
             text_or_bytes = text_or_bytes.encode("utf-8")
-        return self._table.encode_bytes(bytes(text_or_bytes))
+        return self._refuse_uncovered(self._table.encode_bytes(bytes(text_or_bytes)))
+
+    def _encode_only_native_bpe(self, text: str) -> list[int]:
+        """encode_ordinary with the pattern applied by the `regex` package (a slow check of
+        the fast path)."""
+        if not isinstance(text, str):
+            raise TypeError(f"expected str, not {type(text).__name__}")
+        text = _fix_surrogates(text)
+        pieces = self._splitter.regex_pieces(text)
+        return self._refuse_uncovered(self._table.encode_pieces(pieces, False, text))
+
+    def _encode_bytes(self, text: bytes) -> list[int]:
+        """Tokens of bytes that may not be valid UTF-8: the valid prefix is encoded as text,
+        the rest with the last piece of that prefix by BPE, as tiktoken does."""
+        from ._unstable import encode_bytes
+
+        if not isinstance(text, (bytes, bytearray, memoryview)):
+            raise TypeError(f"expected bytes, not {type(text).__name__}")
+        return encode_bytes(self, bytes(text))
 
     # ====================
     # Decoding
@@ -218,6 +250,8 @@ class Encoding:
         >>> enc.decode_bytes([31373, 995])
         b'hello world'
         """
+        if self._phantom is not None:
+            tokens = self._refuse_phantom_ids(tokens)
         try:
             return self._table.decode_bytes(tokens)
         except KeyError:
@@ -238,6 +272,8 @@ class Encoding:
         >>> enc.decode([31373, 995])
         'hello world'
         """
+        if self._phantom is not None:
+            tokens = self._refuse_phantom_ids(tokens)
         try:
             data = self._table.decode_bytes(tokens)
         except KeyError:
@@ -253,6 +289,8 @@ class Encoding:
         b'hello'
         """
         token = _as_token_id(token)
+        if self._phantom is not None and token in self._phantom:
+            raise KeyError(str(token))
         try:
             return self._table.token_bytes(token)
         except KeyError:
@@ -303,6 +341,13 @@ class Encoding:
     # Miscellaneous
     # ====================
 
+    def _refuse_phantom_ids(self, tokens) -> list:
+        tokens = list(tokens)
+        for token in tokens:
+            if _as_token_id(token) in self._phantom:
+                raise KeyError(f"Invalid token for decoding: {token}")
+        return tokens
+
     def token_byte_values(self) -> list[bytes]:
         """The bytes of every mergeable token, sorted."""
         return sorted(t for t in self._tokens_by_rank if t is not None)
@@ -351,16 +396,33 @@ class Encoding:
         if self._splitter.kind >= 0:
             plain = [t if type(t) is str else _plain_str(t) for t in texts]
             try:
-                return self._table.encode_texts(plain, self._splitter.kind)
+                out = self._table.encode_texts(plain, self._splitter.kind)
             except UnicodeEncodeError:
-                return self._table.encode_texts([_fix_surrogates(t) for t in plain], self._splitter.kind)
+                out = self._table.encode_texts([_fix_surrogates(t) for t in plain], self._splitter.kind)
+            if self._phantom is not None:
+                for ids in out:
+                    self._refuse_uncovered(ids)
+            return out
         return [self._encode_ordinary(t, False) for t in texts]
 
     def _encode_segment(self, text: str, as_numpy: bool):
         splitter = self._splitter
         if splitter.kind >= 0:
-            return self._table.encode_text(text, splitter.kind, as_numpy)
-        return self._table.encode_pieces(splitter.regex_pieces(text), as_numpy, text)
+            ids = self._table.encode_text(text, splitter.kind, as_numpy)
+        else:
+            ids = self._table.encode_pieces(splitter.regex_pieces(text), as_numpy, text)
+        if self._phantom is not None:
+            self._refuse_uncovered(ids)
+        return ids
+
+    def _refuse_uncovered(self, ids):
+        """ValueError when ids hold a stand-in for a single byte the vocabulary lacks (see
+        `_build_table`); tiktoken panics there."""
+        if self._phantom is not None and len(ids) and max(ids) >= self._phantom.start:
+            missing = self._table.token_bytes(int(max(ids)))
+            raise ValueError(f"encoding {self.name!r} cannot encode this text: its vocabulary "
+                             f"has no token for the byte {missing!r}")
+        return ids
 
     def _check_specials(self, text: str, allowed_special, disallowed_special) -> frozenset[str]:
         """Apply tiktoken's special-token rules; return the allowed set, raise ValueError for
@@ -428,6 +490,36 @@ class Encoding:
             self.__dict__ = value["bpe_model"].to_encoding(value["name"]).__dict__
             return
         self.__init__(**value)
+
+
+def _build_table(token_bytes: list, special_bytes: dict):
+    """The kernel table, the special tokens kept out of it, and the stand-in ids (or None).
+
+    Special ids far above the BPE ids would make the kernel's dense per-id tables huge (one
+    special id of 10**8 cost 5 GB): those decode through a small dict instead.
+
+    tiktoken accepts a vocabulary that lacks some single bytes: BPE starts from bytes, and a
+    byte without a token can still merge into a longer token.  The kernel works on ids, so
+    each missing byte gets a stand-in id after every real one; text whose tokens would
+    include a stand-in is refused (tiktoken panics there) and stand-ins never decode."""
+    dense_limit = len(token_bytes) + 2 * len(special_bytes) + 1024
+    near = {t: b for t, b in special_bytes.items() if t < dense_limit}
+    try:
+        table = BPETable.from_ranks(token_bytes, near)
+        return table, {t: b for t, b in special_bytes.items() if t >= dense_limit}, None
+    except ValueError:
+        present = {t[0] for t in token_bytes if t is not None and len(t) == 1}
+        if len(present) == 256:
+            raise
+    missing = [bytes([b]) for b in range(256) if b not in present]
+    first_free = max([len(token_bytes), *(t + 1 for t in near)])
+    for t in sorted(special_bytes):  # a special id where the stand-ins would land stays near
+        if first_free <= t < first_free + len(missing):
+            near[t] = special_bytes[t]
+            first_free = t + 1
+    far = {t: b for t, b in special_bytes.items() if t not in near}
+    extended = list(token_bytes) + [None] * (first_free - len(token_bytes)) + missing
+    return BPETable.from_ranks(extended, near), far, range(first_free, first_free + len(missing))
 
 
 def _ranks_to_list(mergeable_ranks: dict[bytes, int]) -> list:

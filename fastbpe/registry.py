@@ -1,7 +1,17 @@
 """Named encodings: `get_encoding`, `list_encoding_names`, with tiktoken's names, patterns,
-special tokens and ids.  Each loaded encoding is kept, so a second call is free."""
+special tokens and ids.  Each loaded encoding is kept, so a second call is free.
+
+Encodings registered by installed `tiktoken_ext.*` plugins (namespace-package modules with an
+`ENCODING_CONSTRUCTORS` dict, as tiktoken defines them) are found too.  The built-in names
+come first: a plugin cannot replace them, and tiktoken's own `tiktoken_ext.openai_public`
+(the same encodings, downloaded by tiktoken) is not imported.  Plugins are imported only when
+a name that is not built in is asked for, or by `list_encoding_names`.
+"""
 from __future__ import annotations
 
+import functools
+import importlib
+import pkgutil
 import threading
 from typing import Any, Callable
 
@@ -95,6 +105,46 @@ ENCODING_CONSTRUCTORS: dict[str, Callable[[], dict[str, Any]]] = {
 ENCODINGS: dict[str, Encoding] = {}
 _lock = threading.RLock()
 
+# tiktoken's own plugin: its encodings are the built-in ones above
+_SHADOWED_PLUGINS = frozenset({"tiktoken_ext.openai_public"})
+_plugin_constructors: dict[str, Callable[[], dict[str, Any]]] | None = None
+
+
+@functools.lru_cache(maxsize=None)
+def _available_plugin_modules() -> tuple[str, ...]:
+    """Names of the installed `tiktoken_ext.*` plugin modules (found without importing them)."""
+    try:
+        import tiktoken_ext
+    except ImportError:
+        return ()
+    found = pkgutil.iter_modules(tiktoken_ext.__path__, tiktoken_ext.__name__ + ".")
+    return tuple(name for _, name, _ in found if name not in _SHADOWED_PLUGINS)
+
+
+def _find_plugin_constructors() -> dict[str, Callable[[], dict[str, Any]]]:
+    """{name: constructor} of every plugin encoding that is not built in (imports plugins once)."""
+    global _plugin_constructors
+    with _lock:
+        if _plugin_constructors is not None:
+            return _plugin_constructors
+        found: dict[str, Callable[[], dict[str, Any]]] = {}
+        for mod_name in _available_plugin_modules():
+            try:
+                mod = importlib.import_module(mod_name)
+            except Exception as e:
+                raise ValueError(f"tiktoken plugin {mod_name} failed to import: {e}") from e
+            constructors = getattr(mod, "ENCODING_CONSTRUCTORS", None)
+            if not isinstance(constructors, dict):
+                raise ValueError(f"tiktoken plugin {mod_name} does not define ENCODING_CONSTRUCTORS")
+            for enc_name, constructor in constructors.items():
+                if enc_name in ENCODING_CONSTRUCTORS:
+                    continue  # the built-in encoding of that name wins
+                if enc_name in found:
+                    raise ValueError(f"Duplicate encoding name {enc_name} in tiktoken plugin {mod_name}")
+                found[enc_name] = constructor
+        _plugin_constructors = found
+        return found
+
 
 def get_encoding(encoding_name: str) -> Encoding:
     """The named encoding (loaded once, then shared)."""
@@ -106,14 +156,19 @@ def get_encoding(encoding_name: str) -> Encoding:
     with _lock:
         if encoding_name in ENCODINGS:
             return ENCODINGS[encoding_name]
-        if encoding_name not in ENCODING_CONSTRUCTORS:
+        constructor = ENCODING_CONSTRUCTORS.get(encoding_name)
+        if constructor is None:
+            constructor = _find_plugin_constructors().get(encoding_name)
+        if constructor is None:
+            plugins = ", ".join(_available_plugin_modules()) or "none"
             raise ValueError(
-                f"Unknown encoding {encoding_name}. Plugins found: fastbpe builtins.\n"
+                f"Unknown encoding {encoding_name}.\nPlugins found: {plugins}\n"
                 f"Available encodings: {', '.join(list_encoding_names())}")
-        enc = Encoding(**ENCODING_CONSTRUCTORS[encoding_name]())
+        enc = Encoding(**constructor())
         ENCODINGS[encoding_name] = enc
         return enc
 
 
 def list_encoding_names() -> list[str]:
-    return list(ENCODING_CONSTRUCTORS)
+    """The built-in names, then those of installed `tiktoken_ext` plugins."""
+    return list(ENCODING_CONSTRUCTORS) + list(_find_plugin_constructors())

@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import unicodedata
 
-from .atomic import atomic_write_text
+from .atomic import atomic_write_many, atomic_write_text
 
 MAGIC = "minbpe v1"
 
@@ -63,32 +63,64 @@ def write_vocab(path, vocab: dict, merges: dict) -> None:
     atomic_write_text(path, format_vocab(vocab, merges))
 
 
+def write_model_and_vocab(file_prefix: str, pattern: str, special_tokens: dict, merges: dict,
+                          vocab: dict) -> None:
+    """Write ``file_prefix.model`` and ``file_prefix.vocab`` as one save: an error while
+    writing either changes neither (see `atomic_write_many`)."""
+    atomic_write_many({
+        file_prefix + ".model": format_model(pattern, special_tokens, list(merges)).encode("utf-8"),
+        file_prefix + ".vocab": format_vocab(vocab, merges).encode("utf-8"),
+    })
+
+
 def read_model(path):
     """Read a ``.model`` file -> (pattern, special_tokens {str: id}, merges [(l, r)]).
     ValueError for a file that is not a minbpe model."""
     path = os.fspath(path)
     with open(path, "r", encoding="utf-8") as f:
-        lines = f.read().split("\n")
+        text = f.read()
+    lines = text.split("\n")
     if not lines or lines[0].strip() != MAGIC:
         raise ValueError(f"{path}: not a minbpe model (first line must be {MAGIC!r})")
+    # every line minbpe writes ends with a newline: a file that does not is cut short
+    if not text.endswith("\n") or len(lines) < 4:
+        raise ValueError(f"{path}: truncated minbpe model (it does not end with a complete line)")
+    lines.pop()  # the empty string after the final newline
     try:
-        pattern = lines[1].strip()
         num_special = int(lines[2].strip())
-        special_tokens = {}
-        for line in lines[3:3 + num_special]:
-            special, idx = line.strip().split()
-            special_tokens[special] = int(idx)
-        merges = []
-        for line in lines[3 + num_special:]:
-            if line.strip():
-                a, b = map(int, line.split())
-                merges.append((a, b))
-    except (IndexError, ValueError) as e:
-        raise ValueError(f"{path}: malformed minbpe model: {e}") from None
+    except ValueError:
+        raise ValueError(f"{path}: line 3 must be the number of special tokens, "
+                         f"got {lines[2]!r}") from None
+    if num_special < 0 or 3 + num_special > len(lines):
+        raise ValueError(f"{path}: says {num_special} special tokens but has only "
+                         f"{len(lines) - 3} lines after the header")
+    pattern = lines[1].strip()
+    special_tokens = {}
+    for lineno, line in enumerate(lines[3:3 + num_special], start=4):
+        fields = line.strip().split()
+        if len(fields) != 2 or not _is_int(fields[1]) or _is_int(fields[0]):
+            raise ValueError(f"{path}: line {lineno} should be a special token and its id, "
+                             f"got {line!r} (is the special-token count right?)")
+        special_tokens[fields[0]] = int(fields[1])
+    merges = []
+    for lineno, line in enumerate(lines[3 + num_special:], start=4 + num_special):
+        fields = line.split()
+        if len(fields) != 2 or not (_is_int(fields[0]) and _is_int(fields[1])):
+            raise ValueError(f"{path}: line {lineno} should be a merge (two ids), got {line!r} "
+                             "(is the special-token count right?)")
+        merges.append((int(fields[0]), int(fields[1])))
     for i, (a, b) in enumerate(merges):
         if not (0 <= a < 256 + i and 0 <= b < 256 + i):
             raise ValueError(f"{path}: merge {i} ({a} {b}) uses an id that does not exist yet")
+    for special, idx in special_tokens.items():
+        if 0 <= idx < 256 + len(merges):
+            raise ValueError(f"{path}: special token {special!r} has id {idx}, which a byte or "
+                             "merge already uses")
     return pattern, special_tokens, merges
+
+
+def _is_int(field: str) -> bool:
+    return field.lstrip("-").isdigit()
 
 
 def recover_merges(ranks: dict) -> list:
