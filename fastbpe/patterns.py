@@ -32,6 +32,13 @@ O200K_PATTERN = "|".join(
 # Llama-3 (and Llama-3.1 based models), as their tokenizer.json writes it.
 LLAMA3_PATTERN = r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
 
+# Qwen2 / Qwen2.5, as their tokenizer.json writes it: Llama-3's pattern with single digits.
+QWEN2_PATTERN = r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
+
+# The regex of Hugging Face tokenizers' ByteLevel pre-tokenizer (`use_regex: true`, e.g.
+# GPT-2's and RoBERTa's tokenizer.json), as tokenizers' byte_level.rs writes it.
+HF_GPT2_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
+
 # The known patterns by short name (the C scanner handles each; the CLI, tests and benchmarks
 # use these names).
 BY_NAME = {
@@ -41,6 +48,8 @@ BY_NAME = {
     "gpt4": GPT4_PATTERN,
     "o200k": O200K_PATTERN,
     "llama3": LLAMA3_PATTERN,
+    "qwen2": QWEN2_PATTERN,
+    "hf_gpt2": HF_GPT2_PATTERN,
 }
 
 # Special-token text shared by the OpenAI encodings.
