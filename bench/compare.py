@@ -60,6 +60,7 @@ MARKERS = {
     "encode": ("<!-- encode:start -->", "<!-- encode:end -->"),
     "pretokenize": ("<!-- pretokenize:start -->", "<!-- pretokenize:end -->"),
     "train": ("<!-- train:start -->", "<!-- train:end -->"),  # written by bench/train_table.py
+    "hf": ("<!-- hf:start -->", "<!-- hf:end -->"),  # written by bench/compare_hf.py
 }
 CORPORA = {  # label -> corpus files to try in order
     "english": ["large_en", "tinyshakespeare"],
