@@ -57,36 +57,57 @@ class AddedVocabulary:
         self.by_id: dict[int, AddedToken] = {}
         self.by_content: dict[str, int] = {}
         self._matchers = None
+        self._normalize = None  # str -> str: the tokenizer's normalizer (normalized tokens match its output)
+
+    def set_normalizer(self, normalize) -> None:
+        self._normalize = normalize
+        self._matchers = None
 
     def add(self, token_id: int, token: AddedToken) -> None:
         self.by_id[token_id] = token
         self.by_content[token.content] = token_id
         self._matchers = None
 
-    def special_ids(self) -> set[int]:
-        return {i for i, t in self.by_id.items() if t.special}
+    def special_contents(self) -> set[str]:
+        return {t.content for t in self.by_id.values() if t.special}
+
+    def token_text(self, token_id: int) -> str | None:
+        """The token string HF gives for an added token id: its content, normalized when the
+        token is (and HF then only recognises it as special by the original content)."""
+        t = self.by_id.get(token_id)
+        if t is None:
+            return None
+        if t.normalized and self._normalize is not None:
+            return self._normalize(t.content)
+        return t.content
 
     def _matcher(self, normalized: bool):
         if self._matchers is None:
             self._matchers = {}
             for flag in (False, True):
-                contents = sorted({t.content for t in self.by_id.values() if t.normalized == flag and t.content},
-                                  key=lambda c: (-len(c), c))
-                self._matchers[flag] = regex.compile("|".join(regex.escape(c) for c in contents)) if contents else None
+                by_text = {}
+                for i, t in sorted(self.by_id.items()):
+                    if t.normalized == flag and t.content:
+                        text = self._normalize(t.content) if flag and self._normalize else t.content
+                        if text:
+                            by_text.setdefault(text, i)
+                contents = sorted(by_text, key=lambda c: (-len(c), c))
+                pattern = regex.compile("|".join(regex.escape(c) for c in contents)) if contents else None
+                self._matchers[flag] = (pattern, by_text)
         return self._matchers[normalized]
 
     def has_normalized(self) -> bool:
-        return self._matcher(True) is not None
+        return self._matcher(True)[0] is not None
 
     def find(self, text: str, normalized: bool) -> list[tuple[int, int, int | None]]:
         """HF's AddedVocabulary::find_matches: text tiled as (start, end, added id or None)."""
-        matcher = self._matcher(normalized)
+        matcher, by_text = self._matcher(normalized)
         if matcher is None or not text:
             return [(0, len(text), None)]
         out, done = [], 0
         for m in matcher.finditer(text):
             start, stop = m.span()
-            token_id = self.by_content[m.group()]
+            token_id = by_text[m.group()]
             token = self.by_id[token_id]
             if token.single_word:
                 if (start > 0 and _is_word_char(text[start - 1])) or (stop < len(text) and _is_word_char(text[stop])):

@@ -34,11 +34,10 @@ class NormalizedText:
         return self.align[0][0] if self.align else 0
 
     def prepend(self, prefix: str) -> "NormalizedText":
-        """HF's prepend: inserted characters share the first character's start (empty span)."""
+        """HF's prepend: inserted characters share the first character's span."""
         if not self.text:
             return self
-        at = self.align[0][0]
-        return NormalizedText(prefix + self.text, [(at, at)] * len(prefix) + self.align)
+        return NormalizedText(prefix + self.text, [self.align[0]] * len(prefix) + self.align)
 
     def map_chars(self, fn) -> "NormalizedText":
         """Replace each character c by fn(c) (a str, maybe empty or longer); every new

@@ -124,8 +124,10 @@ class Roberta:
         if self.trim:
             for e in encodings:
                 trim_offsets(e, self.add_prefix_space)
-        if not add_special_tokens:
-            return _default(encodings)
+        if not add_special_tokens:  # the pair keeps its type id (0 for Roberta, 1 for Bert)
+            for k, e in enumerate(encodings):
+                e.set_type_id(self.pair_type_id if k else 0, k)
+            return _merge(encodings)
         (sep_tok, sep_id), (cls_tok, cls_id) = self.sep, self.cls
         first = encodings[0]
         first.set_type_id(0, 0)

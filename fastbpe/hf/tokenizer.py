@@ -50,6 +50,8 @@ class Tokenizer:
         steps = pre_tokenizers.steps_of(self.pre_tokenizer)
         self.model = BPE(model, any(isinstance(s, pre_tokenizers.ByteLevel) for s in steps))
         self.added = AddedVocabulary()
+        if self.normalizer is not None:
+            self.added.set_normalizer(lambda text: self.normalizer.normalize(NormalizedText.from_original(text)).text)
         for node in spec.get("added_tokens") or []:
             token_id, token = AddedToken.from_json(node)
             self.added.add(token_id, token)
@@ -114,8 +116,8 @@ class Tokenizer:
         return i if i is not None else self.model.vocab.get(token)
 
     def id_to_token(self, token_id: int) -> str | None:
-        t = self.added.by_id.get(token_id)
-        return t.content if t is not None else self.model.id_to_token.get(token_id)
+        t = self.added.token_text(token_id)
+        return t if t is not None else self.model.id_to_token.get(token_id)
 
     def get_vocab(self, with_added_tokens: bool = True) -> dict[str, int]:
         vocab = dict(self.model.vocab)
@@ -221,7 +223,7 @@ class Tokenizer:
         for seg, aid in self._split_added(text):
             if aid is not None:
                 ids.append(aid)
-                tokens.append(self.added.by_id[aid].content)
+                tokens.append(seg.text)  # as HF: the matched text (with stripped spaces, normalized)
                 offsets.append(seg.offsets(0, len(seg.text)))
                 words.append(word)
                 word += 1
@@ -445,7 +447,7 @@ class Tokenizer:
 
     def decode(self, ids, skip_special_tokens: bool = True) -> str:
         """The text of ids, through the file's decoder (tokens joined by spaces without one)."""
-        special = self.added.special_ids() if skip_special_tokens else ()
+        special = self.added.special_contents() if skip_special_tokens else ()
         tokens = []
         for i in ids:
             if isinstance(i, bool) or not isinstance(i, int):
@@ -453,12 +455,11 @@ class Tokenizer:
                     i = int(i.__index__())
                 except AttributeError:
                     raise TypeError(f"token ids must be int, not {type(i).__name__}") from None
-            if i in special:
-                continue
             t = self.id_to_token(i)
             if t is None:
                 raise ValueError(f"token id {i} is not in the vocabulary")
-            tokens.append(t)
+            if t not in special:
+                tokens.append(t)
         if self.decoder is None:
             return " ".join(tokens)
         return self.decoder.decode(tokens)
