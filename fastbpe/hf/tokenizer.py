@@ -247,11 +247,17 @@ class Tokenizer:
         overflow = [e.overflowing for e in encodings]
         for e in encodings:
             e.overflowing = []
-        proc = self.post_processor
-        out = proc.process(encodings, add_special_tokens) if proc is not None else \
-            post_processors.default_process(encodings, add_special_tokens)
-        if len(encodings) == 1 and overflow[0]:
-            out.overflowing = [self._post_process_plain([o], add_special_tokens) for o in overflow[0]]
+        if len(encodings) == 1:
+            combos = [[o] for o in overflow[0]]
+        else:  # HF's Encoding::merge_with: every overflow of A with B and B's overflows, then A with B's
+            a, b = encodings
+            combos = []
+            for a_o in overflow[0]:
+                combos.append([a_o.copy(), b.copy()])
+                combos.extend([a_o.copy(), b_o.copy()] for b_o in overflow[1])
+            combos.extend([a.copy(), b_o.copy()] for b_o in overflow[1])
+        out = self._post_process_plain(encodings, add_special_tokens)
+        out.overflowing = [self._post_process_plain(c, add_special_tokens) for c in combos]
         if self._padding:
             p = self._padding
             length = p["length"] if p["length"] is not None else len(out.ids)
@@ -271,31 +277,44 @@ class Tokenizer:
         enc.pad(length, p["pad_id"], p["pad_type_id"], p["pad_token"], p["direction"])
 
     def _truncate(self, encodings: list, add_special_tokens: bool) -> None:
+        """HF's truncate_encodings, with max_length less the post-processor's added tokens."""
         t = self._truncation
         n_added = self.num_special_tokens_to_add(len(encodings) == 2) if add_special_tokens else 0
         max_length = max(t["max_length"] - n_added, 0)
-        if len(encodings) == 1:
-            encodings[0].truncate(max_length, t["stride"], t["direction"])
+        stride, direction = t["stride"], t["direction"]
+        if max_length == 0:
+            for e in encodings:
+                e.truncate(0, stride, direction)
             return
-        a, b = encodings
-        total = len(a) + len(b)
+        total = sum(len(e) for e in encodings)
         if total <= max_length:
             return
         if t["strategy"] == "longest_first":
+            if len(encodings) == 1:
+                encodings[0].truncate(max_length, stride, direction)
+                return
+            a, b = encodings  # the shorter keeps what it can, else both get about half
             n1, n2 = len(a), len(b)
-            for _ in range(total - max_length):
-                if n1 > n2:
-                    n1 -= 1
-                else:
-                    n2 -= 1
-            a.truncate(n1, t["stride"], t["direction"])
-            b.truncate(n2, t["stride"], t["direction"])
-        else:
-            target = a if t["strategy"] == "only_first" else b
-            keep = len(target) - (total - max_length)
-            if keep <= 0:
-                raise ValueError("truncation: the sequence to truncate is shorter than what must be removed")
-            target.truncate(keep, t["stride"], t["direction"])
+            swap = n1 > n2
+            if swap:
+                n1, n2 = n2, n1
+            n2 = n1 if n1 > max_length else max(n1, max_length - n1)
+            if n1 + n2 > max_length:
+                n1 = max_length // 2
+                n2 = n1 + max_length % 2
+            if swap:
+                n1, n2 = n2, n1
+            a.truncate(n1, stride, direction)
+            b.truncate(n2, stride, direction)
+            return
+        if t["strategy"] == "only_second" and len(encodings) == 1:
+            raise ValueError("truncation strategy only_second needs a pair of sequences")
+        target = encodings[0] if t["strategy"] == "only_first" else encodings[1]
+        remove = total - max_length
+        if len(target) <= remove:
+            raise ValueError("truncation: the sequence to truncate is too short to remove "
+                             f"{remove} tokens (strategy {t['strategy']})")
+        target.truncate(len(target) - remove, stride, direction)
 
     def encode(self, sequence: str, pair: str | None = None, is_pretokenized: bool = False,
                add_special_tokens: bool = True) -> Encoding:
