@@ -50,15 +50,14 @@ class NormalizedText:
         return NormalizedText("".join(out), align)
 
     def replace_matches(self, matches, content: str) -> "NormalizedText":
-        """Replace each (start, end) match of text by content; the new characters take the
-        span of the whole match."""
+        """Replace each (start, end) match of text by content; as in HF, the new characters
+        are inserted after the removed ones and so take the span of the match's last character."""
         out, align, prev = [], [], 0
         for start, end in matches:
             out.append(self.text[prev:start])
             align.extend(self.align[prev:start])
             out.append(content)
-            span = self.offsets(start, end)
-            align.extend([span] * len(content))
+            align.extend([self.align[end - 1]] * len(content))
             prev = end
         out.append(self.text[prev:])
         align.extend(self.align[prev:])

@@ -139,22 +139,30 @@ class Tokenizer:
         return self._add(tokens, special=True)
 
     def _add(self, tokens, special: bool) -> int:
+        """HF's AddedVocabulary::add_tokens: a token identical to one already added is
+        ignored; one with known content keeps its id and takes the new flags; the count is
+        of the tokens not ignored."""
         if isinstance(tokens, (str, AddedToken)):
             raise TypeError("expected a list of tokens")
-        added = 0
+        counted = 0
         for token in tokens:
             token = AddedToken.coerce(token, special)
-            if not token.content or token.content in self.added.by_content:
+            if not token.content or any(token == t for t in self.added.by_id.values()):
                 continue
-            token_id = self.model.vocab.get(token.content)
+            token_id = self.token_to_id(token.content)
             if token_id is None:
                 top = max(self.added.by_id, default=None)
                 size = len(self.model.vocab)
                 token_id = size if top is None or (top < size and size > 0) else top + 1
             self.added.add(token_id, token)
-            added += 1
+            counted += 1
         self._fast_wraps = None
-        return added
+        return counted
+
+    def set_dropout_seed(self, seed: int | None) -> None:
+        """Make BPE-dropout (a file with model.dropout > 0) reproducible: after the same seed,
+        the same calls give the same ids.  HF has no seed; its results differ from ours."""
+        self.model.seed_dropout(seed)
 
     def num_special_tokens_to_add(self, is_pair: bool) -> int:
         return self.post_processor.n_added(is_pair) if self.post_processor is not None else 0
