@@ -91,8 +91,9 @@ class AddedVocabulary:
         return t.content
 
     def _matcher(self, normalized: bool):
-        if self._matchers is None:
-            self._matchers = {}
+        matchers = self._matchers
+        if matchers is None:  # built whole, then published: threads may call this at once
+            matchers = {}
             for flag in (False, True):
                 by_text = {}
                 for i, t in sorted(self.by_id.items()):
@@ -102,8 +103,9 @@ class AddedVocabulary:
                             by_text.setdefault(text, i)
                 contents = sorted(by_text, key=lambda c: (-len(c), c))
                 pattern = regex.compile("|".join(regex.escape(c) for c in contents)) if contents else None
-                self._matchers[flag] = (pattern, by_text)
-        return self._matchers[normalized]
+                matchers[flag] = (pattern, by_text)
+            self._matchers = matchers
+        return matchers[normalized]
 
     def has_normalized(self) -> bool:
         return self._matcher(True)[0] is not None

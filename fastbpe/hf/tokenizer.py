@@ -358,14 +358,16 @@ class Tokenizer:
 
     def _wraps(self, add_special_tokens: bool) -> tuple[list, list]:
         """The ids the post-processor puts before and after a single sequence."""
-        if self._fast_wraps is None:
-            self._fast_wraps = {}
+        wraps = self._fast_wraps
+        if wraps is None:  # built whole, then published (threads)
+            wraps = {}
             for flag in (False, True):
                 probe = Encoding([-1], [0], [""], [(0, 0)], [1], [0], [0], [0])
                 ids = self._post_process_plain([probe], flag).ids
                 k = ids.index(-1)
-                self._fast_wraps[flag] = (ids[:k], ids[k + 1:])
-        return self._fast_wraps[add_special_tokens]
+                wraps[flag] = (ids[:k], ids[k + 1:])
+            self._fast_wraps = wraps
+        return wraps[add_special_tokens]
 
     def _fast_segments(self, text: str) -> list:
         """text as a list of str segments (to BPE) and int ids (added tokens)."""
