@@ -103,3 +103,14 @@ def test_to_encoding_needs_a_byte_level_file():
 def test_lazy_export():
     assert fastbpe.Tokenizer is Tokenizer
     assert "Tokenizer" in dir(fastbpe)
+
+
+@pytest.mark.parametrize("truncate", [False, True])
+def test_lone_surrogates_raise_on_every_path(spec, truncate):
+    tok = Tokenizer.from_str(json.dumps(spec))
+    if truncate:  # truncation routes encode_ids through the full pipeline
+        tok.enable_truncation(100)
+    for call in (lambda: tok.encode("a\ud800b"), lambda: tok.encode_ids("a\ud800b"),
+                 lambda: tok.encode_ids_batch(["ok", "a\ud800b"]), lambda: tok.encode_to_numpy("\udfff")):
+        with pytest.raises(UnicodeEncodeError):
+            call()

@@ -16,6 +16,7 @@ from tokenizers import pre_tokenizers as P  # noqa: E402
 from tokenizers import processors as PP  # noqa: E402
 
 from fastbpe.hf import Tokenizer  # noqa: E402
+from fastbpe.patterns import LLAMA3_PATTERN  # noqa: E402
 
 BYTE_FALLBACK = dict(byte_fallback=True, unk_token="<unk>")
 LLAMA2_DECODER = D.Sequence([D.Replace("▁", " "), D.ByteFallback(), D.Fuse(), D.Strip(" ", 1, 0)])
@@ -166,10 +167,20 @@ TRUNCATIONS = [dict(max_length=10), dict(max_length=10, stride=3), dict(max_leng
 PADDINGS = [None, dict(), dict(length=16, pad_id=7, pad_token="<pad>"), dict(pad_to_multiple_of=8, direction="left")]
 
 
+def _fast_path_pre_tokenizer(scanner: bool):
+    """ByteLevel files whose ids take the fast path: through the regex split, or (a pattern the
+    C scanner knows) through the batch kernel."""
+    if scanner:
+        return P.Sequence([P.Split(Regex(LLAMA3_PATTERN), "isolated"), P.ByteLevel(add_prefix_space=False, use_regex=False)])
+    return P.ByteLevel(add_prefix_space=False)
+
+
 @pytest.mark.parametrize("truncation", TRUNCATIONS, ids=lambda t: "-".join(f"{k}={v}" for k, v in t.items()))
 @pytest.mark.parametrize("padding", PADDINGS, ids=lambda p: "none" if p is None else "-".join(p) or "longest")
-def test_truncation_and_padding(truncation, padding):
-    ref = build(pre_tokenizer=P.ByteLevel(), post_processor=TEMPLATE, decoder=D.ByteLevel(), byte_level_alphabet=True)
+@pytest.mark.parametrize("scanner", [False, True], ids=["regex", "scanner"])
+def test_truncation_and_padding(truncation, padding, scanner):
+    ref = build(pre_tokenizer=_fast_path_pre_tokenizer(scanner), post_processor=TEMPLATE, decoder=D.ByteLevel(),
+                byte_level_alphabet=True)
     ref.enable_truncation(**truncation)
     if padding is not None:
         ref.enable_padding(**padding)
@@ -198,6 +209,9 @@ def test_truncation_and_padding(truncation, padding):
             except BaseException:
                 continue
             assert [e.ids for e in ours.encode_batch(batch, add_special_tokens=add)] == [e.ids for e in want_batch]
+            if not pair:
+                for threads in (1, 2):
+                    assert ours.encode_ids_batch(batch, add, threads) == [e.ids for e in want_batch]
 
 
 def test_truncation_and_padding_switch_off():

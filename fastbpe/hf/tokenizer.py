@@ -226,6 +226,8 @@ class Tokenizer:
     def _encode_sequence(self, text: str, type_id: int) -> Encoding:
         if not isinstance(text, str):
             raise TypeError(f"expected str, not {type(text).__name__}")
+        if not text.isascii():
+            text.encode("utf-8")  # UnicodeEncodeError for lone surrogates, as the fast path
         ids, tokens, offsets, words = [], [], [], []
         word = 0
         for seg, aid in self._split_added(text):
@@ -353,8 +355,7 @@ class Tokenizer:
     # -- the fast path --------------------------------------------------------------------
 
     def _uses_fast_path(self) -> bool:
-        return (self._pattern is not None and self._truncation is None and self._padding is None
-                and not self.model.uses_dropout())
+        return self._pattern is not None and not self.model.uses_dropout()
 
     def _wraps(self, add_special_tokens: bool) -> tuple[list, list]:
         """The ids the post-processor puts before and after a single sequence."""
@@ -411,28 +412,64 @@ class Tokenizer:
             pieces.append(seg[prev:])
         return pieces
 
-    def encode_ids(self, text: str, add_special_tokens: bool = True) -> list[int]:
-        """`encode(text, add_special_tokens=...).ids`, without building an Encoding."""
-        if not self._uses_fast_path():
-            return self.encode(text, add_special_tokens=add_special_tokens).ids
-        before, after = self._wraps(add_special_tokens)
-        segments = self._fast_segments(text)
-        if len(segments) == 1 and type(segments[0]) is str and not before and not after:
-            return self._segment_ids(segments[0])
-        ids = list(before)
+    def _body_ids(self, segments: list, encoded=None) -> list[int]:
+        """The ids of a text's segments (encoded: an iterator over the str segments' ids when
+        a batch call already has them)."""
+        if len(segments) == 1 and type(segments[0]) is str:
+            return next(encoded) if encoded is not None else self._segment_ids(segments[0])
+        ids = []
         for seg in segments:
             if type(seg) is int:
                 ids.append(seg)
             else:
-                ids.extend(self._segment_ids(seg))
-        ids.extend(after)
+                ids.extend(next(encoded) if encoded is not None else self._segment_ids(seg))
         return ids
+
+    def _finish_ids(self, body: list, add_special_tokens: bool) -> list[int]:
+        """Truncation, the post-processor's ids and fixed-length padding, on ids alone: what
+        `encode` does for one sequence."""
+        t = self._truncation
+        if t is not None:
+            keep = max(t["max_length"] - (self.num_special_tokens_to_add(False) if add_special_tokens else 0), 0)
+            if len(body) > keep:
+                if t["strategy"] == "only_second":
+                    raise ValueError("truncation strategy only_second needs a pair of sequences")
+                body = body[:keep] if t["direction"] == "right" else body[len(body) - keep:]
+        before, after = self._wraps(add_special_tokens)
+        ids = before + body + after if before or after else body
+        if self._padding is not None:
+            length = self._padding["length"]
+            ids = self._pad_ids(ids, length if length is not None else len(ids))
+        return ids
+
+    def _pad_ids(self, ids: list, length: int) -> list[int]:
+        p = self._padding
+        multiple = p["pad_to_multiple_of"]
+        if multiple and length % multiple:
+            length += multiple - length % multiple
+        if len(ids) >= length:
+            return ids
+        fill = [p["pad_id"]] * (length - len(ids))
+        return ids + fill if p["direction"] == "right" else fill + ids
+
+    def _pad_batch(self, batch: list) -> list:
+        """encode_batch's padding to the longest sequence, when no length is fixed."""
+        if self._padding is not None and self._padding["length"] is None and batch:
+            longest = max(len(ids) for ids in batch)
+            batch = [self._pad_ids(ids, longest) for ids in batch]
+        return batch
+
+    def encode_ids(self, text: str, add_special_tokens: bool = True) -> list[int]:
+        """`encode(text, add_special_tokens=...).ids`, without building an Encoding."""
+        if not self._uses_fast_path():
+            return self.encode(text, add_special_tokens=add_special_tokens).ids
+        return self._finish_ids(self._body_ids(self._fast_segments(text)), add_special_tokens)
 
     def encode_to_numpy(self, text: str, add_special_tokens: bool = True):
         """`encode_ids` as a numpy uint32 array."""
         import numpy as np
 
-        if self._uses_fast_path():
+        if self._uses_fast_path() and self._truncation is None and self._padding is None:
             segments = self._fast_segments(text)
             before, after = self._wraps(add_special_tokens)
             if len(segments) == 1 and type(segments[0]) is str and not before and not after:
@@ -440,37 +477,27 @@ class Tokenizer:
         return np.asarray(self.encode_ids(text, add_special_tokens), dtype=np.uint32)
 
     def encode_ids_batch(self, texts, add_special_tokens: bool = True, num_threads: int | None = None) -> list[list[int]]:
-        """`encode_ids` of each text, on threads (the kernel releases the GIL)."""
+        """`encode_ids` of each text (padded as `encode_batch` pads), on threads: each
+        thread's share of the texts is one GIL-free kernel call."""
         if isinstance(texts, str):
             raise TypeError("encode_ids_batch expects a list of str, not a single str")
         texts = list(texts)
-        if num_threads is None:
-            num_threads = os.cpu_count() or 1
-        if not self._uses_fast_path() or self._kind < 0:
+        if not self._uses_fast_path():
+            return [e.ids for e in self.encode_batch(texts, add_special_tokens=add_special_tokens)]
+        if self._kind < 0:
             # the regex split re-takes the GIL per match: threads would only contend
-            return [self.encode_ids(t, add_special_tokens) for t in texts]
-        before, after = self._wraps(add_special_tokens)
-        return _parallel_chunks(lambda chunk: self._fast_ids_many(chunk, before, after), texts, num_threads)
+            bodies = [self._body_ids(self._fast_segments(t)) for t in texts]
+        else:
+            if num_threads is None:
+                num_threads = os.cpu_count() or 1
+            bodies = _parallel_chunks(self._fast_bodies, texts, num_threads)
+        return self._pad_batch([self._finish_ids(b, add_special_tokens) for b in bodies])
 
-    def _fast_ids_many(self, texts: list, before: list, after: list) -> list[list[int]]:
+    def _fast_bodies(self, texts: list) -> list[list[int]]:
         """One GIL-free kernel call for every BPE segment of the texts, then stitched."""
         plans = [self._fast_segments(t) for t in texts]
-        segs = [s for plan in plans for s in plan if type(s) is str]
-        encoded = iter(self.model.table.encode_texts(segs, self._kind))
-        out = []
-        for plan in plans:
-            if len(plan) == 1 and type(plan[0]) is str and not before and not after:
-                out.append(next(encoded))
-                continue
-            ids = list(before)
-            for s in plan:
-                if type(s) is int:
-                    ids.append(s)
-                else:
-                    ids.extend(next(encoded))
-            ids.extend(after)
-            out.append(ids)
-        return out
+        encoded = iter(self.model.table.encode_texts([s for plan in plans for s in plan if type(s) is str], self._kind))
+        return [self._body_ids(plan, encoded) for plan in plans]
 
     # -- decoding -------------------------------------------------------------------------
 
