@@ -210,3 +210,26 @@ def test_transformers_loads_export(tmp_path, trained):
         ids = fast(text, add_special_tokens=False)["input_ids"]
         assert ids == trained.encode(text, allowed_special="all")
         assert fast.decode(ids) == text
+
+
+# ------------------------------------------------------------------ fastbpe's own loader
+
+
+def test_fastbpe_tokenizer_loads_export(tmp_path, trained):
+    """fastbpe.Tokenizer reads the exported files back with the same ids (trained, minbpe, cl100k)."""
+    from fastbpe.hf import Tokenizer
+
+    tok = RegexTokenizer()
+    tok.train(training_text(7, 2000), 256 + 150)
+    cases = [(trained, lambda t: trained.encode(t, allowed_special="all"), STORMS),
+             (tok, tok.encode, [t for t in STORMS if "<|" not in t])]
+    if ds.missing_reason("cl100k_base") is None:
+        cl100k, _ = encoding_pair("cl100k_base")
+        cases.append((cl100k, lambda t: cl100k.encode(t, allowed_special="all"), STORMS + corpus_docs(20_000)))
+    for i, (obj, encode, texts) in enumerate(cases):
+        path = tmp_path / str(i) / "tokenizer.json"
+        path.parent.mkdir()
+        save_model(obj, path)
+        ours = Tokenizer.from_file(str(path))
+        for text in texts:
+            assert ours.encode_ids(text, add_special_tokens=False) == encode(text), (type(obj).__name__, text[:80])

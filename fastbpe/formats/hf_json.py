@@ -22,30 +22,13 @@ import json
 import os
 import re
 
+from ..hf.bytelevel import BYTE_TO_CHAR
 from .atomic import atomic_write_text
-
-
-def bytes_to_unicode() -> list[str]:
-    """GPT-2's map from a byte to a printable character (HF's ByteLevel alphabet)."""
-    printable = [*range(ord("!"), ord("~") + 1), *range(ord("\xa1"), ord("\xac") + 1),
-                 *range(ord("\xae"), ord("\xff") + 1)]
-    table = [""] * 256
-    extra = 0
-    for b in range(256):
-        if b in printable:
-            table[b] = chr(b)
-        else:
-            table[b] = chr(256 + extra)
-            extra += 1
-    return table
-
-
-_BYTE_CHARS = bytes_to_unicode()
 
 
 def byte_level(token: bytes) -> str:
     """The token's text in HF's ByteLevel alphabet."""
-    return "".join(_BYTE_CHARS[b] for b in token)
+    return "".join(BYTE_TO_CHAR[b] for b in token)
 
 
 # An atom followed by a possessive counted repeat, X{n,m}+ (the pattern's own syntax: regex and
