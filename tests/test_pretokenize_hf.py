@@ -68,3 +68,18 @@ def test_shared_hf_files_use_known_patterns():
         found += 1
     if not found:
         pytest.skip("no shared HF tokenizer.json files (../shared/data/vocab/hf)")
+
+
+def test_unicode_version_follows_tokenizers():
+    """The scanner's tables follow tiktoken's Unicode version, not regex's; on every code point
+    where the two differ (tools/tiktoken_unicode_overrides.txt) HF tokenizers cuts as the
+    scanner does too, in many contexts."""
+    from test_pretokenize import REGEX_DIFFERS, _probe
+
+    if not REGEX_DIFFERS:
+        pytest.skip("the tables follow regex's Unicode version in this build")
+    texts = [_probe(chr(cp)) for cp in REGEX_DIFFERS] + ["\x1c\x1d\x1e\x1f \x85\xa0x\u2028y"]
+    for name in ["qwen2", "llama3", "hf_gpt2"]:
+        kind = pt.KINDS[name]
+        bad = [t for t in texts if pt.split(t, kind) != hf_pieces(name, t)]
+        assert not bad, f"{name}: {len(bad)} texts differ from tokenizers, e.g. {bad[:2]!r}"
