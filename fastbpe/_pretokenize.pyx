@@ -489,6 +489,7 @@ _PATTERN_KINDS = {
     _patterns.R50K_PATTERN: PAT_R50K,
     _patterns.GPT2_PATTERN: PAT_GPT2,
     _patterns.CL100K_PATTERN: PAT_CL100K,
+    _patterns.CL100K_HF_PATTERN: PAT_CL100K,
     _patterns.GPT4_PATTERN: PAT_GPT4,
     _patterns.O200K_PATTERN: PAT_O200K,
     _patterns.LLAMA3_PATTERN: PAT_LLAMA3,

@@ -13,6 +13,11 @@ GPT2_PATTERN = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+
 # cl100k_base, as tiktoken writes it.
 CL100K_PATTERN = r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
 
+# cl100k_base as an exported tokenizer.json writes it (fastbpe.formats.hf_json): HF's Oniguruma
+# reads \p{N}{1,3}+ as (\p{N}{1,3})+, so the possessive repeat becomes an atomic group, which
+# means the same to `regex`.  The scanner knows it as cl100k.
+CL100K_HF_PATTERN = CL100K_PATTERN.replace(r"\p{N}{1,3}+", r"(?>\p{N}{1,3})")
+
 # The GPT-4 pattern as minbpe's GPT4_SPLIT_PATTERN writes it (the default for training).
 GPT4_PATTERN = r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]++[\r\n]*|\s*[\r\n]|\s+(?!\S)|\s+"""
 
