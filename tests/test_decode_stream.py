@@ -123,6 +123,14 @@ def test_bad_ids():
         stream.step(None, -1)
     with pytest.raises(TypeError):
         DecodeStream(ids=["a"])
+    import fastbpe
+
+    enc = fastbpe.Encoding("bytes", pat_str=r"\S+|\s+", mergeable_ranks={bytes([b]): b for b in range(256)},
+                           special_tokens={})
+    with pytest.raises(TypeError, match="ByteDecodeStream"):
+        DecodeStream().step(enc, 65)
+    with pytest.raises(KeyError):
+        ByteDecodeStream().step(enc, 300)
 
 
 # ------------------------------------------------------------------ shared tokenizer.json files

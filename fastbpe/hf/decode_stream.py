@@ -58,6 +58,9 @@ class DecodeStream:
         none yet (ValueError if the tokenizer's decode of the window contradicts the text
         already returned, as HF raises)."""
         new_ids = _ids_of(id_or_ids)
+        if hasattr(tokenizer, "decode_bytes") and hasattr(tokenizer, "encode_ordinary"):
+            raise TypeError("DecodeStream needs a tokenizer with decode(ids, skip_special_tokens); "
+                            "use ByteDecodeStream for a tiktoken-style Encoding")
         skip = self.skip_special_tokens
         if not self._prefix and self._ids:
             prefix = tokenizer.decode(self._ids, skip_special_tokens=skip)
