@@ -34,6 +34,7 @@ SAMPLES = [
     "▁weird ▁ chars ▁▁",
     "<s> in text </s> and <unk>",
     "1234567890 3.14 1,000,000",
+    "ΟΔΟΣ ΟΔΟΣ. İSTANBUL ǅ ß ﬃ",  # lowercasing: final sigma, growing characters
     "e\u0301 ae\u0301\u0301b a\u0301\u0327b \u1e0b\u0323 \u1100\u1161\u11a8 \u1100 \u1161",  # (de)composition
 ]
 

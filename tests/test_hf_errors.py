@@ -10,7 +10,6 @@ from hf_reference import build
 from tokenizers import decoders as D  # noqa: E402
 from tokenizers import normalizers as N  # noqa: E402
 from tokenizers import pre_tokenizers as P  # noqa: E402
-from tokenizers import processors as PP  # noqa: E402
 
 import fastbpe  # noqa: E402
 from fastbpe.hf import Tokenizer, UnsupportedError  # noqa: E402

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import unicodedata
+from array import array
 
 from ._nodes import compile_pattern, node_type, unsupported
 from .normalized import NormalizedText
@@ -38,32 +39,32 @@ class Unicode:
             return t
         text, n = t.text, len(t.text)
         joins = _composes_with_previous()
-        out, align = [], []
+        parts = []  # (output character, index of the input character it takes its span from)
         i = 0
         while i < n:
             j = i + 1
             while j < n and (unicodedata.combining(text[j]) or text[j] in joins):
                 j += 1
             r = unicodedata.normalize(self.form, text[i:j])
-            out.append(r)
             # as HF (unicode-normalization-alignments): output characters take the input
             # characters in order; when the cluster shrinks, the first one absorbs the rest,
             # when it grows, the extra characters share the last input character
             m, k = len(r), j - i
-            for q in range(m):
-                src = q + (k - m) if m <= k and q > 0 else min(q, k - 1)
-                align.append(t.align[i + src])
+            for q, c in enumerate(r):
+                parts.append((c, i + (q + (k - m) if m <= k and q > 0 else min(q, k - 1))))
             i = j
-        normalized = "".join(out)
-        if normalized != unicodedata.normalize(self.form, text):  # a composition across clusters
-            whole = normalized = unicodedata.normalize(self.form, text)
-            align = [t.offsets(0, n)] * len(whole)
-        return NormalizedText(normalized, align)
+        out = t.from_parts(parts)
+        whole = unicodedata.normalize(self.form, text)
+        if out.text != whole:  # a composition across clusters: one span for all
+            s, e = t.offsets(0, n)
+            out = NormalizedText(whole, 0, array("q", [s] * len(whole)), array("q", [e] * len(whole)))
+        return out
 
 
 class Lowercase:
     def normalize(self, t: NormalizedText) -> NormalizedText:
-        return t if t.text.islower() or not t.text else t.map_chars(str.lower)
+        # character by character, as HF (no final-sigma rule, which str.lower applies)
+        return t.map_chars(str.lower)
 
 
 class Strip:

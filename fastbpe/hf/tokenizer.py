@@ -15,10 +15,10 @@ from __future__ import annotations
 import json
 import os
 import unicodedata
-from concurrent.futures import ThreadPoolExecutor
 
 import regex
 
+from ..encoding import _parallel_map
 from ..pretokenize import scanner_kind
 from . import decoders, normalizers, post_processors, pre_tokenizers
 from ._nodes import UnsupportedError
@@ -490,7 +490,7 @@ class Tokenizer:
         else:
             if num_threads is None:
                 num_threads = os.cpu_count() or 1
-            bodies = _parallel_chunks(self._fast_bodies, texts, num_threads)
+            bodies = _parallel_map(self._fast_bodies, texts, num_threads)
         return self._pad_batch([self._finish_ids(b, add_special_tokens) for b in bodies])
 
     def _fast_bodies(self, texts: list) -> list[list[int]]:
@@ -547,12 +547,3 @@ class Tokenizer:
             whole_piece=self.model.ignore_merges)
         return enc
 
-
-def _parallel_chunks(fn, items: list, num_threads: int) -> list:
-    if num_threads <= 1 or len(items) <= 1:
-        return fn(items)
-    n_chunks = min(len(items), num_threads * 2)
-    size = -(-len(items) // n_chunks)
-    chunks = [items[i:i + size] for i in range(0, len(items), size)]
-    with ThreadPoolExecutor(min(num_threads, len(chunks))) as pool:
-        return [r for part in pool.map(fn, chunks) for r in part]
