@@ -4,6 +4,7 @@ byte_fallback tokenizers; never a broken character."""
 from __future__ import annotations
 
 import copy
+import functools
 import random
 
 import pytest
@@ -139,13 +140,23 @@ def test_bad_ids():
 HF_FILES = ["qwen2.5", "deepseek-r1-distill-llama-8b", "gpt2"]
 
 
-@pytest.mark.parametrize("model", HF_FILES)
-def test_shared_files_parity(model):
+def shared_file(model):
     path = ds.VOCAB_DIR / "hf" / model / "tokenizer.json"
     if not path.exists():
         pytest.skip(f"{path} not found (shared data absent)")
-    tok = tokenizers.Tokenizer.from_file(str(path))
+    return path
+
+
+@functools.lru_cache(maxsize=None)
+def shared_tok(model):
+    tok = tokenizers.Tokenizer.from_file(str(shared_file(model)))
     tok.no_truncation()  # GPT-2's file truncates to 50 tokens
+    return tok
+
+
+@pytest.mark.parametrize("model", HF_FILES)
+def test_shared_files_parity(model):
+    tok = shared_tok(model)
     text = TEXT + (ds.load_corpus("multilingual", 3000) if ds.corpus_available("multilingual") else "")
     ids = tok.encode(text).ids
     for skip in (False, True):
@@ -166,14 +177,10 @@ def test_fastbpe_tokenizer_parity(which, request):
     """Our stream on fastbpe's own Tokenizer gives HF's chunks on HF's."""
     Tokenizer = fastbpe_tokenizer_class()
     if which in HF_FILES:
-        path = ds.VOCAB_DIR / "hf" / which / "tokenizer.json"
-        if not path.exists():
-            pytest.skip(f"{path} not found (shared data absent)")
-        tok = tokenizers.Tokenizer.from_file(str(path))
-        tok.no_truncation()
+        tok, ours = shared_tok(which), Tokenizer.from_file(str(shared_file(which)))
     else:
         tok = request.getfixturevalue(which + "_tok")
-    ours = Tokenizer.from_str(tok.to_str())
+        ours = Tokenizer.from_str(tok.to_str())
     ids = tok.encode(TEXT).ids
     for skip in (False, True):
         assert_stream_parity(tok, ids, tokenizer=ours, skip=skip)
