@@ -111,8 +111,20 @@ class BPE:
             return self._tokenize_bytes(piece)
         return self._tokenize_chars(piece)
 
+    def tokenize_utf8(self, piece: str) -> list[tuple[int, int, int]]:
+        """A byte-level model on the UTF-8 of piece (original characters): (id, start, end)
+        with character offsets; a token holding part of a character covers that character."""
+        ids_spans = self._merge_bytes(piece.encode("utf-8"))
+        if piece.isascii():
+            return ids_spans
+        char_of = _char_of_byte(piece)
+        return [(i, char_of[s], char_of[e - 1] + 1) for i, s, e in ids_spans]
+
     def _tokenize_bytes(self, piece: str) -> list:
-        raw = bytelevel_token_bytes(piece)
+        return self._merge_bytes(bytelevel_token_bytes(piece))
+
+    def _merge_bytes(self, raw: bytes) -> list:
+        """(id, start byte, end byte) of the tokens of raw."""
         if self.dropout > 0.0:
             ids, _ = merge_ids(self.table, [self._single_byte_ids[b] for b in raw], self.dropout,
                                self._rng.getrandbits(64))

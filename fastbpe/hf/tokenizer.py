@@ -49,6 +49,12 @@ class Tokenizer:
         self.decoder = decoders.from_json(spec.get("decoder"))
         steps = pre_tokenizers.steps_of(self.pre_tokenizer)
         self.model = BPE(model, any(isinstance(s, pre_tokenizers.ByteLevel) for s in steps))
+        # ByteLevel last with a byte-level model: pieces stay in original characters and the
+        # model reads their UTF-8 (the same ids and spans as mapping every byte to a character)
+        if steps and isinstance(steps[-1], pre_tokenizers.ByteLevel) and self.model.byte_level:
+            self._byte_split, self._steps_before = steps[-1], pre_tokenizers.Sequence(steps[:-1])
+        else:
+            self._byte_split, self._steps_before = None, None
         self.added = AddedVocabulary()
         if self.normalizer is not None:
             self.added.set_normalizer(lambda text: self.normalizer.normalize(NormalizedText.from_original(text)).text)
@@ -238,11 +244,16 @@ class Tokenizer:
                 words.append(word)
                 word += 1
                 continue
-            pieces = self.pre_tokenizer.pre_tokenize([seg]) if self.pre_tokenizer is not None else [seg]
+            if self._byte_split is not None:
+                pieces = self._byte_split.split(self._steps_before.pre_tokenize([seg]))
+                tokenize = self.model.tokenize_utf8
+            else:
+                pieces = self.pre_tokenizer.pre_tokenize([seg]) if self.pre_tokenizer is not None else [seg]
+                tokenize = self.model.tokenize
             for piece in pieces:
                 if not piece.text:
                     continue
-                for token_id, cs, ce in self.model.tokenize(piece.text):
+                for token_id, cs, ce in tokenize(piece.text):
                     ids.append(token_id)
                     tokens.append(self.model.id_to_token[token_id])
                     offsets.append(piece.offsets(cs, ce))
