@@ -93,7 +93,9 @@ def test_numpy_and_batch_threads(pair):
         assert arr.dtype.name == "uint32" and arr.tolist() == w
 
 
-_TEXT = st.text(st.characters(codec="utf-8"), max_size=80) | st.text(" \n\t'sdmtlvre0123456789aAbé日😀<|>", max_size=60)
+# characters assigned in this Python's Unicode version: newer ones are letters to `regex` but
+# not to the Oniguruma tables inside tokenizers (the pieces differ; see docs/pretokenize.md)
+_TEXT = st.text(st.characters(codec="utf-8", exclude_categories=("Cn",)), max_size=80) | st.text(" \n\t'sdmtlvre0123456789aAbé日😀<|>", max_size=60)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
