@@ -386,6 +386,10 @@ class Tokenizer:
         if not isinstance(text, str):
             raise TypeError(f"expected str, not {type(text).__name__}")
         nfc = self.normalizer is not None
+        raw, _ = self.added.matcher(normalized=False)
+        normalized, _ = self.added.matcher(normalized=True)
+        if normalized is None and (raw is None or raw.search(text) is None):  # the common case
+            return [unicodedata.normalize("NFC", text) if nfc and not text.isascii() else text]
         out = []
         for s, e, aid in self.added.find(text, normalized=False):
             if aid is not None:
@@ -394,7 +398,7 @@ class Tokenizer:
             seg = text[s:e] if (s, e) != (0, len(text)) else text
             if nfc and not seg.isascii():
                 seg = unicodedata.normalize("NFC", seg)
-            if self.added.has_normalized():
+            if normalized is not None:
                 for s2, e2, aid2 in self.added.find(seg, normalized=True):
                     out.append(aid2 if aid2 is not None else seg[s2:e2])
             else:
@@ -474,7 +478,10 @@ class Tokenizer:
         """`encode(text, add_special_tokens=...).ids`, without building an Encoding."""
         if not self._uses_fast_path():
             return self.encode(text, add_special_tokens=add_special_tokens).ids
-        return self._finish_ids(self._body_ids(self._fast_segments(text)), add_special_tokens)
+        body = self._body_ids(self._fast_segments(text))
+        if self._truncation is None and self._padding is None and not any(self._wraps(add_special_tokens)):
+            return body
+        return self._finish_ids(body, add_special_tokens)
 
     def encode_to_numpy(self, text: str, add_special_tokens: bool = True):
         """`encode_ids` as a numpy uint32 array."""
