@@ -43,10 +43,10 @@ class Tokenizer:
         kind = model.get("type", "BPE" if "merges" in model else None)  # old files omit the type
         if kind != "BPE":
             raise UnsupportedError(f"tokenizer.json: model {kind!r} is not supported by fastbpe (only BPE)")
-        self.normalizer = normalizers.from_json(spec.get("normalizer"))
-        self.pre_tokenizer = pre_tokenizers.from_json(spec.get("pre_tokenizer"))
-        self.post_processor = post_processors.from_json(spec.get("post_processor"))
-        self.decoder = decoders.from_json(spec.get("decoder"))
+        self.normalizer = _stage("normalizer", normalizers.from_json, spec)
+        self.pre_tokenizer = _stage("pre_tokenizer", pre_tokenizers.from_json, spec)
+        self.post_processor = _stage("post_processor", post_processors.from_json, spec)
+        self.decoder = _stage("decoder", decoders.from_json, spec)
         steps = pre_tokenizers.steps_of(self.pre_tokenizer)
         self.model = BPE(model, any(isinstance(s, pre_tokenizers.ByteLevel) for s in steps))
         # ByteLevel last with a byte-level model: pieces stay in original characters and the
@@ -63,16 +63,19 @@ class Tokenizer:
             self.added.add(token_id, token)
         self._truncation = None
         self._padding = None
-        if spec.get("truncation"):
-            t = spec["truncation"]
-            self.enable_truncation(t["max_length"], t.get("stride", 0), t.get("strategy", "LongestFirst"),
-                                   t.get("direction", "Right"))
-        if spec.get("padding"):
-            p = spec["padding"]
-            strategy = p.get("strategy", "BatchLongest")
-            length = strategy.get("Fixed") if isinstance(strategy, dict) else None
-            self.enable_padding(p.get("direction", "Right"), p.get("pad_id", 0), p.get("pad_type_id", 0),
-                                p.get("pad_token", "[PAD]"), length, p.get("pad_to_multiple_of"))
+        try:
+            if spec.get("truncation"):
+                t = spec["truncation"]
+                self.enable_truncation(t["max_length"], t.get("stride", 0), t.get("strategy", "LongestFirst"),
+                                       t.get("direction", "Right"))
+            if spec.get("padding"):
+                p = spec["padding"]
+                strategy = p.get("strategy", "BatchLongest")
+                length = strategy.get("Fixed") if isinstance(strategy, dict) else None
+                self.enable_padding(p.get("direction", "Right"), p.get("pad_id", 0), p.get("pad_type_id", 0),
+                                    p.get("pad_token", "[PAD]"), length, p.get("pad_to_multiple_of"))
+        except (KeyError, TypeError, AttributeError) as e:
+            raise ValueError(f"tokenizer.json: bad truncation or padding section ({e!r})") from None
         self._pattern, self._kind, self._pattern_regex = self._fast_pattern(steps)
         self._fast_wraps = None
 
@@ -565,3 +568,10 @@ class Tokenizer:
             whole_piece=self.model.ignore_merges)
         return enc
 
+
+def _stage(key: str, build, spec: dict):
+    """One pipeline stage from its node; a malformed node is a ValueError naming the stage."""
+    try:
+        return build(spec.get(key))
+    except (KeyError, TypeError, IndexError, AttributeError) as e:
+        raise ValueError(f"tokenizer.json: malformed {key} ({e!r})") from None
