@@ -69,13 +69,15 @@ def split_by(t: NormalizedText, pattern: "regex.Pattern[str]", behavior: str, in
 def split_isolated(t: NormalizedText, pattern: "regex.Pattern[str]", kind: int) -> list:
     """Split(Isolated): with the C scanner when it knows the pattern (kind >= 0), so that the
     pieces are those of the ids fast path (and its Unicode tables), else with `regex`."""
-    if kind < 0:
-        return split_by(t, pattern, "Isolated")
-    out, pos = [], 0
-    for piece in _pretokenize.split(t.text, kind):  # the pieces tile the text
-        out.append(t.slice(pos, pos + len(piece)))
-        pos += len(piece)
-    return out
+    if kind >= 0:
+        pieces = _pretokenize.split(t.text, kind)
+        if sum(map(len, pieces)) == len(t.text):  # the known patterns tile the text
+            out, pos = [], 0
+            for piece in pieces:
+                out.append(t.slice(pos, pos + len(piece)))
+                pos += len(piece)
+            return out
+    return split_by(t, pattern, "Isolated")
 
 
 class Split:
