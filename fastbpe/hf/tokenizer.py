@@ -417,6 +417,10 @@ class Tokenizer:
 
     def _isolated_pieces(self, seg: str) -> list[str]:
         """Split(Isolated): every match and every gap between matches is a piece."""
+        if self._pattern_regex.groups == 0:
+            pieces = self._pattern_regex.findall(seg)
+            if sum(map(len, pieces)) == len(seg):  # the matches tile the text: no gaps
+                return pieces
         pieces, prev = [], 0
         for m in self._pattern_regex.finditer(seg):
             s, e = m.span()
