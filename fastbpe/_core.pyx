@@ -414,7 +414,9 @@ cdef class BPETable:
             if self.tok.start[m[i, 0]] < 0 or self.tok.start[m[i, 1]] < 0 or self.tok.start[m[i, 2]] < 0:
                 raise ValueError(f"merge {i} refers to an unused token id")
             pair_put(&self.pairs, <tok_t>m[i, 0], <tok_t>m[i, 1], <uint32_t>i, <tok_t>m[i, 2])
-        self._build_byte_pairs()
+        if all(self.tok.byte_id[i] >= 0 for i in range(256)):
+            self._build_byte_pairs()
+        # else byte_pairs stays NULL: only merge_ids can use the table (_require_byte_pairs)
         return self
 
     cdef int _build_byte_pairs(self) except -1:
@@ -607,6 +609,7 @@ cdef class BPETable:
         itself: no per-piece conversion.  Otherwise the UTF-8 of each piece is gathered (for
         ASCII, CPython's own buffer).  The merging runs with the GIL released.  Raises
         UnicodeEncodeError for lone surrogates."""
+        _require_byte_pairs(self)
         cdef Py_ssize_t n = PyList_GET_SIZE(pieces), i, total = 0, nbytes = 0
         cdef const char** ptrs = <const char**>malloc((n + 1) * sizeof(char*))
         cdef Py_ssize_t* lens = <Py_ssize_t*>malloc((n + 1) * sizeof(Py_ssize_t))
@@ -692,6 +695,7 @@ cdef class BPETable:
         """Encode text whose split pattern the C scanner knows (`kind`, see _pretokenize).
         Scanning and merging run in one call with the GIL released.  Raises
         UnicodeEncodeError for lone surrogates."""
+        _require_byte_pairs(self)
         cdef IdBuf out
         cdef Work w
         cdef Py_ssize_t n
@@ -719,6 +723,7 @@ cdef class BPETable:
         """Encode many texts (exact str, valid UTF-8; see encode_text) with the C scanner in
         one GIL-free pass; returns a list of lists of ids.  Batch encoding calls this once per
         thread's share, so the threads rarely meet at the GIL."""
+        _require_byte_pairs(self)
         cdef Py_ssize_t n = PyList_GET_SIZE(texts), i, total = 0
         cdef const char** ptrs = <const char**>calloc(n + 1, sizeof(char*))
         cdef Py_ssize_t* lens = <Py_ssize_t*>calloc(n + 1, sizeof(Py_ssize_t))
@@ -763,6 +768,7 @@ cdef class BPETable:
     def encode_bytes(self, const uint8_t[::1] data, bint as_numpy=False, str path="auto"):
         """Encode bytes as one piece (no splitting).  path="scan" or "heap" forces one merge
         algorithm (for tests: both must give the same ids)."""
+        _require_byte_pairs(self)
         cdef IdBuf out
         cdef Work w
         cdef Py_ssize_t n = data.shape[0]
@@ -889,6 +895,14 @@ cdef object _ids_from_sequence(tokens):
 # ids, optional dropout) both run it.  Dropout skips each popped candidate with probability
 # `dropout`; skipped candidates go back on the heap after the next merge, as HF does.
 # =========================================================================================
+
+cdef int _require_byte_pairs(BPETable table) except -1:
+    """Byte encoding needs every single byte as a token (see from_merges' require_all_bytes)."""
+    if table.byte_pairs == NULL:
+        raise ValueError("this table lacks single-byte tokens (built with require_all_bytes=False): "
+                         "it can only merge given ids (merge_ids), not encode bytes")
+    return 0
+
 
 cdef inline uint64_t _splitmix64(uint64_t* state) noexcept nogil:
     state[0] += 0x9E3779B97F4A7C15ULL

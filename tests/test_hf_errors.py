@@ -52,7 +52,10 @@ def test_unsupported_is_a_value_error():
     assert issubclass(UnsupportedError, ValueError)
 
 
-@pytest.mark.parametrize("text", ["", "{", "[]", '{"model": 3}', '{"model": {"type": "BPE", "vocab": [], "merges": []}}'])
+@pytest.mark.parametrize("text", ["", "{", "[]", '{"model": 3}', '{"model": {"type": "BPE", "vocab": [], "merges": []}}',
+                                  '{"model": {"type": "BPE", "vocab": {"a": 0}, "merges": []}, "truncation": {"stride": 1}}',
+                                  '{"model": {"type": "BPE", "vocab": {"a": -1}, "merges": []}}',
+                                  '{"model": {"type": "BPE", "vocab": {"a": 0}, "merges": ["a"]}}'])
 def test_malformed_json(text):
     with pytest.raises(ValueError):
         Tokenizer.from_str(text)
@@ -113,3 +116,16 @@ def test_lone_surrogates_raise_on_every_path(spec, truncate):
                  lambda: tok.encode_ids_batch(["ok", "a\ud800b"]), lambda: tok.encode_to_numpy("\udfff")):
         with pytest.raises(UnicodeEncodeError):
             call()
+
+
+@pytest.mark.parametrize("key, node", [
+    ("post_processor", {"type": "RobertaProcessing"}),
+    ("post_processor", {"type": "TemplateProcessing", "single": [{"SpecialToken": {"id": "<s>"}}], "special_tokens": {}}),
+    ("pre_tokenizer", {"type": "Split", "pattern": {"Regex": "("}, "behavior": "Isolated"}),
+    ("pre_tokenizer", {"type": "Split", "pattern": {"Regex": "a"}, "behavior": "Sideways"}),
+    ("normalizer", {"type": "Replace", "pattern": 5, "content": "x"}),
+    ("decoder", {"type": "Sequence", "decoders": [3]}),
+])
+def test_malformed_stages(spec, key, node):
+    with pytest.raises(ValueError):
+        Tokenizer.from_str(_with(spec, key, node))

@@ -136,3 +136,11 @@ def test_merge_ids_rejects_bad_input():
 def test_from_merges_still_requires_all_bytes_by_default():
     with pytest.raises(ValueError, match="single-byte"):
         BPETable.from_merges(np.zeros((0, 3), dtype=np.int64), [b"a", b"b"])
+
+
+def test_a_table_without_all_bytes_only_merges_ids():
+    table, _ = toy_model(2)
+    for call in (lambda: table.encode_bytes(b"ab"), lambda: table.encode_text("ab", 0),
+                 lambda: table.encode_texts(["ab"], 0), lambda: table.encode_pieces(["ab"])):
+        with pytest.raises(ValueError, match="merge_ids"):
+            call()

@@ -93,7 +93,9 @@ def test_numpy_and_batch_threads(pair):
         assert arr.dtype.name == "uint32" and arr.tolist() == w
 
 
-_TEXT = st.text(st.characters(codec="utf-8"), max_size=80) | st.text(" \n\t'sdmtlvre0123456789aAbé日😀<|>", max_size=60)
+# characters assigned in this Python's Unicode version: newer ones are letters to `regex` but
+# not to the Oniguruma tables inside tokenizers (the pieces differ; see docs/pretokenize.md)
+_TEXT = st.text(st.characters(codec="utf-8", exclude_categories=("Cn",)), max_size=80) | st.text(" \n\t'sdmtlvre0123456789aAbé日😀<|>", max_size=60)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -119,10 +121,20 @@ def test_to_encoding_gives_the_same_ids(pair):
     ours, ref = pair
     enc = ours.to_encoding()
     docs = _documents("multilingual", 40_000) + [s for s in STORMS if "<" not in s]
-    ours_untruncated = Tokenizer.from_str(ref.to_str())
-    ours_untruncated.no_truncation()
     nfc = ref.normalizer is not None  # Qwen2.5's NFC: the tiktoken-style view takes NFC text
-    for d in docs:
-        want = ours_untruncated.encode_ids(d, add_special_tokens=False)
-        assert enc.encode_ordinary(unicodedata.normalize("NFC", d) if nfc else d) == want
+    want = [w.ids for w in ref.encode_batch(docs, add_special_tokens=False)]
+    if ref.truncation is not None:  # GPT-2's file truncates; the tiktoken-style view does not
+        want = [w.ids + [i for o in w.overflowing for i in o.ids] for w in ref.encode_batch(docs, add_special_tokens=False)]
+    for d, w in zip(docs, want):
+        assert enc.encode_ordinary(unicodedata.normalize("NFC", d) if nfc else d) == w
     assert enc.decode(enc.encode("hello <|endoftext|>", allowed_special="all")) == "hello <|endoftext|>"
+
+
+def test_unicode_newer_than_python_follows_the_scanner(pair):
+    """U+323B0 (assigned in Unicode 17) is no letter to tokenizers' tables nor to the C
+    scanner's; `encode` splits with the scanner when it knows the file's pattern, so every
+    field still matches.  (Through `regex`, which knows Unicode 17, the pieces differ.)"""
+    ours, ref = pair
+    if ours._kind < 0:
+        pytest.skip("the C scanner does not know this file's split pattern yet")
+    _check(ours, ref, [":\U000323b0 x", "a\U000323b0b 12345 ok \U000323b0\U000323b0"])

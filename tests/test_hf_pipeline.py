@@ -37,6 +37,12 @@ def test_byte_level_without_regex_after_split():
                       decoder=D.ByteLevel(), byte_level_alphabet=True))
 
 
+def test_byte_level_pre_tokenizer_with_a_partial_alphabet():
+    # not all 256 bytes are tokens: the model runs char-level on the byte-level characters
+    ours = assert_same(build(pre_tokenizer=P.ByteLevel(), decoder=D.ByteLevel()))
+    assert not ours.model.byte_level
+
+
 def test_byte_fallback_metaspace_llama2_style():
     assert_same(build(model_kwargs=BYTE_FALLBACK, pre_tokenizer=P.Metaspace(), decoder=LLAMA2_DECODER))
 

@@ -90,7 +90,8 @@ class AddedVocabulary:
             return self._normalize(t.content)
         return t.content
 
-    def _matcher(self, normalized: bool):
+    def matcher(self, normalized: bool):
+        """(compiled pattern or None, {matched text: id}) for one of the two token sets."""
         matchers = self._matchers
         if matchers is None:  # built whole, then published: threads may call this at once
             matchers = {}
@@ -107,12 +108,9 @@ class AddedVocabulary:
             self._matchers = matchers
         return matchers[normalized]
 
-    def has_normalized(self) -> bool:
-        return self._matcher(True)[0] is not None
-
     def find(self, text: str, normalized: bool) -> list[tuple[int, int, int | None]]:
         """HF's AddedVocabulary::find_matches: text tiled as (start, end, added id or None)."""
-        matcher, by_text = self._matcher(normalized)
+        matcher, by_text = self.matcher(normalized)
         if matcher is None or not text:
             return [(0, len(text), None)]
         out, done = [], 0

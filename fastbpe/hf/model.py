@@ -40,58 +40,65 @@ class BPE:
         if dropout is not None and not 0.0 <= float(dropout) <= 1.0:
             raise ValueError(f"tokenizer.json: BPE dropout must be between 0 and 1, got {dropout}")
         self.dropout = float(dropout) if dropout else 0.0
-        self.seed: int | None = None
         self._rng = random.Random()
         if self.unk_token is not None and self.unk_token not in self.vocab:
             raise ValueError(f"tokenizer.json: unk_token {self.unk_token!r} is not in the vocabulary")
-        merges = self._merge_triples(node.get("merges", []))
+        all_merges = self._merge_triples(node.get("merges", []))
         n_ids = max(self.vocab.values(), default=-1) + 1
+        if n_ids > 16 * len(self.vocab) + 65536:
+            raise ValueError(f"tokenizer.json: token ids are too sparse ({len(self.vocab)} tokens, largest id {n_ids - 1})")
         # a byte-level model: its input is byte-level text and every token maps to bytes
         self.byte_level = byte_level_input and not self.prefix and not self.suffix
         if self.byte_level:
             tokens = [None] * n_ids
             for t, i in self.vocab.items():
                 tokens[i] = bytelevel_token_bytes(t)
-            merges = merges[[tokens[a] is not None and tokens[b] is not None and tokens[c] is not None
-                             for a, b, c in merges]] if len(merges) else merges
+            # a merge involving a token outside the byte alphabet can never apply to bytes
+            merges = [(a, b, c) for a, b, c in all_merges
+                      if tokens[a] is not None and tokens[b] is not None and tokens[c] is not None]
             singles = {t for t in tokens if t is not None and len(t) == 1}
             self.byte_level = len(singles) == 256
-        self.merge_rows = merges
         if self.byte_level:
+            self.merge_rows = merges = _rows(merges)
             self.token_bytes = tokens
             self.table = BPETable.from_merges(merges, tokens, None, whole_piece=self.ignore_merges)
             self._single_byte_ids = [self.table.lookup_bytes(bytes([b])) for b in range(256)]
         else:
+            self.merge_rows = all_merges = _rows(all_merges)
             self.token_bytes = None
             tokens = [None] * n_ids
             for t, i in self.vocab.items():
                 tokens[i] = t.encode("utf-8", "surrogatepass")
-            self.table = BPETable.from_merges(merges, tokens, None, whole_piece=False, require_all_bytes=False)
+            self.table = BPETable.from_merges(all_merges, tokens, None, whole_piece=False, require_all_bytes=False)
             self._byte_ids = [self.vocab.get(f"<0x{b:02X}>") for b in range(256)]
         self._cache: dict[str, tuple] = {}
 
-    def _merge_triples(self, merges) -> "np.ndarray":
+    def _merge_triples(self, merges) -> list[tuple[int, int, int]]:
         """(left, right, new) ids per merge, later duplicates of a pair winning (as HF)."""
+        if not isinstance(merges, list):
+            raise ValueError("tokenizer.json: model.merges must be a list")
         rows: dict[tuple[int, int], int] = {}
-        n_prefix = len(self.prefix)
+        vocab, n_prefix = self.vocab, len(self.prefix)
         for k, m in enumerate(merges):
-            if isinstance(m, str):
-                parts = m.split(" ")
-                if len(parts) != 2:
-                    raise ValueError(f"tokenizer.json: merge {k} ({m!r}) is not two tokens")
-            elif isinstance(m, (list, tuple)) and len(m) == 2 and all(isinstance(x, str) for x in m):
-                parts = m
+            if type(m) is str:
+                a, space, b = m.partition(" ")
+                ok = space and " " not in b
             else:
+                ok = type(m) is list and len(m) == 2 and type(m[0]) is str and type(m[1]) is str
+                if ok:
+                    a, b = m
+            if not ok:
                 raise ValueError(f"tokenizer.json: merge {k} ({m!r}) is not two tokens")
-            a, b = parts
-            merged = a + b[n_prefix:]
-            for t in (a, b, merged):
-                if t not in self.vocab:
-                    raise ValueError(f"tokenizer.json: merge {k} ({a!r}, {b!r}) uses {t!r}, which is not in the vocabulary")
-            pair = (self.vocab[a], self.vocab[b])
-            rows.pop(pair, None)
-            rows[pair] = self.vocab[merged]
-        return np.array([(a, b, c) for (a, b), c in rows.items()], dtype=np.int64).reshape(-1, 3)
+            ia, ib, ic = vocab.get(a), vocab.get(b), vocab.get(a + b[n_prefix:])
+            if ia is None or ib is None or ic is None:
+                missing = next(t for t, i in ((a, ia), (b, ib), (a + b[n_prefix:], ic)) if i is None)
+                raise ValueError(f"tokenizer.json: merge {k} ({a!r}, {b!r}) uses {missing!r}, "
+                                 "which is not in the vocabulary")
+            pair = (ia, ib)
+            if pair in rows:  # a repeated pair: the later rank wins, as in HF's map
+                del rows[pair]
+            rows[pair] = ic
+        return [(a, b, c) for (a, b), c in rows.items()]
 
     # -- tokenizing one pre-token piece --------------------------------------------------
 
@@ -100,7 +107,6 @@ class BPE:
 
     def seed_dropout(self, seed: int | None) -> None:
         """Make dropout reproducible: the same seed gives the same sequence of results."""
-        self.seed = seed
         self._rng = random.Random(seed)
 
     def tokenize(self, piece: str) -> list[tuple[int, int, int]]:
@@ -111,8 +117,20 @@ class BPE:
             return self._tokenize_bytes(piece)
         return self._tokenize_chars(piece)
 
+    def tokenize_utf8(self, piece: str) -> list[tuple[int, int, int]]:
+        """A byte-level model on the UTF-8 of piece (original characters): (id, start, end)
+        with character offsets; a token holding part of a character covers that character."""
+        ids_spans = self._merge_bytes(piece.encode("utf-8"))
+        if piece.isascii():
+            return ids_spans
+        char_of = _char_of_byte(piece)
+        return [(i, char_of[s], char_of[e - 1] + 1) for i, s, e in ids_spans]
+
     def _tokenize_bytes(self, piece: str) -> list:
-        raw = bytelevel_token_bytes(piece)
+        return self._merge_bytes(bytelevel_token_bytes(piece))
+
+    def _merge_bytes(self, raw: bytes) -> list:
+        """(id, start byte, end byte) of the tokens of raw."""
         if self.dropout > 0.0:
             ids, _ = merge_ids(self.table, [self._single_byte_ids[b] for b in raw], self.dropout,
                                self._rng.getrandbits(64))
@@ -202,3 +220,8 @@ def _char_of_byte(text: str) -> list[int]:
     for k, c in enumerate(text):
         out.extend([k] * len(c.encode("utf-8", "surrogatepass")))
     return out
+
+
+def _rows(merges: list) -> "np.ndarray":
+    """The (m, 3) int64 array `BPETable.from_merges` takes."""
+    return np.array(merges, dtype=np.int64).reshape(-1, 3)

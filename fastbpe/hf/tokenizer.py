@@ -43,12 +43,18 @@ class Tokenizer:
         kind = model.get("type", "BPE" if "merges" in model else None)  # old files omit the type
         if kind != "BPE":
             raise UnsupportedError(f"tokenizer.json: model {kind!r} is not supported by fastbpe (only BPE)")
-        self.normalizer = normalizers.from_json(spec.get("normalizer"))
-        self.pre_tokenizer = pre_tokenizers.from_json(spec.get("pre_tokenizer"))
-        self.post_processor = post_processors.from_json(spec.get("post_processor"))
-        self.decoder = decoders.from_json(spec.get("decoder"))
+        self.normalizer = _stage("normalizer", normalizers.from_json, spec)
+        self.pre_tokenizer = _stage("pre_tokenizer", pre_tokenizers.from_json, spec)
+        self.post_processor = _stage("post_processor", post_processors.from_json, spec)
+        self.decoder = _stage("decoder", decoders.from_json, spec)
         steps = pre_tokenizers.steps_of(self.pre_tokenizer)
         self.model = BPE(model, any(isinstance(s, pre_tokenizers.ByteLevel) for s in steps))
+        # ByteLevel last with a byte-level model: pieces stay in original characters and the
+        # model reads their UTF-8 (the same ids and spans as mapping every byte to a character)
+        if steps and isinstance(steps[-1], pre_tokenizers.ByteLevel) and self.model.byte_level:
+            self._byte_split, self._steps_before = steps[-1], pre_tokenizers.Sequence(steps[:-1])
+        else:
+            self._byte_split, self._steps_before = None, None
         self.added = AddedVocabulary()
         if self.normalizer is not None:
             self.added.set_normalizer(lambda text: self.normalizer.normalize(NormalizedText.from_original(text)).text)
@@ -57,16 +63,19 @@ class Tokenizer:
             self.added.add(token_id, token)
         self._truncation = None
         self._padding = None
-        if spec.get("truncation"):
-            t = spec["truncation"]
-            self.enable_truncation(t["max_length"], t.get("stride", 0), t.get("strategy", "LongestFirst"),
-                                   t.get("direction", "Right"))
-        if spec.get("padding"):
-            p = spec["padding"]
-            strategy = p.get("strategy", "BatchLongest")
-            length = strategy.get("Fixed") if isinstance(strategy, dict) else None
-            self.enable_padding(p.get("direction", "Right"), p.get("pad_id", 0), p.get("pad_type_id", 0),
-                                p.get("pad_token", "[PAD]"), length, p.get("pad_to_multiple_of"))
+        try:
+            if spec.get("truncation"):
+                t = spec["truncation"]
+                self.enable_truncation(t["max_length"], t.get("stride", 0), t.get("strategy", "LongestFirst"),
+                                       t.get("direction", "Right"))
+            if spec.get("padding"):
+                p = spec["padding"]
+                strategy = p.get("strategy", "BatchLongest")
+                length = strategy.get("Fixed") if isinstance(strategy, dict) else None
+                self.enable_padding(p.get("direction", "Right"), p.get("pad_id", 0), p.get("pad_type_id", 0),
+                                    p.get("pad_token", "[PAD]"), length, p.get("pad_to_multiple_of"))
+        except (KeyError, TypeError, AttributeError) as e:
+            raise ValueError(f"tokenizer.json: bad truncation or padding section ({e!r})") from None
         self._pattern, self._kind, self._pattern_regex = self._fast_pattern(steps)
         self._fast_wraps = None
 
@@ -238,11 +247,16 @@ class Tokenizer:
                 words.append(word)
                 word += 1
                 continue
-            pieces = self.pre_tokenizer.pre_tokenize([seg]) if self.pre_tokenizer is not None else [seg]
+            if self._byte_split is not None:
+                pieces = self._byte_split.split(self._steps_before.pre_tokenize([seg]))
+                tokenize = self.model.tokenize_utf8
+            else:
+                pieces = self.pre_tokenizer.pre_tokenize([seg]) if self.pre_tokenizer is not None else [seg]
+                tokenize = self.model.tokenize
             for piece in pieces:
                 if not piece.text:
                     continue
-                for token_id, cs, ce in self.model.tokenize(piece.text):
+                for token_id, cs, ce in tokenize(piece.text):
                     ids.append(token_id)
                     tokens.append(self.model.id_to_token[token_id])
                     offsets.append(piece.offsets(cs, ce))
@@ -375,6 +389,10 @@ class Tokenizer:
         if not isinstance(text, str):
             raise TypeError(f"expected str, not {type(text).__name__}")
         nfc = self.normalizer is not None
+        raw, _ = self.added.matcher(normalized=False)
+        normalized, _ = self.added.matcher(normalized=True)
+        if normalized is None and (raw is None or raw.search(text) is None):  # the common case
+            return [unicodedata.normalize("NFC", text) if nfc and not text.isascii() else text]
         out = []
         for s, e, aid in self.added.find(text, normalized=False):
             if aid is not None:
@@ -383,7 +401,7 @@ class Tokenizer:
             seg = text[s:e] if (s, e) != (0, len(text)) else text
             if nfc and not seg.isascii():
                 seg = unicodedata.normalize("NFC", seg)
-            if self.added.has_normalized():
+            if normalized is not None:
                 for s2, e2, aid2 in self.added.find(seg, normalized=True):
                     out.append(aid2 if aid2 is not None else seg[s2:e2])
             else:
@@ -399,6 +417,10 @@ class Tokenizer:
 
     def _isolated_pieces(self, seg: str) -> list[str]:
         """Split(Isolated): every match and every gap between matches is a piece."""
+        if self._pattern_regex.groups == 0:
+            pieces = self._pattern_regex.findall(seg)
+            if sum(map(len, pieces)) == len(seg):  # the matches tile the text: no gaps
+                return pieces
         pieces, prev = [], 0
         for m in self._pattern_regex.finditer(seg):
             s, e = m.span()
@@ -463,7 +485,10 @@ class Tokenizer:
         """`encode(text, add_special_tokens=...).ids`, without building an Encoding."""
         if not self._uses_fast_path():
             return self.encode(text, add_special_tokens=add_special_tokens).ids
-        return self._finish_ids(self._body_ids(self._fast_segments(text)), add_special_tokens)
+        body = self._body_ids(self._fast_segments(text))
+        if self._truncation is None and self._padding is None and not any(self._wraps(add_special_tokens)):
+            return body
+        return self._finish_ids(body, add_special_tokens)
 
     def encode_to_numpy(self, text: str, add_special_tokens: bool = True):
         """`encode_ids` as a numpy uint32 array."""
@@ -547,3 +572,10 @@ class Tokenizer:
             whole_piece=self.model.ignore_merges)
         return enc
 
+
+def _stage(key: str, build, spec: dict):
+    """One pipeline stage from its node; a malformed node is a ValueError naming the stage."""
+    try:
+        return build(spec.get(key))
+    except (KeyError, TypeError, IndexError, AttributeError) as e:
+        raise ValueError(f"tokenizer.json: malformed {key} ({e!r})") from None
