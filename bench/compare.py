@@ -63,6 +63,7 @@ MARKERS = {
     "corpus": ("<!-- corpus:start -->", "<!-- corpus:end -->"),  # written by bench/corpus_table.py
     "dask": ("<!-- dask:start -->", "<!-- dask:end -->"),  # bench/dask_count.py
     "minbpe_torch": ("<!-- minbpe_torch:start -->", "<!-- minbpe_torch:end -->"),  # bench/minbpe_torch.py
+    "hf": ("<!-- hf:start -->", "<!-- hf:end -->"),  # written by bench/compare_hf.py
 }
 CORPORA = {  # label -> corpus files to try in order
     "english": ["large_en", "tinyshakespeare"],

@@ -393,16 +393,20 @@ cdef class BPETable:
         return self
 
     @staticmethod
-    def from_merges(merges, token_bytes, dict special_bytes=None, bint whole_piece=False):
+    def from_merges(merges, token_bytes, dict special_bytes=None, bint whole_piece=False,
+                    bint require_all_bytes=True):
         """Merge-list semantics. merges is an (m, 3) int array of (left, right, new id) in merge
         order (row i has rank i); token_bytes[id] is the bytes of each token (None if unused).
-        whole_piece=True also emits a piece that is itself a token directly (HF ignore_merges)."""
+        whole_piece=True also emits a piece that is itself a token directly (HF ignore_merges).
+        require_all_bytes=False allows a vocabulary without all 256 single bytes (a char-level
+        model that only merges from given ids, see `merge_ids`); encoding bytes needs them."""
         cdef BPETable self = BPETable.__new__(BPETable)
         cdef int64_t[:, ::1] m = _np().ascontiguousarray(merges, dtype="int64").reshape(-1, 3)
         cdef Py_ssize_t i, n = m.shape[0], n_bpe = len(token_bytes)
         self.whole_piece = whole_piece
         self._load_tokens(_as_list(token_bytes), special_bytes or {}, False)
-        self._check_bytes_present()
+        if require_all_bytes:
+            self._check_bytes_present()
         pair_table_init(&self.pairs, n)
         for i in range(n):
             if not (0 <= m[i, 0] < n_bpe and 0 <= m[i, 1] < n_bpe and 0 <= m[i, 2] < n_bpe):
@@ -410,7 +414,9 @@ cdef class BPETable:
             if self.tok.start[m[i, 0]] < 0 or self.tok.start[m[i, 1]] < 0 or self.tok.start[m[i, 2]] < 0:
                 raise ValueError(f"merge {i} refers to an unused token id")
             pair_put(&self.pairs, <tok_t>m[i, 0], <tok_t>m[i, 1], <uint32_t>i, <tok_t>m[i, 2])
-        self._build_byte_pairs()
+        if all(self.tok.byte_id[i] >= 0 for i in range(256)):
+            self._build_byte_pairs()
+        # else byte_pairs stays NULL: only merge_ids can use the table (_require_byte_pairs)
         return self
 
     cdef int _build_byte_pairs(self) except -1:
@@ -576,10 +582,8 @@ cdef class BPETable:
         cdef int32_t* nxt = w.nxt
         cdef int32_t* prv = w.prv
         cdef uint64_t* heap = w.heap
-        cdef Py_ssize_t size = 0, i, pos, right, after, before
-        cdef uint32_t r, r2
-        cdef tok_t nid
-        cdef uint64_t top
+        cdef Py_ssize_t size = 0, i
+        cdef uint32_t r
         for i in range(n):
             ids[i] = <tok_t>self.tok.byte_id[p[i]]
             nxt[i] = <int32_t>(i + 1)
@@ -588,30 +592,7 @@ cdef class BPETable:
             r = <uint32_t>(self.byte_pairs[(<Py_ssize_t>p[i] << 8) | p[i + 1]] >> 32)
             if r != NO_RANK:
                 heap_push(heap, &size, (<uint64_t>r << 32) | <uint64_t>i)
-        while size > 0:
-            top = heap_pop(heap, &size)
-            r = <uint32_t>(top >> 32)
-            pos = <Py_ssize_t>(top & 0xFFFFFFFFU)
-            if ids[pos] == DEAD:
-                continue
-            right = nxt[pos]
-            if right >= n:
-                continue
-            # stale if the pair at pos changed since the entry was pushed
-            if not pair_get(&self.pairs, ids[pos], ids[right], &r2, &nid) or r2 != r:
-                continue
-            ids[pos] = nid
-            ids[right] = DEAD
-            after = nxt[right]
-            nxt[pos] = <int32_t>after
-            if after < n:
-                prv[after] = <int32_t>pos
-                if pair_get(&self.pairs, nid, ids[after], &r2, &nid):
-                    heap_push(heap, &size, (<uint64_t>r2 << 32) | <uint64_t>pos)
-            before = prv[pos]
-            if before >= 0:
-                if pair_get(&self.pairs, ids[before], ids[pos], &r2, &nid):
-                    heap_push(heap, &size, (<uint64_t>r2 << 32) | <uint64_t>before)
+        heap_merge_loop(self, ids, nxt, prv, heap, size, n, NULL, 0, 0)
         i = 0
         while i < n:
             out.data[out.len] = ids[i]
@@ -628,6 +609,7 @@ cdef class BPETable:
         itself: no per-piece conversion.  Otherwise the UTF-8 of each piece is gathered (for
         ASCII, CPython's own buffer).  The merging runs with the GIL released.  Raises
         UnicodeEncodeError for lone surrogates."""
+        _require_byte_pairs(self)
         cdef Py_ssize_t n = PyList_GET_SIZE(pieces), i, total = 0, nbytes = 0
         cdef const char** ptrs = <const char**>malloc((n + 1) * sizeof(char*))
         cdef Py_ssize_t* lens = <Py_ssize_t*>malloc((n + 1) * sizeof(Py_ssize_t))
@@ -713,6 +695,7 @@ cdef class BPETable:
         """Encode text whose split pattern the C scanner knows (`kind`, see _pretokenize).
         Scanning and merging run in one call with the GIL released.  Raises
         UnicodeEncodeError for lone surrogates."""
+        _require_byte_pairs(self)
         cdef IdBuf out
         cdef Work w
         cdef Py_ssize_t n
@@ -740,6 +723,7 @@ cdef class BPETable:
         """Encode many texts (exact str, valid UTF-8; see encode_text) with the C scanner in
         one GIL-free pass; returns a list of lists of ids.  Batch encoding calls this once per
         thread's share, so the threads rarely meet at the GIL."""
+        _require_byte_pairs(self)
         cdef Py_ssize_t n = PyList_GET_SIZE(texts), i, total = 0
         cdef const char** ptrs = <const char**>calloc(n + 1, sizeof(char*))
         cdef Py_ssize_t* lens = <Py_ssize_t*>calloc(n + 1, sizeof(Py_ssize_t))
@@ -834,6 +818,7 @@ cdef class BPETable:
     def encode_bytes(self, const uint8_t[::1] data, bint as_numpy=False, str path="auto"):
         """Encode bytes as one piece (no splitting).  path="scan" or "heap" forces one merge
         algorithm (for tests: both must give the same ids)."""
+        _require_byte_pairs(self)
         cdef IdBuf out
         cdef Work w
         cdef Py_ssize_t n = data.shape[0]
@@ -1037,3 +1022,146 @@ cdef object _ids_from_sequence(tokens):
         v[i] = <uint32_t>t
         i += 1
     return arr[:i]
+
+
+# =========================================================================================
+# Merging from given initial ids, with optional BPE-dropout (HF `tokenizers` semantics).
+#
+# Char-level HF models (byte_fallback, Metaspace, unk tokens, subword prefixes) start a word
+# from ids that are not one per byte, and BPE-dropout skips merges at random.  The heap loop
+# below is the only one: `_merge_heap` (parts from bytes) and `merge_ids` (parts from given
+# ids, optional dropout) both run it.  Dropout skips each popped candidate with probability
+# `dropout`; skipped candidates go back on the heap after the next merge, as HF does.
+# =========================================================================================
+
+cdef int _require_byte_pairs(BPETable table) except -1:
+    """Byte encoding needs every single byte as a token (see from_merges' require_all_bytes)."""
+    if table.byte_pairs == NULL:
+        raise ValueError("this table lacks single-byte tokens (built with require_all_bytes=False): "
+                         "it can only merge given ids (merge_ids), not encode bytes")
+    return 0
+
+
+cdef inline uint64_t _splitmix64(uint64_t* state) noexcept nogil:
+    state[0] += 0x9E3779B97F4A7C15ULL
+    cdef uint64_t z = state[0]
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL
+    return z ^ (z >> 31)
+
+
+cdef Py_ssize_t heap_merge_loop(BPETable table, tok_t* ids, int32_t* nxt, int32_t* prv, uint64_t* heap,
+                                Py_ssize_t size, Py_ssize_t n, uint64_t* skipped, double dropout,
+                                uint64_t seed) noexcept nogil:
+    """The heap loop of every merge-list BPE (`_merge_heap` and `merge_ids`): parts ids[0..n)
+    linked by nxt/prv, candidates (rank << 32 | position) in heap[0..size); merged-away parts
+    become DEAD.  With dropout > 0 (skipped: room for as many entries as heap), each popped
+    candidate is skipped with that probability and re-pushed after the next merge (HF's rule).
+    Returns the number of parts left."""
+    cdef Py_ssize_t n_skipped = 0, i, pos, right, after, before, survivors = n
+    cdef uint32_t r, r2
+    cdef tok_t nid
+    cdef uint64_t top, rng = seed
+    # skip when 53 random bits fall below dropout * 2^53
+    cdef uint64_t cut = <uint64_t>(dropout * 9007199254740992.0) if dropout > 0 else 0
+    while size > 0:
+        top = heap_pop(heap, &size)
+        if cut:
+            if (_splitmix64(&rng) >> 11) < cut:
+                skipped[n_skipped] = top
+                n_skipped += 1
+                continue
+            for i in range(n_skipped):
+                heap_push(heap, &size, skipped[i])
+            n_skipped = 0
+        r = <uint32_t>(top >> 32)
+        pos = <Py_ssize_t>(top & 0xFFFFFFFFU)
+        if ids[pos] == DEAD:
+            continue
+        right = nxt[pos]
+        if right >= n:
+            continue
+        # stale if the pair at pos changed since the entry was pushed
+        if not pair_get(&table.pairs, ids[pos], ids[right], &r2, &nid) or r2 != r:
+            continue
+        ids[pos] = nid
+        ids[right] = DEAD
+        survivors -= 1
+        after = nxt[right]
+        nxt[pos] = <int32_t>after
+        if after < n:
+            prv[after] = <int32_t>pos
+            if pair_get(&table.pairs, nid, ids[after], &r2, &nid):
+                heap_push(heap, &size, (<uint64_t>r2 << 32) | <uint64_t>pos)
+        before = prv[pos]
+        if before >= 0:
+            if pair_get(&table.pairs, ids[before], ids[pos], &r2, &nid):
+                heap_push(heap, &size, (<uint64_t>r2 << 32) | <uint64_t>before)
+    return survivors
+
+
+cdef Py_ssize_t merge_ids_kernel(BPETable table, tok_t* ids, int32_t* nxt, int32_t* prv,
+                                 uint64_t* heap, uint64_t* skipped, Py_ssize_t n,
+                                 double dropout, uint64_t seed) noexcept nogil:
+    """Merge the n parts ids[0..n) in place (see heap_merge_loop); heap and skipped hold 3n
+    entries each.  Returns the number of parts left."""
+    cdef Py_ssize_t size = 0, i
+    cdef uint32_t r
+    cdef tok_t nid
+    for i in range(n):
+        nxt[i] = <int32_t>(i + 1)
+        prv[i] = <int32_t>(i - 1)
+    for i in range(n - 1):
+        if pair_get(&table.pairs, ids[i], ids[i + 1], &r, &nid):
+            heap_push(heap, &size, (<uint64_t>r << 32) | <uint64_t>i)
+    return heap_merge_loop(table, ids, nxt, prv, heap, size, n, skipped, dropout, seed)
+
+
+def merge_ids(BPETable table, initial_ids, double dropout=0.0, uint64_t seed=0):
+    """Merge a word given as its initial part ids with table's merges (lowest rank first,
+    leftmost on ties); each candidate merge is skipped with probability `dropout`, drawn
+    from a generator seeded with `seed` (same seed, same result).  Returns (ids, starts):
+    the final ids and, for each, the index of its first initial part."""
+    cdef Py_ssize_t n = len(initial_ids), i, k
+    cdef tok_t* ids
+    cdef int32_t* nxt
+    cdef int32_t* prv
+    cdef uint64_t* heap
+    cdef uint64_t* skipped
+    cdef object t
+    if not 0.0 <= dropout <= 1.0:
+        raise ValueError(f"dropout must be between 0 and 1, got {dropout}")
+    if n >= 0x7FFFFFFF // 4:
+        raise ValueError("a word of 512 Mi parts or more cannot be merged")
+    ids = <tok_t*>malloc((n + 1) * sizeof(tok_t))
+    nxt = <int32_t*>malloc((n + 1) * sizeof(int32_t))
+    prv = <int32_t*>malloc((n + 1) * sizeof(int32_t))
+    heap = <uint64_t*>malloc((3 * n + 4) * sizeof(uint64_t))
+    skipped = <uint64_t*>malloc((3 * n + 4) * sizeof(uint64_t))
+    try:
+        if ids == NULL or nxt == NULL or prv == NULL or heap == NULL or skipped == NULL:
+            raise MemoryError()
+        i = 0
+        for t in initial_ids:
+            if i >= n:
+                break
+            if t < 0 or t >= table.tok.n_ids:
+                raise ValueError(f"initial id {t} is outside the vocabulary")
+            ids[i] = <tok_t>t
+            i += 1
+        with nogil:
+            merge_ids_kernel(table, ids, nxt, prv, heap, skipped, n, dropout, seed)
+        out_ids = []
+        starts = []
+        k = 0
+        while k < n:
+            out_ids.append(ids[k])
+            starts.append(k)
+            k = nxt[k]
+        return out_ids, starts
+    finally:
+        free(ids)
+        free(nxt)
+        free(prv)
+        free(heap)
+        free(skipped)

@@ -16,6 +16,8 @@ cdef enum PatternKind:
     PAT_GPT4           # GPT4_PATTERN   (minbpe GPT4_SPLIT_PATTERN)
     PAT_O200K          # O200K_PATTERN  (tiktoken o200k_base / o200k_harmony)
     PAT_LLAMA3         # LLAMA3_PATTERN (Llama 3 tokenizer.json)
+    PAT_QWEN2          # QWEN2_PATTERN  (Qwen2 / Qwen2.5 tokenizer.json: single digits)
+    PAT_HF_GPT2        # HF_GPT2_PATTERN (tokenizers' ByteLevel pre-tokenizer, use_regex=true)
 
 # End (exclusive byte offset) of the piece the pattern matches at byte offset `pos`.
 # The pieces of these patterns tile the text, so a caller loops

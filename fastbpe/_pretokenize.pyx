@@ -12,7 +12,8 @@ on the few thousand code points where ``regex``'s newer Unicode differs
 ``regex.findall``.  Design notes: ``docs/pretokenize.md``.
 
 Patterns that behave identically share a matcher (the docs show why):
-R50K == GPT2, and GPT4 == LLAMA3 == CL100K without its ``\\s++$`` alternative.
+R50K == GPT2 == HF_GPT2 (tokenizers' ByteLevel regex), GPT4 == LLAMA3 == CL100K without its
+``\\s++$`` alternative, and QWEN2 is LLAMA3 with single digits.
 """
 from libc.stdint cimport uint8_t, uint32_t
 
@@ -303,6 +304,25 @@ cdef inline Py_ssize_t piece_cl100k(const uint8_t* s, Py_ssize_t n, Py_ssize_t p
 
 
 # ---------------------------------------------------------------------------------------
+# QWEN2: LLAMA3 with \p{N} instead of \p{N}{1,3}.  A piece that starts with a digit is
+# that digit alone; no other alternative can start with one (the optional first character
+# of the letter alternative excludes \p{N}), so every other piece is LLAMA3's.
+# ---------------------------------------------------------------------------------------
+
+cdef inline Py_ssize_t piece_qwen2(const uint8_t* s, Py_ssize_t n, Py_ssize_t pos) noexcept nogil:
+    cdef uint8_t f
+    cdef Py_ssize_t length
+    if s[pos] < 0x80:
+        if fb_ascii_flags[s[pos]] & FB_N:
+            return pos + 1
+        return piece_cl100k(s, n, pos, False)
+    length = char_at(s, n, pos, &f)
+    if f & FB_N:
+        return pos + length
+    return piece_cl100k(s, n, pos, False)
+
+
+# ---------------------------------------------------------------------------------------
 # O200K:
 #   A: [^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|...)?
 #   B: [^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|...)?
@@ -403,8 +423,10 @@ cdef Py_ssize_t piece_end(int kind, const unsigned char* s, Py_ssize_t n,
         return piece_o200k(s, n, pos)
     if kind == PAT_GPT4 or kind == PAT_LLAMA3:
         return piece_cl100k(s, n, pos, False)
-    if kind == PAT_R50K or kind == PAT_GPT2:
+    if kind == PAT_R50K or kind == PAT_GPT2 or kind == PAT_HF_GPT2:
         return piece_r50k(s, n, pos)
+    if kind == PAT_QWEN2:
+        return piece_qwen2(s, n, pos)
     return n
 
 
@@ -427,9 +449,14 @@ cdef Py_ssize_t scan_pieces(int kind, const unsigned char* s, Py_ssize_t n, Py_s
             pos = piece_cl100k(s, n, pos, False)
             ends[k] = pos
             k += 1
-    elif kind == PAT_R50K or kind == PAT_GPT2:
+    elif kind == PAT_R50K or kind == PAT_GPT2 or kind == PAT_HF_GPT2:
         while pos < n and k < cap:
             pos = piece_r50k(s, n, pos)
+            ends[k] = pos
+            k += 1
+    elif kind == PAT_QWEN2:
+        while pos < n and k < cap:
+            pos = piece_qwen2(s, n, pos)
             ends[k] = pos
             k += 1
     elif pos < n and cap > 0:
@@ -454,15 +481,20 @@ KINDS = {
     "gpt4": PAT_GPT4,
     "o200k": PAT_O200K,
     "llama3": PAT_LLAMA3,
+    "qwen2": PAT_QWEN2,
+    "hf_gpt2": PAT_HF_GPT2,
 }
 
 _PATTERN_KINDS = {
     _patterns.R50K_PATTERN: PAT_R50K,
     _patterns.GPT2_PATTERN: PAT_GPT2,
     _patterns.CL100K_PATTERN: PAT_CL100K,
+    _patterns.CL100K_HF_PATTERN: PAT_CL100K,
     _patterns.GPT4_PATTERN: PAT_GPT4,
     _patterns.O200K_PATTERN: PAT_O200K,
     _patterns.LLAMA3_PATTERN: PAT_LLAMA3,
+    _patterns.QWEN2_PATTERN: PAT_QWEN2,
+    _patterns.HF_GPT2_PATTERN: PAT_HF_GPT2,
 }
 
 
@@ -473,7 +505,7 @@ def pattern_kind(str pat_str):
 
 
 cdef inline int _check_kind(int kind) except -1:
-    if kind < PAT_R50K or kind > PAT_LLAMA3:
+    if kind < PAT_R50K or kind > PAT_HF_GPT2:
         raise ValueError("unknown pattern kind %d (see pattern_kind)" % kind)
     return 0
 

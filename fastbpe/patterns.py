@@ -13,6 +13,11 @@ GPT2_PATTERN = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+
 # cl100k_base, as tiktoken writes it.
 CL100K_PATTERN = r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
 
+# cl100k_base as an exported tokenizer.json writes it (fastbpe.formats.hf_json): HF's Oniguruma
+# reads \p{N}{1,3}+ as (\p{N}{1,3})+, so the possessive repeat becomes an atomic group, which
+# means the same to `regex`.  The scanner knows it as cl100k.
+CL100K_HF_PATTERN = CL100K_PATTERN.replace(r"\p{N}{1,3}+", r"(?>\p{N}{1,3})")
+
 # The GPT-4 pattern as minbpe's GPT4_SPLIT_PATTERN writes it (the default for training).
 GPT4_PATTERN = r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]++[\r\n]*|\s*[\r\n]|\s+(?!\S)|\s+"""
 
@@ -32,6 +37,13 @@ O200K_PATTERN = "|".join(
 # Llama-3 (and Llama-3.1 based models), as their tokenizer.json writes it.
 LLAMA3_PATTERN = r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
 
+# Qwen2 / Qwen2.5, as their tokenizer.json writes it: Llama-3's pattern with single digits.
+QWEN2_PATTERN = r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
+
+# The regex of Hugging Face tokenizers' ByteLevel pre-tokenizer (`use_regex: true`, e.g.
+# GPT-2's and RoBERTa's tokenizer.json), as tokenizers' byte_level.rs writes it.
+HF_GPT2_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
+
 # The known patterns by short name (the C scanner handles each; the CLI, tests and benchmarks
 # use these names).
 BY_NAME = {
@@ -41,6 +53,8 @@ BY_NAME = {
     "gpt4": GPT4_PATTERN,
     "o200k": O200K_PATTERN,
     "llama3": LLAMA3_PATTERN,
+    "qwen2": QWEN2_PATTERN,
+    "hf_gpt2": HF_GPT2_PATTERN,
 }
 
 # Special-token text shared by the OpenAI encodings.

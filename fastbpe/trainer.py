@@ -560,7 +560,7 @@ def train_files(paths, vocab_size: int, *, pattern: str = GPT4_PATTERN, special_
 # saving and loading trained models
 # ---------------------------------------------------------------------------------------
 
-_FORMATS = ("native", "tiktoken", "minbpe")
+_FORMATS = ("native", "tiktoken", "minbpe", "huggingface")
 
 
 def _format_for(path, format):
@@ -569,6 +569,8 @@ def _format_for(path, format):
             raise ValueError(f"unknown format {format!r}; use one of {_FORMATS}")
         return format
     p = os.fspath(path)
+    if os.path.basename(p) == "tokenizer.json":
+        return "huggingface"
     if p.endswith(".tiktoken"):
         return "tiktoken"
     if p.endswith(".model"):
@@ -623,13 +625,18 @@ def save_model(model, path, format=None) -> None:
     """Save a trained model (BPEModel or Encoding), atomically.  ``format``: "native"
     (JSON: pattern, special tokens, merges; the default), "tiktoken" (ranks only; the
     default for ``*.tiktoken``) or "minbpe" (``.model`` + ``.vocab`` next to it; the
-    default for ``*.model``)."""
+    default for ``*.model``) or "huggingface" (a ``tokenizer.json`` for HF tokenizers; the
+    default for a file named ``tokenizer.json``; minbpe tokenizers too)."""
     from .formats import minbpe_files, native
     from .formats.tiktoken_bpe import dump_tiktoken_bpe
 
-    model = as_model(model)
     fmt = _format_for(path, format)
     path = os.fspath(path)
+    if fmt == "huggingface":
+        from .formats.hf_json import write_tokenizer_json
+
+        return write_tokenizer_json(path, model)
+    model = as_model(model)
     merges = [tuple(m) for m in model.merges.tolist()]
     if fmt == "native":
         native.write_native(path, model.pattern, model.special_tokens, merges, model.byte_order)
@@ -657,6 +664,8 @@ def load_model(path, format=None, *, pattern=None) -> BPEModel:
     from .formats.tiktoken_bpe import load_tiktoken_bpe
 
     fmt = _format_for(path, format)
+    if fmt == "huggingface":
+        raise ValueError(f"{os.fspath(path)}: load a tokenizer.json with fastbpe.Tokenizer.from_file")
     stamp = _file_stamp(path)
     byte_order = None
     if fmt == "native":

@@ -173,17 +173,26 @@ def test_alphabets_cover_the_classes():
 
 
 def test_pattern_kind():
-    assert [KIND[n] for n in NAMES] == list(range(6))
-    assert [pt.KINDS[n] for n in NAMES] == list(range(6))
+    assert [KIND[n] for n in NAMES] == list(range(len(NAMES)))
+    assert [pt.KINDS[n] for n in NAMES] == list(range(len(NAMES)))
     assert pt.pattern_kind(r"\w+|\s+") == -1
     assert pt.pattern_kind(P.CL100K_PATTERN + "|x") == -1
+
+
+def test_cl100k_as_exported_to_tokenizer_json():
+    """The atomic-group spelling of cl100k (what HF's Oniguruma needs) cuts as cl100k in regex,
+    so the scanner takes it for cl100k."""
+    assert pt.pattern_kind(P.CL100K_HF_PATTERN) == KIND["cl100k"]
+    hf = regex.compile(P.CL100K_HF_PATTERN)
+    for text in EDGE_CASES + ["1234567 x12345y ١٢٣٤٥٦٧ 12\n3456"]:
+        assert hf.findall(text) == COMPILED["cl100k"].findall(text)
 
 
 def test_empty_and_bad_kind():
     for name in NAMES:
         assert pt.split("", KIND[name]) == []
         assert pt.piece_boundaries(b"", KIND[name]).tolist() == []
-    for bad in (-1, 6, 100):
+    for bad in (-1, len(NAMES), 100):
         with pytest.raises(ValueError):
             pt.split("abc", bad)
         with pytest.raises(ValueError):

@@ -1,0 +1,12 @@
+"""Hugging Face tokenizer.json models (BPE) with `tokenizers.Tokenizer`'s interface.
+
+`Tokenizer.from_file("tokenizer.json")` gives HF's ids, tokens and offsets; `encode_ids` and
+`encode_ids_batch` are the fast paths; `DecodeStream` decodes generated ids as they come.
+One module per pipeline stage."""
+from .added_tokens import AddedToken
+from .decode_stream import ByteDecodeStream, DecodeStream
+from .encoding import Encoding
+from .tokenizer import Tokenizer
+from ._nodes import UnsupportedError
+
+__all__ = ["AddedToken", "ByteDecodeStream", "DecodeStream", "Encoding", "Tokenizer", "UnsupportedError"]

@@ -1,0 +1,142 @@
+"""Normalizers (HF `normalizers.*`): NFC/NFD/NFKC/NFKD, Lowercase, Strip, Replace, Prepend,
+Sequence.  Each maps a `NormalizedText` to a new one, keeping the alignment to the input."""
+from __future__ import annotations
+
+import functools
+import unicodedata
+from array import array
+
+from ._nodes import compile_pattern, node_type, unsupported
+from .normalized import NormalizedText
+
+
+def is_whitespace(c: str) -> bool:
+    """Rust's char::is_whitespace (Unicode White_Space), which HF uses."""
+    return c.isspace() and c not in "\x1c\x1d\x1e\x1f"
+
+
+@functools.lru_cache(maxsize=1)
+def _composes_with_previous() -> frozenset:
+    """Characters of combining class 0 that can still compose with the character before
+    them (the second half of a canonical pair: Hangul vowels/trailing consonants, a few
+    vowel signs).  Normalization never crosses a boundary before any other starter."""
+    seconds = set(range(0x1161, 0x1176)) | set(range(0x11A8, 0x11C3))
+    for cp in range(0x110000):
+        d = unicodedata.decomposition(chr(cp))
+        if d and not d.startswith("<"):
+            parts = d.split()
+            if len(parts) == 2:
+                seconds.add(int(parts[1], 16))
+    return frozenset(chr(c) for c in seconds)
+
+
+class Unicode:
+    def __init__(self, form: str):
+        self.form = form
+
+    def normalize(self, t: NormalizedText) -> NormalizedText:
+        if unicodedata.is_normalized(self.form, t.text):
+            return t
+        text, n = t.text, len(t.text)
+        joins = _composes_with_previous()
+        parts = []  # (output character, index of the input character it takes its span from)
+        i = 0
+        while i < n:
+            j = i + 1
+            while j < n and (unicodedata.combining(text[j]) or text[j] in joins):
+                j += 1
+            r = unicodedata.normalize(self.form, text[i:j])
+            # as HF (unicode-normalization-alignments): output characters take the input
+            # characters in order; when the cluster shrinks, the first one absorbs the rest,
+            # when it grows, the extra characters share the last input character
+            m, k = len(r), j - i
+            for q, c in enumerate(r):
+                parts.append((c, i + (q + (k - m) if m <= k and q > 0 else min(q, k - 1))))
+            i = j
+        out = t.from_parts(parts)
+        whole = unicodedata.normalize(self.form, text)
+        if out.text != whole:  # a composition across clusters: one span for all
+            s, e = t.offsets(0, n)
+            out = NormalizedText(whole, 0, array("q", [s] * len(whole)), array("q", [e] * len(whole)))
+        return out
+
+
+class Lowercase:
+    def normalize(self, t: NormalizedText) -> NormalizedText:
+        # character by character, as HF (no final-sigma rule, which str.lower applies)
+        return t.map_chars(str.lower)
+
+
+class Strip:
+    def __init__(self, left: bool, right: bool):
+        self.left, self.right = left, right
+
+    def normalize(self, t: NormalizedText) -> NormalizedText:
+        start, end = 0, len(t.text)
+        if self.left:
+            while start < end and is_whitespace(t.text[start]):
+                start += 1
+        if self.right:
+            while end > start and is_whitespace(t.text[end - 1]):
+                end -= 1
+        return t.slice(start, end)
+
+
+class Replace:
+    def __init__(self, pattern, content: str):
+        self.pattern = compile_pattern("normalizer Replace", pattern)
+        self.content = content
+
+    def normalize(self, t: NormalizedText) -> NormalizedText:
+        matches = [m.span() for m in self.pattern.finditer(t.text) if m.end() > m.start()]
+        return t.replace_matches(matches, self.content) if matches else t
+
+
+class Prepend:
+    def __init__(self, prepend: str):
+        self.prepend = prepend
+
+    def normalize(self, t: NormalizedText) -> NormalizedText:
+        return t.prepend(self.prepend)
+
+
+class Sequence:
+    def __init__(self, steps: list):
+        self.steps = steps
+
+    def normalize(self, t: NormalizedText) -> NormalizedText:
+        for step in self.steps:
+            t = step.normalize(t)
+        return t
+
+    def is_nfc_only(self) -> bool:
+        return all(isinstance(s, Unicode) and s.form == "NFC" for s in self.steps)
+
+
+def from_json(node):
+    """The normalizer of a tokenizer.json node (None for none)."""
+    if node is None:
+        return None
+    kind = node_type("normalizer", node)
+    if kind in ("NFC", "NFD", "NFKC", "NFKD"):
+        return Unicode(kind)
+    if kind == "Lowercase":
+        return Lowercase()
+    if kind == "Strip":
+        return Strip(bool(node.get("strip_left", True)), bool(node.get("strip_right", True)))
+    if kind == "Replace":
+        return Replace(node.get("pattern"), str(node.get("content", "")))
+    if kind == "Prepend":
+        return Prepend(str(node.get("prepend", "")))
+    if kind == "Sequence":
+        return Sequence([from_json(n) for n in node.get("normalizers", [])])
+    raise unsupported("normalizer", node)
+
+
+def is_nfc_or_none(normalizer) -> bool:
+    """True when the normalizer is absent or only NFC (the fast path applies NFC itself)."""
+    if normalizer is None:
+        return True
+    if isinstance(normalizer, Unicode):
+        return normalizer.form == "NFC"
+    return isinstance(normalizer, Sequence) and normalizer.is_nfc_only()
