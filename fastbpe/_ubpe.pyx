@@ -1,0 +1,758 @@
+# cython: boundscheck=False, wraparound=False, cdivision=True
+"""UBPE kernels over int arrays: multi-pair training, the top-n segmentation DAG, classic encoding.
+
+Every rule here mirrors the reference `ubpe-native` 0.3.0 exactly (ties, summation order), because
+fitted models and encodings must be identical to it; `fastbpe/ubpe/` documents the rules.
+"""
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libc.stdlib cimport malloc, calloc, realloc, free
+from libc.string cimport memset
+from libc.math cimport log, fabs, isfinite
+
+from fastbpe._hash cimport mix64
+
+import numpy as np
+
+cdef uint64_t EMPTY = 0xFFFFFFFFFFFFFFFFULL
+cdef uint64_t LOW32 = 0xFFFFFFFFULL
+
+
+# ---------------------------------------------------------------- pair statistics (training)
+
+cdef struct PairStat:
+    uint64_t key         # left << 32 | right; EMPTY when free
+    int64_t count        # occurrences in the corpus
+    int64_t docs         # documents containing the pair
+    int64_t last_doc     # the last document that counted towards `docs`
+
+
+cdef struct PairStats:
+    PairStat* slots
+    uint64_t mask
+    int64_t* used        # indices of occupied slots (to clear and to scan without a full sweep)
+    Py_ssize_t n_used
+
+
+cdef int stats_init(PairStats* t, uint64_t cap) except -1 nogil:
+    t.slots = <PairStat*>malloc(cap * sizeof(PairStat))
+    t.used = <int64_t*>malloc(cap * sizeof(int64_t))
+    if t.slots == NULL or t.used == NULL:
+        with gil:
+            raise MemoryError()
+    memset(t.slots, 0xFF, cap * sizeof(PairStat))
+    t.mask = cap - 1
+    t.n_used = 0
+    return 0
+
+
+cdef void stats_free(PairStats* t) noexcept nogil:
+    free(t.slots)
+    free(t.used)
+    t.slots = NULL
+    t.used = NULL
+
+
+cdef void stats_clear(PairStats* t) noexcept nogil:
+    cdef Py_ssize_t i
+    for i in range(t.n_used):
+        t.slots[t.used[i]].key = EMPTY
+    t.n_used = 0
+
+
+cdef inline PairStat* stats_find(const PairStats* t, uint64_t key) noexcept nogil:
+    cdef uint64_t i = mix64(key) & t.mask
+    while True:
+        if t.slots[i].key == key:
+            return &t.slots[i]
+        if t.slots[i].key == EMPTY:
+            return NULL
+        i = (i + 1) & t.mask
+
+
+cdef int stats_grow(PairStats* t) except -1 nogil:
+    cdef PairStats bigger
+    cdef Py_ssize_t k
+    cdef PairStat* s
+    cdef uint64_t i
+    stats_init(&bigger, (t.mask + 1) * 2)
+    for k in range(t.n_used):
+        s = &t.slots[t.used[k]]
+        i = mix64(s.key) & bigger.mask
+        while bigger.slots[i].key != EMPTY:
+            i = (i + 1) & bigger.mask
+        bigger.slots[i] = s[0]
+        bigger.used[bigger.n_used] = <int64_t>i
+        bigger.n_used += 1
+    stats_free(t)
+    t[0] = bigger
+    return 0
+
+
+cdef int stats_add(PairStats* t, uint64_t key, int64_t doc) except -1 nogil:
+    """Count one occurrence of `key` in document `doc`."""
+    cdef uint64_t i = mix64(key) & t.mask
+    cdef PairStat* s
+    while True:
+        s = &t.slots[i]
+        if s.key == key:
+            s.count += 1
+            if s.last_doc != doc:
+                s.docs += 1
+                s.last_doc = doc
+            return 0
+        if s.key == EMPTY:
+            break
+        i = (i + 1) & t.mask
+    if <uint64_t>(t.n_used + 1) * 2 > t.mask + 1:
+        stats_grow(t)
+        return stats_add(t, key, doc)
+    s.key = key
+    s.count = 1
+    s.docs = 1
+    s.last_doc = doc
+    t.used[t.n_used] = <int64_t>i
+    t.n_used += 1
+    return 0
+
+
+cdef inline bint ranks_before(const PairStat* a, const PairStat* b) noexcept nogil:
+    """The reference's candidate order: more occurrences, then fewer documents, then the larger pair."""
+    if a.count != b.count:
+        return a.count > b.count
+    if a.docs != b.docs:
+        return a.docs < b.docs
+    return a.key > b.key
+
+
+cdef Py_ssize_t top_candidates(const PairStats* t, PairStat* top, Py_ssize_t k) noexcept nogil:
+    """The k best pairs, best first (insertion into a short sorted array)."""
+    cdef Py_ssize_t n = 0, i, j
+    cdef const PairStat* s
+    for i in range(t.n_used):
+        s = &t.slots[t.used[i]]
+        if n == k and not ranks_before(s, &top[k - 1]):
+            continue
+        j = n if n < k else k - 1
+        while j > 0 and ranks_before(s, &top[j - 1]):
+            top[j] = top[j - 1]
+            j -= 1
+        top[j] = s[0]
+        if n < k:
+            n += 1
+    return n
+
+
+cdef inline int64_t pair_count(const PairStats* t, int64_t left, int64_t right) noexcept nogil:
+    cdef const PairStat* s = stats_find(t, (<uint64_t>left << 32) | <uint64_t>right)
+    return s.count if s != NULL else 0
+
+
+def fit_pairs(int32_t[::1] seq, int64_t[::1] part_start, int64_t[::1] part_doc,
+              int64_t first_id, int64_t n_tokens, int64_t n_candidates, object on_step=None):
+    """Run the multi-pair training loop in place over `seq` (parts laid out end to end).
+
+    Returns an int64 array of rows (left, right, new id, documents containing the pair), one per
+    new token in creation order.  `on_step(n_new_tokens)` is called between steps (progress)."""
+    cdef Py_ssize_t n_parts = part_doc.shape[0]
+    cdef int64_t* part_len = <int64_t*>malloc((n_parts + 1) * sizeof(int64_t))
+    cdef PairStat* top = <PairStat*>malloc(max(n_candidates, 1) * sizeof(PairStat))
+    cdef int64_t* accepted = <int64_t*>malloc(max(n_candidates, 1) * sizeof(int64_t))
+    cdef int64_t id_cap = max(first_id, n_tokens) + n_candidates + 2
+    cdef int64_t* first_of = <int64_t*>malloc(id_cap * sizeof(int64_t))   # left token -> accepted row
+    cdef PairStats stats
+    cdef list rows = []
+    cdef int64_t max_token = first_id - 1
+    cdef Py_ssize_t p, i, w, e, n_top, n_acc, a, b
+    cdef int64_t t, l1, r1, l2, r2, n2, m
+    cdef bint good
+    stats.slots = NULL
+    stats.used = NULL
+    try:
+        if part_len == NULL or top == NULL or accepted == NULL or first_of == NULL:
+            raise MemoryError()
+        for i in range(id_cap):
+            first_of[i] = -1
+        for p in range(n_parts):
+            part_len[p] = part_start[p + 1] - part_start[p]
+        with nogil:
+            stats_init(&stats, 1 << 16)
+        while max_token < n_tokens:
+            with nogil:
+                stats_clear(&stats)
+                for p in range(n_parts):
+                    for i in range(part_start[p], part_start[p] + part_len[p] - 1):
+                        stats_add(&stats, (<uint64_t>seq[i] << 32) | <uint64_t>seq[i + 1], part_doc[p])
+                n_top = top_candidates(&stats, top, n_candidates)
+                # the first candidate always; later ones only with fresh tokens and no better border pair
+                n_acc = 0
+                if n_top > 0:
+                    accepted[0] = 0
+                    n_acc = 1
+                for a in range(1, n_top):
+                    l2 = <int64_t>(top[a].key >> 32)
+                    r2 = <int64_t>(top[a].key & LOW32)
+                    n2 = top[a].count
+                    good = True
+                    for b in range(n_acc):
+                        l1 = <int64_t>(top[accepted[b]].key >> 32)
+                        r1 = <int64_t>(top[accepted[b]].key & LOW32)
+                        if l1 == l2 or l1 == r2 or r1 == l2 or r1 == r2:
+                            good = False
+                            break
+                    if not good:
+                        continue
+                    for b in range(n_acc):
+                        l1 = <int64_t>(top[accepted[b]].key >> 32)
+                        r1 = <int64_t>(top[accepted[b]].key & LOW32)
+                        good = pair_count(&stats, r2, l1) < n2 and pair_count(&stats, r1, l2) < n2
+                        if not good:
+                            break
+                    if good:
+                        accepted[n_acc] = a
+                        n_acc += 1
+                # replace every accepted pair, left to right, in each part
+                for b in range(n_acc):
+                    first_of[top[accepted[b]].key >> 32] = b
+                for p in range(n_parts):
+                    i = part_start[p]
+                    e = i + part_len[p]
+                    w = i
+                    while i < e:
+                        t = seq[i]
+                        m = first_of[t]
+                        if m >= 0 and i + 1 < e and seq[i + 1] == <int64_t>(top[accepted[m]].key & LOW32):
+                            seq[w] = <int32_t>(max_token + 1 + m)
+                            i += 2
+                        else:
+                            seq[w] = <int32_t>t
+                            i += 1
+                        w += 1
+                    part_len[p] = w - part_start[p]
+                for b in range(n_acc):
+                    first_of[top[accepted[b]].key >> 32] = -1
+            if n_top == 0:
+                break
+            for b in range(n_acc):
+                max_token += 1
+                rows.append((<int64_t>(top[accepted[b]].key >> 32),
+                             <int64_t>(top[accepted[b]].key & LOW32),
+                             max_token, top[accepted[b]].docs))
+            if on_step is not None:
+                on_step(n_acc)
+    finally:
+        stats_free(&stats)
+        free(part_len)
+        free(top)
+        free(accepted)
+        free(first_of)
+    return np.array(rows, dtype=np.int64).reshape(-1, 4)
+
+
+# ---------------------------------------------------------------- Python's sum() of floats
+
+cdef struct FSum:            # CPython >= 3.12 sums floats with Neumaier's compensation
+    double f
+    double c
+
+
+cdef inline void fsum_add(FSum* s, double x) noexcept nogil:
+    cdef double t = s.f + x
+    if fabs(s.f) >= fabs(x):
+        s.c += (s.f - t) + x
+    else:
+        s.c += (x - t) + s.f
+    s.f = t
+
+
+cdef inline double fsum_value(const FSum* s) noexcept nogil:
+    if s.c != 0.0 and isfinite(s.c):
+        return s.f + s.c
+    return s.f
+
+
+cdef inline double tf_idf_term(int64_t freq, double weight) noexcept nogil:
+    return (1.0 + log(<double>freq)) * weight
+
+
+# ---------------------------------------------------------------- prefix tree of token sequences
+
+cdef struct Edge:            # (node << 32 | symbol) -> child node
+    uint64_t key
+    int32_t child
+
+
+cdef struct Cand:            # one segmentation of a suffix, sharing its tail with others (a cons list)
+    int32_t token
+    int32_t tail             # index of the rest in the pool; -1 at the end of the word
+    int32_t length           # number of tokens
+    double weight            # the reference's tf-idf value of the whole sequence
+
+
+cdef struct DagWork:         # scratch for one call; owned by the call
+    Cand* pool
+    Py_ssize_t pool_len, pool_cap
+    int32_t* heads           # [(L + 1) * top_n] candidate indices per position, heap order
+    int32_t* n_heads         # [L + 1]
+    Py_ssize_t pos_cap
+    int32_t* scratch         # tokens of one sequence
+    Py_ssize_t scratch_cap
+    int64_t* freq            # [n_ids] token frequencies while summing (all zero between uses)
+    int32_t* order           # distinct tokens in counter order
+
+
+cdef int dag_reserve(DagWork* w, Py_ssize_t n_pos, Py_ssize_t top_n) except -1 nogil:
+    cdef Py_ssize_t need = n_pos * top_n
+    if need > w.pos_cap:
+        free(w.heads)
+        free(w.n_heads)
+        w.heads = <int32_t*>malloc(need * sizeof(int32_t))
+        w.n_heads = <int32_t*>malloc(n_pos * sizeof(int32_t))
+        w.pos_cap = need
+        if w.heads == NULL or w.n_heads == NULL:
+            with gil:
+                raise MemoryError()
+    if n_pos + 1 > w.scratch_cap:
+        free(w.scratch)
+        free(w.order)
+        w.scratch = <int32_t*>malloc((n_pos + 1) * sizeof(int32_t))
+        w.order = <int32_t*>malloc((n_pos + 1) * sizeof(int32_t))
+        w.scratch_cap = n_pos + 1
+        if w.scratch == NULL or w.order == NULL:
+            with gil:
+                raise MemoryError()
+    return 0
+
+
+cdef int pool_push(DagWork* w, int32_t token, int32_t tail, int32_t length, double weight) except -1 nogil:
+    cdef Cand* grown
+    if w.pool_len == w.pool_cap:
+        w.pool_cap = w.pool_cap * 2 if w.pool_cap else 1024
+        grown = <Cand*>realloc(w.pool, w.pool_cap * sizeof(Cand))
+        if grown == NULL:
+            with gil:
+                raise MemoryError()
+        w.pool = grown
+    w.pool[w.pool_len].token = token
+    w.pool[w.pool_len].tail = tail
+    w.pool[w.pool_len].length = length
+    w.pool[w.pool_len].weight = weight
+    w.pool_len += 1
+    return <int>(w.pool_len - 1)
+
+
+cdef void dag_free(DagWork* w) noexcept nogil:
+    free(w.pool)
+    free(w.heads)
+    free(w.n_heads)
+    free(w.scratch)
+    free(w.freq)
+    free(w.order)
+
+
+cdef inline bint cand_less(double wa, int32_t la, double wb, int32_t lb) noexcept nogil:
+    """EncodingCandidate.__lt__: lower weight; on equal weight the longer sequence is smaller."""
+    if wa == wb:
+        return la > lb
+    return wa < wb
+
+
+cdef class UBPELookup:
+    """Token sequences (over alphabet ids) in a prefix tree, with each id's idf weight.
+
+    `encode_best` / `encode_top` walk the DAG of all segmentations of a word from its end,
+    keeping the best `top_n` per position (TopElements's heap, exactly as the reference)."""
+    cdef Edge* edges
+    cdef uint64_t mask
+    cdef int32_t* value      # [n_nodes] token id ending at the node, -1 if none
+    cdef int32_t n_nodes
+    cdef double* weights     # [n_ids]
+    cdef int64_t n_ids
+
+    def __cinit__(self, list sequences, list ids, double[::1] weights):
+        cdef Py_ssize_t total = 1, k, i, n
+        cdef uint64_t cap = 16
+        cdef int32_t node, child
+        cdef object seq
+        for seq in sequences:
+            total += len(seq)
+        while cap < <uint64_t>(total * 2 + 2):
+            cap <<= 1
+        self.mask = cap - 1
+        self.edges = <Edge*>malloc(cap * sizeof(Edge))
+        self.value = <int32_t*>malloc((total + 1) * sizeof(int32_t))
+        self.n_ids = weights.shape[0]
+        self.weights = <double*>malloc(max(self.n_ids, 1) * sizeof(double))
+        if self.edges == NULL or self.value == NULL or self.weights == NULL:
+            raise MemoryError()
+        memset(self.edges, 0xFF, cap * sizeof(Edge))
+        for i in range(self.n_ids):
+            self.weights[i] = weights[i]
+        self.value[0] = -1
+        self.n_nodes = 1
+        for k in range(len(sequences)):
+            seq = sequences[k]
+            n = len(seq)
+            if n == 0:
+                raise ValueError("a token must stand for at least one symbol")
+            node = 0
+            for i in range(n):
+                child = self._child(node, <int32_t>seq[i])
+                if child < 0:
+                    child = self._add_child(node, <int32_t>seq[i])
+                node = child
+            if not 0 <= ids[k] < self.n_ids:
+                raise ValueError(f"token id {ids[k]} has no weight slot")
+            if self.value[node] < 0:      # the first sequence inserted keeps its id
+                self.value[node] = <int32_t>ids[k]
+
+    def __dealloc__(self):
+        free(self.edges)
+        free(self.value)
+        free(self.weights)
+
+    cdef inline int32_t _child(self, int32_t node, int32_t sym) noexcept nogil:
+        cdef uint64_t key = (<uint64_t>node << 32) | <uint32_t>sym
+        cdef uint64_t i = mix64(key) & self.mask
+        while True:
+            if self.edges[i].key == key:
+                return self.edges[i].child
+            if self.edges[i].key == EMPTY:
+                return -1
+            i = (i + 1) & self.mask
+
+    cdef int32_t _add_child(self, int32_t node, int32_t sym) noexcept:
+        cdef uint64_t key = (<uint64_t>node << 32) | <uint32_t>sym
+        cdef uint64_t i = mix64(key) & self.mask
+        while self.edges[i].key != EMPTY:
+            i = (i + 1) & self.mask
+        self.edges[i].key = key
+        self.edges[i].child = self.n_nodes
+        self.value[self.n_nodes] = -1
+        self.n_nodes += 1
+        return self.n_nodes - 1
+
+    cdef inline double _weight(self, int64_t token) noexcept nogil:
+        return self.weights[token] if 0 <= token < self.n_ids else 0.0
+
+    cdef double _seq_weight(self, DagWork* w, int32_t token, int32_t tail) noexcept nogil:
+        """tf-idf of `token` + the sequence at `tail`, summed in Counter order (distinct tokens by
+        first appearance from the right end, as the reference builds its Counter)."""
+        cdef Py_ssize_t n = 0, i, n_order = 0
+        cdef int32_t c = tail
+        cdef int32_t t
+        cdef FSum s
+        w.scratch[n] = token
+        n += 1
+        while c >= 0 and w.pool[c].token >= 0:
+            w.scratch[n] = w.pool[c].token
+            n += 1
+            c = w.pool[c].tail
+        i = n - 1
+        while i >= 0:
+            t = w.scratch[i]
+            if w.freq[t] == 0:
+                w.order[n_order] = t
+                n_order += 1
+            w.freq[t] += 1
+            i -= 1
+        s.f = 0.0
+        s.c = 0.0
+        for i in range(n_order):
+            t = w.order[i]
+            fsum_add(&s, tf_idf_term(w.freq[t], self._weight(t)))
+            w.freq[t] = 0
+        return fsum_value(&s)
+
+    cdef int _word_dag(self, const int32_t* word, Py_ssize_t n, Py_ssize_t top_n, DagWork* w) except -1 nogil:
+        """Fill w.heads for positions n..0; position 0 holds the word's best candidates (heap order)."""
+        cdef Py_ssize_t p, q, k, h, pos, child_pos, right
+        cdef int32_t node, tok, cand, size, length
+        cdef int32_t* heap
+        cdef double wt
+        cdef Cand* pool
+        dag_reserve(w, n + 1, top_n)
+        w.pool_len = 0
+        pool_push(w, -1, -1, 0, 0.0)
+        w.heads[n * top_n] = 0
+        w.n_heads[n] = 1
+        p = n - 1
+        while p >= 0:
+            heap = &w.heads[p * top_n]
+            size = 0
+            node = 0
+            q = p
+            while q < n:                        # tokens starting at p, shortest first
+                node = self._child(node, word[q])
+                if node < 0:
+                    break
+                q += 1
+                tok = self.value[node]
+                if tok < 0:
+                    continue
+                for k in range(w.n_heads[q]):
+                    cand = w.heads[q * top_n + k]
+                    length = w.pool[cand].length + 1
+                    wt = self._seq_weight(w, tok, cand)
+                    if size < top_n:             # heapq.heappush: sift the new item up
+                        pos = size
+                        size += 1
+                        pool_push(w, tok, cand, length, wt)
+                        pool = w.pool
+                        while pos > 0:
+                            h = (pos - 1) >> 1
+                            if cand_less(wt, length, pool[heap[h]].weight, pool[heap[h]].length):
+                                heap[pos] = heap[h]
+                                pos = h
+                                continue
+                            break
+                        heap[pos] = <int32_t>(w.pool_len - 1)
+                    else:
+                        pool = w.pool
+                        if not cand_less(pool[heap[0]].weight, pool[heap[0]].length, wt, length):
+                            continue             # not greater than the smallest kept
+                        pool_push(w, tok, cand, length, wt)   # heapq.heapreplace: sift down from the root
+                        pool = w.pool
+                        pos = 0
+                        child_pos = 1
+                        while child_pos < size:
+                            right = child_pos + 1
+                            if right < size and not cand_less(pool[heap[child_pos]].weight, pool[heap[child_pos]].length,
+                                                              pool[heap[right]].weight, pool[heap[right]].length):
+                                child_pos = right
+                            heap[pos] = heap[child_pos]
+                            pos = child_pos
+                            child_pos = 2 * pos + 1
+                        while pos > 0:
+                            h = (pos - 1) >> 1
+                            if cand_less(wt, length, pool[heap[h]].weight, pool[heap[h]].length):
+                                heap[pos] = heap[h]
+                                pos = h
+                                continue
+                            break
+                        heap[pos] = <int32_t>(w.pool_len - 1)
+            if size == 0:
+                with gil:
+                    raise ValueError(f"symbol id {word[p]} is not in the model's alphabet")
+            w.n_heads[p] = size
+            p -= 1
+        return 0
+
+    cdef DagWork _new_work(self) except *:
+        cdef DagWork w
+        memset(&w, 0, sizeof(DagWork))
+        w.freq = <int64_t*>calloc(max(self.n_ids, 1), sizeof(int64_t))
+        if w.freq == NULL:
+            raise MemoryError()
+        return w
+
+    cdef list _cand_ids(self, DagWork* w, int32_t c):
+        cdef list out = []
+        while c >= 0 and w.pool[c].token >= 0:
+            out.append(w.pool[c].token)
+            c = w.pool[c].tail
+        return out
+
+    def encode_best(self, int32_t[::1] seq, int64_t[::1] offsets):
+        """(ids, weight) of the best encoding of parts seq[offsets[i]:offsets[i+1]] concatenated.
+
+        One-symbol parts pass through with no weight (the reference's shortcut); a document that
+        is a single part is weighted as its word."""
+        cdef DagWork w = self._new_work()
+        cdef Py_ssize_t n_parts = offsets.shape[0] - 1, p, s, n
+        cdef list ids = []
+        cdef double total = 0.0
+        cdef int32_t c
+        try:
+            for p in range(n_parts):
+                s = offsets[p]
+                n = offsets[p + 1] - s
+                if n == 1 and n_parts > 1:
+                    ids.append(seq[s])
+                    continue
+                with nogil:
+                    self._word_dag(&seq[s] if n > 0 else NULL, n, 1, &w)
+                c = w.heads[0]
+                ids.extend(self._cand_ids(&w, c))
+                total += w.pool[c].weight
+        finally:
+            dag_free(&w)
+        return ids, total
+
+    def encode_top(self, int32_t[::1] seq, Py_ssize_t top_n):
+        """The word's best `top_n` encodings as [(ids, weight)], best first (stable on ties,
+        like the reference's sorted(reverse=True) over its heap)."""
+        cdef DagWork w = self._new_work()
+        cdef Py_ssize_t n = seq.shape[0], k
+        cdef list found = []
+        cdef int32_t c
+        try:
+            with nogil:
+                self._word_dag(&seq[0] if n > 0 else NULL, n, top_n, &w)
+            for k in range(w.n_heads[0]):
+                c = w.heads[k]
+                found.append((w.pool[c].weight, -w.pool[c].length, k, self._cand_ids(&w, c)))
+        finally:
+            dag_free(&w)
+        found.sort(key=lambda item: (-item[0], -item[1], item[2]))
+        return [(item[3], item[0]) for item in found]
+
+
+# ---------------------------------------------------------------- classic multi-pair substitution
+
+cdef class ClassicMerges:
+    """The classic encoder: pairs in vocabulary order; each round substitutes the first pair that
+    occurs plus the following ones that occur, until a vocabulary pair shares a token with them."""
+    cdef int64_t* left
+    cdef int64_t* right
+    cdef int64_t* new_id
+    cdef Py_ssize_t n_pairs
+    cdef PairStats rank_of      # (left, right) -> rank, stored in `count`
+    cdef double* weights
+    cdef int64_t n_ids
+
+    def __cinit__(self, int64_t[:, ::1] pairs, double[::1] weights):
+        cdef Py_ssize_t i
+        cdef uint64_t cap = 16
+        cdef PairStat* s
+        self.n_pairs = pairs.shape[0]
+        while cap < <uint64_t>(self.n_pairs * 2 + 2):
+            cap <<= 1
+        stats_init(&self.rank_of, cap)
+        self.left = <int64_t*>malloc(max(self.n_pairs, 1) * sizeof(int64_t))
+        self.right = <int64_t*>malloc(max(self.n_pairs, 1) * sizeof(int64_t))
+        self.new_id = <int64_t*>malloc(max(self.n_pairs, 1) * sizeof(int64_t))
+        self.n_ids = weights.shape[0]
+        self.weights = <double*>malloc(max(self.n_ids, 1) * sizeof(double))
+        if self.left == NULL or self.right == NULL or self.new_id == NULL or self.weights == NULL:
+            raise MemoryError()
+        for i in range(self.n_ids):
+            self.weights[i] = weights[i]
+        for i in range(self.n_pairs):
+            self.left[i] = pairs[i, 0]
+            self.right[i] = pairs[i, 1]
+            self.new_id[i] = pairs[i, 2]
+            if stats_find(&self.rank_of, (<uint64_t>pairs[i, 0] << 32) | <uint64_t>pairs[i, 1]) == NULL:
+                stats_add(&self.rank_of, (<uint64_t>pairs[i, 0] << 32) | <uint64_t>pairs[i, 1], 0)
+                stats_find(&self.rank_of, (<uint64_t>pairs[i, 0] << 32) | <uint64_t>pairs[i, 1]).count = i
+
+    def __dealloc__(self):
+        stats_free(&self.rank_of)
+        free(self.left)
+        free(self.right)
+        free(self.new_id)
+        free(self.weights)
+
+    cdef Py_ssize_t _merge_word(self, int32_t* a, Py_ssize_t n, uint8_t* present, uint8_t* taken,
+                                int64_t* chosen) noexcept nogil:
+        """Substitute in place until no vocabulary pair occurs; returns the new length."""
+        cdef Py_ssize_t i, j, first, n_chosen, w
+        cdef const PairStat* s
+        cdef int64_t t
+        while n > 1:
+            first = self.n_pairs
+            for i in range(n - 1):
+                s = stats_find(&self.rank_of, (<uint64_t>a[i] << 32) | <uint64_t><uint32_t>a[i + 1])
+                if s != NULL:
+                    present[s.count] = 1
+                    if s.count < first:
+                        first = s.count
+            if first == self.n_pairs:
+                break
+            chosen[0] = first
+            n_chosen = 1
+            taken[self.left[first]] = 1
+            taken[self.right[first]] = 1
+            for j in range(first + 1, self.n_pairs):
+                if taken[self.left[j]] or taken[self.right[j]]:
+                    break
+                if present[j]:
+                    chosen[n_chosen] = j
+                    n_chosen += 1
+                    taken[self.left[j]] = 1
+                    taken[self.right[j]] = 1
+            for i in range(n - 1):                # clear the marks
+                s = stats_find(&self.rank_of, (<uint64_t>a[i] << 32) | <uint64_t><uint32_t>a[i + 1])
+                if s != NULL:
+                    present[s.count] = 0
+            for j in range(n_chosen):
+                taken[self.left[chosen[j]]] = 0
+                taken[self.right[chosen[j]]] = 0
+            # left to right, each chosen pair becomes its token (lefts are distinct across chosen)
+            w = 0
+            i = 0
+            while i < n:
+                t = a[i]
+                j = self._chosen_index(t, chosen, n_chosen)
+                if j >= 0 and i + 1 < n and a[i + 1] == self.right[chosen[j]]:
+                    a[w] = <int32_t>self.new_id[chosen[j]]
+                    i += 2
+                else:
+                    a[w] = <int32_t>t
+                    i += 1
+                w += 1
+            n = w
+        return n
+
+    cdef inline Py_ssize_t _chosen_index(self, int64_t t, const int64_t* chosen, Py_ssize_t n_chosen) noexcept nogil:
+        cdef Py_ssize_t j
+        for j in range(n_chosen):
+            if self.left[chosen[j]] == t:
+                return j
+        return -1
+
+    cdef double _word_weight(self, const int32_t* a, Py_ssize_t n, int64_t* freq, int32_t* order) noexcept nogil:
+        """tf-idf summed in Counter(word) order: distinct tokens by first appearance."""
+        cdef Py_ssize_t i, n_order = 0
+        cdef int32_t t
+        cdef FSum s
+        for i in range(n):
+            t = a[i]
+            if freq[t] == 0:
+                order[n_order] = t
+                n_order += 1
+            freq[t] += 1
+        s.f = 0.0
+        s.c = 0.0
+        for i in range(n_order):
+            t = order[i]
+            fsum_add(&s, tf_idf_term(freq[t], self.weights[t] if t < self.n_ids else 0.0))
+            freq[t] = 0
+        return fsum_value(&s)
+
+    def encode(self, int32_t[::1] seq, int64_t[::1] offsets, int64_t max_id):
+        """(ids, weight) for parts seq[offsets[i]:offsets[i+1]] (modified in place), concatenated;
+        one-symbol parts pass through with no weight when there are several parts."""
+        cdef Py_ssize_t n_parts = offsets.shape[0] - 1, p, s, n, m, i, longest = 0
+        cdef Py_ssize_t n_ids = max(max_id, self.n_ids) + 1
+        cdef uint8_t* present = <uint8_t*>calloc(self.n_pairs + 1, 1)
+        cdef uint8_t* taken = <uint8_t*>calloc(n_ids, 1)
+        cdef int64_t* chosen = <int64_t*>malloc((self.n_pairs + 1) * sizeof(int64_t))
+        cdef int64_t* freq = <int64_t*>calloc(n_ids, sizeof(int64_t))
+        cdef int32_t* order = NULL
+        cdef list ids = []
+        cdef double total = 0.0, wt
+        try:
+            for p in range(n_parts):
+                longest = max(longest, offsets[p + 1] - offsets[p])
+            order = <int32_t*>malloc((longest + 1) * sizeof(int32_t))
+            if present == NULL or taken == NULL or chosen == NULL or freq == NULL or order == NULL:
+                raise MemoryError()
+            for p in range(n_parts):
+                s = offsets[p]
+                n = offsets[p + 1] - s
+                if n == 1 and n_parts > 1:
+                    ids.append(seq[s])
+                    continue
+                with nogil:
+                    m = self._merge_word(&seq[s], n, present, taken, chosen) if n > 0 else 0
+                    wt = self._word_weight(&seq[s], m, freq, order) if m > 0 else 0.0
+                for i in range(m):
+                    ids.append(seq[s + i])
+                total += wt
+        finally:
+            free(present)
+            free(taken)
+            free(chosen)
+            free(freq)
+            free(order)
+        return ids, total
