@@ -16,6 +16,7 @@ _LAZY = {
     "BasicTokenizer": "minbpe", "GPT4Tokenizer": "minbpe", "RegexTokenizer": "minbpe",
     "load_model": "trainer", "save_model": "trainer", "train": "trainer",
     "train_files": "trainer", "train_from_counts": "trainer",
+    "Tokenizer": "hf",
 }
 
 
@@ -37,6 +38,7 @@ __all__ = [
     "Encoding",
     "GPT4Tokenizer",
     "RegexTokenizer",
+    "Tokenizer",
     "VocabNotFoundError",
     "dump_tiktoken_bpe",
     "encoding_for_model",

@@ -393,16 +393,20 @@ cdef class BPETable:
         return self
 
     @staticmethod
-    def from_merges(merges, token_bytes, dict special_bytes=None, bint whole_piece=False):
+    def from_merges(merges, token_bytes, dict special_bytes=None, bint whole_piece=False,
+                    bint require_all_bytes=True):
         """Merge-list semantics. merges is an (m, 3) int array of (left, right, new id) in merge
         order (row i has rank i); token_bytes[id] is the bytes of each token (None if unused).
-        whole_piece=True also emits a piece that is itself a token directly (HF ignore_merges)."""
+        whole_piece=True also emits a piece that is itself a token directly (HF ignore_merges).
+        require_all_bytes=False allows a vocabulary without all 256 single bytes (a char-level
+        model that only merges from given ids, see `merge_ids`); encoding bytes needs them."""
         cdef BPETable self = BPETable.__new__(BPETable)
         cdef int64_t[:, ::1] m = _np().ascontiguousarray(merges, dtype="int64").reshape(-1, 3)
         cdef Py_ssize_t i, n = m.shape[0], n_bpe = len(token_bytes)
         self.whole_piece = whole_piece
         self._load_tokens(_as_list(token_bytes), special_bytes or {}, False)
-        self._check_bytes_present()
+        if require_all_bytes:
+            self._check_bytes_present()
         pair_table_init(&self.pairs, n)
         for i in range(n):
             if not (0 <= m[i, 0] < n_bpe and 0 <= m[i, 1] < n_bpe and 0 <= m[i, 2] < n_bpe):
@@ -899,3 +903,123 @@ cdef object _ids_from_sequence(tokens):
         v[i] = <uint32_t>t
         i += 1
     return arr[:i]
+
+
+# =========================================================================================
+# Merging from given initial ids, with optional BPE-dropout (HF `tokenizers` semantics).
+#
+# Char-level HF models (byte_fallback, Metaspace, unk tokens, subword prefixes) start a word
+# from ids that are not one per byte, and BPE-dropout skips merges at random; both use this
+# one heap loop over the table's pair table.  It is the heap loop of `_merge_heap` with two
+# additions: the parts start as the given ids, and each popped candidate is skipped with
+# probability `dropout` (skipped candidates go back on the heap after the next merge, as HF).
+# With dropout 0 the result equals `_merge_heap` on the same initial parts.
+# =========================================================================================
+
+cdef inline uint64_t _splitmix64(uint64_t* state) noexcept nogil:
+    state[0] += 0x9E3779B97F4A7C15ULL
+    cdef uint64_t z = state[0]
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL
+    return z ^ (z >> 31)
+
+
+cdef Py_ssize_t merge_ids_kernel(BPETable table, tok_t* ids, int32_t* nxt, int32_t* prv,
+                                 uint64_t* heap, uint64_t* skipped, Py_ssize_t n,
+                                 double dropout, uint64_t seed) noexcept nogil:
+    """Merge the n parts ids[0..n) in place (merged-away parts become DEAD; nxt links the
+    survivors).  heap and skipped hold 3n entries each.  Returns the number of survivors."""
+    cdef Py_ssize_t size = 0, n_skipped = 0, i, pos, right, after, before, survivors = n
+    cdef uint32_t r, r2
+    cdef tok_t nid
+    cdef uint64_t top, rng = seed
+    # threshold on 53 random bits: skip when below dropout * 2^53
+    cdef uint64_t cut = <uint64_t>(dropout * 9007199254740992.0) if dropout > 0 else 0
+    for i in range(n):
+        nxt[i] = <int32_t>(i + 1)
+        prv[i] = <int32_t>(i - 1)
+    for i in range(n - 1):
+        if pair_get(&table.pairs, ids[i], ids[i + 1], &r, &nid):
+            heap_push(heap, &size, (<uint64_t>r << 32) | <uint64_t>i)
+    while size > 0:
+        top = heap_pop(heap, &size)
+        if cut and (_splitmix64(&rng) >> 11) < cut:
+            skipped[n_skipped] = top
+            n_skipped += 1
+            continue
+        for i in range(n_skipped):
+            heap_push(heap, &size, skipped[i])
+        n_skipped = 0
+        r = <uint32_t>(top >> 32)
+        pos = <Py_ssize_t>(top & 0xFFFFFFFFU)
+        if ids[pos] == DEAD:
+            continue
+        right = nxt[pos]
+        if right >= n:
+            continue
+        if not pair_get(&table.pairs, ids[pos], ids[right], &r2, &nid) or r2 != r:
+            continue
+        ids[pos] = nid
+        ids[right] = DEAD
+        survivors -= 1
+        after = nxt[right]
+        nxt[pos] = <int32_t>after
+        if after < n:
+            prv[after] = <int32_t>pos
+            if pair_get(&table.pairs, nid, ids[after], &r2, &nid):
+                heap_push(heap, &size, (<uint64_t>r2 << 32) | <uint64_t>pos)
+        before = prv[pos]
+        if before >= 0:
+            if pair_get(&table.pairs, ids[before], ids[pos], &r2, &nid):
+                heap_push(heap, &size, (<uint64_t>r2 << 32) | <uint64_t>before)
+    return survivors
+
+
+def merge_ids(BPETable table, initial_ids, double dropout=0.0, uint64_t seed=0):
+    """Merge a word given as its initial part ids with table's merges (lowest rank first,
+    leftmost on ties); each candidate merge is skipped with probability `dropout`, drawn
+    from a generator seeded with `seed` (same seed, same result).  Returns (ids, starts):
+    the final ids and, for each, the index of its first initial part."""
+    cdef Py_ssize_t n = len(initial_ids), i, k
+    cdef tok_t* ids
+    cdef int32_t* nxt
+    cdef int32_t* prv
+    cdef uint64_t* heap
+    cdef uint64_t* skipped
+    cdef object t
+    if not 0.0 <= dropout <= 1.0:
+        raise ValueError(f"dropout must be between 0 and 1, got {dropout}")
+    if n >= 0x7FFFFFFF // 4:
+        raise ValueError("a word of 512 Mi parts or more cannot be merged")
+    ids = <tok_t*>malloc((n + 1) * sizeof(tok_t))
+    nxt = <int32_t*>malloc((n + 1) * sizeof(int32_t))
+    prv = <int32_t*>malloc((n + 1) * sizeof(int32_t))
+    heap = <uint64_t*>malloc((3 * n + 4) * sizeof(uint64_t))
+    skipped = <uint64_t*>malloc((3 * n + 4) * sizeof(uint64_t))
+    try:
+        if ids == NULL or nxt == NULL or prv == NULL or heap == NULL or skipped == NULL:
+            raise MemoryError()
+        i = 0
+        for t in initial_ids:
+            if i >= n:
+                break
+            if t < 0 or t >= table.tok.n_ids:
+                raise ValueError(f"initial id {t} is outside the vocabulary")
+            ids[i] = <tok_t>t
+            i += 1
+        with nogil:
+            merge_ids_kernel(table, ids, nxt, prv, heap, skipped, n, dropout, seed)
+        out_ids = []
+        starts = []
+        k = 0
+        while k < n:
+            out_ids.append(ids[k])
+            starts.append(k)
+            k = nxt[k]
+        return out_ids, starts
+    finally:
+        free(ids)
+        free(nxt)
+        free(prv)
+        free(heap)
+        free(skipped)

@@ -1,0 +1,131 @@
+"""Added tokens (HF `AddedToken` / `AddedVocabulary`): found in the text before the model runs,
+with HF's flags: `single_word`, `lstrip`, `rstrip`, `normalized`, `special`.
+
+Tokens with normalized=False are matched in the original text, the others in the normalized
+text of what is left, each set leftmost-longest like HF's Aho-Corasick matcher."""
+from __future__ import annotations
+
+import regex
+
+from .normalizers import is_whitespace
+
+
+class AddedToken:
+    """An added token, as `tokenizers.AddedToken` (same fields and defaults)."""
+
+    def __init__(self, content: str, single_word: bool = False, lstrip: bool = False, rstrip: bool = False,
+                 normalized: bool | None = None, special: bool = False):
+        if not isinstance(content, str):
+            raise TypeError(f"added token content must be str, not {type(content).__name__}")
+        self.content = content
+        self.single_word, self.lstrip, self.rstrip = bool(single_word), bool(lstrip), bool(rstrip)
+        self.special = bool(special)
+        self.normalized = (not self.special) if normalized is None else bool(normalized)
+
+    @classmethod
+    def coerce(cls, token, special: bool) -> "AddedToken":
+        """From a str, our AddedToken or a `tokenizers.AddedToken`."""
+        if isinstance(token, str):
+            return cls(token, special=special)
+        if hasattr(token, "content"):
+            return cls(token.content, token.single_word, token.lstrip, token.rstrip,
+                       getattr(token, "normalized", None), special or bool(getattr(token, "special", False)))
+        raise TypeError(f"expected str or AddedToken, not {type(token).__name__}")
+
+    @classmethod
+    def from_json(cls, node: dict) -> tuple[int, "AddedToken"]:
+        if not isinstance(node, dict) or not isinstance(node.get("content"), str) or type(node.get("id")) is not int:
+            raise ValueError(f"tokenizer.json: bad added token {node!r}")
+        return node["id"], cls(node["content"], node.get("single_word", False), node.get("lstrip", False),
+                               node.get("rstrip", False), node.get("normalized", True), node.get("special", False))
+
+    def to_json(self, token_id: int) -> dict:
+        return {"id": token_id, "content": self.content, "single_word": self.single_word, "lstrip": self.lstrip,
+                "rstrip": self.rstrip, "normalized": self.normalized, "special": self.special}
+
+    def __repr__(self) -> str:
+        return (f"AddedToken({self.content!r}, rstrip={self.rstrip}, lstrip={self.lstrip}, "
+                f"single_word={self.single_word}, normalized={self.normalized}, special={self.special})")
+
+
+def _is_word_char(c: str) -> bool:
+    return c.isalnum() or c == "_"
+
+
+class AddedVocabulary:
+    def __init__(self):
+        self.by_id: dict[int, AddedToken] = {}
+        self.by_content: dict[str, int] = {}
+        self._matchers = None
+        self._normalize = None  # str -> str: the tokenizer's normalizer (normalized tokens match its output)
+
+    def set_normalizer(self, normalize) -> None:
+        self._normalize = normalize
+        self._matchers = None
+
+    def add(self, token_id: int, token: AddedToken) -> None:
+        self.by_id[token_id] = token
+        self.by_content[token.content] = token_id
+        self._matchers = None
+
+    def special_contents(self) -> set[str]:
+        return {t.content for t in self.by_id.values() if t.special}
+
+    def token_text(self, token_id: int) -> str | None:
+        """The token string HF gives for an added token id: its content, normalized when the
+        token is (and HF then only recognises it as special by the original content)."""
+        t = self.by_id.get(token_id)
+        if t is None:
+            return None
+        if t.normalized and self._normalize is not None:
+            return self._normalize(t.content)
+        return t.content
+
+    def _matcher(self, normalized: bool):
+        if self._matchers is None:
+            self._matchers = {}
+            for flag in (False, True):
+                by_text = {}
+                for i, t in sorted(self.by_id.items()):
+                    if t.normalized == flag and t.content:
+                        text = self._normalize(t.content) if flag and self._normalize else t.content
+                        if text:
+                            by_text.setdefault(text, i)
+                contents = sorted(by_text, key=lambda c: (-len(c), c))
+                pattern = regex.compile("|".join(regex.escape(c) for c in contents)) if contents else None
+                self._matchers[flag] = (pattern, by_text)
+        return self._matchers[normalized]
+
+    def has_normalized(self) -> bool:
+        return self._matcher(True)[0] is not None
+
+    def find(self, text: str, normalized: bool) -> list[tuple[int, int, int | None]]:
+        """HF's AddedVocabulary::find_matches: text tiled as (start, end, added id or None)."""
+        matcher, by_text = self._matcher(normalized)
+        if matcher is None or not text:
+            return [(0, len(text), None)]
+        out, done = [], 0
+        for m in matcher.finditer(text):
+            start, stop = m.span()
+            token_id = by_text[m.group()]
+            token = self.by_id[token_id]
+            if token.single_word:
+                if (start > 0 and _is_word_char(text[start - 1])) or (stop < len(text) and _is_word_char(text[stop])):
+                    continue
+            if token.lstrip:
+                s = start
+                while s > 0 and is_whitespace(text[s - 1]):
+                    s -= 1
+                start = max(s, done)
+            if token.rstrip:
+                while stop < len(text) and is_whitespace(text[stop]):
+                    stop += 1
+            if start < done:  # a previous rstrip took these characters
+                start = done
+            if done < start:
+                out.append((done, start, None))
+            out.append((start, stop, token_id))
+            done = stop
+        if done != len(text):
+            out.append((done, len(text), None))
+        return out

@@ -1,0 +1,113 @@
+"""`Encoding`: the result of `Tokenizer.encode`, with the fields of `tokenizers.Encoding`."""
+from __future__ import annotations
+
+
+class Encoding:
+    __slots__ = ("ids", "type_ids", "tokens", "offsets", "attention_mask", "special_tokens_mask",
+                 "word_ids", "sequence_ids", "overflowing")
+
+    def __init__(self, ids, type_ids, tokens, offsets, attention_mask, special_tokens_mask,
+                 word_ids, sequence_ids, overflowing=None):
+        self.ids, self.type_ids, self.tokens, self.offsets = ids, type_ids, tokens, offsets
+        self.attention_mask, self.special_tokens_mask = attention_mask, special_tokens_mask
+        self.word_ids, self.sequence_ids = word_ids, sequence_ids
+        self.overflowing = overflowing if overflowing is not None else []
+
+    @classmethod
+    def empty(cls) -> "Encoding":
+        return cls([], [], [], [], [], [], [], [])
+
+    @classmethod
+    def specials(cls, ids: list, tokens: list, type_id: int) -> "Encoding":
+        """Special tokens added by a post-processor: offsets (0, 0), no word, no sequence."""
+        n = len(ids)
+        return cls(list(ids), [type_id] * n, list(tokens), [(0, 0)] * n, [1] * n, [1] * n, [None] * n, [None] * n)
+
+    @property
+    def words(self) -> list:
+        return self.word_ids
+
+    @property
+    def n_sequences(self) -> int:
+        return len({s for s in self.sequence_ids if s is not None}) or 1
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def __repr__(self) -> str:
+        return (f"Encoding(num_tokens={len(self.ids)}, attributes=[ids, type_ids, tokens, offsets, "
+                f"attention_mask, special_tokens_mask, overflowing])")
+
+    def copy(self) -> "Encoding":
+        return Encoding(list(self.ids), list(self.type_ids), list(self.tokens), list(self.offsets),
+                        list(self.attention_mask), list(self.special_tokens_mask), list(self.word_ids),
+                        list(self.sequence_ids), [o.copy() for o in self.overflowing])
+
+    def _slice(self, start: int, end: int) -> "Encoding":
+        return Encoding(self.ids[start:end], self.type_ids[start:end], self.tokens[start:end],
+                        self.offsets[start:end], self.attention_mask[start:end],
+                        self.special_tokens_mask[start:end], self.word_ids[start:end], self.sequence_ids[start:end])
+
+    def set_type_id(self, type_id: int, sequence_id: int) -> None:
+        self.type_ids = [type_id] * len(self.ids)
+        self.sequence_ids = [sequence_id] * len(self.ids)
+
+    def extend(self, other: "Encoding") -> None:
+        self.ids += other.ids
+        self.type_ids += other.type_ids
+        self.tokens += other.tokens
+        self.offsets += other.offsets
+        self.attention_mask += other.attention_mask
+        self.special_tokens_mask += other.special_tokens_mask
+        self.word_ids += other.word_ids
+        self.sequence_ids += other.sequence_ids
+
+    def truncate(self, max_length: int, stride: int = 0, direction: str = "right") -> None:
+        """Keep max_length tokens; the rest goes to `overflowing` in windows that overlap by
+        `stride` tokens, as HF's Encoding::truncate."""
+        n = len(self.ids)
+        if max_length >= n:
+            return
+        if max_length == 0:
+            whole = self.copy()
+            whole.overflowing = []
+            self.__init__([], [], [], [], [], [], [], [], [whole])
+            return
+        if stride >= max_length:
+            raise ValueError(f"stride ({stride}) must be smaller than max_length ({max_length})")
+        step = max_length - stride
+        if direction == "right":
+            starts = list(range(0, n, step))
+            parts = []
+            for s in starts:
+                parts.append(self._slice(s, min(s + max_length, n)))
+                if s + max_length >= n:
+                    break
+        elif direction == "left":
+            parts = []
+            e = n
+            while True:
+                parts.append(self._slice(max(e - max_length, 0), e))
+                if e - max_length <= 0:
+                    break
+                e -= step
+        else:
+            raise ValueError(f"truncation direction must be 'right' or 'left', got {direction!r}")
+        first = parts[0]
+        self.__init__(first.ids, first.type_ids, first.tokens, first.offsets, first.attention_mask,
+                      first.special_tokens_mask, first.word_ids, first.sequence_ids, parts[1:])
+
+    def pad(self, length: int, pad_id: int = 0, pad_type_id: int = 0, pad_token: str = "[PAD]",
+            direction: str = "right") -> None:
+        for o in self.overflowing:
+            o.pad(length, pad_id, pad_type_id, pad_token, direction)
+        k = length - len(self.ids)
+        if k <= 0:
+            return
+        fill = (([pad_id] * k, [pad_type_id] * k, [pad_token] * k, [(0, 0)] * k, [0] * k, [1] * k,
+                 [None] * k, [None] * k))
+        fields = ("ids", "type_ids", "tokens", "offsets", "attention_mask", "special_tokens_mask",
+                  "word_ids", "sequence_ids")
+        for name, pad in zip(fields, fill):
+            cur = getattr(self, name)
+            setattr(self, name, cur + pad if direction == "right" else pad + cur)

@@ -1,0 +1,204 @@
+"""The BPE model of a tokenizer.json, on fastbpe's one merge kernel (`_core.BPETable`).
+
+Two ways in, one pair table each:
+
+* byte-level vocabularies (GPT-2, Llama-3, Qwen2.5, ...): token strings are bytes in GPT-2's
+  byte alphabet, so the table is built over the bytes (`from_merges`, ids = HF's vocab ids) and
+  pieces are merged from their bytes by the same kernel `fastbpe.Encoding` uses;
+* every other vocabulary (char-level: byte_fallback, unk tokens, subword prefixes/suffixes):
+  a word starts from HF's initial symbols (one per character, or `<0xXX>` tokens, or unk) and
+  `_core.merge_ids` merges them with the same heap loop (also used for BPE-dropout).
+"""
+from __future__ import annotations
+
+import random
+
+import numpy as np
+
+from .._core import BPETable, merge_ids
+from .bytelevel import token_bytes as bytelevel_token_bytes
+
+
+class BPE:
+    def __init__(self, node: dict, byte_level_input: bool):
+        vocab = node.get("vocab")
+        if not isinstance(vocab, dict):
+            raise ValueError("tokenizer.json: model.vocab must be an object {token: id}")
+        self.vocab: dict[str, int] = {}
+        for token, i in vocab.items():
+            if type(i) is not int or i < 0:
+                raise ValueError(f"tokenizer.json: token {token!r} has a bad id {i!r}")
+            self.vocab[token] = i
+        self.id_to_token: dict[int, str] = {i: t for t, i in self.vocab.items()}
+        self.unk_token = node.get("unk_token")
+        self.prefix = node.get("continuing_subword_prefix") or ""
+        self.suffix = node.get("end_of_word_suffix") or ""
+        self.fuse_unk = bool(node.get("fuse_unk", False))
+        self.byte_fallback = bool(node.get("byte_fallback", False))
+        self.ignore_merges = bool(node.get("ignore_merges", False))
+        dropout = node.get("dropout")
+        if dropout is not None and not 0.0 <= float(dropout) <= 1.0:
+            raise ValueError(f"tokenizer.json: BPE dropout must be between 0 and 1, got {dropout}")
+        self.dropout = float(dropout) if dropout else 0.0
+        self.seed: int | None = None
+        self._rng = random.Random()
+        if self.unk_token is not None and self.unk_token not in self.vocab:
+            raise ValueError(f"tokenizer.json: unk_token {self.unk_token!r} is not in the vocabulary")
+        merges = self._merge_triples(node.get("merges", []))
+        n_ids = max(self.vocab.values(), default=-1) + 1
+        # a byte-level model: its input is byte-level text and every token maps to bytes
+        self.byte_level = byte_level_input and not self.prefix and not self.suffix
+        if self.byte_level:
+            tokens = [None] * n_ids
+            for t, i in self.vocab.items():
+                tokens[i] = bytelevel_token_bytes(t)
+            merges = merges[[tokens[a] is not None and tokens[b] is not None and tokens[c] is not None
+                             for a, b, c in merges]] if len(merges) else merges
+            singles = {t for t in tokens if t is not None and len(t) == 1}
+            self.byte_level = len(singles) == 256
+        self.merge_rows = merges
+        if self.byte_level:
+            self.token_bytes = tokens
+            self.table = BPETable.from_merges(merges, tokens, None, whole_piece=self.ignore_merges)
+            self._single_byte_ids = [self.table.lookup_bytes(bytes([b])) for b in range(256)]
+        else:
+            self.token_bytes = None
+            tokens = [None] * n_ids
+            for t, i in self.vocab.items():
+                tokens[i] = t.encode("utf-8", "surrogatepass")
+            self.table = BPETable.from_merges(merges, tokens, None, whole_piece=False, require_all_bytes=False)
+            self._byte_ids = [self.vocab.get(f"<0x{b:02X}>") for b in range(256)]
+        self._cache: dict[str, tuple] = {}
+
+    def _merge_triples(self, merges) -> "np.ndarray":
+        """(left, right, new) ids per merge, later duplicates of a pair winning (as HF)."""
+        rows: dict[tuple[int, int], int] = {}
+        n_prefix = len(self.prefix)
+        for k, m in enumerate(merges):
+            if isinstance(m, str):
+                parts = m.split(" ")
+                if len(parts) != 2:
+                    raise ValueError(f"tokenizer.json: merge {k} ({m!r}) is not two tokens")
+            elif isinstance(m, (list, tuple)) and len(m) == 2 and all(isinstance(x, str) for x in m):
+                parts = m
+            else:
+                raise ValueError(f"tokenizer.json: merge {k} ({m!r}) is not two tokens")
+            a, b = parts
+            merged = a + b[n_prefix:]
+            for t in (a, b, merged):
+                if t not in self.vocab:
+                    raise ValueError(f"tokenizer.json: merge {k} ({a!r}, {b!r}) uses {t!r}, which is not in the vocabulary")
+            pair = (self.vocab[a], self.vocab[b])
+            rows.pop(pair, None)
+            rows[pair] = self.vocab[merged]
+        return np.array([(a, b, c) for (a, b), c in rows.items()], dtype=np.int64).reshape(-1, 3)
+
+    # -- tokenizing one pre-token piece --------------------------------------------------
+
+    def uses_dropout(self) -> bool:
+        return self.dropout > 0.0
+
+    def seed_dropout(self, seed: int | None) -> None:
+        """Make dropout reproducible: the same seed gives the same sequence of results."""
+        self.seed = seed
+        self._rng = random.Random(seed)
+
+    def tokenize(self, piece: str) -> list[tuple[int, int, int]]:
+        """(id, start, end) per token; start/end are character offsets in piece."""
+        if not piece:
+            return []
+        if self.byte_level:
+            return self._tokenize_bytes(piece)
+        return self._tokenize_chars(piece)
+
+    def _tokenize_bytes(self, piece: str) -> list:
+        raw = bytelevel_token_bytes(piece)
+        if self.dropout > 0.0:
+            ids, _ = merge_ids(self.table, [self._single_byte_ids[b] for b in raw], self.dropout,
+                               self._rng.getrandbits(64))
+        else:
+            ids = self.table.encode_bytes(raw)
+        out, pos = [], 0
+        for i in ids:
+            n = len(self.token_bytes[i])
+            out.append((i, pos, pos + n))
+            pos += n
+        return out
+
+    def _tokenize_chars(self, piece: str) -> list:
+        if self.dropout == 0.0:
+            if self.ignore_merges and piece in self.vocab:
+                return [(self.vocab[piece], 0, len(piece))]
+            hit = self._cache.get(piece)
+            if hit is not None:
+                return hit
+        ids, lens = self._initial_symbols(piece)
+        seed = self._rng.getrandbits(64) if self.dropout > 0.0 else 0
+        merged, starts = merge_ids(self.table, ids, self.dropout, seed)
+        # symbol lengths are in UTF-8 bytes (as HF); turn them into character offsets
+        byte_pos = [0]
+        for n in lens:
+            byte_pos.append(byte_pos[-1] + n)
+        char_of = _char_of_byte(piece)
+        out = []
+        for k, (i, s) in enumerate(zip(merged, starts)):
+            e = starts[k + 1] if k + 1 < len(starts) else len(ids)
+            # a token holding part of a character (a fallback byte) covers that character
+            last = len(char_of) - 1  # (HF counts a prefix's fallback bytes too: clamp)
+            out.append((i, char_of[min(byte_pos[s], last)], char_of[min(byte_pos[e] - 1, last)] + 1))
+        if self.dropout == 0.0:
+            if len(self._cache) > 100_000:
+                self._cache.clear()
+            self._cache[piece] = out
+        return out
+
+    def _initial_symbols(self, piece: str) -> tuple[list, list]:
+        """HF's BPE::merge_word before merging: ids and UTF-8 byte lengths of the symbols."""
+        ids, lens = [], []
+        unk = None  # (id, byte length) of a pending unk symbol
+        last = len(piece) - 1
+        for k, c in enumerate(piece):
+            s = c
+            if k > 0 and self.prefix:
+                s = self.prefix + s
+            if k == last and self.suffix:
+                s = s + self.suffix
+            n = len(c.encode("utf-8", "surrogatepass"))
+            i = self.vocab.get(s)
+            if i is not None:
+                if unk is not None:
+                    ids.append(unk[0])
+                    lens.append(unk[1])
+                    unk = None
+                ids.append(i)
+                lens.append(n)
+                continue
+            if self.byte_fallback:
+                fallback = [self._byte_ids[b] for b in s.encode("utf-8", "surrogatepass")]
+                if all(f is not None for f in fallback):
+                    ids.extend(fallback)
+                    lens.extend([1] * len(fallback))
+                    continue
+            if self.unk_token is not None:
+                unk_id = self.vocab[self.unk_token]
+                if unk is not None and self.fuse_unk:
+                    unk = (unk[0], unk[1] + n)
+                else:
+                    if unk is not None:
+                        ids.append(unk[0])
+                        lens.append(unk[1])
+                    unk = (unk_id, n)
+        if unk is not None:
+            ids.append(unk[0])
+            lens.append(unk[1])
+        return ids, lens
+
+
+def _char_of_byte(text: str) -> list[int]:
+    """For each UTF-8 byte offset of text, the index of the character holding that byte."""
+    if text.isascii():
+        return range(len(text))
+    out = []
+    for k, c in enumerate(text):
+        out.extend([k] * len(c.encode("utf-8", "surrogatepass")))
+    return out

@@ -1,0 +1,116 @@
+"""Normalizers (HF `normalizers.*`): NFC/NFD/NFKC/NFKD, Lowercase, Strip, Replace, Prepend,
+Sequence.  Each maps a `NormalizedText` to a new one, keeping the alignment to the input."""
+from __future__ import annotations
+
+import unicodedata
+
+from ._nodes import compile_pattern, node_type, unsupported
+from .normalized import NormalizedText
+
+
+def is_whitespace(c: str) -> bool:
+    """Rust's char::is_whitespace (Unicode White_Space), which HF uses."""
+    return c.isspace() and c not in "\x1c\x1d\x1e\x1f"
+
+
+class Unicode:
+    def __init__(self, form: str):
+        self.form = form
+
+    def normalize(self, t: NormalizedText) -> NormalizedText:
+        if unicodedata.is_normalized(self.form, t.text):
+            return t
+        # normalize cluster by cluster (a starter and its combining marks); every output
+        # character maps to the span of its cluster
+        out, align = [], []
+        i, n = 0, len(t.text)
+        while i < n:
+            j = i + 1
+            while j < n and unicodedata.combining(t.text[j]):
+                j += 1
+            r = unicodedata.normalize(self.form, t.text[i:j])
+            span = t.offsets(i, j)
+            out.append(r)
+            align.extend([span] * len(r))
+            i = j
+        return NormalizedText("".join(out), align)
+
+
+class Lowercase:
+    def normalize(self, t: NormalizedText) -> NormalizedText:
+        return t if t.text.islower() or not t.text else t.map_chars(str.lower)
+
+
+class Strip:
+    def __init__(self, left: bool, right: bool):
+        self.left, self.right = left, right
+
+    def normalize(self, t: NormalizedText) -> NormalizedText:
+        start, end = 0, len(t.text)
+        if self.left:
+            while start < end and is_whitespace(t.text[start]):
+                start += 1
+        if self.right:
+            while end > start and is_whitespace(t.text[end - 1]):
+                end -= 1
+        return t.slice(start, end)
+
+
+class Replace:
+    def __init__(self, pattern, content: str):
+        self.pattern = compile_pattern("normalizer Replace", pattern)
+        self.content = content
+
+    def normalize(self, t: NormalizedText) -> NormalizedText:
+        matches = [m.span() for m in self.pattern.finditer(t.text) if m.end() > m.start()]
+        return t.replace_matches(matches, self.content) if matches else t
+
+
+class Prepend:
+    def __init__(self, prepend: str):
+        self.prepend = prepend
+
+    def normalize(self, t: NormalizedText) -> NormalizedText:
+        return t.prepend(self.prepend)
+
+
+class Sequence:
+    def __init__(self, steps: list):
+        self.steps = steps
+
+    def normalize(self, t: NormalizedText) -> NormalizedText:
+        for step in self.steps:
+            t = step.normalize(t)
+        return t
+
+    def is_nfc_only(self) -> bool:
+        return all(isinstance(s, Unicode) and s.form == "NFC" for s in self.steps)
+
+
+def from_json(node):
+    """The normalizer of a tokenizer.json node (None for none)."""
+    if node is None:
+        return None
+    kind = node_type("normalizer", node)
+    if kind in ("NFC", "NFD", "NFKC", "NFKD"):
+        return Unicode(kind)
+    if kind == "Lowercase":
+        return Lowercase()
+    if kind == "Strip":
+        return Strip(bool(node.get("strip_left", True)), bool(node.get("strip_right", True)))
+    if kind == "Replace":
+        return Replace(node.get("pattern"), str(node.get("content", "")))
+    if kind == "Prepend":
+        return Prepend(str(node.get("prepend", "")))
+    if kind == "Sequence":
+        return Sequence([from_json(n) for n in node.get("normalizers", [])])
+    raise unsupported("normalizer", node)
+
+
+def is_nfc_or_none(normalizer) -> bool:
+    """True when the normalizer is absent or only NFC (the fast path applies NFC itself)."""
+    if normalizer is None:
+        return True
+    if isinstance(normalizer, Unicode):
+        return normalizer.form == "NFC"
+    return isinstance(normalizer, Sequence) and normalizer.is_nfc_only()

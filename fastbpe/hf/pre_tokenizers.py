@@ -1,0 +1,192 @@
+"""Pre-tokenizers (HF `pre_tokenizers.*`): Split (every behavior, invert), ByteLevel, Digits,
+Metaspace, Whitespace, WhitespaceSplit, Sequence.  Each maps a list of `NormalizedText` pieces
+to a new list; empty pieces are dropped, as HF does."""
+from __future__ import annotations
+
+import regex
+
+from ._nodes import compile_pattern, node_type, unsupported
+from .bytelevel import BYTE_TO_CHAR, BYTELEVEL_PATTERN
+from .normalized import NormalizedText
+
+BEHAVIORS = ("Removed", "Isolated", "MergedWithPrevious", "MergedWithNext", "Contiguous")
+
+
+def split_by(t: NormalizedText, pattern: "regex.Pattern[str]", behavior: str, invert: bool = False) -> list:
+    """HF's NormalizedString::split with a pattern: the text tiled by (span, is_match)."""
+    text = t.text
+    if not text:
+        return []
+    tiles, prev = [], 0
+    for m in pattern.finditer(text):
+        start, end = m.span()
+        if start == end:
+            continue
+        if prev != start:
+            tiles.append((prev, start, False))
+        tiles.append((start, end, True))
+        prev = end
+    if prev != len(text):
+        tiles.append((prev, len(text), False))
+    if invert:
+        tiles = [(s, e, not m) for s, e, m in tiles]
+    spans = []  # (start, end, removed)
+    if behavior == "Isolated":
+        spans = [(s, e, False) for s, e, _ in tiles]
+    elif behavior == "Removed":
+        spans = tiles
+    elif behavior == "Contiguous":
+        previous = False
+        for s, e, m in tiles:
+            if m == previous and spans:
+                spans[-1] = (spans[-1][0], e, False)
+            else:
+                spans.append((s, e, False))
+            previous = m
+    elif behavior == "MergedWithPrevious":
+        previous = False
+        for s, e, m in tiles:
+            if m and not previous and spans:
+                spans[-1] = (spans[-1][0], e, False)
+            else:
+                spans.append((s, e, False))
+            previous = m
+    elif behavior == "MergedWithNext":
+        previous = False
+        for s, e, m in reversed(tiles):
+            if m and not previous and spans:
+                spans[-1] = (s, spans[-1][1], False)
+            else:
+                spans.append((s, e, False))
+            previous = m
+        spans.reverse()
+    else:
+        raise ValueError(f"tokenizer.json: unknown split behavior {behavior!r}")
+    return [t.slice(s, e) for s, e, removed in spans if not removed and e > s]
+
+
+class Split:
+    def __init__(self, pattern, behavior: str, invert: bool):
+        if behavior not in BEHAVIORS:
+            raise ValueError(f"tokenizer.json: pre-tokenizer Split has an unknown behavior {behavior!r}")
+        self.pattern_node = pattern
+        self.pattern = compile_pattern("pre-tokenizer Split", pattern)
+        self.behavior, self.invert = behavior, invert
+
+    def pre_tokenize(self, pieces: list) -> list:
+        return [p for t in pieces for p in split_by(t, self.pattern, self.behavior, self.invert)]
+
+
+class ByteLevel:
+    """Optional prefix space, GPT-2 regex split (use_regex), then each byte as one character
+    of the byte-level alphabet (every byte keeps the span of its character)."""
+    _regex = regex.compile(BYTELEVEL_PATTERN)
+
+    def __init__(self, add_prefix_space: bool, use_regex: bool, trim_offsets: bool):
+        self.add_prefix_space, self.use_regex, self.trim_offsets = add_prefix_space, use_regex, trim_offsets
+
+    def split(self, pieces: list) -> list:
+        """The pieces before the byte mapping (original characters)."""
+        out = []
+        for t in pieces:
+            if self.add_prefix_space and not t.text.startswith(" "):
+                t = t.prepend(" ")
+            out.extend(split_by(t, self._regex, "Isolated") if self.use_regex else [t])
+        return out
+
+    def pre_tokenize(self, pieces: list) -> list:
+        return [t.map_chars(_char_to_bytelevel) for t in self.split(pieces)]
+
+
+def _char_to_bytelevel(c: str) -> str:
+    return "".join(BYTE_TO_CHAR[b] for b in c.encode("utf-8", "surrogatepass"))
+
+
+class Digits:
+    _digit = regex.compile(r"\p{N}")
+
+    def __init__(self, individual_digits: bool):
+        self.individual_digits = individual_digits
+
+    def pre_tokenize(self, pieces: list) -> list:
+        behavior = "Isolated" if self.individual_digits else "Contiguous"
+        return [p for t in pieces for p in split_by(t, self._digit, behavior)]
+
+
+class Metaspace:
+    def __init__(self, replacement: str, prepend_scheme: str, split: bool):
+        if len(replacement) != 1:
+            raise ValueError(f"tokenizer.json: Metaspace replacement must be one character, got {replacement!r}")
+        if prepend_scheme not in ("always", "first", "never"):
+            raise ValueError(f"tokenizer.json: Metaspace has an unknown prepend_scheme {prepend_scheme!r}")
+        self.replacement, self.prepend_scheme, self.split = replacement, prepend_scheme, split
+        self._delimiter = regex.compile(regex.escape(replacement))
+
+    def pre_tokenize(self, pieces: list) -> list:
+        out = []
+        for t in pieces:
+            t = t.map_chars(lambda c: self.replacement if c == " " else c)
+            if not t.text.startswith(self.replacement) and (
+                    self.prepend_scheme == "always"
+                    or (self.prepend_scheme == "first" and t.original_start() == 0)):
+                t = t.prepend(self.replacement)
+            out.extend(split_by(t, self._delimiter, "MergedWithNext") if self.split else [t] if t.text else [])
+        return out
+
+
+class Whitespace:
+    _words = regex.compile(r"\w+|[^\w\s]+")
+
+    def pre_tokenize(self, pieces: list) -> list:
+        return [p for t in pieces for p in split_by(t, self._words, "Removed", invert=True)]
+
+
+class WhitespaceSplit:
+    _space = regex.compile(r"\s+")
+
+    def pre_tokenize(self, pieces: list) -> list:
+        return [p for t in pieces for p in split_by(t, self._space, "Removed")]
+
+
+class Sequence:
+    def __init__(self, steps: list):
+        self.steps = steps
+
+    def pre_tokenize(self, pieces: list) -> list:
+        for step in self.steps:
+            pieces = step.pre_tokenize(pieces)
+        return pieces
+
+
+def from_json(node):
+    """The pre-tokenizer of a tokenizer.json node (None for none)."""
+    if node is None:
+        return None
+    kind = node_type("pre-tokenizer", node)
+    if kind == "Split":
+        return Split(node.get("pattern"), node.get("behavior", "Isolated"), bool(node.get("invert", False)))
+    if kind == "ByteLevel":
+        return ByteLevel(bool(node.get("add_prefix_space", True)), bool(node.get("use_regex", True)),
+                         bool(node.get("trim_offsets", True)))
+    if kind == "Digits":
+        return Digits(bool(node.get("individual_digits", False)))
+    if kind == "Metaspace":
+        scheme = node.get("prepend_scheme")
+        if scheme is None:  # files written before prepend_scheme existed
+            scheme = "always" if node.get("add_prefix_space", True) else "never"
+        return Metaspace(node.get("replacement", "\u2581"), scheme, bool(node.get("split", True)))
+    if kind == "Whitespace":
+        return Whitespace()
+    if kind == "WhitespaceSplit":
+        return WhitespaceSplit()
+    if kind == "Sequence":
+        return Sequence([from_json(n) for n in node.get("pretokenizers", [])])
+    raise unsupported("pre-tokenizer", node)
+
+
+def steps_of(pre_tokenizer) -> list:
+    if pre_tokenizer is None:
+        return []
+    if isinstance(pre_tokenizer, Sequence):
+        return [s for step in pre_tokenizer.steps for s in steps_of(step)]
+    return [pre_tokenizer]

@@ -1,0 +1,502 @@
+"""`Tokenizer`: a Hugging Face tokenizer.json with the interface of `tokenizers.Tokenizer`.
+
+Two paths give the same ids:
+
+* `encode` runs HF's pipeline stage by stage (added tokens, normalizer, pre-tokenizer, BPE,
+  post-processor, truncation, padding) and keeps every token's offsets;
+* `encode_ids`, `encode_ids_batch` and `encode_to_numpy` take a fast path when the file is a
+  plain byte-level BPE (GPT-2, Llama-3, Qwen2.5, DeepSeek: no normalizer or NFC, a Split with
+  a known pattern + ByteLevel, or ByteLevel with its regex): added tokens are cut out in
+  Python, and every other segment is scanned and merged by the GIL-free kernel of
+  `fastbpe.Encoding`.  Other files use the pipeline and return its ids.
+"""
+from __future__ import annotations
+
+import json
+import os
+import unicodedata
+from concurrent.futures import ThreadPoolExecutor
+
+import regex
+
+from ..pretokenize import scanner_kind
+from . import decoders, normalizers, post_processors, pre_tokenizers
+from ._nodes import UnsupportedError
+from .added_tokens import AddedToken, AddedVocabulary
+from .bytelevel import BYTELEVEL_PATTERN
+from .encoding import Encoding
+from .model import BPE
+from .normalized import NormalizedText
+
+_STRATEGIES = {"longest_first": "longest_first", "LongestFirst": "longest_first",
+               "only_first": "only_first", "OnlyFirst": "only_first",
+               "only_second": "only_second", "OnlySecond": "only_second"}
+
+
+class Tokenizer:
+    def __init__(self, spec: dict):
+        if not isinstance(spec, dict):
+            raise ValueError("tokenizer.json must hold a JSON object")
+        model = spec.get("model")
+        if not isinstance(model, dict):
+            raise ValueError("tokenizer.json has no model object")
+        kind = model.get("type", "BPE" if "merges" in model else None)  # old files omit the type
+        if kind != "BPE":
+            raise UnsupportedError(f"tokenizer.json: model {kind!r} is not supported by fastbpe (only BPE)")
+        self.normalizer = normalizers.from_json(spec.get("normalizer"))
+        self.pre_tokenizer = pre_tokenizers.from_json(spec.get("pre_tokenizer"))
+        self.post_processor = post_processors.from_json(spec.get("post_processor"))
+        self.decoder = decoders.from_json(spec.get("decoder"))
+        steps = pre_tokenizers.steps_of(self.pre_tokenizer)
+        self.model = BPE(model, any(isinstance(s, pre_tokenizers.ByteLevel) for s in steps))
+        self.added = AddedVocabulary()
+        if self.normalizer is not None:
+            self.added.set_normalizer(lambda text: self.normalizer.normalize(NormalizedText.from_original(text)).text)
+        for node in spec.get("added_tokens") or []:
+            token_id, token = AddedToken.from_json(node)
+            self.added.add(token_id, token)
+        self._truncation = None
+        self._padding = None
+        if spec.get("truncation"):
+            t = spec["truncation"]
+            self.enable_truncation(t["max_length"], t.get("stride", 0), t.get("strategy", "LongestFirst"),
+                                   t.get("direction", "Right"))
+        if spec.get("padding"):
+            p = spec["padding"]
+            strategy = p.get("strategy", "BatchLongest")
+            length = strategy.get("Fixed") if isinstance(strategy, dict) else None
+            self.enable_padding(p.get("direction", "Right"), p.get("pad_id", 0), p.get("pad_type_id", 0),
+                                p.get("pad_token", "[PAD]"), length, p.get("pad_to_multiple_of"))
+        self._pattern, self._kind, self._pattern_regex = self._fast_pattern(steps)
+        self._fast_wraps = None
+
+    # -- construction ---------------------------------------------------------------------
+
+    @classmethod
+    def from_str(cls, json_text: str) -> "Tokenizer":
+        try:
+            spec = json.loads(json_text)
+        except json.JSONDecodeError as e:
+            raise ValueError(f"not a valid tokenizer.json: {e}") from None
+        return cls(spec)
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike) -> "Tokenizer":
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        return cls.from_str(text)
+
+    @classmethod
+    def from_buffer(cls, data: bytes) -> "Tokenizer":
+        return cls.from_str(bytes(data).decode("utf-8"))
+
+    def _fast_pattern(self, steps: list):
+        """(pattern, scanner kind, compiled) when the ids can come from the byte-level kernel."""
+        if not self.model.byte_level or not normalizers.is_nfc_or_none(self.normalizer):
+            return None, -1, None
+        if len(steps) == 1 and isinstance(steps[0], pre_tokenizers.ByteLevel):
+            bl = steps[0]
+            pattern = BYTELEVEL_PATTERN if bl.use_regex else None
+        elif (len(steps) == 2 and isinstance(steps[0], pre_tokenizers.Split)
+              and isinstance(steps[1], pre_tokenizers.ByteLevel)
+              and steps[0].behavior == "Isolated" and not steps[0].invert
+              and isinstance(steps[0].pattern_node, dict) and "Regex" in steps[0].pattern_node):
+            bl = steps[1]
+            pattern = steps[0].pattern_node["Regex"] if not bl.use_regex else None
+        else:
+            return None, -1, None
+        if pattern is None or bl.add_prefix_space:
+            return None, -1, None
+        return pattern, scanner_kind(pattern), regex.compile(pattern)
+
+    # -- vocabulary -----------------------------------------------------------------------
+
+    def token_to_id(self, token: str) -> int | None:
+        i = self.added.by_content.get(token)
+        return i if i is not None else self.model.vocab.get(token)
+
+    def id_to_token(self, token_id: int) -> str | None:
+        t = self.added.token_text(token_id)
+        return t if t is not None else self.model.id_to_token.get(token_id)
+
+    def get_vocab(self, with_added_tokens: bool = True) -> dict[str, int]:
+        vocab = dict(self.model.vocab)
+        if with_added_tokens:
+            for i, t in self.added.by_id.items():
+                vocab[t.content] = i
+        return vocab
+
+    def get_vocab_size(self, with_added_tokens: bool = True) -> int:
+        return len(self.get_vocab(with_added_tokens)) if with_added_tokens else len(self.model.vocab)
+
+    def get_added_tokens_decoder(self) -> dict[int, AddedToken]:
+        return dict(sorted(self.added.by_id.items()))
+
+    def add_tokens(self, tokens) -> int:
+        return self._add(tokens, special=False)
+
+    def add_special_tokens(self, tokens) -> int:
+        return self._add(tokens, special=True)
+
+    def _add(self, tokens, special: bool) -> int:
+        if isinstance(tokens, (str, AddedToken)):
+            raise TypeError("expected a list of tokens")
+        added = 0
+        for token in tokens:
+            token = AddedToken.coerce(token, special)
+            if not token.content or token.content in self.added.by_content:
+                continue
+            token_id = self.model.vocab.get(token.content)
+            if token_id is None:
+                top = max(self.added.by_id, default=None)
+                size = len(self.model.vocab)
+                token_id = size if top is None or (top < size and size > 0) else top + 1
+            self.added.add(token_id, token)
+            added += 1
+        self._fast_wraps = None
+        return added
+
+    def num_special_tokens_to_add(self, is_pair: bool) -> int:
+        return self.post_processor.n_added(is_pair) if self.post_processor is not None else 0
+
+    # -- truncation and padding -----------------------------------------------------------
+
+    def enable_truncation(self, max_length: int, stride: int = 0, strategy: str = "longest_first",
+                          direction: str = "right") -> None:
+        if type(max_length) is not int or max_length < 0:
+            raise ValueError(f"max_length must be a non-negative int, got {max_length!r}")
+        if strategy not in _STRATEGIES:
+            raise ValueError(f"unknown truncation strategy {strategy!r}")
+        direction = str(direction).lower()
+        if direction not in ("right", "left"):
+            raise ValueError(f"truncation direction must be 'right' or 'left', got {direction!r}")
+        if stride >= max_length and max_length > 0:
+            raise ValueError(f"stride ({stride}) must be smaller than max_length ({max_length})")
+        self._truncation = {"max_length": max_length, "stride": stride,
+                            "strategy": _STRATEGIES[strategy], "direction": direction}
+
+    def no_truncation(self) -> None:
+        self._truncation = None
+
+    @property
+    def truncation(self) -> dict | None:
+        return dict(self._truncation) if self._truncation else None
+
+    def enable_padding(self, direction: str = "right", pad_id: int = 0, pad_type_id: int = 0,
+                       pad_token: str = "[PAD]", length: int | None = None,
+                       pad_to_multiple_of: int | None = None) -> None:
+        direction = str(direction).lower()
+        if direction not in ("right", "left"):
+            raise ValueError(f"padding direction must be 'right' or 'left', got {direction!r}")
+        self._padding = {"length": length, "pad_to_multiple_of": pad_to_multiple_of, "pad_id": pad_id,
+                         "pad_token": pad_token, "pad_type_id": pad_type_id, "direction": direction}
+
+    def no_padding(self) -> None:
+        self._padding = None
+
+    @property
+    def padding(self) -> dict | None:
+        return dict(self._padding) if self._padding else None
+
+    # -- the full pipeline ----------------------------------------------------------------
+
+    def _split_added(self, text: str) -> list[tuple[NormalizedText, int | None]]:
+        """Added tokens cut out (raw ones in the text, normalized ones after normalizing)."""
+        out = []
+        for s, e, aid in self.added.find(text, normalized=False):
+            seg = NormalizedText.from_original(text[s:e], s)
+            if aid is not None:
+                out.append((seg, aid))
+                continue
+            if self.normalizer is not None:
+                seg = self.normalizer.normalize(seg)
+            for s2, e2, aid2 in self.added.find(seg.text, normalized=True):
+                if e2 > s2:
+                    out.append((seg.slice(s2, e2), aid2))
+        return out
+
+    def _encode_sequence(self, text: str, type_id: int) -> Encoding:
+        if not isinstance(text, str):
+            raise TypeError(f"expected str, not {type(text).__name__}")
+        ids, tokens, offsets, words = [], [], [], []
+        word = 0
+        for seg, aid in self._split_added(text):
+            if aid is not None:
+                ids.append(aid)
+                tokens.append(seg.text)  # as HF: the matched text (with stripped spaces, normalized)
+                offsets.append(seg.offsets(0, len(seg.text)))
+                words.append(word)
+                word += 1
+                continue
+            pieces = self.pre_tokenizer.pre_tokenize([seg]) if self.pre_tokenizer is not None else [seg]
+            for piece in pieces:
+                if not piece.text:
+                    continue
+                for token_id, cs, ce in self.model.tokenize(piece.text):
+                    ids.append(token_id)
+                    tokens.append(self.model.id_to_token[token_id])
+                    offsets.append(piece.offsets(cs, ce))
+                    words.append(word)
+                word += 1
+        n = len(ids)
+        return Encoding(ids, [type_id] * n, tokens, offsets, [1] * n, [0] * n, words, [0] * n)
+
+    def _post_process(self, encodings: list, add_special_tokens: bool) -> Encoding:
+        if self._truncation:
+            self._truncate(encodings, add_special_tokens)
+        overflow = [e.overflowing for e in encodings]
+        for e in encodings:
+            e.overflowing = []
+        proc = self.post_processor
+        out = proc.process(encodings, add_special_tokens) if proc is not None else \
+            post_processors.default_process(encodings, add_special_tokens)
+        if len(encodings) == 1 and overflow[0]:
+            out.overflowing = [self._post_process_plain([o], add_special_tokens) for o in overflow[0]]
+        if self._padding:
+            p = self._padding
+            length = p["length"] if p["length"] is not None else len(out.ids)
+            self._pad(out, length)
+        return out
+
+    def _post_process_plain(self, encodings: list, add_special_tokens: bool) -> Encoding:
+        proc = self.post_processor
+        return proc.process(encodings, add_special_tokens) if proc is not None else \
+            post_processors.default_process(encodings, add_special_tokens)
+
+    def _pad(self, enc: Encoding, length: int) -> None:
+        p = self._padding
+        multiple = p["pad_to_multiple_of"]
+        if multiple and length % multiple:
+            length += multiple - length % multiple
+        enc.pad(length, p["pad_id"], p["pad_type_id"], p["pad_token"], p["direction"])
+
+    def _truncate(self, encodings: list, add_special_tokens: bool) -> None:
+        t = self._truncation
+        n_added = self.num_special_tokens_to_add(len(encodings) == 2) if add_special_tokens else 0
+        max_length = max(t["max_length"] - n_added, 0)
+        if len(encodings) == 1:
+            encodings[0].truncate(max_length, t["stride"], t["direction"])
+            return
+        a, b = encodings
+        total = len(a) + len(b)
+        if total <= max_length:
+            return
+        if t["strategy"] == "longest_first":
+            n1, n2 = len(a), len(b)
+            for _ in range(total - max_length):
+                if n1 > n2:
+                    n1 -= 1
+                else:
+                    n2 -= 1
+            a.truncate(n1, t["stride"], t["direction"])
+            b.truncate(n2, t["stride"], t["direction"])
+        else:
+            target = a if t["strategy"] == "only_first" else b
+            keep = len(target) - (total - max_length)
+            if keep <= 0:
+                raise ValueError("truncation: the sequence to truncate is shorter than what must be removed")
+            target.truncate(keep, t["stride"], t["direction"])
+
+    def encode(self, sequence: str, pair: str | None = None, is_pretokenized: bool = False,
+               add_special_tokens: bool = True) -> Encoding:
+        """HF's Tokenizer.encode: ids, tokens, offsets (characters), masks, type ids."""
+        if is_pretokenized:
+            raise UnsupportedError("fastbpe's Tokenizer.encode does not take pre-tokenized input")
+        encodings = [self._encode_sequence(sequence, 0)]
+        if pair is not None:
+            encodings.append(self._encode_sequence(pair, 1))
+        return self._post_process(encodings, add_special_tokens)
+
+    def encode_batch(self, inputs, is_pretokenized: bool = False, add_special_tokens: bool = True) -> list[Encoding]:
+        """`encode` for many inputs (str or (sequence, pair)); with padding, to the longest."""
+        if isinstance(inputs, str):
+            raise TypeError("encode_batch expects a list of inputs, not a single str")
+        out = []
+        for item in inputs:
+            if isinstance(item, (tuple, list)):
+                out.append(self.encode(item[0], item[1], is_pretokenized, add_special_tokens))
+            else:
+                out.append(self.encode(item, None, is_pretokenized, add_special_tokens))
+        if self._padding and self._padding["length"] is None and out:
+            longest = max(len(e) for e in out)
+            for e in out:
+                self._pad(e, longest)
+        return out
+
+    # -- the fast path --------------------------------------------------------------------
+
+    def _uses_fast_path(self) -> bool:
+        return (self._pattern is not None and self._truncation is None and self._padding is None
+                and not self.model.uses_dropout())
+
+    def _wraps(self, add_special_tokens: bool) -> tuple[list, list]:
+        """The ids the post-processor puts before and after a single sequence."""
+        if self._fast_wraps is None:
+            self._fast_wraps = {}
+            for flag in (False, True):
+                probe = Encoding([-1], [0], [""], [(0, 0)], [1], [0], [0], [0])
+                ids = self._post_process_plain([probe], flag).ids
+                k = ids.index(-1)
+                self._fast_wraps[flag] = (ids[:k], ids[k + 1:])
+        return self._fast_wraps[add_special_tokens]
+
+    def _fast_segments(self, text: str) -> list:
+        """text as a list of str segments (to BPE) and int ids (added tokens)."""
+        if not isinstance(text, str):
+            raise TypeError(f"expected str, not {type(text).__name__}")
+        nfc = self.normalizer is not None
+        out = []
+        for s, e, aid in self.added.find(text, normalized=False):
+            if aid is not None:
+                out.append(aid)
+                continue
+            seg = text[s:e] if (s, e) != (0, len(text)) else text
+            if nfc and not seg.isascii():
+                seg = unicodedata.normalize("NFC", seg)
+            if self.added.has_normalized():
+                for s2, e2, aid2 in self.added.find(seg, normalized=True):
+                    out.append(aid2 if aid2 is not None else seg[s2:e2])
+            else:
+                out.append(seg)
+        return out
+
+    def _segment_ids(self, seg: str, as_numpy: bool = False):
+        if not seg:
+            return []
+        if self._kind >= 0:
+            return self.model.table.encode_text(seg, self._kind, as_numpy)
+        return self.model.table.encode_pieces(self._isolated_pieces(seg), as_numpy, seg)
+
+    def _isolated_pieces(self, seg: str) -> list[str]:
+        """Split(Isolated): every match and every gap between matches is a piece."""
+        pieces, prev = [], 0
+        for m in self._pattern_regex.finditer(seg):
+            s, e = m.span()
+            if s == e:
+                continue
+            if s > prev:
+                pieces.append(seg[prev:s])
+            pieces.append(seg[s:e])
+            prev = e
+        if prev < len(seg):
+            pieces.append(seg[prev:])
+        return pieces
+
+    def encode_ids(self, text: str, add_special_tokens: bool = True) -> list[int]:
+        """`encode(text, add_special_tokens=...).ids`, without building an Encoding."""
+        if not self._uses_fast_path():
+            return self.encode(text, add_special_tokens=add_special_tokens).ids
+        before, after = self._wraps(add_special_tokens)
+        segments = self._fast_segments(text)
+        if len(segments) == 1 and type(segments[0]) is str and not before and not after:
+            return self._segment_ids(segments[0])
+        ids = list(before)
+        for seg in segments:
+            if type(seg) is int:
+                ids.append(seg)
+            else:
+                ids.extend(self._segment_ids(seg))
+        ids.extend(after)
+        return ids
+
+    def encode_to_numpy(self, text: str, add_special_tokens: bool = True):
+        """`encode_ids` as a numpy uint32 array."""
+        import numpy as np
+
+        if self._uses_fast_path():
+            segments = self._fast_segments(text)
+            before, after = self._wraps(add_special_tokens)
+            if len(segments) == 1 and type(segments[0]) is str and not before and not after:
+                return self._segment_ids(segments[0], True) if segments[0] else np.zeros(0, np.uint32)
+        return np.asarray(self.encode_ids(text, add_special_tokens), dtype=np.uint32)
+
+    def encode_ids_batch(self, texts, add_special_tokens: bool = True, num_threads: int | None = None) -> list[list[int]]:
+        """`encode_ids` of each text, on threads (the kernel releases the GIL)."""
+        if isinstance(texts, str):
+            raise TypeError("encode_ids_batch expects a list of str, not a single str")
+        texts = list(texts)
+        if num_threads is None:
+            num_threads = os.cpu_count() or 1
+        if not self._uses_fast_path() or self._kind < 0:
+            # the regex split re-takes the GIL per match: threads would only contend
+            return [self.encode_ids(t, add_special_tokens) for t in texts]
+        before, after = self._wraps(add_special_tokens)
+        return _parallel_chunks(lambda chunk: self._fast_ids_many(chunk, before, after), texts, num_threads)
+
+    def _fast_ids_many(self, texts: list, before: list, after: list) -> list[list[int]]:
+        """One GIL-free kernel call for every BPE segment of the texts, then stitched."""
+        plans = [self._fast_segments(t) for t in texts]
+        segs = [s for plan in plans for s in plan if type(s) is str]
+        encoded = iter(self.model.table.encode_texts(segs, self._kind))
+        out = []
+        for plan in plans:
+            if len(plan) == 1 and type(plan[0]) is str and not before and not after:
+                out.append(next(encoded))
+                continue
+            ids = list(before)
+            for s in plan:
+                if type(s) is int:
+                    ids.append(s)
+                else:
+                    ids.extend(next(encoded))
+            ids.extend(after)
+            out.append(ids)
+        return out
+
+    # -- decoding -------------------------------------------------------------------------
+
+    def decode(self, ids, skip_special_tokens: bool = True) -> str:
+        """The text of ids, through the file's decoder (tokens joined by spaces without one)."""
+        special = self.added.special_contents() if skip_special_tokens else ()
+        tokens = []
+        for i in ids:
+            if isinstance(i, bool) or not isinstance(i, int):
+                try:
+                    i = int(i.__index__())
+                except AttributeError:
+                    raise TypeError(f"token ids must be int, not {type(i).__name__}") from None
+            t = self.id_to_token(i)
+            if t is None:
+                raise ValueError(f"token id {i} is not in the vocabulary")
+            if t not in special:
+                tokens.append(t)
+        if self.decoder is None:
+            return " ".join(tokens)
+        return self.decoder.decode(tokens)
+
+    def decode_batch(self, sequences, skip_special_tokens: bool = True) -> list[str]:
+        return [self.decode(ids, skip_special_tokens) for ids in sequences]
+
+    # -- tiktoken-style view --------------------------------------------------------------
+
+    def to_encoding(self, name: str = "hf"):
+        """A tiktoken-style `fastbpe.Encoding` with this file's vocabulary, merges and split
+        pattern; every added token becomes a special token.  Its `encode_ordinary` gives
+        `encode_ids(text, add_special_tokens=False)`'s ids for text without added tokens (on
+        NFC text when the file normalizes with NFC).  ValueError unless the file is a plain
+        byte-level BPE."""
+        from .._core import BPETable
+        from ..encoding import Encoding as TiktokenEncoding
+
+        if self._pattern is None or self.model.uses_dropout():
+            raise ValueError("to_encoding needs a plain byte-level BPE file (ByteLevel pre-tokenizer, "
+                             "optionally after a regex Split; no normalizer but NFC; no dropout)")
+        tokens = self.model.token_bytes
+        ranks = {t: i for i, t in enumerate(tokens) if t is not None}
+        specials = {t.content: i for i, t in self.added.by_id.items() if i >= len(tokens) or tokens[i] is None}
+        enc = TiktokenEncoding(name, pat_str=self._pattern, mergeable_ranks=ranks, special_tokens=specials)
+        # HF merges by its merge list, not by id: the kernel gets the same pair table as here
+        enc._table = BPETable.from_merges(
+            self.model.merge_rows, tokens, {i: s.encode("utf-8") for s, i in specials.items()},
+            whole_piece=self.model.ignore_merges)
+        return enc
+
+
+def _parallel_chunks(fn, items: list, num_threads: int) -> list:
+    if num_threads <= 1 or len(items) <= 1:
+        return fn(items)
+    n_chunks = min(len(items), num_threads * 2)
+    size = -(-len(items) // n_chunks)
+    chunks = [items[i:i + size] for i in range(0, len(items), size)]
+    with ThreadPoolExecutor(min(num_threads, len(chunks))) as pool:
+        return [r for part in pool.map(fn, chunks) for r in part]
