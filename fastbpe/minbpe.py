@@ -24,7 +24,7 @@ import os
 import numpy as np
 import regex
 
-from . import _train
+from . import _train, alternatives
 from ._core import BPETable
 from .formats import minbpe_files
 from .patterns import GPT2_PATTERN, GPT4_PATTERN
@@ -171,8 +171,12 @@ class BasicTokenizer(Tokenizer):
         text_bytes = b"".join(self.vocab[idx] for idx in ids)
         return text_bytes.decode("utf-8", errors="replace")
 
-    def encode(self, text):
-        return self._bpe_table().encode_bytes(_utf8(_check_text(text)))
+    def encode(self, text, *, dropout=None, seed=None):
+        """``dropout=p``: BPE-dropout (each merge skipped with probability p; see alternatives)."""
+        text = _check_text(text)
+        if dropout is not None and alternatives.check_dropout(dropout, seed) > 0:
+            return alternatives.dropout_fn(dropout, seed)(self._bpe_table(), [_utf8(text)])
+        return self._bpe_table().encode_bytes(_utf8(text))
 
 
 class RegexTokenizer(Tokenizer):
@@ -223,10 +227,12 @@ class RegexTokenizer(Tokenizer):
     def _encode_chunk(self, text_bytes):
         return self._bpe_table().encode_bytes(bytes(text_bytes))
 
-    def encode_ordinary(self, text):
-        """Encoding that ignores any special tokens."""
+    def encode_ordinary(self, text, *, dropout=None, seed=None):
+        """Encoding that ignores any special tokens; ``dropout=p`` as in BasicTokenizer.encode."""
         text = _check_text(text)
         pieces = self.compiled_pattern.findall(text)
+        if dropout is not None and alternatives.check_dropout(dropout, seed) > 0:
+            return alternatives.dropout_fn(dropout, seed)(self._bpe_table(), [_utf8(p) for p in pieces])
         try:
             return self._bpe_table().encode_pieces(pieces)
         except UnicodeEncodeError:
@@ -249,20 +255,21 @@ class RegexTokenizer(Tokenizer):
             return {k: v for k, v in self.special_tokens.items() if k in allowed_special}
         raise ValueError(f"allowed_special={allowed_special} not understood")
 
-    def encode(self, text, allowed_special="none_raise"):
+    def encode(self, text, allowed_special="none_raise", *, dropout=None, seed=None):
         """Like ``encode_ordinary`` but handles special tokens.  allowed_special: "all",
         "none", "none_raise" (raise if one appears in text) or a custom set."""
         text = _check_text(text)
         special = self._specials_for(text, allowed_special)
         if not special:
-            return self.encode_ordinary(text)
+            return self.encode_ordinary(text, dropout=dropout, seed=seed)
         special_pattern = "(" + "|".join(regex.escape(k) for k in special) + ")"
         ids = []
         for part in regex.split(special_pattern, text):
             if part in special:
                 ids.append(special[part])
             else:
-                ids.extend(self.encode_ordinary(part))
+                ids.extend(self.encode_ordinary(part, dropout=dropout, seed=seed))
+                seed = None if seed is None else seed + 1    # other draws for the next part
         return ids
 
 
@@ -320,13 +327,16 @@ class GPT4Tokenizer(RegexTokenizer):
     def inverse_byte_shuffle(self):
         return {v: k for k, v in self.byte_shuffle.items()}
 
-    def encode_ordinary(self, text):
+    def encode_ordinary(self, text, *, dropout=None, seed=None):
+        if dropout is not None:
+            return self._enc.encode(_check_text(text), disallowed_special=(), dropout=dropout, seed=seed)
         return self._enc.encode_ordinary(_check_text(text))
 
-    def encode(self, text, allowed_special="none_raise"):
+    def encode(self, text, allowed_special="none_raise", *, dropout=None, seed=None):
         text = _check_text(text)
         special = self._specials_for(text, allowed_special)
-        return self._enc.encode(text, allowed_special=set(special), disallowed_special=())
+        return self._enc.encode(text, allowed_special=set(special), disallowed_special=(),
+                                dropout=dropout, seed=seed)
 
     def decode(self, ids):
         return self._enc.decode(list(ids))
