@@ -211,3 +211,13 @@ def test_use_errors(docs):
     with pytest.raises(ValueError):
         UBPEClassic.loads(json.dumps({"n_tokens": 4, "alphabet": {"0": 0}, "mapper": {"1": [0, 0, 0]},
                                       "weights": {"1": 0.5}}))
+
+
+def test_documents_that_split_into_nothing():
+    """The reference raises on these (an empty part); here they count as documents without pairs."""
+    docs = ["and", "", "the cat and the hat", "and"]
+    for cls in (UBPE, UBPEClassic):
+        model = cls(alphabet=alphabet_of(docs), n_tokens=30, known_words=["and"])
+        model.fit(docs, quiet=True)
+        assert model.decode(model.encode("the hat and")[0][0]) == "the hat and"
+        assert model.encode("")[0] == ([], 0.0)

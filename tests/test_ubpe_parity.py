@@ -28,7 +28,8 @@ def _text_cases(rng: random.Random) -> list:
     ]
     for k, extra in enumerate(options):
         for cls in ("UBPE", "UBPEClassic"):
-            docs = make_docs(100 + k, rng.randint(10, 40), words_per_doc=rng.randint(3, 25))
+            # " x": the reference fails on a document that splits into nothing (e.g. "and")
+            docs = [d + " x" for d in make_docs(100 + k, rng.randint(10, 40), words_per_doc=rng.randint(3, 25))]
             alphabet = sorted(set("".join(docs)) | {"x", "!", "?", ",", "."})
             encode = make_docs(200 + k, 6) + ["", "x", "the the the", "that, the; the!"[:13]]
             encode = ["".join(c for c in d if c in alphabet) for d in encode]
@@ -46,7 +47,7 @@ def _int_cases(rng: random.Random) -> list:
     for k in range(6):
         n_sym = rng.randint(2, 6)
         corpus = [[rng.randrange(n_sym) if rng.random() < 0.5 else k % n_sym
-                   for _ in range(rng.randint(2, 60))] for _ in range(rng.randint(1, 30))]
+                   for _ in range(rng.randint(2, 60))] + [0] for _ in range(rng.randint(1, 30))]
         encode = [[rng.randrange(n_sym) for _ in range(rng.randint(2, 30))] for _ in range(5)]
         cls = "UBPE" if k % 2 == 0 else "UBPEClassic"
         init = {"alphabet": list(range(n_sym)), "n_tokens": n_sym + rng.choice([3, 20, 80])}
@@ -80,23 +81,16 @@ def reference_results():
 
 def test_models_and_encodings_equal_the_reference(reference_results):
     cases, results = reference_results
-    compared = 0
     for case, ref in zip(cases, results):
-        if "error" in ref:       # the reference fails on some inputs; ours must not
-            run_case(case, ours)
-            continue
+        assert "error" not in ref, ref
         mine = json.loads(json.dumps(run_case(case, ours)))
         assert _normal(mine) == _normal(ref), (case["cls"], case["init"].keys(), case["fit"])
-        compared += 1
-    assert compared >= len(cases) - 2
 
 
 def test_models_move_between_the_libraries(reference_results):
     cases, results = reference_results
     loaded_cases = []
     for case, ref in zip(cases, results):
-        if "error" in ref:
-            continue
         token_type = "str" if isinstance(case["init"]["alphabet"][0], str) else "int"
         mine = run_case(case, ours)
         # ours -> reference, and reference -> ours: both encode like the fitted originals
