@@ -23,7 +23,6 @@ cdef struct PairStat:
     uint64_t key         # left << 32 | right; EMPTY when free
     int64_t count        # occurrences in the corpus
     int64_t docs         # documents containing the pair
-    int64_t last_doc     # the last document that counted towards `docs`
 
 
 cdef struct PairStats:
@@ -50,13 +49,6 @@ cdef void stats_free(PairStats* t) noexcept nogil:
     free(t.used)
     t.slots = NULL
     t.used = NULL
-
-
-cdef void stats_clear(PairStats* t) noexcept nogil:
-    cdef Py_ssize_t i
-    for i in range(t.n_used):
-        t.slots[t.used[i]].key = EMPTY
-    t.n_used = 0
 
 
 cdef inline PairStat* stats_find(const PairStats* t, uint64_t key) noexcept nogil:
@@ -88,30 +80,109 @@ cdef int stats_grow(PairStats* t) except -1 nogil:
     return 0
 
 
-cdef int stats_add(PairStats* t, uint64_t key, int64_t doc) except -1 nogil:
-    """Count one occurrence of `key` in document `doc`."""
-    cdef uint64_t i = mix64(key) & t.mask
+cdef PairStat* stats_slot(PairStats* t, uint64_t key) except NULL nogil:
+    """The entry of `key`, inserted with zero counts if absent (valid until the next insert)."""
+    cdef uint64_t i
     cdef PairStat* s
+    if <uint64_t>(t.n_used + 1) * 2 > t.mask + 1:
+        stats_grow(t)
+    i = mix64(key) & t.mask
     while True:
         s = &t.slots[i]
         if s.key == key:
-            s.count += 1
-            if s.last_doc != doc:
-                s.docs += 1
-                s.last_doc = doc
-            return 0
+            return s
         if s.key == EMPTY:
             break
         i = (i + 1) & t.mask
-    if <uint64_t>(t.n_used + 1) * 2 > t.mask + 1:
-        stats_grow(t)
-        return stats_add(t, key, doc)
     s.key = key
-    s.count = 1
-    s.docs = 1
-    s.last_doc = doc
+    s.count = 0
+    s.docs = 0
     t.used[t.n_used] = <int64_t>i
     t.n_used += 1
+    return s
+
+
+cdef struct LocalPair:         # one pair of one document: occurrences before and after a step
+    uint64_t key             # EMPTY when free
+    int64_t before
+    int64_t after
+
+
+cdef struct LocalPairs:        # reused for each document, sized to it (so it stays in cache)
+    LocalPair* slots
+    uint64_t mask
+    uint64_t cap
+    int64_t* used
+    Py_ssize_t n_used
+
+
+cdef int local_init(LocalPairs* t, Py_ssize_t max_pairs) except -1 nogil:
+    cdef uint64_t cap = 16
+    while cap < <uint64_t>(2 * max_pairs + 2):
+        cap <<= 1
+    t.slots = <LocalPair*>malloc(cap * sizeof(LocalPair))
+    t.used = <int64_t*>malloc(cap * sizeof(int64_t))
+    if t.slots == NULL or t.used == NULL:
+        with gil:
+            raise MemoryError()
+    memset(t.slots, 0xFF, cap * sizeof(LocalPair))
+    t.mask = cap - 1
+    t.cap = cap
+    t.n_used = 0
+    return 0
+
+
+cdef inline void local_size_for(LocalPairs* t, int64_t n_symbols) noexcept nogil:
+    """Use only the first slots, enough for a document of `n_symbols` (the rest stay empty)."""
+    cdef uint64_t cap = 16
+    while cap < <uint64_t>(2 * n_symbols + 2) and cap < t.cap:
+        cap <<= 1
+    t.mask = cap - 1
+
+
+cdef inline void local_count(LocalPairs* t, const int32_t* a, Py_ssize_t n, bint after) noexcept nogil:
+    """Count the adjacent pairs of a[0:n] into `before` or `after` (the table never fills: it
+    is sized for the largest document)."""
+    cdef Py_ssize_t i
+    cdef uint64_t key, h
+    cdef LocalPair* s
+    for i in range(n - 1):
+        key = (<uint64_t><uint32_t>a[i] << 32) | <uint64_t><uint32_t>a[i + 1]
+        h = mix64(key) & t.mask
+        while True:
+            s = &t.slots[h]
+            if s.key == key:
+                break
+            if s.key == EMPTY:
+                s.key = key
+                s.before = 0
+                s.after = 0
+                t.used[t.n_used] = <int64_t>h
+                t.n_used += 1
+                break
+            h = (h + 1) & t.mask
+        if after:
+            s.after += 1
+        else:
+            s.before += 1
+
+
+cdef int local_flush(LocalPairs* t, PairStats* stats) except -1 nogil:
+    """Apply one document's changes to the corpus statistics, then empty the table."""
+    cdef Py_ssize_t k
+    cdef LocalPair* s
+    cdef PairStat* g
+    for k in range(t.n_used):
+        s = &t.slots[t.used[k]]
+        if s.before != s.after:
+            g = stats_slot(stats, s.key)
+            g.count += s.after - s.before
+            if s.before == 0:
+                g.docs += 1
+            elif s.after == 0:
+                g.docs -= 1
+        s.key = EMPTY
+    t.n_used = 0
     return 0
 
 
@@ -130,6 +201,8 @@ cdef Py_ssize_t top_candidates(const PairStats* t, PairStat* top, Py_ssize_t k) 
     cdef const PairStat* s
     for i in range(t.n_used):
         s = &t.slots[t.used[i]]
+        if s.count <= 0:                     # a pair the merges made disappear
+            continue
         if n == k and not ranks_before(s, &top[k - 1]):
             continue
         j = n if n < k else k - 1
@@ -149,39 +222,69 @@ cdef inline int64_t pair_count(const PairStats* t, int64_t left, int64_t right) 
 
 def fit_pairs(int32_t[::1] seq, int64_t[::1] part_start, int64_t[::1] part_doc,
               int64_t first_id, int64_t n_tokens, int64_t n_candidates, object on_step=None):
-    """Run the multi-pair training loop in place over `seq` (parts laid out end to end).
+    """Run the multi-pair training loop in place over `seq` (parts laid out end to end, the
+    parts of a document consecutive).
 
-    Returns an int64 array of rows (left, right, new id, documents containing the pair), one per
-    new token in creation order.  `on_step(n_new_tokens)` is called between steps (progress)."""
+    Pair statistics are kept up to date incrementally: a step re-counts only the documents where
+    one of its pairs occurs (in a small per-document table, whose differences go to the corpus
+    table), and parts of one token leave the scan.  Returns an int64 array of rows (left, right,
+    new id, documents containing the pair), one per new token in creation order.
+    `on_step(n_new_tokens)` is called between steps (progress)."""
     cdef Py_ssize_t n_parts = part_doc.shape[0]
     cdef int64_t* part_len = <int64_t*>malloc((n_parts + 1) * sizeof(int64_t))
+    cdef int64_t* live = <int64_t*>malloc((n_parts + 1) * sizeof(int64_t))   # parts of 2+ tokens
     cdef PairStat* top = <PairStat*>malloc(max(n_candidates, 1) * sizeof(PairStat))
     cdef int64_t* accepted = <int64_t*>malloc(max(n_candidates, 1) * sizeof(int64_t))
     cdef int64_t id_cap = max(first_id, n_tokens) + n_candidates + 2
     cdef int64_t* first_of = <int64_t*>malloc(id_cap * sizeof(int64_t))   # left token -> accepted row
+    cdef int64_t* second_of = <int64_t*>malloc(max(n_candidates, 1) * sizeof(int64_t))
     cdef PairStats stats
+    cdef LocalPairs local
     cdef list rows = []
-    cdef int64_t max_token = first_id - 1
-    cdef Py_ssize_t p, i, w, e, n_top, n_acc, a, b
+    cdef int64_t max_token = first_id - 1, doc_size = 0, biggest_doc = 0
+    cdef Py_ssize_t n_live = 0, k, k2, kept, p, i, w, s0, e, n_top, n_acc, a, b
     cdef int64_t t, l1, r1, l2, r2, n2, m
-    cdef bint good
+    cdef bint good, hit
     stats.slots = NULL
     stats.used = NULL
+    local.slots = NULL
+    local.used = NULL
     try:
-        if part_len == NULL or top == NULL or accepted == NULL or first_of == NULL:
+        if (part_len == NULL or live == NULL or top == NULL or accepted == NULL or first_of == NULL
+                or second_of == NULL):
             raise MemoryError()
+        if part_start.shape[0] != n_parts + 1:
+            raise ValueError("part_start needs one more entry than part_doc")
         for i in range(id_cap):
             first_of[i] = -1
         for p in range(n_parts):
+            if p and part_doc[p] < part_doc[p - 1]:
+                raise ValueError("the parts of a document must be consecutive (part_doc sorted)")
+            if part_doc[p] != (part_doc[p - 1] if p else -1):
+                doc_size = 0
             part_len[p] = part_start[p + 1] - part_start[p]
+            doc_size += part_len[p]
+            biggest_doc = max(biggest_doc, doc_size)
+            if part_len[p] >= 2:
+                live[n_live] = p
+                n_live += 1
         with nogil:
             stats_init(&stats, 1 << 16)
+            local_init(&local, biggest_doc)
+            k = 0
+            while k < n_live:                  # the first count, one document at a time
+                k2 = k
+                doc_size = 0
+                while k2 < n_live and part_doc[live[k2]] == part_doc[live[k]]:
+                    doc_size += part_len[live[k2]]
+                    k2 += 1
+                local_size_for(&local, doc_size)
+                for i in range(k, k2):
+                    local_count(&local, &seq[part_start[live[i]]], part_len[live[i]], True)
+                local_flush(&local, &stats)
+                k = k2
         while max_token < n_tokens:
             with nogil:
-                stats_clear(&stats)
-                for p in range(n_parts):
-                    for i in range(part_start[p], part_start[p] + part_len[p] - 1):
-                        stats_add(&stats, (<uint64_t>seq[i] << 32) | <uint64_t>seq[i + 1], part_doc[p])
                 n_top = top_candidates(&stats, top, n_candidates)
                 # the first candidate always; later ones only with fresh tokens and no better border pair
                 n_acc = 0
@@ -210,24 +313,57 @@ def fit_pairs(int32_t[::1] seq, int64_t[::1] part_start, int64_t[::1] part_doc,
                     if good:
                         accepted[n_acc] = a
                         n_acc += 1
-                # replace every accepted pair, left to right, in each part
                 for b in range(n_acc):
                     first_of[top[accepted[b]].key >> 32] = b
-                for p in range(n_parts):
-                    i = part_start[p]
-                    e = i + part_len[p]
-                    w = i
-                    while i < e:
-                        t = seq[i]
-                        m = first_of[t]
-                        if m >= 0 and i + 1 < e and seq[i + 1] == <int64_t>(top[accepted[m]].key & LOW32):
-                            seq[w] = <int32_t>(max_token + 1 + m)
-                            i += 2
-                        else:
-                            seq[w] = <int32_t>t
-                            i += 1
-                        w += 1
-                    part_len[p] = w - part_start[p]
+                    second_of[b] = <int64_t>(top[accepted[b]].key & LOW32)
+                # each document where an accepted pair occurs: count, rewrite (left to right), count
+                kept = 0
+                k = 0
+                while k < n_live:
+                    k2 = k
+                    hit = False
+                    doc_size = 0
+                    while k2 < n_live and part_doc[live[k2]] == part_doc[live[k]]:
+                        p = live[k2]
+                        s0 = part_start[p]
+                        doc_size += part_len[p]
+                        if not hit:
+                            for i in range(s0, s0 + part_len[p] - 1):
+                                m = first_of[seq[i]]
+                                if m >= 0 and seq[i + 1] == second_of[m]:
+                                    hit = True
+                                    break
+                        k2 += 1
+                    if hit:
+                        local_size_for(&local, doc_size)
+                        for i in range(k, k2):
+                            p = live[i]
+                            local_count(&local, &seq[part_start[p]], part_len[p], False)
+                        for i in range(k, k2):
+                            p = live[i]
+                            s0 = part_start[p]
+                            e = s0 + part_len[p]
+                            a = s0
+                            w = s0
+                            while a < e:
+                                t = seq[a]
+                                m = first_of[t]
+                                if m >= 0 and a + 1 < e and seq[a + 1] == second_of[m]:
+                                    seq[w] = <int32_t>(max_token + 1 + m)
+                                    a += 2
+                                else:
+                                    seq[w] = <int32_t>t
+                                    a += 1
+                                w += 1
+                            part_len[p] = w - s0
+                            local_count(&local, &seq[s0], part_len[p], True)
+                        local_flush(&local, &stats)
+                    for i in range(k, k2):
+                        if part_len[live[i]] >= 2:
+                            live[kept] = live[i]
+                            kept += 1
+                    k = k2
+                n_live = kept
                 for b in range(n_acc):
                     first_of[top[accepted[b]].key >> 32] = -1
             if n_top == 0:
@@ -241,10 +377,14 @@ def fit_pairs(int32_t[::1] seq, int64_t[::1] part_start, int64_t[::1] part_doc,
                 on_step(n_acc)
     finally:
         stats_free(&stats)
+        free(local.slots)
+        free(local.used)
         free(part_len)
+        free(live)
         free(top)
         free(accepted)
         free(first_of)
+        free(second_of)
     return np.array(rows, dtype=np.int64).reshape(-1, 4)
 
 
@@ -631,9 +771,10 @@ cdef class ClassicMerges:
             self.left[i] = pairs[i, 0]
             self.right[i] = pairs[i, 1]
             self.new_id[i] = pairs[i, 2]
+            if not (0 <= pairs[i, 0] < 0x7FFFFFFF and 0 <= pairs[i, 1] < 0x7FFFFFFF and 0 <= pairs[i, 2] < 0x7FFFFFFF):
+                raise ValueError(f"token ids must be in 0..2**31-2, got {tuple(pairs[i])}")
             if stats_find(&self.rank_of, (<uint64_t>pairs[i, 0] << 32) | <uint64_t>pairs[i, 1]) == NULL:
-                stats_add(&self.rank_of, (<uint64_t>pairs[i, 0] << 32) | <uint64_t>pairs[i, 1], 0)
-                stats_find(&self.rank_of, (<uint64_t>pairs[i, 0] << 32) | <uint64_t>pairs[i, 1]).count = i
+                stats_slot(&self.rank_of, (<uint64_t>pairs[i, 0] << 32) | <uint64_t>pairs[i, 1]).count = i
 
     def __dealloc__(self):
         stats_free(&self.rank_of)
@@ -756,3 +897,43 @@ cdef class ClassicMerges:
             free(freq)
             free(order)
         return ids, total
+
+
+# ---------------------------------------------------------------- str parts -> ids
+
+from cpython.unicode cimport PyUnicode_READ, PyUnicode_KIND, PyUnicode_DATA, PyUnicode_GET_LENGTH
+
+
+def map_str_parts(list parts, int32_t[::1] table):
+    """Parts (str) -> (int32 ids end to end, int64 offsets), each character through `table`
+    (code point -> id, -1 for none).  ValueError names the first character not in the table."""
+    cdef Py_ssize_t n_parts = len(parts), total = 0, p, i, n, k = 0
+    cdef Py_ssize_t size = table.shape[0]
+    cdef object part
+    cdef int kind
+    cdef void* data
+    cdef Py_UCS4 ch
+    cdef int32_t v
+    for part in parts:
+        if type(part) is not str:
+            raise TypeError("map_str_parts takes str parts")
+        total += PyUnicode_GET_LENGTH(part)
+    ids = np.empty(total, dtype=np.int32)
+    offsets = np.empty(n_parts + 1, dtype=np.int64)
+    cdef int32_t[::1] out = ids
+    cdef int64_t[::1] off = offsets
+    off[0] = 0
+    for p in range(n_parts):
+        part = parts[p]
+        n = PyUnicode_GET_LENGTH(part)
+        kind = PyUnicode_KIND(part)
+        data = PyUnicode_DATA(part)
+        for i in range(n):
+            ch = PyUnicode_READ(kind, data, i)
+            v = table[ch] if ch < <Py_UCS4>size else -1
+            if v < 0:
+                raise ValueError(f"symbol {chr(ch)!r} is not in the alphabet")
+            out[k] = v
+            k += 1
+        off[p + 1] = k
+    return ids, offsets

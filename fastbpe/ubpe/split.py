@@ -12,6 +12,8 @@ from enum import Flag, auto
 
 import numpy as np
 
+from .._ubpe import map_str_parts
+
 
 class SplitMode(Flag):
     """Which splitting steps run (the reference's flags)."""
@@ -89,12 +91,12 @@ class Splitter:
     def __call__(self, doc, mode: SplitMode = SplitMode.FULL, leave_separators: bool = True):
         """(ids int32, offsets int64): part i is ids[offsets[i]:offsets[i + 1]]."""
         parts = self.parts(doc, mode, leave_separators)
+        if self.char_table is not None and isinstance(doc, str) and self.known_words is None:
+            return map_str_parts(parts, self.char_table)      # every part is a str: one C pass
         lengths = np.fromiter((1 if isinstance(p, int) else len(p) for p in parts),
                               dtype=np.int64, count=len(parts))
         offsets = np.zeros(len(parts) + 1, dtype=np.int64)
         np.cumsum(lengths, out=offsets[1:])
-        if self.char_table is not None and all(isinstance(p, str) for p in parts):
-            return self._map_chars("".join(parts)), offsets
         ids: list = []
         for p in parts:
             if isinstance(p, int):
