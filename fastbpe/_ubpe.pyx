@@ -737,6 +737,139 @@ cdef class UBPELookup:
         return [(item[3], item[0]) for item in found]
 
 
+    def encode_top_doc(self, int32_t[::1] seq, int64_t[::1] offsets, Py_ssize_t top_n):
+        """The best `top_n` encodings of a document of several parts, as the reference combines
+        them: from the last part back, each part's sorted candidates are merged with the sorted
+        tails (two-list merge; on equal keys the next tail goes first).  One-symbol parts are
+        prepended as they are.  Tails share their ends (a cons pool), so nothing is copied twice."""
+        cdef DagWork w = self._new_work()
+        cdef Py_ssize_t n_parts = offsets.shape[0] - 1, p, s, n, k, j, nc, nt, n_new, ci, ti
+        cdef Py_ssize_t pool_len = 0, pool_cap = 1024
+        cdef int32_t* node_tok = <int32_t*>malloc(pool_cap * sizeof(int32_t))   # tail chains
+        cdef int32_t* node_next = <int32_t*>malloc(pool_cap * sizeof(int32_t))
+        cdef int32_t* tail_head = <int32_t*>malloc(2 * top_n * sizeof(int32_t))  # current, next
+        cdef double* tail_w = <double*>malloc(2 * top_n * sizeof(double))
+        cdef int64_t* tail_len = <int64_t*>malloc(2 * top_n * sizeof(int64_t))
+        cdef int32_t* cand = <int32_t*>malloc(top_n * sizeof(int32_t))       # sorted candidates
+        cdef int32_t c, node
+        cdef double wa, wb
+        cdef int64_t la, lb
+        cdef list found = []
+        cdef list ids
+        try:
+            if (node_tok == NULL or node_next == NULL or tail_head == NULL or tail_w == NULL
+                    or tail_len == NULL or cand == NULL):
+                raise MemoryError()
+            nt = 1
+            tail_head[0] = -1
+            tail_w[0] = 0.0
+            tail_len[0] = 0
+            p = n_parts - 1
+            while p >= 0:
+                s = offsets[p]
+                n = offsets[p + 1] - s
+                if n == 1:
+                    for k in range(nt):
+                        node = self._cons(&node_tok, &node_next, &pool_len, &pool_cap, seq[s], tail_head[k])
+                        tail_head[k] = node
+                        tail_len[k] += 1
+                    p -= 1
+                    continue
+                with nogil:
+                    self._word_dag(&seq[s] if n > 0 else NULL, n, top_n, &w)
+                # the part's candidates best first, heap order kept among equal keys
+                nc = w.n_heads[0]
+                for k in range(nc):
+                    c = w.heads[k]
+                    j = k
+                    while j > 0 and cand_less(w.pool[cand[j - 1]].weight, w.pool[cand[j - 1]].length,
+                                              w.pool[c].weight, w.pool[c].length):
+                        cand[j] = cand[j - 1]
+                        j -= 1
+                    cand[j] = c
+                n_new = 0
+                ci = 0
+                ti = 0
+                while ci < nc and ti < nt and n_new < top_n:
+                    node = self._cons_word(&w, cand[ci], &node_tok, &node_next, &pool_len, &pool_cap, tail_head[ti])
+                    tail_head[top_n + n_new] = node
+                    tail_w[top_n + n_new] = w.pool[cand[ci]].weight + tail_w[ti]
+                    tail_len[top_n + n_new] = w.pool[cand[ci]].length + tail_len[ti]
+                    n_new += 1
+                    if n_new == top_n or (ci == nc - 1 and ti == nt - 1):
+                        break
+                    if ci == nc - 1:
+                        ti += 1
+                    elif ti == nt - 1:
+                        ci += 1
+                    else:
+                        wa = tail_w[ti + 1] + w.pool[cand[ci]].weight
+                        la = -tail_len[ti + 1] - w.pool[cand[ci]].length
+                        wb = tail_w[ti] + w.pool[cand[ci + 1]].weight
+                        lb = -tail_len[ti] - w.pool[cand[ci + 1]].length
+                        if wa > wb or (wa == wb and la > lb):
+                            ti += 1
+                        else:
+                            ci += 1
+                for k in range(n_new):
+                    tail_head[k] = tail_head[top_n + k]
+                    tail_w[k] = tail_w[top_n + k]
+                    tail_len[k] = tail_len[top_n + k]
+                nt = n_new
+                p -= 1
+            for k in range(nt):
+                ids = []
+                node = tail_head[k]
+                while node >= 0:
+                    ids.append(node_tok[node])
+                    node = node_next[node]
+                found.append((ids, tail_w[k]))
+        finally:
+            dag_free(&w)
+            free(node_tok)
+            free(node_next)
+            free(tail_head)
+            free(tail_w)
+            free(tail_len)
+            free(cand)
+        return found
+
+    cdef int32_t _cons(self, int32_t** tok, int32_t** nxt, Py_ssize_t* length, Py_ssize_t* cap,
+                       int32_t token, int32_t rest) except -1:
+        """A new chain node `token` -> `rest` in the growable pool; returns its index."""
+        cdef int32_t* grown
+        if length[0] == cap[0]:
+            cap[0] *= 2
+            grown = <int32_t*>realloc(tok[0], cap[0] * sizeof(int32_t))
+            if grown == NULL:
+                raise MemoryError()
+            tok[0] = grown
+            grown = <int32_t*>realloc(nxt[0], cap[0] * sizeof(int32_t))
+            if grown == NULL:
+                raise MemoryError()
+            nxt[0] = grown
+        tok[0][length[0]] = token
+        nxt[0][length[0]] = rest
+        length[0] += 1
+        return <int32_t>(length[0] - 1)
+
+    cdef int32_t _cons_word(self, DagWork* w, int32_t c, int32_t** tok, int32_t** nxt,
+                            Py_ssize_t* length, Py_ssize_t* cap, int32_t rest) except -1:
+        """The chain of candidate `c`'s tokens followed by `rest`."""
+        cdef Py_ssize_t n = 0, i
+        cdef int32_t node = rest
+        cdef int32_t x = c
+        while x >= 0 and w.pool[x].token >= 0:
+            w.scratch[n] = w.pool[x].token
+            n += 1
+            x = w.pool[x].tail
+        i = n - 1
+        while i >= 0:
+            node = self._cons(tok, nxt, length, cap, w.scratch[i], node)
+            i -= 1
+        return node
+
+
 # ---------------------------------------------------------------- classic multi-pair substitution
 
 cdef class ClassicMerges:
