@@ -496,6 +496,20 @@ cdef inline bint cand_less(double wa, int32_t la, double wb, int32_t lb) noexcep
     return wa < wb
 
 
+cdef inline Py_ssize_t sift_up(int32_t* heap, const Cand* pool, Py_ssize_t pos, double wt,
+                               int32_t length) noexcept nogil:
+    """heapq's _siftdown for a new item at `pos`: parents greater than it move down; returns
+    the slot where the item belongs."""
+    cdef Py_ssize_t h
+    while pos > 0:
+        h = (pos - 1) >> 1
+        if not cand_less(wt, length, pool[heap[h]].weight, pool[heap[h]].length):
+            break
+        heap[pos] = heap[h]
+        pos = h
+    return pos
+
+
 cdef class UBPELookup:
     """Token sequences (over alphabet ids) in a prefix tree, with each id's idf weight.
 
@@ -605,7 +619,7 @@ cdef class UBPELookup:
 
     cdef int _word_dag(self, const int32_t* word, Py_ssize_t n, Py_ssize_t top_n, DagWork* w) except -1 nogil:
         """Fill w.heads for positions n..0; position 0 holds the word's best candidates (heap order)."""
-        cdef Py_ssize_t p, q, k, h, pos, child_pos, right
+        cdef Py_ssize_t p, q, k, pos, child_pos, right
         cdef int32_t node, tok, cand, size, length
         cdef int32_t* heap
         cdef double wt
@@ -634,18 +648,9 @@ cdef class UBPELookup:
                     length = w.pool[cand].length + 1
                     wt = self._seq_weight(w, tok, cand)
                     if size < top_n:             # heapq.heappush: sift the new item up
-                        pos = size
                         size += 1
                         pool_push(w, tok, cand, length, wt)
-                        pool = w.pool
-                        while pos > 0:
-                            h = (pos - 1) >> 1
-                            if cand_less(wt, length, pool[heap[h]].weight, pool[heap[h]].length):
-                                heap[pos] = heap[h]
-                                pos = h
-                                continue
-                            break
-                        heap[pos] = <int32_t>(w.pool_len - 1)
+                        heap[sift_up(heap, w.pool, size - 1, wt, length)] = <int32_t>(w.pool_len - 1)
                     else:
                         pool = w.pool
                         if not cand_less(pool[heap[0]].weight, pool[heap[0]].length, wt, length):
@@ -662,14 +667,7 @@ cdef class UBPELookup:
                             heap[pos] = heap[child_pos]
                             pos = child_pos
                             child_pos = 2 * pos + 1
-                        while pos > 0:
-                            h = (pos - 1) >> 1
-                            if cand_less(wt, length, pool[heap[h]].weight, pool[heap[h]].length):
-                                heap[pos] = heap[h]
-                                pos = h
-                                continue
-                            break
-                        heap[pos] = <int32_t>(w.pool_len - 1)
+                        heap[sift_up(heap, pool, pos, wt, length)] = <int32_t>(w.pool_len - 1)
             if size == 0:
                 with gil:
                     raise ValueError(f"symbol id {word[p]} is not in the model's alphabet")

@@ -59,13 +59,18 @@ def _int_cases(rng: random.Random) -> list:
     return cases
 
 
-def _normal(result: dict) -> dict:
+def _normal_dump(dump: str) -> dict:
     """Sets are dumped in set order; everything else must be identical."""
-    dump = json.loads(result["dump"])
+    model = json.loads(dump)
     for field in ("break_tokens", "stop_tokens"):
-        if field in dump:
-            dump[field] = sorted(dump[field])
-    return {"dump": dump, "encodings": result["encodings"], "decoded": result["decoded"]}
+        if field in model:
+            model[field] = sorted(model[field])
+    return model
+
+
+def _normal(result: dict) -> dict:
+    return {"dump": _normal_dump(result["dump"]), "encodings": result["encodings"],
+            "decoded": result["decoded"]}
 
 
 @pytest.fixture(scope="module")
@@ -100,4 +105,4 @@ def test_models_move_between_the_libraries(reference_results):
     for case, ref_loaded in zip(loaded_cases, ds.run_ubpe_reference(loaded_cases)):
         mine = json.loads(json.dumps(run_case(case, ours)))
         assert ref_loaded["encodings"] == mine["encodings"]
-        assert json.loads(ref_loaded["dump"]) == json.loads(case["load"])
+        assert _normal_dump(ref_loaded["dump"]) == _normal_dump(case["load"])

@@ -176,7 +176,7 @@ class UBPEBase:
         self.tokens_mapper["forward"] = {seq: t for t, seq in self.tokens_mapper["backward"].items()}
         self._build_encoder()
         self._fitted = True
-        self._expanded = None
+        self._expanded = {}
 
     def _build_encoder(self) -> None:
         raise NotImplementedError   # each front end builds its kernel table
@@ -209,41 +209,41 @@ class UBPEBase:
 
     # ------------------------------------------------------------------ decoding
 
-    def _expansion(self) -> dict:
-        """Each learned id -> the alphabet / known-word ids it stands for (built once)."""
-        if self._expanded is None:
-            backward = self.tokens_mapper["backward"]
-            done: dict = {}
-            for token in backward:
-                stack = [token]
-                while stack:
-                    t = stack[-1]
-                    if t in done:
-                        stack.pop()
-                        continue
-                    missing = [p for p in backward[t] if p in backward and p not in done and p != t]
-                    if missing:
-                        if any(m in stack for m in missing):
-                            raise ValueError(f"token {t} is defined through itself")
-                        stack.extend(missing)
-                        continue
-                    out: list = []
-                    for p in backward[t]:
-                        out.extend(done[p] if p in backward and p != t else (p,))
-                    done[t] = tuple(out)
-                    stack.pop()
-            self._expanded = done
-        return self._expanded
+    def _expand(self, token: int) -> tuple:
+        """The alphabet / known-word ids a token stands for (memoized).  UBPE sequences are
+        already flat; classic pairs expand recursively, as the reference's decode does."""
+        done = self._expanded
+        if token in done:
+            return done[token]
+        backward = self.tokens_mapper["backward"]
+        if not self._classic:
+            done[token] = backward.get(token, (token,))
+            return done[token]
+        stack, on_stack = [token], {token}
+        while stack:
+            t = stack[-1]
+            pending = [p for p in backward.get(t, ()) if p in backward and p not in done]
+            if pending:
+                if any(p in on_stack for p in pending):
+                    raise ValueError(f"token {t} is defined through itself")
+                stack.extend(pending)
+                on_stack.update(pending)
+                continue
+            out: list = []
+            for p in backward.get(t, (t,)):
+                out.extend(done[p] if p in backward else (p,))
+            done[t] = tuple(out)
+            on_stack.discard(stack.pop())
+        return done[token]
 
     def decode(self, tokens):
         """The document the ids stand for: a str for str symbols, else a list of symbols."""
         self._check_fitted()
-        expanded = self._expansion()
         symbols: list = []
         alphabet = self.inverse_alphabet
         words = self.inverse_known_words or {}
         for token in tokens:
-            for t in expanded.get(token, (token,)):
+            for t in self._expand(token):
                 if t in alphabet:
                     symbols.append(alphabet[t])
                 elif t in words:
