@@ -235,7 +235,8 @@ def fit_pairs(int32_t[::1] seq, int64_t[::1] part_start, int64_t[::1] part_doc,
     cdef int64_t* live = <int64_t*>malloc((n_parts + 1) * sizeof(int64_t))   # parts of 2+ tokens
     cdef PairStat* top = <PairStat*>malloc(max(n_candidates, 1) * sizeof(PairStat))
     cdef int64_t* accepted = <int64_t*>malloc(max(n_candidates, 1) * sizeof(int64_t))
-    cdef int64_t id_cap = max(first_id, n_tokens) + n_candidates + 2
+    # each new id merges at least one occurrence away, so ids stay below first_id + len(seq) + ...
+    cdef int64_t id_cap = min(max(first_id, n_tokens), first_id + seq.shape[0]) + n_candidates + 2
     cdef int64_t* first_of = <int64_t*>malloc(id_cap * sizeof(int64_t))   # left token -> accepted row
     cdef int64_t* second_of = <int64_t*>malloc(max(n_candidates, 1) * sizeof(int64_t))
     cdef PairStats stats
@@ -255,6 +256,14 @@ def fit_pairs(int32_t[::1] seq, int64_t[::1] part_start, int64_t[::1] part_doc,
             raise MemoryError()
         if part_start.shape[0] != n_parts + 1:
             raise ValueError("part_start needs one more entry than part_doc")
+        if n_candidates < 1:
+            raise ValueError("n_candidates must be at least 1")
+        for i in range(seq.shape[0]):
+            if not 0 <= seq[i] < first_id:
+                raise ValueError(f"symbol id {seq[i]} is outside 0..{first_id - 1}")
+        for p in range(n_parts):
+            if not 0 <= part_start[p] <= part_start[p + 1] <= seq.shape[0]:
+                raise ValueError("part_start must be non-decreasing offsets into seq")
         for i in range(id_cap):
             first_of[i] = -1
         for p in range(n_parts):

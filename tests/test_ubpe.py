@@ -221,3 +221,13 @@ def test_documents_that_split_into_nothing():
         model.fit(docs, quiet=True)
         assert model.decode(model.encode("the hat and")[0][0]) == "the hat and"
         assert model.encode("")[0] == ([], 0.0)
+
+
+@pytest.mark.parametrize("seq, starts, docs, message", [
+    ([0, 5], [0, 2], [0], "outside"),
+    ([0, 1], [0, 3], [0], "offsets"),
+    ([0, 1, 0, 1], [0, 2, 4], [1, 0], "consecutive"),
+])
+def test_fit_kernel_rejects_bad_arrays(seq, starts, docs, message):
+    with pytest.raises(ValueError, match=message):
+        fit_pairs(np.array(seq, np.int32), np.array(starts, np.int64), np.array(docs, np.int64), 3, 10, 5)
