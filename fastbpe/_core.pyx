@@ -414,7 +414,9 @@ cdef class BPETable:
             if self.tok.start[m[i, 0]] < 0 or self.tok.start[m[i, 1]] < 0 or self.tok.start[m[i, 2]] < 0:
                 raise ValueError(f"merge {i} refers to an unused token id")
             pair_put(&self.pairs, <tok_t>m[i, 0], <tok_t>m[i, 1], <uint32_t>i, <tok_t>m[i, 2])
-        self._build_byte_pairs()
+        if all(self.tok.byte_id[i] >= 0 for i in range(256)):
+            self._build_byte_pairs()
+        # else byte_pairs stays NULL: only merge_ids can use the table (_check_can_encode_bytes)
         return self
 
     cdef int _build_byte_pairs(self) except -1:
@@ -580,10 +582,8 @@ cdef class BPETable:
         cdef int32_t* nxt = w.nxt
         cdef int32_t* prv = w.prv
         cdef uint64_t* heap = w.heap
-        cdef Py_ssize_t size = 0, i, pos, right, after, before
-        cdef uint32_t r, r2
-        cdef tok_t nid
-        cdef uint64_t top
+        cdef Py_ssize_t size = 0, i
+        cdef uint32_t r
         for i in range(n):
             ids[i] = <tok_t>self.tok.byte_id[p[i]]
             nxt[i] = <int32_t>(i + 1)
@@ -592,30 +592,7 @@ cdef class BPETable:
             r = <uint32_t>(self.byte_pairs[(<Py_ssize_t>p[i] << 8) | p[i + 1]] >> 32)
             if r != NO_RANK:
                 heap_push(heap, &size, (<uint64_t>r << 32) | <uint64_t>i)
-        while size > 0:
-            top = heap_pop(heap, &size)
-            r = <uint32_t>(top >> 32)
-            pos = <Py_ssize_t>(top & 0xFFFFFFFFU)
-            if ids[pos] == DEAD:
-                continue
-            right = nxt[pos]
-            if right >= n:
-                continue
-            # stale if the pair at pos changed since the entry was pushed
-            if not pair_get(&self.pairs, ids[pos], ids[right], &r2, &nid) or r2 != r:
-                continue
-            ids[pos] = nid
-            ids[right] = DEAD
-            after = nxt[right]
-            nxt[pos] = <int32_t>after
-            if after < n:
-                prv[after] = <int32_t>pos
-                if pair_get(&self.pairs, nid, ids[after], &r2, &nid):
-                    heap_push(heap, &size, (<uint64_t>r2 << 32) | <uint64_t>pos)
-            before = prv[pos]
-            if before >= 0:
-                if pair_get(&self.pairs, ids[before], ids[pos], &r2, &nid):
-                    heap_push(heap, &size, (<uint64_t>r2 << 32) | <uint64_t>before)
+        heap_merge_loop(self, ids, nxt, prv, heap, size, n, NULL, 0, 0)
         i = 0
         while i < n:
             out.data[out.len] = ids[i]
@@ -623,6 +600,11 @@ cdef class BPETable:
             i = nxt[i]
 
     # -- Python entry points -------------------------------------------------------------
+
+    def _check_can_encode_bytes(self):
+        if self.byte_pairs == NULL:
+            raise ValueError("this table lacks single-byte tokens (built with require_all_bytes=False): "
+                             "it can only merge given ids (merge_ids), not encode bytes")
 
     def encode_pieces(self, list pieces, bint as_numpy=False, str text=None):
         """Encode a list of str pieces (e.g. from `regex.findall`) in one call.
@@ -632,6 +614,7 @@ cdef class BPETable:
         itself: no per-piece conversion.  Otherwise the UTF-8 of each piece is gathered (for
         ASCII, CPython's own buffer).  The merging runs with the GIL released.  Raises
         UnicodeEncodeError for lone surrogates."""
+        self._check_can_encode_bytes()
         cdef Py_ssize_t n = PyList_GET_SIZE(pieces), i, total = 0, nbytes = 0
         cdef const char** ptrs = <const char**>malloc((n + 1) * sizeof(char*))
         cdef Py_ssize_t* lens = <Py_ssize_t*>malloc((n + 1) * sizeof(Py_ssize_t))
@@ -717,6 +700,7 @@ cdef class BPETable:
         """Encode text whose split pattern the C scanner knows (`kind`, see _pretokenize).
         Scanning and merging run in one call with the GIL released.  Raises
         UnicodeEncodeError for lone surrogates."""
+        self._check_can_encode_bytes()
         cdef IdBuf out
         cdef Work w
         cdef Py_ssize_t n
@@ -744,6 +728,7 @@ cdef class BPETable:
         """Encode many texts (exact str, valid UTF-8; see encode_text) with the C scanner in
         one GIL-free pass; returns a list of lists of ids.  Batch encoding calls this once per
         thread's share, so the threads rarely meet at the GIL."""
+        self._check_can_encode_bytes()
         cdef Py_ssize_t n = PyList_GET_SIZE(texts), i, total = 0
         cdef const char** ptrs = <const char**>calloc(n + 1, sizeof(char*))
         cdef Py_ssize_t* lens = <Py_ssize_t*>calloc(n + 1, sizeof(Py_ssize_t))
@@ -788,6 +773,7 @@ cdef class BPETable:
     def encode_bytes(self, const uint8_t[::1] data, bint as_numpy=False, str path="auto"):
         """Encode bytes as one piece (no splitting).  path="scan" or "heap" forces one merge
         algorithm (for tests: both must give the same ids)."""
+        self._check_can_encode_bytes()
         cdef IdBuf out
         cdef Work w
         cdef Py_ssize_t n = data.shape[0]
@@ -909,11 +895,10 @@ cdef object _ids_from_sequence(tokens):
 # Merging from given initial ids, with optional BPE-dropout (HF `tokenizers` semantics).
 #
 # Char-level HF models (byte_fallback, Metaspace, unk tokens, subword prefixes) start a word
-# from ids that are not one per byte, and BPE-dropout skips merges at random; both use this
-# one heap loop over the table's pair table.  It is the heap loop of `_merge_heap` with two
-# additions: the parts start as the given ids, and each popped candidate is skipped with
-# probability `dropout` (skipped candidates go back on the heap after the next merge, as HF).
-# With dropout 0 the result equals `_merge_heap` on the same initial parts.
+# from ids that are not one per byte, and BPE-dropout skips merges at random.  The heap loop
+# below is the only one: `_merge_heap` (parts from bytes) and `merge_ids` (parts from given
+# ids, optional dropout) both run it.  Dropout skips each popped candidate with probability
+# `dropout`; skipped candidates go back on the heap after the next merge, as HF does.
 # =========================================================================================
 
 cdef inline uint64_t _splitmix64(uint64_t* state) noexcept nogil:
@@ -924,32 +909,30 @@ cdef inline uint64_t _splitmix64(uint64_t* state) noexcept nogil:
     return z ^ (z >> 31)
 
 
-cdef Py_ssize_t merge_ids_kernel(BPETable table, tok_t* ids, int32_t* nxt, int32_t* prv,
-                                 uint64_t* heap, uint64_t* skipped, Py_ssize_t n,
-                                 double dropout, uint64_t seed) noexcept nogil:
-    """Merge the n parts ids[0..n) in place (merged-away parts become DEAD; nxt links the
-    survivors).  heap and skipped hold 3n entries each.  Returns the number of survivors."""
-    cdef Py_ssize_t size = 0, n_skipped = 0, i, pos, right, after, before, survivors = n
+cdef Py_ssize_t heap_merge_loop(BPETable table, tok_t* ids, int32_t* nxt, int32_t* prv, uint64_t* heap,
+                                Py_ssize_t size, Py_ssize_t n, uint64_t* skipped, double dropout,
+                                uint64_t seed) noexcept nogil:
+    """The heap loop of every merge-list BPE (`_merge_heap` and `merge_ids`): parts ids[0..n)
+    linked by nxt/prv, candidates (rank << 32 | position) in heap[0..size); merged-away parts
+    become DEAD.  With dropout > 0 (skipped: room for as many entries as heap), each popped
+    candidate is skipped with that probability and re-pushed after the next merge (HF's rule).
+    Returns the number of parts left."""
+    cdef Py_ssize_t n_skipped = 0, i, pos, right, after, before, survivors = n
     cdef uint32_t r, r2
     cdef tok_t nid
     cdef uint64_t top, rng = seed
-    # threshold on 53 random bits: skip when below dropout * 2^53
+    # skip when 53 random bits fall below dropout * 2^53
     cdef uint64_t cut = <uint64_t>(dropout * 9007199254740992.0) if dropout > 0 else 0
-    for i in range(n):
-        nxt[i] = <int32_t>(i + 1)
-        prv[i] = <int32_t>(i - 1)
-    for i in range(n - 1):
-        if pair_get(&table.pairs, ids[i], ids[i + 1], &r, &nid):
-            heap_push(heap, &size, (<uint64_t>r << 32) | <uint64_t>i)
     while size > 0:
         top = heap_pop(heap, &size)
-        if cut and (_splitmix64(&rng) >> 11) < cut:
-            skipped[n_skipped] = top
-            n_skipped += 1
-            continue
-        for i in range(n_skipped):
-            heap_push(heap, &size, skipped[i])
-        n_skipped = 0
+        if cut:
+            if (_splitmix64(&rng) >> 11) < cut:
+                skipped[n_skipped] = top
+                n_skipped += 1
+                continue
+            for i in range(n_skipped):
+                heap_push(heap, &size, skipped[i])
+            n_skipped = 0
         r = <uint32_t>(top >> 32)
         pos = <Py_ssize_t>(top & 0xFFFFFFFFU)
         if ids[pos] == DEAD:
@@ -957,6 +940,7 @@ cdef Py_ssize_t merge_ids_kernel(BPETable table, tok_t* ids, int32_t* nxt, int32
         right = nxt[pos]
         if right >= n:
             continue
+        # stale if the pair at pos changed since the entry was pushed
         if not pair_get(&table.pairs, ids[pos], ids[right], &r2, &nid) or r2 != r:
             continue
         ids[pos] = nid
@@ -973,6 +957,23 @@ cdef Py_ssize_t merge_ids_kernel(BPETable table, tok_t* ids, int32_t* nxt, int32
             if pair_get(&table.pairs, ids[before], ids[pos], &r2, &nid):
                 heap_push(heap, &size, (<uint64_t>r2 << 32) | <uint64_t>before)
     return survivors
+
+
+cdef Py_ssize_t merge_ids_kernel(BPETable table, tok_t* ids, int32_t* nxt, int32_t* prv,
+                                 uint64_t* heap, uint64_t* skipped, Py_ssize_t n,
+                                 double dropout, uint64_t seed) noexcept nogil:
+    """Merge the n parts ids[0..n) in place (see heap_merge_loop); heap and skipped hold 3n
+    entries each.  Returns the number of parts left."""
+    cdef Py_ssize_t size = 0, i
+    cdef uint32_t r
+    cdef tok_t nid
+    for i in range(n):
+        nxt[i] = <int32_t>(i + 1)
+        prv[i] = <int32_t>(i - 1)
+    for i in range(n - 1):
+        if pair_get(&table.pairs, ids[i], ids[i + 1], &r, &nid):
+            heap_push(heap, &size, (<uint64_t>r << 32) | <uint64_t>i)
+    return heap_merge_loop(table, ids, nxt, prv, heap, size, n, skipped, dropout, seed)
 
 
 def merge_ids(BPETable table, initial_ids, double dropout=0.0, uint64_t seed=0):

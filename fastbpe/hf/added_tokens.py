@@ -43,6 +43,15 @@ class AddedToken:
         return {"id": token_id, "content": self.content, "single_word": self.single_word, "lstrip": self.lstrip,
                 "rstrip": self.rstrip, "normalized": self.normalized, "special": self.special}
 
+    def _fields(self) -> tuple:
+        return (self.content, self.single_word, self.lstrip, self.rstrip, self.normalized, self.special)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, AddedToken) and self._fields() == other._fields()
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
     def __repr__(self) -> str:
         return (f"AddedToken({self.content!r}, rstrip={self.rstrip}, lstrip={self.lstrip}, "
                 f"single_word={self.single_word}, normalized={self.normalized}, special={self.special})")
@@ -81,9 +90,11 @@ class AddedVocabulary:
             return self._normalize(t.content)
         return t.content
 
-    def _matcher(self, normalized: bool):
-        if self._matchers is None:
-            self._matchers = {}
+    def matcher(self, normalized: bool):
+        """(compiled pattern or None, {matched text: id}) for one of the two token sets."""
+        matchers = self._matchers
+        if matchers is None:  # built whole, then published: threads may call this at once
+            matchers = {}
             for flag in (False, True):
                 by_text = {}
                 for i, t in sorted(self.by_id.items()):
@@ -93,15 +104,13 @@ class AddedVocabulary:
                             by_text.setdefault(text, i)
                 contents = sorted(by_text, key=lambda c: (-len(c), c))
                 pattern = regex.compile("|".join(regex.escape(c) for c in contents)) if contents else None
-                self._matchers[flag] = (pattern, by_text)
-        return self._matchers[normalized]
-
-    def has_normalized(self) -> bool:
-        return self._matcher(True)[0] is not None
+                matchers[flag] = (pattern, by_text)
+            self._matchers = matchers
+        return matchers[normalized]
 
     def find(self, text: str, normalized: bool) -> list[tuple[int, int, int | None]]:
         """HF's AddedVocabulary::find_matches: text tiled as (start, end, added id or None)."""
-        matcher, by_text = self._matcher(normalized)
+        matcher, by_text = self.matcher(normalized)
         if matcher is None or not text:
             return [(0, len(text), None)]
         out, done = [], 0

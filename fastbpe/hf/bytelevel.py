@@ -18,14 +18,8 @@ def _bytes_to_chars() -> list[str]:
 
 BYTE_TO_CHAR: list[str] = _bytes_to_chars()
 CHAR_TO_BYTE: dict[str, int] = {c: b for b, c in enumerate(BYTE_TO_CHAR)}
-# str.translate tables: bytes decoded as latin-1 -> byte-level chars, and back
-_TO_CHARS = {b: c for b, c in enumerate(BYTE_TO_CHAR)}
+# str.translate table: byte-level chars -> the latin-1 char of their byte
 _TO_LATIN1 = {ord(c): b for b, c in enumerate(BYTE_TO_CHAR)}
-
-
-def to_bytelevel(text: str) -> str:
-    """The byte-level characters of text's UTF-8."""
-    return text.encode("utf-8", "surrogatepass").decode("latin-1").translate(_TO_CHARS)
 
 
 def token_bytes(token: str) -> bytes | None:

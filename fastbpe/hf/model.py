@@ -40,33 +40,37 @@ class BPE:
         if dropout is not None and not 0.0 <= float(dropout) <= 1.0:
             raise ValueError(f"tokenizer.json: BPE dropout must be between 0 and 1, got {dropout}")
         self.dropout = float(dropout) if dropout else 0.0
-        self.seed: int | None = None
         self._rng = random.Random()
         if self.unk_token is not None and self.unk_token not in self.vocab:
             raise ValueError(f"tokenizer.json: unk_token {self.unk_token!r} is not in the vocabulary")
-        merges = self._merge_triples(node.get("merges", []))
+        all_merges = self._merge_triples(node.get("merges", []))
         n_ids = max(self.vocab.values(), default=-1) + 1
+        if n_ids > 16 * len(self.vocab) + 65536:
+            raise ValueError(f"tokenizer.json: token ids are too sparse ({len(self.vocab)} tokens, largest id {n_ids - 1})")
         # a byte-level model: its input is byte-level text and every token maps to bytes
         self.byte_level = byte_level_input and not self.prefix and not self.suffix
         if self.byte_level:
             tokens = [None] * n_ids
             for t, i in self.vocab.items():
                 tokens[i] = bytelevel_token_bytes(t)
-            merges = merges[[tokens[a] is not None and tokens[b] is not None and tokens[c] is not None
-                             for a, b, c in merges]] if len(merges) else merges
+            # a merge involving a token outside the byte alphabet can never apply to bytes
+            usable = [tokens[a] is not None and tokens[b] is not None and tokens[c] is not None
+                      for a, b, c in all_merges]
+            merges = all_merges[usable] if len(all_merges) else all_merges
             singles = {t for t in tokens if t is not None and len(t) == 1}
             self.byte_level = len(singles) == 256
-        self.merge_rows = merges
         if self.byte_level:
+            self.merge_rows = merges
             self.token_bytes = tokens
             self.table = BPETable.from_merges(merges, tokens, None, whole_piece=self.ignore_merges)
             self._single_byte_ids = [self.table.lookup_bytes(bytes([b])) for b in range(256)]
         else:
+            self.merge_rows = all_merges
             self.token_bytes = None
             tokens = [None] * n_ids
             for t, i in self.vocab.items():
                 tokens[i] = t.encode("utf-8", "surrogatepass")
-            self.table = BPETable.from_merges(merges, tokens, None, whole_piece=False, require_all_bytes=False)
+            self.table = BPETable.from_merges(all_merges, tokens, None, whole_piece=False, require_all_bytes=False)
             self._byte_ids = [self.vocab.get(f"<0x{b:02X}>") for b in range(256)]
         self._cache: dict[str, tuple] = {}
 
@@ -100,7 +104,6 @@ class BPE:
 
     def seed_dropout(self, seed: int | None) -> None:
         """Make dropout reproducible: the same seed gives the same sequence of results."""
-        self.seed = seed
         self._rng = random.Random(seed)
 
     def tokenize(self, piece: str) -> list[tuple[int, int, int]]:
@@ -111,8 +114,20 @@ class BPE:
             return self._tokenize_bytes(piece)
         return self._tokenize_chars(piece)
 
+    def tokenize_utf8(self, piece: str) -> list[tuple[int, int, int]]:
+        """A byte-level model on the UTF-8 of piece (original characters): (id, start, end)
+        with character offsets; a token holding part of a character covers that character."""
+        ids_spans = self._merge_bytes(piece.encode("utf-8"))
+        if piece.isascii():
+            return ids_spans
+        char_of = _char_of_byte(piece)
+        return [(i, char_of[s], char_of[e - 1] + 1) for i, s, e in ids_spans]
+
     def _tokenize_bytes(self, piece: str) -> list:
-        raw = bytelevel_token_bytes(piece)
+        return self._merge_bytes(bytelevel_token_bytes(piece))
+
+    def _merge_bytes(self, raw: bytes) -> list:
+        """(id, start byte, end byte) of the tokens of raw."""
         if self.dropout > 0.0:
             ids, _ = merge_ids(self.table, [self._single_byte_ids[b] for b in raw], self.dropout,
                                self._rng.getrandbits(64))

@@ -2,7 +2,9 @@
 Sequence.  Each maps a `NormalizedText` to a new one, keeping the alignment to the input."""
 from __future__ import annotations
 
+import functools
 import unicodedata
+from array import array
 
 from ._nodes import compile_pattern, node_type, unsupported
 from .normalized import NormalizedText
@@ -13,6 +15,21 @@ def is_whitespace(c: str) -> bool:
     return c.isspace() and c not in "\x1c\x1d\x1e\x1f"
 
 
+@functools.lru_cache(maxsize=1)
+def _composes_with_previous() -> frozenset:
+    """Characters of combining class 0 that can still compose with the character before
+    them (the second half of a canonical pair: Hangul vowels/trailing consonants, a few
+    vowel signs).  Normalization never crosses a boundary before any other starter."""
+    seconds = set(range(0x1161, 0x1176)) | set(range(0x11A8, 0x11C3))
+    for cp in range(0x110000):
+        d = unicodedata.decomposition(chr(cp))
+        if d and not d.startswith("<"):
+            parts = d.split()
+            if len(parts) == 2:
+                seconds.add(int(parts[1], 16))
+    return frozenset(chr(c) for c in seconds)
+
+
 class Unicode:
     def __init__(self, form: str):
         self.form = form
@@ -20,25 +37,34 @@ class Unicode:
     def normalize(self, t: NormalizedText) -> NormalizedText:
         if unicodedata.is_normalized(self.form, t.text):
             return t
-        # normalize cluster by cluster (a starter and its combining marks); every output
-        # character maps to the span of its cluster
-        out, align = [], []
-        i, n = 0, len(t.text)
+        text, n = t.text, len(t.text)
+        joins = _composes_with_previous()
+        parts = []  # (output character, index of the input character it takes its span from)
+        i = 0
         while i < n:
             j = i + 1
-            while j < n and unicodedata.combining(t.text[j]):
+            while j < n and (unicodedata.combining(text[j]) or text[j] in joins):
                 j += 1
-            r = unicodedata.normalize(self.form, t.text[i:j])
-            span = t.offsets(i, j)
-            out.append(r)
-            align.extend([span] * len(r))
+            r = unicodedata.normalize(self.form, text[i:j])
+            # as HF (unicode-normalization-alignments): output characters take the input
+            # characters in order; when the cluster shrinks, the first one absorbs the rest,
+            # when it grows, the extra characters share the last input character
+            m, k = len(r), j - i
+            for q, c in enumerate(r):
+                parts.append((c, i + (q + (k - m) if m <= k and q > 0 else min(q, k - 1))))
             i = j
-        return NormalizedText("".join(out), align)
+        out = t.from_parts(parts)
+        whole = unicodedata.normalize(self.form, text)
+        if out.text != whole:  # a composition across clusters: one span for all
+            s, e = t.offsets(0, n)
+            out = NormalizedText(whole, 0, array("q", [s] * len(whole)), array("q", [e] * len(whole)))
+        return out
 
 
 class Lowercase:
     def normalize(self, t: NormalizedText) -> NormalizedText:
-        return t if t.text.islower() or not t.text else t.map_chars(str.lower)
+        # character by character, as HF (no final-sigma rule, which str.lower applies)
+        return t.map_chars(str.lower)
 
 
 class Strip:

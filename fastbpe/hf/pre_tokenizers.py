@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import regex
 
+from ..pretokenize import _pretokenize, scanner_kind
 from ._nodes import compile_pattern, node_type, unsupported
 from .bytelevel import BYTE_TO_CHAR, BYTELEVEL_PATTERN
 from .normalized import NormalizedText
@@ -65,6 +66,18 @@ def split_by(t: NormalizedText, pattern: "regex.Pattern[str]", behavior: str, in
     return [t.slice(s, e) for s, e, removed in spans if not removed and e > s]
 
 
+def split_isolated(t: NormalizedText, pattern: "regex.Pattern[str]", kind: int) -> list:
+    """Split(Isolated): with the C scanner when it knows the pattern (kind >= 0), so that the
+    pieces are those of the ids fast path (and its Unicode tables), else with `regex`."""
+    if kind < 0:
+        return split_by(t, pattern, "Isolated")
+    out, pos = [], 0
+    for piece in _pretokenize.split(t.text, kind):  # the pieces tile the text
+        out.append(t.slice(pos, pos + len(piece)))
+        pos += len(piece)
+    return out
+
+
 class Split:
     def __init__(self, pattern, behavior: str, invert: bool):
         if behavior not in BEHAVIORS:
@@ -72,8 +85,12 @@ class Split:
         self.pattern_node = pattern
         self.pattern = compile_pattern("pre-tokenizer Split", pattern)
         self.behavior, self.invert = behavior, invert
+        known = isinstance(pattern, dict) and "Regex" in pattern and behavior == "Isolated" and not invert
+        self.kind = scanner_kind(pattern["Regex"]) if known else -1
 
     def pre_tokenize(self, pieces: list) -> list:
+        if self.kind >= 0:
+            return [p for t in pieces for p in split_isolated(t, self.pattern, self.kind)]
         return [p for t in pieces for p in split_by(t, self.pattern, self.behavior, self.invert)]
 
 
@@ -84,6 +101,7 @@ class ByteLevel:
 
     def __init__(self, add_prefix_space: bool, use_regex: bool, trim_offsets: bool):
         self.add_prefix_space, self.use_regex, self.trim_offsets = add_prefix_space, use_regex, trim_offsets
+        self.kind = scanner_kind(BYTELEVEL_PATTERN) if use_regex else -1
 
     def split(self, pieces: list) -> list:
         """The pieces before the byte mapping (original characters)."""
@@ -91,7 +109,7 @@ class ByteLevel:
         for t in pieces:
             if self.add_prefix_space and not t.text.startswith(" "):
                 t = t.prepend(" ")
-            out.extend(split_by(t, self._regex, "Isolated") if self.use_regex else [t])
+            out.extend(split_isolated(t, self._regex, self.kind) if self.use_regex else [t])
         return out
 
     def pre_tokenize(self, pieces: list) -> list:

@@ -15,10 +15,10 @@ from __future__ import annotations
 import json
 import os
 import unicodedata
-from concurrent.futures import ThreadPoolExecutor
 
 import regex
 
+from ..encoding import _parallel_map
 from ..pretokenize import scanner_kind
 from . import decoders, normalizers, post_processors, pre_tokenizers
 from ._nodes import UnsupportedError
@@ -43,12 +43,18 @@ class Tokenizer:
         kind = model.get("type", "BPE" if "merges" in model else None)  # old files omit the type
         if kind != "BPE":
             raise UnsupportedError(f"tokenizer.json: model {kind!r} is not supported by fastbpe (only BPE)")
-        self.normalizer = normalizers.from_json(spec.get("normalizer"))
-        self.pre_tokenizer = pre_tokenizers.from_json(spec.get("pre_tokenizer"))
-        self.post_processor = post_processors.from_json(spec.get("post_processor"))
-        self.decoder = decoders.from_json(spec.get("decoder"))
+        self.normalizer = _stage("normalizer", normalizers.from_json, spec)
+        self.pre_tokenizer = _stage("pre_tokenizer", pre_tokenizers.from_json, spec)
+        self.post_processor = _stage("post_processor", post_processors.from_json, spec)
+        self.decoder = _stage("decoder", decoders.from_json, spec)
         steps = pre_tokenizers.steps_of(self.pre_tokenizer)
         self.model = BPE(model, any(isinstance(s, pre_tokenizers.ByteLevel) for s in steps))
+        # ByteLevel last with a byte-level model: pieces stay in original characters and the
+        # model reads their UTF-8 (the same ids and spans as mapping every byte to a character)
+        if steps and isinstance(steps[-1], pre_tokenizers.ByteLevel) and self.model.byte_level:
+            self._byte_split, self._steps_before = steps[-1], pre_tokenizers.Sequence(steps[:-1])
+        else:
+            self._byte_split, self._steps_before = None, None
         self.added = AddedVocabulary()
         if self.normalizer is not None:
             self.added.set_normalizer(lambda text: self.normalizer.normalize(NormalizedText.from_original(text)).text)
@@ -57,16 +63,19 @@ class Tokenizer:
             self.added.add(token_id, token)
         self._truncation = None
         self._padding = None
-        if spec.get("truncation"):
-            t = spec["truncation"]
-            self.enable_truncation(t["max_length"], t.get("stride", 0), t.get("strategy", "LongestFirst"),
-                                   t.get("direction", "Right"))
-        if spec.get("padding"):
-            p = spec["padding"]
-            strategy = p.get("strategy", "BatchLongest")
-            length = strategy.get("Fixed") if isinstance(strategy, dict) else None
-            self.enable_padding(p.get("direction", "Right"), p.get("pad_id", 0), p.get("pad_type_id", 0),
-                                p.get("pad_token", "[PAD]"), length, p.get("pad_to_multiple_of"))
+        try:
+            if spec.get("truncation"):
+                t = spec["truncation"]
+                self.enable_truncation(t["max_length"], t.get("stride", 0), t.get("strategy", "LongestFirst"),
+                                       t.get("direction", "Right"))
+            if spec.get("padding"):
+                p = spec["padding"]
+                strategy = p.get("strategy", "BatchLongest")
+                length = strategy.get("Fixed") if isinstance(strategy, dict) else None
+                self.enable_padding(p.get("direction", "Right"), p.get("pad_id", 0), p.get("pad_type_id", 0),
+                                    p.get("pad_token", "[PAD]"), length, p.get("pad_to_multiple_of"))
+        except (KeyError, TypeError, AttributeError) as e:
+            raise ValueError(f"tokenizer.json: bad truncation or padding section ({e!r})") from None
         self._pattern, self._kind, self._pattern_regex = self._fast_pattern(steps)
         self._fast_wraps = None
 
@@ -139,22 +148,30 @@ class Tokenizer:
         return self._add(tokens, special=True)
 
     def _add(self, tokens, special: bool) -> int:
+        """HF's AddedVocabulary::add_tokens: a token identical to one already added is
+        ignored; one with known content keeps its id and takes the new flags; the count is
+        of the tokens not ignored."""
         if isinstance(tokens, (str, AddedToken)):
             raise TypeError("expected a list of tokens")
-        added = 0
+        counted = 0
         for token in tokens:
             token = AddedToken.coerce(token, special)
-            if not token.content or token.content in self.added.by_content:
+            if not token.content or any(token == t for t in self.added.by_id.values()):
                 continue
-            token_id = self.model.vocab.get(token.content)
+            token_id = self.token_to_id(token.content)
             if token_id is None:
                 top = max(self.added.by_id, default=None)
                 size = len(self.model.vocab)
                 token_id = size if top is None or (top < size and size > 0) else top + 1
             self.added.add(token_id, token)
-            added += 1
+            counted += 1
         self._fast_wraps = None
-        return added
+        return counted
+
+    def set_dropout_seed(self, seed: int | None) -> None:
+        """Make BPE-dropout (a file with model.dropout > 0) reproducible: after the same seed,
+        the same calls give the same ids.  HF has no seed; its results differ from ours."""
+        self.model.seed_dropout(seed)
 
     def num_special_tokens_to_add(self, is_pair: bool) -> int:
         return self.post_processor.n_added(is_pair) if self.post_processor is not None else 0
@@ -218,6 +235,8 @@ class Tokenizer:
     def _encode_sequence(self, text: str, type_id: int) -> Encoding:
         if not isinstance(text, str):
             raise TypeError(f"expected str, not {type(text).__name__}")
+        if not text.isascii():
+            text.encode("utf-8")  # UnicodeEncodeError for lone surrogates, as the fast path
         ids, tokens, offsets, words = [], [], [], []
         word = 0
         for seg, aid in self._split_added(text):
@@ -228,11 +247,16 @@ class Tokenizer:
                 words.append(word)
                 word += 1
                 continue
-            pieces = self.pre_tokenizer.pre_tokenize([seg]) if self.pre_tokenizer is not None else [seg]
+            if self._byte_split is not None:
+                pieces = self._byte_split.split(self._steps_before.pre_tokenize([seg]))
+                tokenize = self.model.tokenize_utf8
+            else:
+                pieces = self.pre_tokenizer.pre_tokenize([seg]) if self.pre_tokenizer is not None else [seg]
+                tokenize = self.model.tokenize
             for piece in pieces:
                 if not piece.text:
                     continue
-                for token_id, cs, ce in self.model.tokenize(piece.text):
+                for token_id, cs, ce in tokenize(piece.text):
                     ids.append(token_id)
                     tokens.append(self.model.id_to_token[token_id])
                     offsets.append(piece.offsets(cs, ce))
@@ -247,11 +271,17 @@ class Tokenizer:
         overflow = [e.overflowing for e in encodings]
         for e in encodings:
             e.overflowing = []
-        proc = self.post_processor
-        out = proc.process(encodings, add_special_tokens) if proc is not None else \
-            post_processors.default_process(encodings, add_special_tokens)
-        if len(encodings) == 1 and overflow[0]:
-            out.overflowing = [self._post_process_plain([o], add_special_tokens) for o in overflow[0]]
+        if len(encodings) == 1:
+            combos = [[o] for o in overflow[0]]
+        else:  # HF's Encoding::merge_with: every overflow of A with B and B's overflows, then A with B's
+            a, b = encodings
+            combos = []
+            for a_o in overflow[0]:
+                combos.append([a_o.copy(), b.copy()])
+                combos.extend([a_o.copy(), b_o.copy()] for b_o in overflow[1])
+            combos.extend([a.copy(), b_o.copy()] for b_o in overflow[1])
+        out = self._post_process_plain(encodings, add_special_tokens)
+        out.overflowing = [self._post_process_plain(c, add_special_tokens) for c in combos]
         if self._padding:
             p = self._padding
             length = p["length"] if p["length"] is not None else len(out.ids)
@@ -271,31 +301,44 @@ class Tokenizer:
         enc.pad(length, p["pad_id"], p["pad_type_id"], p["pad_token"], p["direction"])
 
     def _truncate(self, encodings: list, add_special_tokens: bool) -> None:
+        """HF's truncate_encodings, with max_length less the post-processor's added tokens."""
         t = self._truncation
         n_added = self.num_special_tokens_to_add(len(encodings) == 2) if add_special_tokens else 0
         max_length = max(t["max_length"] - n_added, 0)
-        if len(encodings) == 1:
-            encodings[0].truncate(max_length, t["stride"], t["direction"])
+        stride, direction = t["stride"], t["direction"]
+        if max_length == 0:
+            for e in encodings:
+                e.truncate(0, stride, direction)
             return
-        a, b = encodings
-        total = len(a) + len(b)
+        total = sum(len(e) for e in encodings)
         if total <= max_length:
             return
         if t["strategy"] == "longest_first":
+            if len(encodings) == 1:
+                encodings[0].truncate(max_length, stride, direction)
+                return
+            a, b = encodings  # the shorter keeps what it can, else both get about half
             n1, n2 = len(a), len(b)
-            for _ in range(total - max_length):
-                if n1 > n2:
-                    n1 -= 1
-                else:
-                    n2 -= 1
-            a.truncate(n1, t["stride"], t["direction"])
-            b.truncate(n2, t["stride"], t["direction"])
-        else:
-            target = a if t["strategy"] == "only_first" else b
-            keep = len(target) - (total - max_length)
-            if keep <= 0:
-                raise ValueError("truncation: the sequence to truncate is shorter than what must be removed")
-            target.truncate(keep, t["stride"], t["direction"])
+            swap = n1 > n2
+            if swap:
+                n1, n2 = n2, n1
+            n2 = n1 if n1 > max_length else max(n1, max_length - n1)
+            if n1 + n2 > max_length:
+                n1 = max_length // 2
+                n2 = n1 + max_length % 2
+            if swap:
+                n1, n2 = n2, n1
+            a.truncate(n1, stride, direction)
+            b.truncate(n2, stride, direction)
+            return
+        if t["strategy"] == "only_second" and len(encodings) == 1:
+            raise ValueError("truncation strategy only_second needs a pair of sequences")
+        target = encodings[0] if t["strategy"] == "only_first" else encodings[1]
+        remove = total - max_length
+        if len(target) <= remove:
+            raise ValueError("truncation: the sequence to truncate is too short to remove "
+                             f"{remove} tokens (strategy {t['strategy']})")
+        target.truncate(len(target) - remove, stride, direction)
 
     def encode(self, sequence: str, pair: str | None = None, is_pretokenized: bool = False,
                add_special_tokens: bool = True) -> Encoding:
@@ -326,25 +369,30 @@ class Tokenizer:
     # -- the fast path --------------------------------------------------------------------
 
     def _uses_fast_path(self) -> bool:
-        return (self._pattern is not None and self._truncation is None and self._padding is None
-                and not self.model.uses_dropout())
+        return self._pattern is not None and not self.model.uses_dropout()
 
     def _wraps(self, add_special_tokens: bool) -> tuple[list, list]:
         """The ids the post-processor puts before and after a single sequence."""
-        if self._fast_wraps is None:
-            self._fast_wraps = {}
+        wraps = self._fast_wraps
+        if wraps is None:  # built whole, then published (threads)
+            wraps = {}
             for flag in (False, True):
                 probe = Encoding([-1], [0], [""], [(0, 0)], [1], [0], [0], [0])
                 ids = self._post_process_plain([probe], flag).ids
                 k = ids.index(-1)
-                self._fast_wraps[flag] = (ids[:k], ids[k + 1:])
-        return self._fast_wraps[add_special_tokens]
+                wraps[flag] = (ids[:k], ids[k + 1:])
+            self._fast_wraps = wraps
+        return wraps[add_special_tokens]
 
     def _fast_segments(self, text: str) -> list:
         """text as a list of str segments (to BPE) and int ids (added tokens)."""
         if not isinstance(text, str):
             raise TypeError(f"expected str, not {type(text).__name__}")
         nfc = self.normalizer is not None
+        raw, _ = self.added.matcher(normalized=False)
+        normalized, _ = self.added.matcher(normalized=True)
+        if normalized is None and (raw is None or raw.search(text) is None):  # the common case
+            return [unicodedata.normalize("NFC", text) if nfc and not text.isascii() else text]
         out = []
         for s, e, aid in self.added.find(text, normalized=False):
             if aid is not None:
@@ -353,7 +401,7 @@ class Tokenizer:
             seg = text[s:e] if (s, e) != (0, len(text)) else text
             if nfc and not seg.isascii():
                 seg = unicodedata.normalize("NFC", seg)
-            if self.added.has_normalized():
+            if normalized is not None:
                 for s2, e2, aid2 in self.added.find(seg, normalized=True):
                     out.append(aid2 if aid2 is not None else seg[s2:e2])
             else:
@@ -382,28 +430,67 @@ class Tokenizer:
             pieces.append(seg[prev:])
         return pieces
 
-    def encode_ids(self, text: str, add_special_tokens: bool = True) -> list[int]:
-        """`encode(text, add_special_tokens=...).ids`, without building an Encoding."""
-        if not self._uses_fast_path():
-            return self.encode(text, add_special_tokens=add_special_tokens).ids
-        before, after = self._wraps(add_special_tokens)
-        segments = self._fast_segments(text)
-        if len(segments) == 1 and type(segments[0]) is str and not before and not after:
-            return self._segment_ids(segments[0])
-        ids = list(before)
+    def _body_ids(self, segments: list, encoded=None) -> list[int]:
+        """The ids of a text's segments (encoded: an iterator over the str segments' ids when
+        a batch call already has them)."""
+        if len(segments) == 1 and type(segments[0]) is str:
+            return next(encoded) if encoded is not None else self._segment_ids(segments[0])
+        ids = []
         for seg in segments:
             if type(seg) is int:
                 ids.append(seg)
             else:
-                ids.extend(self._segment_ids(seg))
-        ids.extend(after)
+                ids.extend(next(encoded) if encoded is not None else self._segment_ids(seg))
         return ids
+
+    def _finish_ids(self, body: list, add_special_tokens: bool) -> list[int]:
+        """Truncation, the post-processor's ids and fixed-length padding, on ids alone: what
+        `encode` does for one sequence."""
+        t = self._truncation
+        if t is not None:
+            keep = max(t["max_length"] - (self.num_special_tokens_to_add(False) if add_special_tokens else 0), 0)
+            if len(body) > keep:
+                if t["strategy"] == "only_second":
+                    raise ValueError("truncation strategy only_second needs a pair of sequences")
+                body = body[:keep] if t["direction"] == "right" else body[len(body) - keep:]
+        before, after = self._wraps(add_special_tokens)
+        ids = before + body + after if before or after else body
+        if self._padding is not None:
+            length = self._padding["length"]
+            ids = self._pad_ids(ids, length if length is not None else len(ids))
+        return ids
+
+    def _pad_ids(self, ids: list, length: int) -> list[int]:
+        p = self._padding
+        multiple = p["pad_to_multiple_of"]
+        if multiple and length % multiple:
+            length += multiple - length % multiple
+        if len(ids) >= length:
+            return ids
+        fill = [p["pad_id"]] * (length - len(ids))
+        return ids + fill if p["direction"] == "right" else fill + ids
+
+    def _pad_batch(self, batch: list) -> list:
+        """encode_batch's padding to the longest sequence, when no length is fixed."""
+        if self._padding is not None and self._padding["length"] is None and batch:
+            longest = max(len(ids) for ids in batch)
+            batch = [self._pad_ids(ids, longest) for ids in batch]
+        return batch
+
+    def encode_ids(self, text: str, add_special_tokens: bool = True) -> list[int]:
+        """`encode(text, add_special_tokens=...).ids`, without building an Encoding."""
+        if not self._uses_fast_path():
+            return self.encode(text, add_special_tokens=add_special_tokens).ids
+        body = self._body_ids(self._fast_segments(text))
+        if self._truncation is None and self._padding is None and not any(self._wraps(add_special_tokens)):
+            return body
+        return self._finish_ids(body, add_special_tokens)
 
     def encode_to_numpy(self, text: str, add_special_tokens: bool = True):
         """`encode_ids` as a numpy uint32 array."""
         import numpy as np
 
-        if self._uses_fast_path():
+        if self._uses_fast_path() and self._truncation is None and self._padding is None:
             segments = self._fast_segments(text)
             before, after = self._wraps(add_special_tokens)
             if len(segments) == 1 and type(segments[0]) is str and not before and not after:
@@ -411,37 +498,27 @@ class Tokenizer:
         return np.asarray(self.encode_ids(text, add_special_tokens), dtype=np.uint32)
 
     def encode_ids_batch(self, texts, add_special_tokens: bool = True, num_threads: int | None = None) -> list[list[int]]:
-        """`encode_ids` of each text, on threads (the kernel releases the GIL)."""
+        """`encode_ids` of each text (padded as `encode_batch` pads), on threads: each
+        thread's share of the texts is one GIL-free kernel call."""
         if isinstance(texts, str):
             raise TypeError("encode_ids_batch expects a list of str, not a single str")
         texts = list(texts)
-        if num_threads is None:
-            num_threads = os.cpu_count() or 1
-        if not self._uses_fast_path() or self._kind < 0:
+        if not self._uses_fast_path():
+            return [e.ids for e in self.encode_batch(texts, add_special_tokens=add_special_tokens)]
+        if self._kind < 0:
             # the regex split re-takes the GIL per match: threads would only contend
-            return [self.encode_ids(t, add_special_tokens) for t in texts]
-        before, after = self._wraps(add_special_tokens)
-        return _parallel_chunks(lambda chunk: self._fast_ids_many(chunk, before, after), texts, num_threads)
+            bodies = [self._body_ids(self._fast_segments(t)) for t in texts]
+        else:
+            if num_threads is None:
+                num_threads = os.cpu_count() or 1
+            bodies = _parallel_map(self._fast_bodies, texts, num_threads)
+        return self._pad_batch([self._finish_ids(b, add_special_tokens) for b in bodies])
 
-    def _fast_ids_many(self, texts: list, before: list, after: list) -> list[list[int]]:
+    def _fast_bodies(self, texts: list) -> list[list[int]]:
         """One GIL-free kernel call for every BPE segment of the texts, then stitched."""
         plans = [self._fast_segments(t) for t in texts]
-        segs = [s for plan in plans for s in plan if type(s) is str]
-        encoded = iter(self.model.table.encode_texts(segs, self._kind))
-        out = []
-        for plan in plans:
-            if len(plan) == 1 and type(plan[0]) is str and not before and not after:
-                out.append(next(encoded))
-                continue
-            ids = list(before)
-            for s in plan:
-                if type(s) is int:
-                    ids.append(s)
-                else:
-                    ids.extend(next(encoded))
-            ids.extend(after)
-            out.append(ids)
-        return out
+        encoded = iter(self.model.table.encode_texts([s for plan in plans for s in plan if type(s) is str], self._kind))
+        return [self._body_ids(plan, encoded) for plan in plans]
 
     # -- decoding -------------------------------------------------------------------------
 
@@ -492,11 +569,9 @@ class Tokenizer:
         return enc
 
 
-def _parallel_chunks(fn, items: list, num_threads: int) -> list:
-    if num_threads <= 1 or len(items) <= 1:
-        return fn(items)
-    n_chunks = min(len(items), num_threads * 2)
-    size = -(-len(items) // n_chunks)
-    chunks = [items[i:i + size] for i in range(0, len(items), size)]
-    with ThreadPoolExecutor(min(num_threads, len(chunks))) as pool:
-        return [r for part in pool.map(fn, chunks) for r in part]
+def _stage(key: str, build, spec: dict):
+    """One pipeline stage from its node; a malformed node is a ValueError naming the stage."""
+    try:
+        return build(spec.get(key))
+    except (KeyError, TypeError, IndexError, AttributeError) as e:
+        raise ValueError(f"tokenizer.json: malformed {key} ({e!r})") from None
