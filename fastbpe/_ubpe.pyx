@@ -102,50 +102,27 @@ cdef PairStat* stats_slot(PairStats* t, uint64_t key) except NULL nogil:
     return s
 
 
-cdef struct LocalPair:         # one pair of one document: occurrences before and after a step
-    uint64_t key             # EMPTY when free
-    int64_t before
-    int64_t after
-
-
-cdef struct LocalPairs:        # reused for each document, sized to it (so it stays in cache)
-    LocalPair* slots
-    uint64_t mask
-    uint64_t cap
-    int64_t* used
-    Py_ssize_t n_used
-
-
-cdef int local_init(LocalPairs* t, Py_ssize_t max_pairs) except -1 nogil:
+cdef inline uint64_t pow2_at_least(uint64_t n) noexcept nogil:
     cdef uint64_t cap = 16
-    while cap < <uint64_t>(2 * max_pairs + 2):
+    while cap < n:
         cap <<= 1
-    t.slots = <LocalPair*>malloc(cap * sizeof(LocalPair))
-    t.used = <int64_t*>malloc(cap * sizeof(int64_t))
-    if t.slots == NULL or t.used == NULL:
-        with gil:
-            raise MemoryError()
-    memset(t.slots, 0xFF, cap * sizeof(LocalPair))
-    t.mask = cap - 1
-    t.cap = cap
-    t.n_used = 0
-    return 0
+    return cap
 
 
-cdef inline void local_size_for(LocalPairs* t, int64_t n_symbols) noexcept nogil:
-    """Use only the first slots, enough for a document of `n_symbols` (the rest stay empty)."""
-    cdef uint64_t cap = 16
-    while cap < <uint64_t>(2 * n_symbols + 2) and cap < t.cap:
-        cap <<= 1
-    t.mask = cap - 1
+# One document's pairs before and after a step: a PairStats reused for every document, with
+# `count` = occurrences before and `docs` = occurrences after, and its mask narrowed to the
+# document's size (the slots past it stay empty) so it stays in cache.
+
+cdef inline void local_size_for(PairStats* t, uint64_t allocated, int64_t n_symbols) noexcept nogil:
+    t.mask = min(pow2_at_least(<uint64_t>(2 * n_symbols + 2)), allocated) - 1
 
 
-cdef inline void local_count(LocalPairs* t, const int32_t* a, Py_ssize_t n, bint after) noexcept nogil:
-    """Count the adjacent pairs of a[0:n] into `before` or `after` (the table never fills: it
-    is sized for the largest document)."""
+cdef inline void local_count(PairStats* t, const int32_t* a, Py_ssize_t n, bint after) noexcept nogil:
+    """Count the adjacent pairs of a[0:n] as before (`count`) or after (`docs`) the step (the
+    table never fills: it is allocated for the largest document)."""
     cdef Py_ssize_t i
     cdef uint64_t key, h
-    cdef LocalPair* s
+    cdef PairStat* s
     for i in range(n - 1):
         key = (<uint64_t><uint32_t>a[i] << 32) | <uint64_t><uint32_t>a[i + 1]
         h = mix64(key) & t.mask
@@ -155,31 +132,31 @@ cdef inline void local_count(LocalPairs* t, const int32_t* a, Py_ssize_t n, bint
                 break
             if s.key == EMPTY:
                 s.key = key
-                s.before = 0
-                s.after = 0
+                s.count = 0
+                s.docs = 0
                 t.used[t.n_used] = <int64_t>h
                 t.n_used += 1
                 break
             h = (h + 1) & t.mask
         if after:
-            s.after += 1
+            s.docs += 1
         else:
-            s.before += 1
+            s.count += 1
 
 
-cdef int local_flush(LocalPairs* t, PairStats* stats) except -1 nogil:
-    """Apply one document's changes to the corpus statistics, then empty the table."""
+cdef int local_flush(PairStats* t, PairStats* stats) except -1 nogil:
+    """Apply one document's changes to the corpus statistics, then empty the local table."""
     cdef Py_ssize_t k
-    cdef LocalPair* s
+    cdef PairStat* s
     cdef PairStat* g
     for k in range(t.n_used):
         s = &t.slots[t.used[k]]
-        if s.before != s.after:
+        if s.count != s.docs:
             g = stats_slot(stats, s.key)
-            g.count += s.after - s.before
-            if s.before == 0:
+            g.count += s.docs - s.count
+            if s.count == 0:
                 g.docs += 1
-            elif s.after == 0:
+            elif s.docs == 0:
                 g.docs -= 1
         s.key = EMPTY
     t.n_used = 0
@@ -240,7 +217,8 @@ def fit_pairs(int32_t[::1] seq, int64_t[::1] part_start, int64_t[::1] part_doc,
     cdef int64_t* first_of = <int64_t*>malloc(id_cap * sizeof(int64_t))   # left token -> accepted row
     cdef int64_t* second_of = <int64_t*>malloc(max(n_candidates, 1) * sizeof(int64_t))
     cdef PairStats stats
-    cdef LocalPairs local
+    cdef PairStats local
+    cdef uint64_t local_cap
     cdef list rows = []
     cdef int64_t max_token = first_id - 1, doc_size = 0, biggest_doc = 0
     cdef Py_ssize_t n_live = 0, k, k2, kept, p, i, w, s0, e, n_top, n_acc, a, b
@@ -279,7 +257,8 @@ def fit_pairs(int32_t[::1] seq, int64_t[::1] part_start, int64_t[::1] part_doc,
                 n_live += 1
         with nogil:
             stats_init(&stats, 1 << 16)
-            local_init(&local, biggest_doc)
+            local_cap = pow2_at_least(<uint64_t>(2 * biggest_doc + 2))
+            stats_init(&local, local_cap)
             k = 0
             while k < n_live:                  # the first count, one document at a time
                 k2 = k
@@ -287,7 +266,7 @@ def fit_pairs(int32_t[::1] seq, int64_t[::1] part_start, int64_t[::1] part_doc,
                 while k2 < n_live and part_doc[live[k2]] == part_doc[live[k]]:
                     doc_size += part_len[live[k2]]
                     k2 += 1
-                local_size_for(&local, doc_size)
+                local_size_for(&local, local_cap, doc_size)
                 for i in range(k, k2):
                     local_count(&local, &seq[part_start[live[i]]], part_len[live[i]], True)
                 local_flush(&local, &stats)
@@ -344,7 +323,7 @@ def fit_pairs(int32_t[::1] seq, int64_t[::1] part_start, int64_t[::1] part_doc,
                                     break
                         k2 += 1
                     if hit:
-                        local_size_for(&local, doc_size)
+                        local_size_for(&local, local_cap, doc_size)
                         for i in range(k, k2):
                             p = live[i]
                             local_count(&local, &seq[part_start[p]], part_len[p], False)
@@ -386,8 +365,7 @@ def fit_pairs(int32_t[::1] seq, int64_t[::1] part_start, int64_t[::1] part_doc,
                 on_step(n_acc)
     finally:
         stats_free(&stats)
-        free(local.slots)
-        free(local.used)
+        stats_free(&local)
         free(part_len)
         free(live)
         free(top)
@@ -533,13 +511,12 @@ cdef class UBPELookup:
 
     def __cinit__(self, list sequences, list ids, double[::1] weights):
         cdef Py_ssize_t total = 1, k, i, n
-        cdef uint64_t cap = 16
+        cdef uint64_t cap
         cdef int32_t node, child
         cdef object seq
         for seq in sequences:
             total += len(seq)
-        while cap < <uint64_t>(total * 2 + 2):
-            cap <<= 1
+        cap = pow2_at_least(<uint64_t>(total * 2 + 2))
         self.mask = cap - 1
         self.edges = <Edge*>malloc(cap * sizeof(Edge))
         self.value = <int32_t*>malloc((total + 1) * sizeof(int32_t))
@@ -892,12 +869,8 @@ cdef class ClassicMerges:
 
     def __cinit__(self, int64_t[:, ::1] pairs, double[::1] weights):
         cdef Py_ssize_t i
-        cdef uint64_t cap = 16
-        cdef PairStat* s
         self.n_pairs = pairs.shape[0]
-        while cap < <uint64_t>(self.n_pairs * 2 + 2):
-            cap <<= 1
-        stats_init(&self.rank_of, cap)
+        stats_init(&self.rank_of, pow2_at_least(<uint64_t>(self.n_pairs * 2 + 2)))
         self.left = <int64_t*>malloc(max(self.n_pairs, 1) * sizeof(int64_t))
         self.right = <int64_t*>malloc(max(self.n_pairs, 1) * sizeof(int64_t))
         self.new_id = <int64_t*>malloc(max(self.n_pairs, 1) * sizeof(int64_t))
