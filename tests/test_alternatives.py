@@ -163,3 +163,16 @@ def test_shortest_never_longer_than_bpe(enc, trained_text):
         assert enc.decode(ids) == enc.decode(enc.encode(text))
     with pytest.raises(ValueError):
         enc.encode_shortest("<|endoftext|>" if enc.name != "small" else "<|end|>")
+
+
+def test_gpt4_tokenizer_dropout():
+    from conftest import require_encoding
+    from fastbpe.minbpe import GPT4Tokenizer
+
+    require_encoding("cl100k_base")
+    tok = GPT4Tokenizer()
+    text = TEXTS[2]
+    assert tok.encode(text, dropout=0) == tok.encode(text)
+    assert tok.encode_ordinary(text, dropout=1.0) == list(tok._enc.encode(text, dropout=1.0))
+    ids = tok.encode(text, dropout=0.5, seed=1)
+    assert ids == tok.encode(text, dropout=0.5, seed=1) and tok.decode(ids) == text
