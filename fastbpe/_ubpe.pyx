@@ -413,6 +413,8 @@ cdef struct Cand:            # one segmentation of a suffix, sharing its tail wi
     int32_t tail             # index of the rest in the pool; -1 at the end of the word
     int32_t length           # number of tokens
     double weight            # the reference's tf-idf value of the whole sequence
+    double f                 # the compensated sum behind `weight` (see FSum)
+    double c
 
 
 cdef struct DagWork:         # scratch for one call; owned by the call
@@ -450,7 +452,8 @@ cdef int dag_reserve(DagWork* w, Py_ssize_t n_pos, Py_ssize_t top_n) except -1 n
     return 0
 
 
-cdef int pool_push(DagWork* w, int32_t token, int32_t tail, int32_t length, double weight) except -1 nogil:
+cdef int pool_push(DagWork* w, int32_t token, int32_t tail, int32_t length, double weight,
+                   const FSum* state) except -1 nogil:
     cdef Cand* grown
     if w.pool_len == w.pool_cap:
         w.pool_cap = w.pool_cap * 2 if w.pool_cap else 1024
@@ -463,6 +466,8 @@ cdef int pool_push(DagWork* w, int32_t token, int32_t tail, int32_t length, doub
     w.pool[w.pool_len].tail = tail
     w.pool[w.pool_len].length = length
     w.pool[w.pool_len].weight = weight
+    w.pool[w.pool_len].f = state.f
+    w.pool[w.pool_len].c = state.c
     w.pool_len += 1
     return <int>(w.pool_len - 1)
 
@@ -574,15 +579,26 @@ cdef class UBPELookup:
     cdef inline double _weight(self, int64_t token) noexcept nogil:
         return self.weights[token] if 0 <= token < self.n_ids else 0.0
 
-    cdef double _seq_weight(self, DagWork* w, int32_t token, int32_t tail) noexcept nogil:
+    cdef double _seq_weight(self, DagWork* w, int32_t token, int32_t tail, FSum* state) noexcept nogil:
         """tf-idf of `token` + the sequence at `tail`, summed in Counter order (distinct tokens by
-        first appearance from the right end, as the reference builds its Counter)."""
+        first appearance from the right end, as the reference builds its Counter).  `state` gets
+        the running sum before its final correction, so a new token extends it in O(1): its term
+        is the last one added, and its count is 1 (term = idf)."""
         cdef Py_ssize_t n = 0, i, n_order = 0
         cdef int32_t c = tail
         cdef int32_t t
-        cdef FSum s
+        cdef bint seen = False
+        while c >= 0 and w.pool[c].token >= 0:
+            seen = seen or w.pool[c].token == token
+            c = w.pool[c].tail
+        if not seen:
+            state.f = w.pool[tail].f if tail >= 0 else 0.0
+            state.c = w.pool[tail].c if tail >= 0 else 0.0
+            fsum_add(state, self._weight(token))
+            return fsum_value(state)
         w.scratch[n] = token
         n += 1
+        c = tail
         while c >= 0 and w.pool[c].token >= 0:
             w.scratch[n] = w.pool[c].token
             n += 1
@@ -595,24 +611,27 @@ cdef class UBPELookup:
                 n_order += 1
             w.freq[t] += 1
             i -= 1
-        s.f = 0.0
-        s.c = 0.0
+        state.f = 0.0
+        state.c = 0.0
         for i in range(n_order):
             t = w.order[i]
-            fsum_add(&s, tf_idf_term(w.freq[t], self._weight(t)))
+            fsum_add(state, tf_idf_term(w.freq[t], self._weight(t)))
             w.freq[t] = 0
-        return fsum_value(&s)
+        return fsum_value(state)
 
     cdef int _word_dag(self, const int32_t* word, Py_ssize_t n, Py_ssize_t top_n, DagWork* w) except -1 nogil:
         """Fill w.heads for positions n..0; position 0 holds the word's best candidates (heap order)."""
         cdef Py_ssize_t p, q, k, pos, child_pos, right
+        cdef FSum state
         cdef int32_t node, tok, cand, size, length
         cdef int32_t* heap
         cdef double wt
         cdef Cand* pool
         dag_reserve(w, n + 1, top_n)
         w.pool_len = 0
-        pool_push(w, -1, -1, 0, 0.0)
+        state.f = 0.0
+        state.c = 0.0
+        pool_push(w, -1, -1, 0, 0.0, &state)
         w.heads[n * top_n] = 0
         w.n_heads[n] = 1
         p = n - 1
@@ -632,16 +651,16 @@ cdef class UBPELookup:
                 for k in range(w.n_heads[q]):
                     cand = w.heads[q * top_n + k]
                     length = w.pool[cand].length + 1
-                    wt = self._seq_weight(w, tok, cand)
+                    wt = self._seq_weight(w, tok, cand, &state)
                     if size < top_n:             # heapq.heappush: sift the new item up
                         size += 1
-                        pool_push(w, tok, cand, length, wt)
+                        pool_push(w, tok, cand, length, wt, &state)
                         heap[sift_up(heap, w.pool, size - 1, wt, length)] = <int32_t>(w.pool_len - 1)
                     else:
                         pool = w.pool
                         if not cand_less(pool[heap[0]].weight, pool[heap[0]].length, wt, length):
                             continue             # not greater than the smallest kept
-                        pool_push(w, tok, cand, length, wt)   # heapq.heapreplace: sift down from the root
+                        pool_push(w, tok, cand, length, wt, &state)   # heapq.heapreplace: sift down from the root
                         pool = w.pool
                         pos = 0
                         child_pos = 1
@@ -819,8 +838,9 @@ cdef class UBPELookup:
         return found
 
     cdef int32_t _cons(self, int32_t** tok, int32_t** nxt, Py_ssize_t* length, Py_ssize_t* cap,
-                       int32_t token, int32_t rest) except -1:
-        """A new chain node `token` -> `rest` in the growable pool; returns its index."""
+                       int32_t token, int32_t rest) except -2:
+        """A new chain node `token` -> `rest` in the growable pool; returns its index (-1 is the
+        empty chain, so -2 signals an error)."""
         cdef int32_t* grown
         if length[0] == cap[0]:
             cap[0] *= 2
@@ -838,8 +858,8 @@ cdef class UBPELookup:
         return <int32_t>(length[0] - 1)
 
     cdef int32_t _cons_word(self, DagWork* w, int32_t c, int32_t** tok, int32_t** nxt,
-                            Py_ssize_t* length, Py_ssize_t* cap, int32_t rest) except -1:
-        """The chain of candidate `c`'s tokens followed by `rest`."""
+                            Py_ssize_t* length, Py_ssize_t* cap, int32_t rest) except -2:
+        """The chain of candidate `c`'s tokens followed by `rest` (-1: empty)."""
         cdef Py_ssize_t n = 0, i
         cdef int32_t node = rest
         cdef int32_t x = c

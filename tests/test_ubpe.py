@@ -231,3 +231,25 @@ def test_documents_that_split_into_nothing():
 def test_fit_kernel_rejects_bad_arrays(seq, starts, docs, message):
     with pytest.raises(ValueError, match=message):
         fit_pairs(np.array(seq, np.int32), np.array(starts, np.int64), np.array(docs, np.int64), 3, 10, 5)
+
+
+def test_classic_decode_expands_shared_parts_and_rejects_cycles():
+    shared = {"n_tokens": 5, "alphabet": {"a": 0, "b": 1}, "weights": {"2": 1.0, "3": 0.5, "4": 0.2},
+              "mapper": {"2": [0, 1], "3": [2, 2], "4": [3, 2]}}
+    model = UBPEClassic.loads(json.dumps(shared), token_type=str)
+    assert model.decode([4, 0]) == "abababa"
+    cyclic = dict(shared, mapper={"2": [0, 3], "3": [2, 1], "4": [0, 1]})
+    model = UBPEClassic.loads(json.dumps(cyclic), token_type=str)
+    assert model.decode([4]) == "ab"
+    with pytest.raises(ValueError, match="through itself"):
+        model.decode([2])
+
+
+def test_empty_parts_in_a_document(docs):
+    """A regex that matches empty strings gives empty parts; top_n > 1 must carry them through."""
+    model = UBPE(alphabet=alphabet_of(docs), n_tokens=100, regex_str=r"[a-z]*|[^a-z]")
+    model.fit(docs, quiet=True)
+    for doc in docs[:10]:
+        found = model.encode(doc, top_n=3)
+        assert all(model.decode(ids) == doc for ids, _ in found)
+        assert [w for _, w in found] == sorted((w for _, w in found), reverse=True)

@@ -5,7 +5,7 @@ Input (stdin): a JSON list of cases, each
    "corpus": [...], "load": <dumps() string> | null, "token_type": "int" | "str",
    "encode": [doc, ...], "top_n": [n, ...]}
 Output: per case {"dump": dumps(), "encodings": [[encode(doc[, top_n=n]) for n] for doc],
-"decoded": [decode(best ids) for doc]}.  Used by tests/test_ubpe_parity.py and bench/bench_ubpe.py.
+"decoded": [decode(best ids) for doc]}, plus wall and CPU seconds of fit and of all encodes.  Used by tests/test_ubpe_parity.py and bench/bench_ubpe.py.
 """
 import json
 import sys
@@ -14,7 +14,7 @@ import time
 
 def run_case(case, ubpe_native):
     cls = getattr(ubpe_native, case["cls"])
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     if case.get("load"):
         model = cls.loads(case["load"], token_type={"int": int, "str": str}[case.get("token_type", "int")])
     else:
@@ -24,20 +24,20 @@ def run_case(case, ubpe_native):
                 init[key] = [tuple(w) for w in init[key]]
         model = cls(**init)
         model.fit(case["corpus"], **case.get("fit", {}))
-    fit_time = time.perf_counter() - t0
+    fit_time, fit_cpu = time.perf_counter() - t0, time.process_time() - c0
     encodings, decoded = [], []
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     for doc in case["encode"]:
         per_n = []
         for n in case.get("top_n", [1]):
             per_n.append(model.encode(doc, top_n=n) if case["cls"] == "UBPE" else model.encode(doc))
         encodings.append(per_n)
-    encode_time = time.perf_counter() - t0
+    encode_time, encode_cpu = time.perf_counter() - t0, time.process_time() - c0
     for per_n in encodings:
         ids = per_n[0][0][0]
         decoded.append(model.decode(ids) if ids else None)
     return {"dump": model.dumps(), "encodings": encodings, "decoded": decoded,
-            "fit_time": fit_time, "encode_time": encode_time}
+            "fit_time": fit_time, "encode_time": encode_time, "fit_cpu": fit_cpu, "encode_cpu": encode_cpu}
 
 
 def main():

@@ -219,21 +219,29 @@ class UBPEBase:
         if not self._classic:
             done[token] = backward.get(token, (token,))
             return done[token]
-        stack, on_stack = [token], {token}
-        while stack:
-            t = stack[-1]
-            pending = [p for p in backward.get(t, ()) if p in backward and p not in done]
-            if pending:
-                if any(p in on_stack for p in pending):
-                    raise ValueError(f"token {t} is defined through itself")
-                stack.extend(pending)
-                on_stack.update(pending)
+        if token not in backward:
+            return (token,)
+        path, next_child, on_path = [token], [0], {token}     # depth first, one child at a time
+        while path:
+            t = path[-1]
+            parts = backward[t]
+            i = next_child[-1]
+            while i < len(parts) and not (parts[i] in backward and parts[i] not in done):
+                i += 1
+            if i < len(parts):
+                next_child[-1] = i + 1
+                if parts[i] in on_path:
+                    raise ValueError(f"token {parts[i]} is defined through itself")
+                path.append(parts[i])
+                next_child.append(0)
+                on_path.add(parts[i])
                 continue
             out: list = []
-            for p in backward.get(t, (t,)):
+            for p in parts:
                 out.extend(done[p] if p in backward else (p,))
             done[t] = tuple(out)
-            on_stack.discard(stack.pop())
+            on_path.discard(path.pop())
+            next_child.pop()
         return done[token]
 
     def decode(self, tokens):
