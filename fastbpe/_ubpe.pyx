@@ -10,6 +10,7 @@ from libc.string cimport memset
 from libc.math cimport log, fabs, isfinite
 
 from fastbpe._hash cimport mix64
+cimport cython
 
 import numpy as np
 
@@ -502,6 +503,12 @@ cdef inline Py_ssize_t sift_up(int32_t* heap, const Cand* pool, Py_ssize_t pos, 
     return pos
 
 
+cdef struct Step:               # where one symbol leads in the prefix tree
+    int32_t node             # -1: nowhere
+    int32_t token            # the token ending there, -1 if none
+
+
+@cython.final
 cdef class UBPELookup:
     """Token sequences (over alphabet ids) in a prefix tree, with each id's idf weight.
 
@@ -513,6 +520,15 @@ cdef class UBPELookup:
     cdef int32_t n_nodes
     cdef double* weights     # [n_ids]
     cdef int64_t n_ids
+    cdef DagWork spare       # the scratch of a finished call, for the next one
+    cdef bint has_spare
+    # the same tree laid out for walking: each node's children side by side (few cache lines),
+    # and the root's as a direct array by symbol
+    cdef int32_t* first_child    # [n_nodes + 1]
+    cdef int32_t* child_sym
+    cdef Step* child             # [n_nodes - 1] node and token, by first_child
+    cdef Step* root_child        # [root_size]
+    cdef int32_t root_size
 
     def __cinit__(self, list sequences, list ids, double[::1] weights):
         cdef Py_ssize_t total = 1, k, i, n
@@ -549,11 +565,75 @@ cdef class UBPELookup:
                 raise ValueError(f"token id {ids[k]} has no weight slot")
             if self.value[node] < 0:      # the first sequence inserted keeps its id
                 self.value[node] = <int32_t>ids[k]
+        self._lay_out_children()
+
+    cdef int _lay_out_children(self) except -1:
+        cdef uint64_t i
+        cdef int32_t parent, sym, k, child
+        cdef int32_t* fill
+        self.first_child = <int32_t*>calloc(self.n_nodes + 1, sizeof(int32_t))
+        self.child_sym = <int32_t*>malloc(self.n_nodes * sizeof(int32_t))
+        self.child = <Step*>malloc(self.n_nodes * sizeof(Step))
+        if self.first_child == NULL or self.child_sym == NULL or self.child == NULL:
+            raise MemoryError()
+        self.root_size = 0
+        for i in range(self.mask + 1):
+            if self.edges[i].key != EMPTY:
+                parent = <int32_t>(self.edges[i].key >> 32)
+                sym = <int32_t>(self.edges[i].key & LOW32)
+                self.first_child[parent + 1] += 1
+                if parent == 0 and sym >= self.root_size:
+                    self.root_size = sym + 1
+        for k in range(self.n_nodes):
+            self.first_child[k + 1] += self.first_child[k]
+        fill = <int32_t*>malloc((self.n_nodes + 1) * sizeof(int32_t))
+        self.root_child = <Step*>malloc(max(self.root_size, 1) * sizeof(Step))
+        if fill == NULL or self.root_child == NULL:
+            free(fill)
+            raise MemoryError()
+        for k in range(self.n_nodes):
+            fill[k] = self.first_child[k]
+        for k in range(self.root_size):
+            self.root_child[k].node = -1
+            self.root_child[k].token = -1
+        for i in range(self.mask + 1):
+            if self.edges[i].key != EMPTY:
+                parent = <int32_t>(self.edges[i].key >> 32)
+                sym = <int32_t>(self.edges[i].key & LOW32)
+                child = self.edges[i].child
+                self.child_sym[fill[parent]] = sym
+                self.child[fill[parent]].node = child
+                self.child[fill[parent]].token = self.value[child]
+                fill[parent] += 1
+                if parent == 0 and sym >= 0:
+                    self.root_child[sym].node = child
+                    self.root_child[sym].token = self.value[child]
+        free(fill)
+        return 0
+
+    cdef inline Step _next(self, int32_t node, int32_t sym) noexcept nogil:
+        """Where `sym` leads from `node` (the walking layout)."""
+        cdef int32_t k
+        cdef Step nowhere
+        if node == 0 and 0 <= sym < self.root_size:
+            return self.root_child[sym]
+        for k in range(self.first_child[node], self.first_child[node + 1]):
+            if self.child_sym[k] == sym:
+                return self.child[k]
+        nowhere.node = -1
+        nowhere.token = -1
+        return nowhere
 
     def __dealloc__(self):
         free(self.edges)
         free(self.value)
         free(self.weights)
+        free(self.first_child)
+        free(self.child_sym)
+        free(self.child)
+        free(self.root_child)
+        if self.has_spare:
+            dag_free(&self.spare)
 
     cdef inline int32_t _child(self, int32_t node, int32_t sym) noexcept nogil:
         cdef uint64_t key = (<uint64_t>node << 32) | <uint32_t>sym
@@ -623,6 +703,7 @@ cdef class UBPELookup:
         """Fill w.heads for positions n..0; position 0 holds the word's best candidates (heap order)."""
         cdef Py_ssize_t p, q, k, pos, child_pos, right
         cdef FSum state
+        cdef Step step
         cdef int32_t node, tok, cand, size, length
         cdef int32_t* heap
         cdef double wt
@@ -641,11 +722,12 @@ cdef class UBPELookup:
             node = 0
             q = p
             while q < n:                        # tokens starting at p, shortest first
-                node = self._child(node, word[q])
+                step = self._next(node, word[q])
+                node = step.node
                 if node < 0:
                     break
                 q += 1
-                tok = self.value[node]
+                tok = step.token
                 if tok < 0:
                     continue
                 for k in range(w.n_heads[q]):
@@ -681,12 +763,24 @@ cdef class UBPELookup:
         return 0
 
     cdef DagWork _new_work(self) except *:
+        """Scratch for one call: the spare one if free (taken with the GIL held, so two threads
+        never share it), else new.  Its `freq` is all zeros between uses."""
         cdef DagWork w
+        if self.has_spare:
+            self.has_spare = False
+            return self.spare
         memset(&w, 0, sizeof(DagWork))
         w.freq = <int64_t*>calloc(max(self.n_ids, 1), sizeof(int64_t))
         if w.freq == NULL:
             raise MemoryError()
         return w
+
+    cdef void _done_with(self, DagWork* w) noexcept:
+        if self.has_spare:
+            dag_free(w)
+        else:
+            self.spare = w[0]
+            self.has_spare = True
 
     cdef list _cand_ids(self, DagWork* w, int32_t c):
         cdef list out = []
@@ -718,7 +812,7 @@ cdef class UBPELookup:
                 ids.extend(self._cand_ids(&w, c))
                 total += w.pool[c].weight
         finally:
-            dag_free(&w)
+            self._done_with(&w)
         return ids, total
 
     def encode_top(self, int32_t[::1] seq, Py_ssize_t top_n):
@@ -735,7 +829,7 @@ cdef class UBPELookup:
                 c = w.heads[k]
                 found.append((w.pool[c].weight, -w.pool[c].length, k, self._cand_ids(&w, c)))
         finally:
-            dag_free(&w)
+            self._done_with(&w)
         found.sort(key=lambda item: (-item[0], -item[1], item[2]))
         return [(item[3], item[0]) for item in found]
 
@@ -828,7 +922,7 @@ cdef class UBPELookup:
                     node = node_next[node]
                 found.append((ids, tail_w[k]))
         finally:
-            dag_free(&w)
+            self._done_with(&w)
             free(node_tok)
             free(node_next)
             free(tail_head)
@@ -876,6 +970,7 @@ cdef class UBPELookup:
 
 # ---------------------------------------------------------------- classic multi-pair substitution
 
+@cython.final
 cdef class ClassicMerges:
     """The classic encoder: pairs in vocabulary order; each round substitutes the first pair that
     occurs plus the following ones that occur, until a vocabulary pair shares a token with them."""
