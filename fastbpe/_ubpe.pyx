@@ -422,34 +422,38 @@ cdef struct DagWork:         # scratch for one call; owned by the call
     Cand* pool
     Py_ssize_t pool_len, pool_cap
     int32_t* heads           # [(L + 1) * top_n] candidate indices per position, heap order
-    int32_t* n_heads         # [L + 1]
     Py_ssize_t pos_cap
+    int32_t* n_heads         # [L + 1]
     int32_t* scratch         # tokens of one sequence
-    Py_ssize_t scratch_cap
+    Py_ssize_t scratch_cap   # of n_heads, scratch and order
     int64_t* freq            # [n_ids] token frequencies while summing (all zero between uses)
     int32_t* order           # distinct tokens in counter order
 
 
 cdef int dag_reserve(DagWork* w, Py_ssize_t n_pos, Py_ssize_t top_n) except -1 nogil:
+    """Room for a word of n_pos - 1 symbols and `top_n` candidates per position (the scratch
+    outlives calls, whose words and top_n differ, so each array has its own capacity)."""
     cdef Py_ssize_t need = n_pos * top_n
     if need > w.pos_cap:
         free(w.heads)
-        free(w.n_heads)
+        w.pos_cap = 0
         w.heads = <int32_t*>malloc(need * sizeof(int32_t))
-        w.n_heads = <int32_t*>malloc(n_pos * sizeof(int32_t))
-        w.pos_cap = need
-        if w.heads == NULL or w.n_heads == NULL:
+        if w.heads == NULL:
             with gil:
                 raise MemoryError()
+        w.pos_cap = need
     if n_pos + 1 > w.scratch_cap:
+        free(w.n_heads)
         free(w.scratch)
         free(w.order)
+        w.scratch_cap = 0
+        w.n_heads = <int32_t*>malloc((n_pos + 1) * sizeof(int32_t))
         w.scratch = <int32_t*>malloc((n_pos + 1) * sizeof(int32_t))
         w.order = <int32_t*>malloc((n_pos + 1) * sizeof(int32_t))
-        w.scratch_cap = n_pos + 1
-        if w.scratch == NULL or w.order == NULL:
+        if w.n_heads == NULL or w.scratch == NULL or w.order == NULL:
             with gil:
                 raise MemoryError()
+        w.scratch_cap = n_pos + 1
     return 0
 
 

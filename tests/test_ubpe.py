@@ -253,3 +253,14 @@ def test_empty_parts_in_a_document(docs):
         found = model.encode(doc, top_n=3)
         assert all(model.decode(ids) == doc for ids, _ in found)
         assert [w for _, w in found] == sorted((w for _, w in found), reverse=True)
+
+
+def test_scratch_reused_across_calls_of_any_size(docs):
+    """The kernel keeps one scratch between calls; top_n and word lengths vary call to call."""
+    model = UBPE(alphabet=alphabet_of(docs), n_tokens=120)
+    model.fit(docs, quiet=True)
+    fresh = UBPE.loads(model.dumps(), token_type=str)
+    calls = [("to", 7), ("the" * 300, 1), ("and", 9), ("of" * 500, 2), ("is it", 1)] * 3
+    for doc, top_n in calls:
+        assert model.encode(doc, top_n=top_n) == fresh.encode(doc, top_n=top_n)
+        fresh = UBPE.loads(model.dumps(), token_type=str)
