@@ -24,13 +24,15 @@ cdef struct PairStat:
     uint64_t key         # left << 32 | right; EMPTY when free
     int64_t count        # occurrences in the corpus
     int64_t docs         # documents containing the pair
+    int64_t listed       # 1 while the slot is in `used` (vanished pairs leave it, see top_candidates)
 
 
 cdef struct PairStats:
     PairStat* slots
     uint64_t mask
-    int64_t* used        # indices of occupied slots (to clear and to scan without a full sweep)
+    int64_t* used        # indices of listed slots (to scan without a full sweep)
     Py_ssize_t n_used
+    Py_ssize_t n_occupied    # slots with a key, listed or not (the load factor)
 
 
 cdef int stats_init(PairStats* t, uint64_t cap) except -1 nogil:
@@ -42,6 +44,7 @@ cdef int stats_init(PairStats* t, uint64_t cap) except -1 nogil:
     memset(t.slots, 0xFF, cap * sizeof(PairStat))
     t.mask = cap - 1
     t.n_used = 0
+    t.n_occupied = 0
     return 0
 
 
@@ -63,6 +66,7 @@ cdef inline PairStat* stats_find(const PairStats* t, uint64_t key) noexcept nogi
 
 
 cdef int stats_grow(PairStats* t) except -1 nogil:
+    """Twice the slots, holding the listed entries (unlisted ones have count 0 and go)."""
     cdef PairStats bigger
     cdef Py_ssize_t k
     cdef PairStat* s
@@ -76,21 +80,27 @@ cdef int stats_grow(PairStats* t) except -1 nogil:
         bigger.slots[i] = s[0]
         bigger.used[bigger.n_used] = <int64_t>i
         bigger.n_used += 1
+    bigger.n_occupied = bigger.n_used
     stats_free(t)
     t[0] = bigger
     return 0
 
 
 cdef PairStat* stats_slot(PairStats* t, uint64_t key) except NULL nogil:
-    """The entry of `key`, inserted with zero counts if absent (valid until the next insert)."""
+    """The entry of `key`, inserted with zero counts if absent, listed in `used` (valid until
+    the next insert)."""
     cdef uint64_t i
     cdef PairStat* s
-    if <uint64_t>(t.n_used + 1) * 2 > t.mask + 1:
+    if <uint64_t>(t.n_occupied + 1) * 2 > t.mask + 1:
         stats_grow(t)
     i = mix64(key) & t.mask
     while True:
         s = &t.slots[i]
         if s.key == key:
+            if not s.listed:
+                s.listed = 1
+                t.used[t.n_used] = <int64_t>i
+                t.n_used += 1
             return s
         if s.key == EMPTY:
             break
@@ -98,8 +108,10 @@ cdef PairStat* stats_slot(PairStats* t, uint64_t key) except NULL nogil:
     s.key = key
     s.count = 0
     s.docs = 0
+    s.listed = 1
     t.used[t.n_used] = <int64_t>i
     t.n_used += 1
+    t.n_occupied += 1
     return s
 
 
@@ -173,14 +185,18 @@ cdef inline bint ranks_before(const PairStat* a, const PairStat* b) noexcept nog
     return a.key > b.key
 
 
-cdef Py_ssize_t top_candidates(const PairStats* t, PairStat* top, Py_ssize_t k) noexcept nogil:
-    """The k best pairs, best first (insertion into a short sorted array)."""
-    cdef Py_ssize_t n = 0, i, j
-    cdef const PairStat* s
+cdef Py_ssize_t top_candidates(PairStats* t, PairStat* top, Py_ssize_t k) noexcept nogil:
+    """The k best pairs, best first (insertion into a short sorted array).  Pairs the merges
+    made disappear leave the scan list (stats_slot lists them again if they come back)."""
+    cdef Py_ssize_t n = 0, i, j, kept = 0
+    cdef PairStat* s
     for i in range(t.n_used):
         s = &t.slots[t.used[i]]
-        if s.count <= 0:                     # a pair the merges made disappear
+        if s.count <= 0:
+            s.listed = 0
             continue
+        t.used[kept] = t.used[i]
+        kept += 1
         if n == k and not ranks_before(s, &top[k - 1]):
             continue
         j = n if n < k else k - 1
@@ -190,6 +206,7 @@ cdef Py_ssize_t top_candidates(const PairStats* t, PairStat* top, Py_ssize_t k) 
         top[j] = s[0]
         if n < k:
             n += 1
+    t.n_used = kept
     return n
 
 
