@@ -14,7 +14,7 @@ from math import log
 
 import numpy as np
 
-from .._ubpe import fit_pairs
+from .._ubpe import fit_pairs, map_str_parts
 from ..progress import Progress
 from .split import SplitMode, Splitter
 
@@ -108,12 +108,26 @@ class UBPEBase:
 
     def _corpus_arrays(self, corpus, split_mode):
         """All documents' parts end to end: (ids, part starts + end, document of each part, n_docs)."""
-        chunks, lengths, docs = [], [], []
-        n_docs = 0
+        corpus = list(corpus)
         for doc in corpus:
             if not isinstance(doc, (str, list, tuple)):
                 raise TypeError(f"a document must be a str, list or tuple, not {type(doc).__name__}")
-            ids, offsets = self.split_pipeline(doc, split_mode, leave_separators=False)
+        split = self.split_pipeline
+        if split.char_table is not None and split.known_words is None and \
+                all(type(doc) is str for doc in corpus):
+            # text documents: every part of every document mapped to ids in one C pass
+            raw, counts = [], []
+            for doc in corpus:
+                parts = split.parts(doc, split_mode, False)
+                raw.extend(parts)
+                counts.append(len(parts))
+            seq, part_start = map_str_parts(raw, split.char_table)
+            part_doc = np.repeat(np.arange(len(corpus), dtype=np.int64), counts)
+            return seq, part_start, part_doc, len(corpus)
+        chunks, lengths, docs = [], [], []
+        n_docs = 0
+        for doc in corpus:
+            ids, offsets = split(doc, split_mode, leave_separators=False)
             chunks.append(ids)
             part_lengths = np.diff(offsets)
             lengths.append(part_lengths)
