@@ -7,6 +7,7 @@ and separator symbols stay as one-symbol parts (encoding); without, they are dro
 """
 from __future__ import annotations
 
+import functools
 import re
 from enum import Flag, auto
 
@@ -51,8 +52,9 @@ class Splitter:
         """Raw parts of `doc`: slices of it, or an int for a known word kept as a separator."""
         if isinstance(doc, list):
             doc = tuple(doc)
-        if SplitMode.KNOWN_WORDS not in mode or self.known_words is None:
-            return self._split_plain(doc, mode, leave_separators)
+        steps = _steps(mode)
+        if not steps[0] or self.known_words is None:
+            return self._split_plain(doc, steps, leave_separators)
         out: list = []
         part_start = si = 0
         while si < len(doc):
@@ -61,12 +63,12 @@ class Splitter:
                 si += 1
                 continue
             if si != part_start:
-                out.extend(self._split_plain(doc[part_start:si], mode, leave_separators))
+                out.extend(self._split_plain(doc[part_start:si], steps, leave_separators))
             if leave_separators:
                 out.append(self.known_words[doc[si:si + word_len]])
             part_start = si = si + word_len
         if part_start < len(doc):
-            out.extend(self._split_plain(doc[part_start:], mode, leave_separators))
+            out.extend(self._split_plain(doc[part_start:], steps, leave_separators))
         return out
 
     def _known_word_at(self, doc, i: int) -> int:
@@ -76,13 +78,18 @@ class Splitter:
                 return n
         return 0
 
-    def _split_plain(self, part, mode: SplitMode, leave_separators: bool) -> list:
-        parts = [part]
-        if SplitMode.BREAK_TOKENS in mode and self.break_tokens is not None:
-            parts = [p for x in parts for p in _split_on(x, self.break_tokens, leave_separators)]
-        if SplitMode.REGEX in mode and self.regex is not None:
-            parts = [p for x in parts for p in (self.regex.findall(x) if isinstance(x, str) else [x])]
-        if SplitMode.STOP_TOKENS in mode and self.stop_tokens is not None:
+    def _split_plain(self, part, steps: tuple, leave_separators: bool) -> list:
+        _, by_break, by_regex, by_stop = steps
+        if not by_break or self.break_tokens is None:
+            if by_regex and self.regex is not None and isinstance(part, str):
+                parts = self.regex.findall(part)       # the common case, without copies
+            else:
+                parts = [part]
+        else:
+            parts = _split_on(part, self.break_tokens, leave_separators)
+            if by_regex and self.regex is not None:
+                parts = [p for x in parts for p in (self.regex.findall(x) if isinstance(x, str) else [x])]
+        if by_stop and self.stop_tokens is not None:
             parts = [p for x in parts for p in _split_on(x, self.stop_tokens, leave_separators)]
         return parts
 
@@ -124,6 +131,13 @@ class Splitter:
             return self.alphabet[symbol]
         except (KeyError, TypeError):
             raise ValueError(f"symbol {symbol!r} is not in the alphabet") from None
+
+
+@functools.lru_cache(maxsize=None)
+def _steps(mode: SplitMode) -> tuple:
+    """(known words, break tokens, regex, stop tokens) flags of a mode (Flag tests are slow)."""
+    return (SplitMode.KNOWN_WORDS in mode, SplitMode.BREAK_TOKENS in mode,
+            SplitMode.REGEX in mode, SplitMode.STOP_TOKENS in mode)
 
 
 def _split_on(part, separators: set, leave_separators: bool) -> list:
