@@ -11,6 +11,7 @@ from typing import AbstractSet, Collection, Literal, Mapping, Sequence
 
 import regex
 
+from . import alternatives
 from ._core import BPETable
 from .formats.tiktoken_bpe import TokensByRank
 from .pretokenize import Splitter
@@ -94,16 +95,33 @@ class Encoding:
         *,
         allowed_special: Literal["all"] | AbstractSet[str] = frozenset(),
         disallowed_special: Literal["all"] | Collection[str] = "all",
+        dropout: float | None = None,
+        seed: int | None = None,
     ) -> list[int]:
         """Encode text, with tiktoken's special-token rules.
 
         Special-token text listed in `allowed_special` becomes its special token; text of a
         token in `disallowed_special` (by default every special token not allowed) raises
-        ValueError; any other text is encoded as ordinary text."""
+        ValueError; any other text is encoded as ordinary text.  `dropout=p` skips each merge
+        with probability p (BPE-dropout, reproducible with `seed`; see fastbpe/alternatives.py)."""
         allowed = self._check_specials(text, allowed_special, disallowed_special)
+        if dropout is not None and alternatives.check_dropout(dropout, seed) > 0:
+            return alternatives.encode_with(self, text, allowed, alternatives.dropout_fn(dropout, seed))
         if not allowed:
             return self._encode_ordinary(text, False)
         return self._encode_with_specials(text, allowed, False)
+
+    def encode_shortest(
+        self,
+        text: str,
+        *,
+        allowed_special: Literal["all"] | AbstractSet[str] = frozenset(),
+        disallowed_special: Literal["all"] | Collection[str] = "all",
+    ) -> list[int]:
+        """Each piece in the fewest vocabulary tokens (ties: longest first token); the same
+        special-token rules as `encode`.  Decodes to `text`."""
+        allowed = self._check_specials(text, allowed_special, disallowed_special)
+        return alternatives.encode_with(self, text, allowed, alternatives.shortest)
 
     def encode_to_numpy(
         self,

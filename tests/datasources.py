@@ -240,3 +240,85 @@ def load_corpus(name: str, max_bytes: int | None = None) -> str:
 
 def corpus_available(name: str) -> bool:
     return corpus_path(name).is_file()
+
+
+# ---------------------------------------------------------------- the UBPE reference (ubpe-native)
+
+UBPE_NATIVE_VERSION = "0.3.0"
+UBPE_RUNNER = Path(__file__).resolve().parent / "ubpe_reference_runner.py"
+
+
+def _has_ubpe_native(python: str) -> bool:
+    import subprocess
+
+    probe = f"import ubpe_native; assert ubpe_native.__version__ == {UBPE_NATIVE_VERSION!r}"
+    try:
+        return subprocess.run([python, "-c", probe], capture_output=True, timeout=60).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+def _pythons_312_plus() -> list[str]:
+    """Interpreters that can run ubpe-native (it needs Python >= 3.12)."""
+    import glob
+    import shutil
+    import sys
+
+    found = []
+    if sys.version_info >= (3, 12):
+        found.append(sys.executable)
+    for pattern in ("/root/.pyenv/versions/3.1[2-9]*/bin/python3",
+                    os.path.expanduser("~/.pyenv/versions/3.1[2-9]*/bin/python3")):
+        found += sorted(glob.glob(pattern))
+    for name in ("python3.12", "python3.13", "python3.14"):
+        path = shutil.which(name)
+        if path:
+            found.append(path)
+    return list(dict.fromkeys(found))
+
+
+@functools.lru_cache(maxsize=None)
+def ubpe_native_python() -> tuple[str | None, str]:
+    """(interpreter with ubpe_native 0.3.0 importable, "") or (None, why not).
+
+    `$FASTBPE_UBPE_PYTHON` first; then any Python >= 3.12 that has it; then a venv made in the
+    user cache dir with `pip install ubpe-native==0.3.0` (needs the package index)."""
+    import subprocess
+
+    env = os.environ.get("FASTBPE_UBPE_PYTHON")
+    if env:
+        return (env, "") if _has_ubpe_native(env) else (None, f"$FASTBPE_UBPE_PYTHON={env} lacks ubpe_native")
+    pythons = _pythons_312_plus()
+    if not pythons:
+        return None, "no Python >= 3.12 found (ubpe-native needs it)"
+    for python in pythons:
+        if _has_ubpe_native(python):
+            return python, ""
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "fastbpe"
+    venv = cache / f"ubpe-native-{UBPE_NATIVE_VERSION}"
+    python = str(venv / "bin" / "python")
+    if not _has_ubpe_native(python):
+        try:
+            subprocess.run([pythons[0], "-m", "venv", str(venv)], check=True, capture_output=True, timeout=120)
+            subprocess.run([python, "-m", "pip", "install", "-q", f"ubpe-native=={UBPE_NATIVE_VERSION}"],
+                           check=True, capture_output=True, timeout=300)
+        except (OSError, subprocess.SubprocessError) as e:
+            return None, f"could not install ubpe-native {UBPE_NATIVE_VERSION} into {venv}: {e}"
+    if not _has_ubpe_native(python):
+        return None, f"ubpe-native {UBPE_NATIVE_VERSION} is not importable from {venv}"
+    return python, ""
+
+
+def run_ubpe_reference(cases: list, timeout: float = 600) -> list:
+    """Run `ubpe_reference_runner.py` cases on the reference; MissingData if it cannot run."""
+    import json
+    import subprocess
+
+    python, reason = ubpe_native_python()
+    if python is None:
+        raise MissingData(reason)
+    done = subprocess.run([python, str(UBPE_RUNNER)], input=json.dumps(cases), capture_output=True,
+                          text=True, timeout=timeout)
+    if done.returncode != 0:
+        raise RuntimeError(f"the ubpe-native runner failed:\n{done.stderr[-2000:]}")
+    return json.loads(done.stdout)

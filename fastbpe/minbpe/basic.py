@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _train
+from .. import _train, alternatives
 from ..progress import Progress, wants_progress
 from .base import Tokenizer, _check_text, _check_vocab_size, _utf8
 
@@ -30,5 +30,9 @@ class BasicTokenizer(Tokenizer):
         text_bytes = b"".join(self.vocab[idx] for idx in ids)
         return text_bytes.decode("utf-8", errors="replace")
 
-    def encode(self, text):
-        return self._bpe_table().encode_bytes(_utf8(_check_text(text)))
+    def encode(self, text, *, dropout=None, seed=None):
+        """``dropout=p``: BPE-dropout (each merge skipped with probability p; see alternatives)."""
+        text = _check_text(text)
+        if dropout is not None and alternatives.check_dropout(dropout, seed) > 0:
+            return alternatives.dropout_fn(dropout, seed)(self._bpe_table(), [_utf8(text)])
+        return self._bpe_table().encode_bytes(_utf8(text))

@@ -91,13 +91,16 @@ class GPT4Tokenizer(RegexTokenizer):
     def inverse_byte_shuffle(self):
         return {v: k for k, v in self.byte_shuffle.items()}
 
-    def encode_ordinary(self, text):
+    def encode_ordinary(self, text, *, dropout=None, seed=None):
+        if dropout is not None:
+            return self._enc.encode(_check_text(text), disallowed_special=(), dropout=dropout, seed=seed)
         return self._enc.encode_ordinary(_check_text(text))
 
-    def encode(self, text, allowed_special="none_raise"):
+    def encode(self, text, allowed_special="none_raise", *, dropout=None, seed=None):
         text = _check_text(text)
         special = self._specials_for(text, allowed_special)
-        return self._enc.encode(text, allowed_special=set(special), disallowed_special=())
+        return self._enc.encode(text, allowed_special=set(special), disallowed_special=(),
+                                dropout=dropout, seed=seed)
 
     def decode(self, ids):
         return self._enc.decode(list(ids))

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import regex
 
-from .. import _train
+from .. import _train, alternatives
 from ..patterns import GPT2_PATTERN, GPT4_PATTERN
 from ..pretokenize import whole_matches
 from ..progress import Progress, wants_progress
@@ -67,10 +67,12 @@ class RegexTokenizer(Tokenizer):
     def _encode_chunk(self, text_bytes):
         return self._bpe_table().encode_bytes(bytes(text_bytes))
 
-    def encode_ordinary(self, text):
-        """Encoding that ignores any special tokens."""
+    def encode_ordinary(self, text, *, dropout=None, seed=None):
+        """Encoding that ignores any special tokens; ``dropout=p`` as in BasicTokenizer.encode."""
         text = _check_text(text)
         pieces = whole_matches(self.compiled_pattern)(text)  # as training splits: whole matches
+        if dropout is not None and alternatives.check_dropout(dropout, seed) > 0:
+            return alternatives.dropout_fn(dropout, seed)(self._bpe_table(), [_utf8(p) for p in pieces])
         try:
             return self._bpe_table().encode_pieces(pieces)
         except UnicodeEncodeError:
@@ -93,18 +95,19 @@ class RegexTokenizer(Tokenizer):
             return {k: v for k, v in self.special_tokens.items() if k in allowed_special}
         raise ValueError(f"allowed_special={allowed_special} not understood")
 
-    def encode(self, text, allowed_special="none_raise"):
+    def encode(self, text, allowed_special="none_raise", *, dropout=None, seed=None):
         """Like ``encode_ordinary`` but handles special tokens.  allowed_special: "all",
         "none", "none_raise" (raise if one appears in text) or a custom set."""
         text = _check_text(text)
         special = self._specials_for(text, allowed_special)
         if not special:
-            return self.encode_ordinary(text)
+            return self.encode_ordinary(text, dropout=dropout, seed=seed)
         special_pattern = "(" + "|".join(regex.escape(k) for k in special) + ")"
         ids = []
         for part in regex.split(special_pattern, text):
             if part in special:
                 ids.append(special[part])
             else:
-                ids.extend(self.encode_ordinary(part))
+                ids.extend(self.encode_ordinary(part, dropout=dropout, seed=seed))
+                seed = None if seed is None else seed + 1  # other draws for the next part
         return ids

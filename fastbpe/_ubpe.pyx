@@ -1,0 +1,1188 @@
+# cython: boundscheck=False, wraparound=False, cdivision=True
+"""UBPE kernels over int arrays: multi-pair training, the top-n segmentation DAG, classic encoding.
+
+Every rule here mirrors the reference `ubpe-native` 0.3.0 exactly (ties, summation order), because
+fitted models and encodings must be identical to it; `fastbpe/ubpe/` documents the rules.
+"""
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libc.stdlib cimport malloc, calloc, realloc, free
+from libc.string cimport memset
+from libc.math cimport log, fabs, isfinite
+
+from fastbpe._hash cimport mix64
+cimport cython
+
+import numpy as np
+
+cdef uint64_t EMPTY = 0xFFFFFFFFFFFFFFFFULL
+cdef uint64_t LOW32 = 0xFFFFFFFFULL
+
+
+# ---------------------------------------------------------------- pair statistics (training)
+
+cdef struct PairStat:
+    uint64_t key         # left << 32 | right; EMPTY when free
+    int64_t count        # occurrences in the corpus
+    int64_t docs         # documents containing the pair
+    int64_t listed       # 1 while the slot is in `used` (vanished pairs leave it, see top_candidates)
+
+
+cdef struct PairStats:
+    PairStat* slots
+    uint64_t mask
+    int64_t* used        # indices of listed slots (to scan without a full sweep)
+    Py_ssize_t n_used
+    Py_ssize_t n_occupied    # slots with a key, listed or not (the load factor)
+
+
+cdef int stats_init(PairStats* t, uint64_t cap) except -1 nogil:
+    t.slots = <PairStat*>malloc(cap * sizeof(PairStat))
+    t.used = <int64_t*>malloc(cap * sizeof(int64_t))
+    if t.slots == NULL or t.used == NULL:
+        with gil:
+            raise MemoryError()
+    memset(t.slots, 0xFF, cap * sizeof(PairStat))
+    t.mask = cap - 1
+    t.n_used = 0
+    t.n_occupied = 0
+    return 0
+
+
+cdef void stats_free(PairStats* t) noexcept nogil:
+    free(t.slots)
+    free(t.used)
+    t.slots = NULL
+    t.used = NULL
+
+
+cdef inline PairStat* stats_find(const PairStats* t, uint64_t key) noexcept nogil:
+    cdef uint64_t i = mix64(key) & t.mask
+    while True:
+        if t.slots[i].key == key:
+            return &t.slots[i]
+        if t.slots[i].key == EMPTY:
+            return NULL
+        i = (i + 1) & t.mask
+
+
+cdef int stats_grow(PairStats* t) except -1 nogil:
+    """Twice the slots, holding the listed entries (unlisted ones have count 0 and go)."""
+    cdef PairStats bigger
+    cdef Py_ssize_t k
+    cdef PairStat* s
+    cdef uint64_t i
+    stats_init(&bigger, (t.mask + 1) * 2)
+    for k in range(t.n_used):
+        s = &t.slots[t.used[k]]
+        i = mix64(s.key) & bigger.mask
+        while bigger.slots[i].key != EMPTY:
+            i = (i + 1) & bigger.mask
+        bigger.slots[i] = s[0]
+        bigger.used[bigger.n_used] = <int64_t>i
+        bigger.n_used += 1
+    bigger.n_occupied = bigger.n_used
+    stats_free(t)
+    t[0] = bigger
+    return 0
+
+
+cdef PairStat* stats_slot(PairStats* t, uint64_t key) except NULL nogil:
+    """The entry of `key`, inserted with zero counts if absent, listed in `used` (valid until
+    the next insert)."""
+    cdef uint64_t i
+    cdef PairStat* s
+    if <uint64_t>(t.n_occupied + 1) * 2 > t.mask + 1:
+        stats_grow(t)
+    i = mix64(key) & t.mask
+    while True:
+        s = &t.slots[i]
+        if s.key == key:
+            if not s.listed:
+                s.listed = 1
+                t.used[t.n_used] = <int64_t>i
+                t.n_used += 1
+            return s
+        if s.key == EMPTY:
+            break
+        i = (i + 1) & t.mask
+    s.key = key
+    s.count = 0
+    s.docs = 0
+    s.listed = 1
+    t.used[t.n_used] = <int64_t>i
+    t.n_used += 1
+    t.n_occupied += 1
+    return s
+
+
+cdef inline uint64_t pow2_at_least(uint64_t n) noexcept nogil:
+    cdef uint64_t cap = 16
+    while cap < n:
+        cap <<= 1
+    return cap
+
+
+# One document's pairs before and after a step: a PairStats reused for every document, with
+# `count` = occurrences before and `docs` = occurrences after, and its mask narrowed to the
+# document's size (the slots past it stay empty) so it stays in cache.
+
+cdef inline void local_size_for(PairStats* t, uint64_t allocated, int64_t n_symbols) noexcept nogil:
+    t.mask = min(pow2_at_least(<uint64_t>(2 * n_symbols + 2)), allocated) - 1
+
+
+cdef inline void local_count(PairStats* t, const int32_t* a, Py_ssize_t n, bint after) noexcept nogil:
+    """Count the adjacent pairs of a[0:n] as before (`count`) or after (`docs`) the step (the
+    table never fills: it is allocated for the largest document)."""
+    cdef Py_ssize_t i
+    cdef uint64_t key, h
+    cdef PairStat* s
+    for i in range(n - 1):
+        key = (<uint64_t><uint32_t>a[i] << 32) | <uint64_t><uint32_t>a[i + 1]
+        h = mix64(key) & t.mask
+        while True:
+            s = &t.slots[h]
+            if s.key == key:
+                break
+            if s.key == EMPTY:
+                s.key = key
+                s.count = 0
+                s.docs = 0
+                t.used[t.n_used] = <int64_t>h
+                t.n_used += 1
+                break
+            h = (h + 1) & t.mask
+        if after:
+            s.docs += 1
+        else:
+            s.count += 1
+
+
+cdef int local_flush(PairStats* t, PairStats* stats) except -1 nogil:
+    """Apply one document's changes to the corpus statistics, then empty the local table."""
+    cdef Py_ssize_t k
+    cdef PairStat* s
+    cdef PairStat* g
+    for k in range(t.n_used):
+        s = &t.slots[t.used[k]]
+        if s.count != s.docs:
+            g = stats_slot(stats, s.key)
+            g.count += s.docs - s.count
+            if s.count == 0:
+                g.docs += 1
+            elif s.docs == 0:
+                g.docs -= 1
+        s.key = EMPTY
+    t.n_used = 0
+    return 0
+
+
+cdef inline bint ranks_before(const PairStat* a, const PairStat* b) noexcept nogil:
+    """The reference's candidate order: more occurrences, then fewer documents, then the larger pair."""
+    if a.count != b.count:
+        return a.count > b.count
+    if a.docs != b.docs:
+        return a.docs < b.docs
+    return a.key > b.key
+
+
+cdef Py_ssize_t top_candidates(PairStats* t, PairStat* top, Py_ssize_t k) noexcept nogil:
+    """The k best pairs, best first (insertion into a short sorted array).  Pairs the merges
+    made disappear leave the scan list (stats_slot lists them again if they come back)."""
+    cdef Py_ssize_t n = 0, i, j, kept = 0
+    cdef PairStat* s
+    for i in range(t.n_used):
+        s = &t.slots[t.used[i]]
+        if s.count <= 0:
+            s.listed = 0
+            continue
+        t.used[kept] = t.used[i]
+        kept += 1
+        if n == k and not ranks_before(s, &top[k - 1]):
+            continue
+        j = n if n < k else k - 1
+        while j > 0 and ranks_before(s, &top[j - 1]):
+            top[j] = top[j - 1]
+            j -= 1
+        top[j] = s[0]
+        if n < k:
+            n += 1
+    t.n_used = kept
+    return n
+
+
+cdef inline int64_t pair_count(const PairStats* t, int64_t left, int64_t right) noexcept nogil:
+    cdef const PairStat* s = stats_find(t, (<uint64_t>left << 32) | <uint64_t>right)
+    return s.count if s != NULL else 0
+
+
+def fit_pairs(int32_t[::1] seq, int64_t[::1] part_start, int64_t[::1] part_doc,
+              int64_t first_id, int64_t n_tokens, int64_t n_candidates, object on_step=None):
+    """Run the multi-pair training loop in place over `seq` (parts laid out end to end, the
+    parts of a document consecutive).
+
+    Pair statistics are kept up to date incrementally: a step re-counts only the documents where
+    one of its pairs occurs (in a small per-document table, whose differences go to the corpus
+    table), and parts of one token leave the scan.  Returns an int64 array of rows (left, right,
+    new id, documents containing the pair), one per new token in creation order.
+    `on_step(n_new_tokens)` is called between steps (progress)."""
+    cdef Py_ssize_t n_parts = part_doc.shape[0]
+    cdef int64_t* part_len = <int64_t*>malloc((n_parts + 1) * sizeof(int64_t))
+    cdef int64_t* live = <int64_t*>malloc((n_parts + 1) * sizeof(int64_t))   # parts of 2+ tokens
+    cdef PairStat* top = <PairStat*>malloc(max(n_candidates, 1) * sizeof(PairStat))
+    cdef int64_t* accepted = <int64_t*>malloc(max(n_candidates, 1) * sizeof(int64_t))
+    # each new id merges at least one occurrence away, so ids stay below first_id + len(seq) + ...
+    cdef int64_t id_cap = min(max(first_id, n_tokens), first_id + seq.shape[0]) + n_candidates + 2
+    cdef int64_t* first_of = <int64_t*>malloc(id_cap * sizeof(int64_t))   # left token -> accepted row
+    cdef int64_t* second_of = <int64_t*>malloc(max(n_candidates, 1) * sizeof(int64_t))
+    cdef PairStats stats
+    cdef PairStats local
+    cdef uint64_t local_cap
+    cdef list rows = []
+    cdef int64_t max_token = first_id - 1, doc_size = 0, biggest_doc = 0
+    cdef Py_ssize_t n_live = 0, k, k2, kept, p, i, w, s0, e, n_top, n_acc, a, b
+    cdef int64_t t, l1, r1, l2, r2, n2, m
+    cdef bint good, hit
+    stats.slots = NULL
+    stats.used = NULL
+    local.slots = NULL
+    local.used = NULL
+    try:
+        if (part_len == NULL or live == NULL or top == NULL or accepted == NULL or first_of == NULL
+                or second_of == NULL):
+            raise MemoryError()
+        if part_start.shape[0] != n_parts + 1:
+            raise ValueError("part_start needs one more entry than part_doc")
+        if n_candidates < 1:
+            raise ValueError("n_candidates must be at least 1")
+        for i in range(seq.shape[0]):
+            if not 0 <= seq[i] < first_id:
+                raise ValueError(f"symbol id {seq[i]} is outside 0..{first_id - 1}")
+        for p in range(n_parts):
+            if not 0 <= part_start[p] <= part_start[p + 1] <= seq.shape[0]:
+                raise ValueError("part_start must be non-decreasing offsets into seq")
+        for i in range(id_cap):
+            first_of[i] = -1
+        for p in range(n_parts):
+            if p and part_doc[p] < part_doc[p - 1]:
+                raise ValueError("the parts of a document must be consecutive (part_doc sorted)")
+            if part_doc[p] != (part_doc[p - 1] if p else -1):
+                doc_size = 0
+            part_len[p] = part_start[p + 1] - part_start[p]
+            doc_size += part_len[p]
+            biggest_doc = max(biggest_doc, doc_size)
+            if part_len[p] >= 2:
+                live[n_live] = p
+                n_live += 1
+        with nogil:
+            stats_init(&stats, 1 << 16)
+            local_cap = pow2_at_least(<uint64_t>(2 * biggest_doc + 2))
+            stats_init(&local, local_cap)
+            k = 0
+            while k < n_live:                  # the first count, one document at a time
+                k2 = k
+                doc_size = 0
+                while k2 < n_live and part_doc[live[k2]] == part_doc[live[k]]:
+                    doc_size += part_len[live[k2]]
+                    k2 += 1
+                local_size_for(&local, local_cap, doc_size)
+                for i in range(k, k2):
+                    local_count(&local, &seq[part_start[live[i]]], part_len[live[i]], True)
+                local_flush(&local, &stats)
+                k = k2
+        while max_token < n_tokens:
+            with nogil:
+                n_top = top_candidates(&stats, top, n_candidates)
+                # the first candidate always; later ones only with fresh tokens and no better border pair
+                n_acc = 0
+                if n_top > 0:
+                    accepted[0] = 0
+                    n_acc = 1
+                for a in range(1, n_top):
+                    l2 = <int64_t>(top[a].key >> 32)
+                    r2 = <int64_t>(top[a].key & LOW32)
+                    n2 = top[a].count
+                    good = True
+                    for b in range(n_acc):
+                        l1 = <int64_t>(top[accepted[b]].key >> 32)
+                        r1 = <int64_t>(top[accepted[b]].key & LOW32)
+                        if l1 == l2 or l1 == r2 or r1 == l2 or r1 == r2:
+                            good = False
+                            break
+                    if not good:
+                        continue
+                    for b in range(n_acc):
+                        l1 = <int64_t>(top[accepted[b]].key >> 32)
+                        r1 = <int64_t>(top[accepted[b]].key & LOW32)
+                        good = pair_count(&stats, r2, l1) < n2 and pair_count(&stats, r1, l2) < n2
+                        if not good:
+                            break
+                    if good:
+                        accepted[n_acc] = a
+                        n_acc += 1
+                for b in range(n_acc):
+                    first_of[top[accepted[b]].key >> 32] = b
+                    second_of[b] = <int64_t>(top[accepted[b]].key & LOW32)
+                # each document where an accepted pair occurs: count, rewrite (left to right), count
+                kept = 0
+                k = 0
+                while k < n_live:
+                    k2 = k
+                    hit = False
+                    doc_size = 0
+                    while k2 < n_live and part_doc[live[k2]] == part_doc[live[k]]:
+                        p = live[k2]
+                        s0 = part_start[p]
+                        doc_size += part_len[p]
+                        if not hit:
+                            for i in range(s0, s0 + part_len[p] - 1):
+                                m = first_of[seq[i]]
+                                if m >= 0 and seq[i + 1] == second_of[m]:
+                                    hit = True
+                                    break
+                        k2 += 1
+                    if hit:
+                        local_size_for(&local, local_cap, doc_size)
+                        for i in range(k, k2):
+                            p = live[i]
+                            local_count(&local, &seq[part_start[p]], part_len[p], False)
+                        for i in range(k, k2):
+                            p = live[i]
+                            s0 = part_start[p]
+                            e = s0 + part_len[p]
+                            a = s0
+                            w = s0
+                            while a < e:
+                                t = seq[a]
+                                m = first_of[t]
+                                if m >= 0 and a + 1 < e and seq[a + 1] == second_of[m]:
+                                    seq[w] = <int32_t>(max_token + 1 + m)
+                                    a += 2
+                                else:
+                                    seq[w] = <int32_t>t
+                                    a += 1
+                                w += 1
+                            part_len[p] = w - s0
+                            local_count(&local, &seq[s0], part_len[p], True)
+                        local_flush(&local, &stats)
+                    for i in range(k, k2):
+                        if part_len[live[i]] >= 2:
+                            live[kept] = live[i]
+                            kept += 1
+                    k = k2
+                n_live = kept
+                for b in range(n_acc):
+                    first_of[top[accepted[b]].key >> 32] = -1
+            if n_top == 0:
+                break
+            for b in range(n_acc):
+                max_token += 1
+                rows.append((<int64_t>(top[accepted[b]].key >> 32),
+                             <int64_t>(top[accepted[b]].key & LOW32),
+                             max_token, top[accepted[b]].docs))
+            if on_step is not None:
+                on_step(n_acc)
+    finally:
+        stats_free(&stats)
+        stats_free(&local)
+        free(part_len)
+        free(live)
+        free(top)
+        free(accepted)
+        free(first_of)
+        free(second_of)
+    return np.array(rows, dtype=np.int64).reshape(-1, 4)
+
+
+# ---------------------------------------------------------------- Python's sum() of floats
+
+cdef struct FSum:            # CPython >= 3.12 sums floats with Neumaier's compensation
+    double f
+    double c
+
+
+cdef inline void fsum_add(FSum* s, double x) noexcept nogil:
+    cdef double t = s.f + x
+    if fabs(s.f) >= fabs(x):
+        s.c += (s.f - t) + x
+    else:
+        s.c += (x - t) + s.f
+    s.f = t
+
+
+cdef inline double fsum_value(const FSum* s) noexcept nogil:
+    if s.c != 0.0 and isfinite(s.c):
+        return s.f + s.c
+    return s.f
+
+
+cdef inline double tf_idf_term(int64_t freq, double weight) noexcept nogil:
+    return (1.0 + log(<double>freq)) * weight
+
+
+# ---------------------------------------------------------------- prefix tree of token sequences
+
+cdef struct Edge:            # (node << 32 | symbol) -> child node
+    uint64_t key
+    int32_t child
+
+
+cdef struct Cand:            # one segmentation of a suffix, sharing its tail with others (a cons list)
+    int32_t token
+    int32_t tail             # index of the rest in the pool; -1 at the end of the word
+    int32_t length           # number of tokens
+    double weight            # the reference's tf-idf value of the whole sequence
+    double f                 # the compensated sum behind `weight` (see FSum)
+    double c
+
+
+cdef struct DagWork:         # scratch for one call; owned by the call
+    Cand* pool
+    Py_ssize_t pool_len, pool_cap
+    int32_t* heads           # [(L + 1) * top_n] candidate indices per position, heap order
+    Py_ssize_t pos_cap
+    int32_t* n_heads         # [L + 1]
+    int32_t* scratch         # tokens of one sequence
+    Py_ssize_t scratch_cap   # of n_heads, scratch and order
+    int64_t* freq            # [n_ids] token frequencies while summing (all zero between uses)
+    int32_t* order           # distinct tokens in counter order
+
+
+cdef int dag_reserve(DagWork* w, Py_ssize_t n_pos, Py_ssize_t top_n) except -1 nogil:
+    """Room for a word of n_pos - 1 symbols and `top_n` candidates per position (the scratch
+    outlives calls, whose words and top_n differ, so each array has its own capacity)."""
+    cdef Py_ssize_t need = n_pos * top_n
+    if need > w.pos_cap:
+        free(w.heads)
+        w.pos_cap = 0
+        w.heads = <int32_t*>malloc(need * sizeof(int32_t))
+        if w.heads == NULL:
+            with gil:
+                raise MemoryError()
+        w.pos_cap = need
+    if n_pos + 1 > w.scratch_cap:
+        free(w.n_heads)
+        free(w.scratch)
+        free(w.order)
+        w.scratch_cap = 0
+        w.n_heads = <int32_t*>malloc((n_pos + 1) * sizeof(int32_t))
+        w.scratch = <int32_t*>malloc((n_pos + 1) * sizeof(int32_t))
+        w.order = <int32_t*>malloc((n_pos + 1) * sizeof(int32_t))
+        if w.n_heads == NULL or w.scratch == NULL or w.order == NULL:
+            with gil:
+                raise MemoryError()
+        w.scratch_cap = n_pos + 1
+    return 0
+
+
+cdef int pool_push(DagWork* w, int32_t token, int32_t tail, int32_t length, double weight,
+                   const FSum* state) except -1 nogil:
+    cdef Cand* grown
+    if w.pool_len == w.pool_cap:
+        w.pool_cap = w.pool_cap * 2 if w.pool_cap else 1024
+        grown = <Cand*>realloc(w.pool, w.pool_cap * sizeof(Cand))
+        if grown == NULL:
+            with gil:
+                raise MemoryError()
+        w.pool = grown
+    w.pool[w.pool_len].token = token
+    w.pool[w.pool_len].tail = tail
+    w.pool[w.pool_len].length = length
+    w.pool[w.pool_len].weight = weight
+    w.pool[w.pool_len].f = state.f
+    w.pool[w.pool_len].c = state.c
+    w.pool_len += 1
+    return <int>(w.pool_len - 1)
+
+
+cdef void dag_free(DagWork* w) noexcept nogil:
+    free(w.pool)
+    free(w.heads)
+    free(w.n_heads)
+    free(w.scratch)
+    free(w.freq)
+    free(w.order)
+
+
+cdef inline bint cand_less(double wa, int32_t la, double wb, int32_t lb) noexcept nogil:
+    """EncodingCandidate.__lt__: lower weight; on equal weight the longer sequence is smaller."""
+    if wa == wb:
+        return la > lb
+    return wa < wb
+
+
+cdef inline Py_ssize_t sift_up(int32_t* heap, const Cand* pool, Py_ssize_t pos, double wt,
+                               int32_t length) noexcept nogil:
+    """heapq's _siftdown for a new item at `pos`: parents greater than it move down; returns
+    the slot where the item belongs."""
+    cdef Py_ssize_t h
+    while pos > 0:
+        h = (pos - 1) >> 1
+        if not cand_less(wt, length, pool[heap[h]].weight, pool[heap[h]].length):
+            break
+        heap[pos] = heap[h]
+        pos = h
+    return pos
+
+
+cdef struct Step:               # where one symbol leads in the prefix tree
+    int32_t node             # -1: nowhere
+    int32_t token            # the token ending there, -1 if none
+
+
+@cython.final
+cdef class UBPELookup:
+    """Token sequences (over alphabet ids) in a prefix tree, with each id's idf weight.
+
+    `encode_best` / `encode_top` walk the DAG of all segmentations of a word from its end,
+    keeping the best `top_n` per position (TopElements's heap, exactly as the reference)."""
+    cdef Edge* edges
+    cdef uint64_t mask
+    cdef int32_t* value      # [n_nodes] token id ending at the node, -1 if none
+    cdef int32_t n_nodes
+    cdef double* weights     # [n_ids]
+    cdef int64_t n_ids
+    cdef DagWork spare       # the scratch of a finished call, for the next one
+    cdef bint has_spare
+    # the same tree laid out for walking: each node's children side by side (few cache lines),
+    # and the root's as a direct array by symbol
+    cdef int32_t* first_child    # [n_nodes + 1]
+    cdef int32_t* child_sym
+    cdef Step* child             # [n_nodes - 1] node and token, by first_child
+    cdef Step* root_child        # [root_size]
+    cdef int32_t root_size
+
+    def __cinit__(self, list sequences, list ids, double[::1] weights):
+        cdef Py_ssize_t total = 1, k, i, n
+        cdef uint64_t cap
+        cdef int32_t node, child
+        cdef object seq
+        for seq in sequences:
+            total += len(seq)
+        cap = pow2_at_least(<uint64_t>(total * 2 + 2))
+        self.mask = cap - 1
+        self.edges = <Edge*>malloc(cap * sizeof(Edge))
+        self.value = <int32_t*>malloc((total + 1) * sizeof(int32_t))
+        self.n_ids = weights.shape[0]
+        self.weights = <double*>malloc(max(self.n_ids, 1) * sizeof(double))
+        if self.edges == NULL or self.value == NULL or self.weights == NULL:
+            raise MemoryError()
+        memset(self.edges, 0xFF, cap * sizeof(Edge))
+        for i in range(self.n_ids):
+            self.weights[i] = weights[i]
+        self.value[0] = -1
+        self.n_nodes = 1
+        for k in range(len(sequences)):
+            seq = sequences[k]
+            n = len(seq)
+            if n == 0:
+                raise ValueError("a token must stand for at least one symbol")
+            node = 0
+            for i in range(n):
+                child = self._child(node, <int32_t>seq[i])
+                if child < 0:
+                    child = self._add_child(node, <int32_t>seq[i])
+                node = child
+            if not 0 <= ids[k] < self.n_ids:
+                raise ValueError(f"token id {ids[k]} has no weight slot")
+            if self.value[node] < 0:      # the first sequence inserted keeps its id
+                self.value[node] = <int32_t>ids[k]
+        self._lay_out_children()
+
+    cdef int _lay_out_children(self) except -1:
+        cdef uint64_t i
+        cdef int32_t parent, sym, k, child
+        cdef int32_t* fill
+        self.first_child = <int32_t*>calloc(self.n_nodes + 1, sizeof(int32_t))
+        self.child_sym = <int32_t*>malloc(self.n_nodes * sizeof(int32_t))
+        self.child = <Step*>malloc(self.n_nodes * sizeof(Step))
+        if self.first_child == NULL or self.child_sym == NULL or self.child == NULL:
+            raise MemoryError()
+        self.root_size = 0
+        for i in range(self.mask + 1):
+            if self.edges[i].key != EMPTY:
+                parent = <int32_t>(self.edges[i].key >> 32)
+                sym = <int32_t>(self.edges[i].key & LOW32)
+                self.first_child[parent + 1] += 1
+                if parent == 0 and sym >= self.root_size:
+                    self.root_size = sym + 1
+        for k in range(self.n_nodes):
+            self.first_child[k + 1] += self.first_child[k]
+        fill = <int32_t*>malloc((self.n_nodes + 1) * sizeof(int32_t))
+        self.root_child = <Step*>malloc(max(self.root_size, 1) * sizeof(Step))
+        if fill == NULL or self.root_child == NULL:
+            free(fill)
+            raise MemoryError()
+        for k in range(self.n_nodes):
+            fill[k] = self.first_child[k]
+        for k in range(self.root_size):
+            self.root_child[k].node = -1
+            self.root_child[k].token = -1
+        for i in range(self.mask + 1):
+            if self.edges[i].key != EMPTY:
+                parent = <int32_t>(self.edges[i].key >> 32)
+                sym = <int32_t>(self.edges[i].key & LOW32)
+                child = self.edges[i].child
+                self.child_sym[fill[parent]] = sym
+                self.child[fill[parent]].node = child
+                self.child[fill[parent]].token = self.value[child]
+                fill[parent] += 1
+                if parent == 0 and sym >= 0:
+                    self.root_child[sym].node = child
+                    self.root_child[sym].token = self.value[child]
+        free(fill)
+        return 0
+
+    cdef inline Step _next(self, int32_t node, int32_t sym) noexcept nogil:
+        """Where `sym` leads from `node` (the walking layout)."""
+        cdef int32_t k
+        cdef Step nowhere
+        if node == 0 and 0 <= sym < self.root_size:
+            return self.root_child[sym]
+        for k in range(self.first_child[node], self.first_child[node + 1]):
+            if self.child_sym[k] == sym:
+                return self.child[k]
+        nowhere.node = -1
+        nowhere.token = -1
+        return nowhere
+
+    def __dealloc__(self):
+        free(self.edges)
+        free(self.value)
+        free(self.weights)
+        free(self.first_child)
+        free(self.child_sym)
+        free(self.child)
+        free(self.root_child)
+        if self.has_spare:
+            dag_free(&self.spare)
+
+    cdef inline int32_t _child(self, int32_t node, int32_t sym) noexcept nogil:
+        cdef uint64_t key = (<uint64_t>node << 32) | <uint32_t>sym
+        cdef uint64_t i = mix64(key) & self.mask
+        while True:
+            if self.edges[i].key == key:
+                return self.edges[i].child
+            if self.edges[i].key == EMPTY:
+                return -1
+            i = (i + 1) & self.mask
+
+    cdef int32_t _add_child(self, int32_t node, int32_t sym) noexcept:
+        cdef uint64_t key = (<uint64_t>node << 32) | <uint32_t>sym
+        cdef uint64_t i = mix64(key) & self.mask
+        while self.edges[i].key != EMPTY:
+            i = (i + 1) & self.mask
+        self.edges[i].key = key
+        self.edges[i].child = self.n_nodes
+        self.value[self.n_nodes] = -1
+        self.n_nodes += 1
+        return self.n_nodes - 1
+
+    cdef inline double _weight(self, int64_t token) noexcept nogil:
+        return self.weights[token] if 0 <= token < self.n_ids else 0.0
+
+    cdef double _seq_weight(self, DagWork* w, int32_t token, int32_t tail, FSum* state) noexcept nogil:
+        """tf-idf of `token` + the sequence at `tail`, summed in Counter order (distinct tokens by
+        first appearance from the right end, as the reference builds its Counter).  `state` gets
+        the running sum before its final correction, so a new token extends it in O(1): its term
+        is the last one added, and its count is 1 (term = idf)."""
+        cdef Py_ssize_t n = 0, i, n_order = 0
+        cdef int32_t c = tail
+        cdef int32_t t
+        cdef bint seen = False
+        while c >= 0 and w.pool[c].token >= 0:
+            seen = seen or w.pool[c].token == token
+            c = w.pool[c].tail
+        if not seen:
+            state.f = w.pool[tail].f if tail >= 0 else 0.0
+            state.c = w.pool[tail].c if tail >= 0 else 0.0
+            fsum_add(state, self._weight(token))
+            return fsum_value(state)
+        w.scratch[n] = token
+        n += 1
+        c = tail
+        while c >= 0 and w.pool[c].token >= 0:
+            w.scratch[n] = w.pool[c].token
+            n += 1
+            c = w.pool[c].tail
+        i = n - 1
+        while i >= 0:
+            t = w.scratch[i]
+            if w.freq[t] == 0:
+                w.order[n_order] = t
+                n_order += 1
+            w.freq[t] += 1
+            i -= 1
+        state.f = 0.0
+        state.c = 0.0
+        for i in range(n_order):
+            t = w.order[i]
+            fsum_add(state, tf_idf_term(w.freq[t], self._weight(t)))
+            w.freq[t] = 0
+        return fsum_value(state)
+
+    cdef int _word_dag(self, const int32_t* word, Py_ssize_t n, Py_ssize_t top_n, DagWork* w) except -1 nogil:
+        """Fill w.heads for positions n..0; position 0 holds the word's best candidates (heap order)."""
+        cdef Py_ssize_t p, q, k, pos, child_pos, right
+        cdef FSum state
+        cdef Step step
+        cdef int32_t node, tok, cand, size, length
+        cdef int32_t* heap
+        cdef double wt
+        cdef Cand* pool
+        dag_reserve(w, n + 1, top_n)
+        w.pool_len = 0
+        state.f = 0.0
+        state.c = 0.0
+        pool_push(w, -1, -1, 0, 0.0, &state)
+        w.heads[n * top_n] = 0
+        w.n_heads[n] = 1
+        p = n - 1
+        while p >= 0:
+            heap = &w.heads[p * top_n]
+            size = 0
+            node = 0
+            q = p
+            while q < n:                        # tokens starting at p, shortest first
+                step = self._next(node, word[q])
+                node = step.node
+                if node < 0:
+                    break
+                q += 1
+                tok = step.token
+                if tok < 0:
+                    continue
+                for k in range(w.n_heads[q]):
+                    cand = w.heads[q * top_n + k]
+                    length = w.pool[cand].length + 1
+                    wt = self._seq_weight(w, tok, cand, &state)
+                    if size < top_n:             # heapq.heappush: sift the new item up
+                        size += 1
+                        pool_push(w, tok, cand, length, wt, &state)
+                        heap[sift_up(heap, w.pool, size - 1, wt, length)] = <int32_t>(w.pool_len - 1)
+                    else:
+                        pool = w.pool
+                        if not cand_less(pool[heap[0]].weight, pool[heap[0]].length, wt, length):
+                            continue             # not greater than the smallest kept
+                        pool_push(w, tok, cand, length, wt, &state)   # heapq.heapreplace: sift down from the root
+                        pool = w.pool
+                        pos = 0
+                        child_pos = 1
+                        while child_pos < size:
+                            right = child_pos + 1
+                            if right < size and not cand_less(pool[heap[child_pos]].weight, pool[heap[child_pos]].length,
+                                                              pool[heap[right]].weight, pool[heap[right]].length):
+                                child_pos = right
+                            heap[pos] = heap[child_pos]
+                            pos = child_pos
+                            child_pos = 2 * pos + 1
+                        heap[sift_up(heap, pool, pos, wt, length)] = <int32_t>(w.pool_len - 1)
+            if size == 0:
+                with gil:
+                    raise ValueError(f"symbol id {word[p]} is not in the model's alphabet")
+            w.n_heads[p] = size
+            p -= 1
+        return 0
+
+    cdef DagWork _new_work(self) except *:
+        """Scratch for one call: the spare one if free (taken with the GIL held, so two threads
+        never share it), else new.  Its `freq` is all zeros between uses."""
+        cdef DagWork w
+        if self.has_spare:
+            self.has_spare = False
+            return self.spare
+        memset(&w, 0, sizeof(DagWork))
+        w.freq = <int64_t*>calloc(max(self.n_ids, 1), sizeof(int64_t))
+        if w.freq == NULL:
+            raise MemoryError()
+        return w
+
+    cdef void _done_with(self, DagWork* w) noexcept:
+        if self.has_spare:
+            dag_free(w)
+        else:
+            self.spare = w[0]
+            self.has_spare = True
+
+    cdef list _cand_ids(self, DagWork* w, int32_t c):
+        cdef list out = []
+        while c >= 0 and w.pool[c].token >= 0:
+            out.append(w.pool[c].token)
+            c = w.pool[c].tail
+        return out
+
+    def encode_best(self, int32_t[::1] seq, int64_t[::1] offsets):
+        """(ids, weight) of the best encoding of parts seq[offsets[i]:offsets[i+1]] concatenated.
+
+        One-symbol parts pass through with no weight (the reference's shortcut); a document that
+        is a single part is weighted as its word."""
+        cdef DagWork w = self._new_work()
+        cdef Py_ssize_t n_parts = offsets.shape[0] - 1, p, s, n
+        cdef list ids = []
+        cdef double total = 0.0
+        cdef int32_t c
+        try:
+            for p in range(n_parts):
+                s = offsets[p]
+                n = offsets[p + 1] - s
+                if n == 1 and n_parts > 1:
+                    ids.append(seq[s])
+                    continue
+                with nogil:
+                    self._word_dag(&seq[s] if n > 0 else NULL, n, 1, &w)
+                c = w.heads[0]
+                ids.extend(self._cand_ids(&w, c))
+                total += w.pool[c].weight
+        finally:
+            self._done_with(&w)
+        return ids, total
+
+    def encode_top(self, int32_t[::1] seq, Py_ssize_t top_n):
+        """The word's best `top_n` encodings as [(ids, weight)], best first (stable on ties,
+        like the reference's sorted(reverse=True) over its heap)."""
+        cdef DagWork w = self._new_work()
+        cdef Py_ssize_t n = seq.shape[0], k
+        cdef list found = []
+        cdef int32_t c
+        try:
+            with nogil:
+                self._word_dag(&seq[0] if n > 0 else NULL, n, top_n, &w)
+            for k in range(w.n_heads[0]):
+                c = w.heads[k]
+                found.append((w.pool[c].weight, -w.pool[c].length, k, self._cand_ids(&w, c)))
+        finally:
+            self._done_with(&w)
+        found.sort(key=lambda item: (-item[0], -item[1], item[2]))
+        return [(item[3], item[0]) for item in found]
+
+
+    def encode_top_doc(self, int32_t[::1] seq, int64_t[::1] offsets, Py_ssize_t top_n):
+        """The best `top_n` encodings of a document of several parts, as the reference combines
+        them: from the last part back, each part's sorted candidates are merged with the sorted
+        tails (two-list merge; on equal keys the next tail goes first).  One-symbol parts are
+        prepended as they are.  Tails share their ends (a cons pool), so nothing is copied twice."""
+        cdef DagWork w = self._new_work()
+        cdef Py_ssize_t n_parts = offsets.shape[0] - 1, p, s, n, k, j, nc, nt, n_new, ci, ti
+        cdef Py_ssize_t pool_len = 0, pool_cap = 1024
+        cdef int32_t* node_tok = <int32_t*>malloc(pool_cap * sizeof(int32_t))   # tail chains
+        cdef int32_t* node_next = <int32_t*>malloc(pool_cap * sizeof(int32_t))
+        cdef int32_t* tail_head = <int32_t*>malloc(2 * top_n * sizeof(int32_t))  # current, next
+        cdef double* tail_w = <double*>malloc(2 * top_n * sizeof(double))
+        cdef int64_t* tail_len = <int64_t*>malloc(2 * top_n * sizeof(int64_t))
+        cdef int32_t* cand = <int32_t*>malloc(top_n * sizeof(int32_t))       # sorted candidates
+        cdef int32_t c, node
+        cdef double wa, wb
+        cdef int64_t la, lb
+        cdef list found = []
+        cdef list ids
+        try:
+            if (node_tok == NULL or node_next == NULL or tail_head == NULL or tail_w == NULL
+                    or tail_len == NULL or cand == NULL):
+                raise MemoryError()
+            nt = 1
+            tail_head[0] = -1
+            tail_w[0] = 0.0
+            tail_len[0] = 0
+            p = n_parts - 1
+            while p >= 0:
+                s = offsets[p]
+                n = offsets[p + 1] - s
+                if n == 1:
+                    for k in range(nt):
+                        node = self._cons(&node_tok, &node_next, &pool_len, &pool_cap, seq[s], tail_head[k])
+                        tail_head[k] = node
+                        tail_len[k] += 1
+                    p -= 1
+                    continue
+                with nogil:
+                    self._word_dag(&seq[s] if n > 0 else NULL, n, top_n, &w)
+                # the part's candidates best first, heap order kept among equal keys
+                nc = w.n_heads[0]
+                for k in range(nc):
+                    c = w.heads[k]
+                    j = k
+                    while j > 0 and cand_less(w.pool[cand[j - 1]].weight, w.pool[cand[j - 1]].length,
+                                              w.pool[c].weight, w.pool[c].length):
+                        cand[j] = cand[j - 1]
+                        j -= 1
+                    cand[j] = c
+                n_new = 0
+                ci = 0
+                ti = 0
+                while ci < nc and ti < nt and n_new < top_n:
+                    node = self._cons_word(&w, cand[ci], &node_tok, &node_next, &pool_len, &pool_cap, tail_head[ti])
+                    tail_head[top_n + n_new] = node
+                    tail_w[top_n + n_new] = w.pool[cand[ci]].weight + tail_w[ti]
+                    tail_len[top_n + n_new] = w.pool[cand[ci]].length + tail_len[ti]
+                    n_new += 1
+                    if n_new == top_n or (ci == nc - 1 and ti == nt - 1):
+                        break
+                    if ci == nc - 1:
+                        ti += 1
+                    elif ti == nt - 1:
+                        ci += 1
+                    else:
+                        wa = tail_w[ti + 1] + w.pool[cand[ci]].weight
+                        la = -tail_len[ti + 1] - w.pool[cand[ci]].length
+                        wb = tail_w[ti] + w.pool[cand[ci + 1]].weight
+                        lb = -tail_len[ti] - w.pool[cand[ci + 1]].length
+                        if wa > wb or (wa == wb and la > lb):
+                            ti += 1
+                        else:
+                            ci += 1
+                for k in range(n_new):
+                    tail_head[k] = tail_head[top_n + k]
+                    tail_w[k] = tail_w[top_n + k]
+                    tail_len[k] = tail_len[top_n + k]
+                nt = n_new
+                p -= 1
+            for k in range(nt):
+                ids = []
+                node = tail_head[k]
+                while node >= 0:
+                    ids.append(node_tok[node])
+                    node = node_next[node]
+                found.append((ids, tail_w[k]))
+        finally:
+            self._done_with(&w)
+            free(node_tok)
+            free(node_next)
+            free(tail_head)
+            free(tail_w)
+            free(tail_len)
+            free(cand)
+        return found
+
+    cdef int32_t _cons(self, int32_t** tok, int32_t** nxt, Py_ssize_t* length, Py_ssize_t* cap,
+                       int32_t token, int32_t rest) except -2:
+        """A new chain node `token` -> `rest` in the growable pool; returns its index (-1 is the
+        empty chain, so -2 signals an error)."""
+        cdef int32_t* grown
+        if length[0] == cap[0]:
+            cap[0] *= 2
+            grown = <int32_t*>realloc(tok[0], cap[0] * sizeof(int32_t))
+            if grown == NULL:
+                raise MemoryError()
+            tok[0] = grown
+            grown = <int32_t*>realloc(nxt[0], cap[0] * sizeof(int32_t))
+            if grown == NULL:
+                raise MemoryError()
+            nxt[0] = grown
+        tok[0][length[0]] = token
+        nxt[0][length[0]] = rest
+        length[0] += 1
+        return <int32_t>(length[0] - 1)
+
+    cdef int32_t _cons_word(self, DagWork* w, int32_t c, int32_t** tok, int32_t** nxt,
+                            Py_ssize_t* length, Py_ssize_t* cap, int32_t rest) except -2:
+        """The chain of candidate `c`'s tokens followed by `rest` (-1: empty)."""
+        cdef Py_ssize_t n = 0, i
+        cdef int32_t node = rest
+        cdef int32_t x = c
+        while x >= 0 and w.pool[x].token >= 0:
+            w.scratch[n] = w.pool[x].token
+            n += 1
+            x = w.pool[x].tail
+        i = n - 1
+        while i >= 0:
+            node = self._cons(tok, nxt, length, cap, w.scratch[i], node)
+            i -= 1
+        return node
+
+
+# ---------------------------------------------------------------- classic multi-pair substitution
+
+@cython.final
+cdef class ClassicMerges:
+    """The classic encoder: pairs in vocabulary order; each round substitutes the first pair that
+    occurs plus the following ones that occur, until a vocabulary pair shares a token with them."""
+    cdef int64_t* left
+    cdef int64_t* right
+    cdef int64_t* new_id
+    cdef Py_ssize_t n_pairs
+    cdef PairStats rank_of      # (left, right) -> rank, stored in `count`
+    cdef double* weights
+    cdef int64_t n_ids
+
+    def __cinit__(self, int64_t[:, ::1] pairs, double[::1] weights):
+        cdef Py_ssize_t i
+        self.n_pairs = pairs.shape[0]
+        stats_init(&self.rank_of, pow2_at_least(<uint64_t>(self.n_pairs * 2 + 2)))
+        self.left = <int64_t*>malloc(max(self.n_pairs, 1) * sizeof(int64_t))
+        self.right = <int64_t*>malloc(max(self.n_pairs, 1) * sizeof(int64_t))
+        self.new_id = <int64_t*>malloc(max(self.n_pairs, 1) * sizeof(int64_t))
+        self.n_ids = weights.shape[0]
+        self.weights = <double*>malloc(max(self.n_ids, 1) * sizeof(double))
+        if self.left == NULL or self.right == NULL or self.new_id == NULL or self.weights == NULL:
+            raise MemoryError()
+        for i in range(self.n_ids):
+            self.weights[i] = weights[i]
+        for i in range(self.n_pairs):
+            self.left[i] = pairs[i, 0]
+            self.right[i] = pairs[i, 1]
+            self.new_id[i] = pairs[i, 2]
+            if not (0 <= pairs[i, 0] < 0x7FFFFFFF and 0 <= pairs[i, 1] < 0x7FFFFFFF and 0 <= pairs[i, 2] < 0x7FFFFFFF):
+                raise ValueError(f"token ids must be in 0..2**31-2, got {tuple(pairs[i])}")
+            if stats_find(&self.rank_of, (<uint64_t>pairs[i, 0] << 32) | <uint64_t>pairs[i, 1]) == NULL:
+                stats_slot(&self.rank_of, (<uint64_t>pairs[i, 0] << 32) | <uint64_t>pairs[i, 1]).count = i
+
+    def __dealloc__(self):
+        stats_free(&self.rank_of)
+        free(self.left)
+        free(self.right)
+        free(self.new_id)
+        free(self.weights)
+
+    cdef Py_ssize_t _merge_word(self, int32_t* a, Py_ssize_t n, uint8_t* present, uint8_t* taken,
+                                int64_t* chosen) noexcept nogil:
+        """Substitute in place until no vocabulary pair occurs; returns the new length."""
+        cdef Py_ssize_t i, j, first, n_chosen, w
+        cdef const PairStat* s
+        cdef int64_t t
+        while n > 1:
+            first = self.n_pairs
+            for i in range(n - 1):
+                s = stats_find(&self.rank_of, (<uint64_t>a[i] << 32) | <uint64_t><uint32_t>a[i + 1])
+                if s != NULL:
+                    present[s.count] = 1
+                    if s.count < first:
+                        first = s.count
+            if first == self.n_pairs:
+                break
+            chosen[0] = first
+            n_chosen = 1
+            taken[self.left[first]] = 1
+            taken[self.right[first]] = 1
+            for j in range(first + 1, self.n_pairs):
+                if taken[self.left[j]] or taken[self.right[j]]:
+                    break
+                if present[j]:
+                    chosen[n_chosen] = j
+                    n_chosen += 1
+                    taken[self.left[j]] = 1
+                    taken[self.right[j]] = 1
+            for i in range(n - 1):                # clear the marks
+                s = stats_find(&self.rank_of, (<uint64_t>a[i] << 32) | <uint64_t><uint32_t>a[i + 1])
+                if s != NULL:
+                    present[s.count] = 0
+            for j in range(n_chosen):
+                taken[self.left[chosen[j]]] = 0
+                taken[self.right[chosen[j]]] = 0
+            # left to right, each chosen pair becomes its token (lefts are distinct across chosen)
+            w = 0
+            i = 0
+            while i < n:
+                t = a[i]
+                j = self._chosen_index(t, chosen, n_chosen)
+                if j >= 0 and i + 1 < n and a[i + 1] == self.right[chosen[j]]:
+                    a[w] = <int32_t>self.new_id[chosen[j]]
+                    i += 2
+                else:
+                    a[w] = <int32_t>t
+                    i += 1
+                w += 1
+            n = w
+        return n
+
+    cdef inline Py_ssize_t _chosen_index(self, int64_t t, const int64_t* chosen, Py_ssize_t n_chosen) noexcept nogil:
+        cdef Py_ssize_t j
+        for j in range(n_chosen):
+            if self.left[chosen[j]] == t:
+                return j
+        return -1
+
+    cdef double _word_weight(self, const int32_t* a, Py_ssize_t n, int64_t* freq, int32_t* order) noexcept nogil:
+        """tf-idf summed in Counter(word) order: distinct tokens by first appearance."""
+        cdef Py_ssize_t i, n_order = 0
+        cdef int32_t t
+        cdef FSum s
+        for i in range(n):
+            t = a[i]
+            if freq[t] == 0:
+                order[n_order] = t
+                n_order += 1
+            freq[t] += 1
+        s.f = 0.0
+        s.c = 0.0
+        for i in range(n_order):
+            t = order[i]
+            fsum_add(&s, tf_idf_term(freq[t], self.weights[t] if t < self.n_ids else 0.0))
+            freq[t] = 0
+        return fsum_value(&s)
+
+    def encode(self, int32_t[::1] seq, int64_t[::1] offsets, int64_t max_id):
+        """(ids, weight) for parts seq[offsets[i]:offsets[i+1]] (modified in place), concatenated;
+        one-symbol parts pass through with no weight when there are several parts."""
+        cdef Py_ssize_t n_parts = offsets.shape[0] - 1, p, s, n, m, i, longest = 0
+        cdef Py_ssize_t n_ids = max(max_id, self.n_ids) + 1
+        cdef uint8_t* present = <uint8_t*>calloc(self.n_pairs + 1, 1)
+        cdef uint8_t* taken = <uint8_t*>calloc(n_ids, 1)
+        cdef int64_t* chosen = <int64_t*>malloc((self.n_pairs + 1) * sizeof(int64_t))
+        cdef int64_t* freq = <int64_t*>calloc(n_ids, sizeof(int64_t))
+        cdef int32_t* order = NULL
+        cdef list ids = []
+        cdef double total = 0.0, wt
+        try:
+            for p in range(n_parts):
+                longest = max(longest, offsets[p + 1] - offsets[p])
+            order = <int32_t*>malloc((longest + 1) * sizeof(int32_t))
+            if present == NULL or taken == NULL or chosen == NULL or freq == NULL or order == NULL:
+                raise MemoryError()
+            for p in range(n_parts):
+                s = offsets[p]
+                n = offsets[p + 1] - s
+                if n == 1 and n_parts > 1:
+                    ids.append(seq[s])
+                    continue
+                with nogil:
+                    m = self._merge_word(&seq[s], n, present, taken, chosen) if n > 0 else 0
+                    wt = self._word_weight(&seq[s], m, freq, order) if m > 0 else 0.0
+                for i in range(m):
+                    ids.append(seq[s + i])
+                total += wt
+        finally:
+            free(present)
+            free(taken)
+            free(chosen)
+            free(freq)
+            free(order)
+        return ids, total
+
+
+# ---------------------------------------------------------------- str parts -> ids
+
+from cpython.unicode cimport PyUnicode_READ, PyUnicode_KIND, PyUnicode_DATA, PyUnicode_GET_LENGTH
+
+
+def map_str_parts(list parts, int32_t[::1] table):
+    """Parts (str) -> (int32 ids end to end, int64 offsets), each character through `table`
+    (code point -> id, -1 for none).  ValueError names the first character not in the table."""
+    cdef Py_ssize_t n_parts = len(parts), total = 0, p, i, n, k = 0
+    cdef Py_ssize_t size = table.shape[0]
+    cdef object part
+    cdef int kind
+    cdef void* data
+    cdef Py_UCS4 ch
+    cdef int32_t v
+    for part in parts:
+        if type(part) is not str:
+            raise TypeError("map_str_parts takes str parts")
+        total += PyUnicode_GET_LENGTH(part)
+    ids = np.empty(total, dtype=np.int32)
+    offsets = np.empty(n_parts + 1, dtype=np.int64)
+    cdef int32_t[::1] out = ids
+    cdef int64_t[::1] off = offsets
+    off[0] = 0
+    for p in range(n_parts):
+        part = parts[p]
+        n = PyUnicode_GET_LENGTH(part)
+        kind = PyUnicode_KIND(part)
+        data = PyUnicode_DATA(part)
+        for i in range(n):
+            ch = PyUnicode_READ(kind, data, i)
+            v = table[ch] if ch < <Py_UCS4>size else -1
+            if v < 0:
+                raise ValueError(f"symbol {chr(ch)!r} is not in the alphabet")
+            out[k] = v
+            k += 1
+        off[p + 1] = k
+    return ids, offsets
