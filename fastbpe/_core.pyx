@@ -27,10 +27,11 @@ from cpython.list cimport PyList_New, PyList_SET_ITEM, PyList_GET_ITEM, PyList_G
 from cpython.long cimport PyLong_FromUnsignedLong
 from cpython.number cimport PyNumber_Index
 from cpython.ref cimport Py_INCREF, PyObject
-from cpython.unicode cimport PyUnicode_Check, PyUnicode_GET_LENGTH, PyUnicode_AsUTF8String
+from cpython.unicode cimport PyUnicode_Check, PyUnicode_GET_LENGTH
 
 from fastbpe._hash cimport hash_bytes, mix64
 from fastbpe._pretokenize cimport scan_pieces
+from fastbpe._utf8 cimport PyUnicode_DATA, PyUnicode_KIND, utf8_capacity, utf8_encode
 from libc.stdint cimport uint8_t, uint32_t, int32_t, int64_t, uint64_t, UINT32_MAX
 from libc.stdlib cimport malloc, calloc, realloc, free
 from libc.string cimport memcpy, memcmp, memmove, memset
@@ -227,6 +228,60 @@ cdef object idbuf_to_numpy(IdBuf* b):
     if b.len:
         memcpy(&view[0], b.data, b.len * sizeof(tok_t))
     return arr
+
+
+# ----------------------------------------------------------------------------------------
+# the UTF-8 of a str, made without the GIL (see _utf8.pxd)
+
+cdef struct Utf8Text:
+    const uint8_t* s         # the UTF-8 bytes: CPython's own buffer (ASCII) or owned
+    Py_ssize_t n
+    uint8_t* owned           # our copy for a non-ASCII str, freed by utf8_text_close
+    const void* data         # the str's code units, of `kind` bytes each
+    Py_ssize_t length        # code units
+    int kind
+    Py_ssize_t bad           # index of a lone surrogate, or -1
+
+
+cdef int utf8_text_open(str text, Utf8Text* u) except -1:
+    """With the GIL: point u at an ASCII str's own bytes, or make room for the UTF-8."""
+    memset(u, 0, sizeof(Utf8Text))
+    u.bad = -1
+    u.length = PyUnicode_GET_LENGTH(text)
+    if PyUnicode_IS_ASCII(text):
+        u.s = <const uint8_t*>PyUnicode_AsUTF8AndSize(text, &u.n)   # no copy
+        return 0
+    u.kind = PyUnicode_KIND(text)
+    u.data = PyUnicode_DATA(text)
+    u.owned = <uint8_t*>malloc(utf8_capacity(u.kind, u.length) + 1)
+    if u.owned == NULL:
+        raise MemoryError()
+    return 0
+
+
+cdef int utf8_text_convert(Utf8Text* u) noexcept nogil:
+    """Without the GIL: fill u.owned (the str must stay alive); -1 on a lone surrogate."""
+    if u.owned == NULL or u.s != NULL:
+        return 0
+    u.n = utf8_encode(u.kind, u.data, u.length, u.owned, &u.bad)
+    if u.n < 0:
+        u.n = 0
+        return -1
+    u.s = u.owned
+    return 0
+
+
+cdef int utf8_text_check(str text, Utf8Text* u) except -1:
+    """With the GIL: the UnicodeEncodeError str.encode would raise, if there was one."""
+    if u.bad >= 0:
+        raise UnicodeEncodeError("utf-8", text, u.bad, u.bad + 1, "surrogates not allowed")
+    return 0
+
+
+cdef void utf8_text_close(Utf8Text* u) noexcept nogil:
+    free(u.owned)
+    u.owned = NULL
+    u.s = NULL
 
 
 # ----------------------------------------------------------------------------------------
@@ -711,74 +766,69 @@ cdef class BPETable:
 
     def encode_text(self, str text, int kind, bint as_numpy=False):
         """Encode text whose split pattern the C scanner knows (`kind`, see _pretokenize).
-        Scanning and merging run in one call with the GIL released.  Raises
-        UnicodeEncodeError for lone surrogates."""
+        UTF-8 conversion, scanning and merging run in one call with the GIL released.
+        Raises UnicodeEncodeError for lone surrogates."""
         cdef IdBuf out
         cdef Work w
-        cdef Py_ssize_t n
-        cdef const char* s
-        cdef object keep = None
+        cdef Utf8Text u
         if kind < 0:
             raise ValueError("encode_text needs a pattern the C scanner knows")
-        if PyUnicode_IS_ASCII(text):
-            s = PyUnicode_AsUTF8AndSize(text, &n)        # CPython's own buffer: no copy
-        else:
-            keep = PyUnicode_AsUTF8String(text)          # a temporary copy, freed on return
-            s = PyBytes_AS_STRING(keep)
-            n = PyBytes_GET_SIZE(keep)
         memset(&out, 0, sizeof(IdBuf))
         memset(&w, 0, sizeof(Work))
+        utf8_text_open(text, &u)
         try:
             with nogil:
-                self.encode_utf8(<const uint8_t*>s, n, kind, &out, &w)
+                if utf8_text_convert(&u) == 0:
+                    self.encode_utf8(u.s, u.n, kind, &out, &w)
+            utf8_text_check(text, &u)
             return idbuf_to_numpy(&out) if as_numpy else idbuf_to_list(&out, self.id_objects)
         finally:
+            utf8_text_close(&u)
             idbuf_free(&out)
             work_free(&w)
 
     def encode_texts(self, list texts, int kind):
-        """Encode many texts (exact str, valid UTF-8; see encode_text) with the C scanner in
-        one GIL-free pass; returns a list of lists of ids.  Batch encoding calls this once per
-        thread's share, so the threads rarely meet at the GIL."""
+        """Encode many texts (exact str; see encode_text) with the C scanner in one GIL-free
+        pass; returns a list of lists of ids.  Batch encoding calls this once per thread's
+        share, so the threads rarely meet at the GIL.  Raises UnicodeEncodeError if any text
+        has a lone surrogate."""
         cdef Py_ssize_t n = PyList_GET_SIZE(texts), i, total = 0
-        cdef const char** ptrs = <const char**>calloc(n + 1, sizeof(char*))
-        cdef Py_ssize_t* lens = <Py_ssize_t*>calloc(n + 1, sizeof(Py_ssize_t))
+        cdef Utf8Text* us = <Utf8Text*>calloc(n + 1, sizeof(Utf8Text))
         cdef IdBuf* outs = <IdBuf*>calloc(n + 1, sizeof(IdBuf))
         cdef Work w
-        cdef list keep = []
-        cdef object t, b
+        cdef object t
         if kind < 0:
             raise ValueError("encode_texts needs a pattern the C scanner knows")
         memset(&w, 0, sizeof(Work))
         try:
-            if ptrs == NULL or lens == NULL or outs == NULL:
+            if us == NULL or outs == NULL:
                 raise MemoryError()
             for i in range(n):
                 t = <object>PyList_GET_ITEM(texts, i)
                 if type(t) is not str:
                     raise TypeError(f"expected str, not {type(t).__name__}")
-                if PyUnicode_IS_ASCII(t):
-                    ptrs[i] = PyUnicode_AsUTF8AndSize(t, &lens[i])
-                else:
-                    b = PyUnicode_AsUTF8String(t)
-                    keep.append(b)
-                    ptrs[i] = PyBytes_AS_STRING(b)
-                    lens[i] = PyBytes_GET_SIZE(b)
+                utf8_text_open(t, &us[i])
             with nogil:
                 for i in range(n):
-                    total += lens[i]
+                    total += us[i].length
                 if total >= CACHE_MIN_TEXT:  # the texts stay alive for the whole call
                     work_enable_cache(&w)
                 for i in range(n):
-                    self.encode_utf8(<const uint8_t*>ptrs[i], lens[i], kind, &outs[i], &w)
+                    if utf8_text_convert(&us[i]) != 0:
+                        break
+                    self.encode_utf8(us[i].s, us[i].n, kind, &outs[i], &w)
+            for i in range(n):
+                utf8_text_check(<object>PyList_GET_ITEM(texts, i), &us[i])
             return [idbuf_to_list(&outs[i], self.id_objects) for i in range(n)]
         finally:
             if outs != NULL:
                 for i in range(n):
                     idbuf_free(&outs[i])
+            if us != NULL:
+                for i in range(n):
+                    utf8_text_close(&us[i])
             free(outs)
-            free(ptrs)
-            free(lens)
+            free(us)
             work_free(&w)
 
     def encode_bytes(self, const uint8_t[::1] data, bint as_numpy=False, str path="auto"):
