@@ -32,11 +32,12 @@ from cpython.unicode cimport PyUnicode_Check, PyUnicode_GET_LENGTH
 from fastbpe._hash cimport hash_bytes, mix64
 from fastbpe._pretokenize cimport scan_pieces
 from fastbpe._utf8 cimport PyUnicode_DATA, PyUnicode_KIND, utf8_capacity, utf8_encode
-from libc.stdint cimport uint8_t, uint32_t, int32_t, int64_t, uint64_t, UINT32_MAX
+from libc.stdint cimport uint8_t, uint16_t, uint32_t, int32_t, int64_t, uint64_t, UINT32_MAX
 from libc.stdlib cimport malloc, calloc, realloc, free
 from libc.string cimport memcpy, memcmp, memmove, memset
 
 import sys
+import threading
 
 
 cdef object _np():
@@ -51,9 +52,10 @@ cdef extern from "Python.h":
 
 cdef enum:
     SMALL_PIECE = 48         # pieces up to this many bytes use the linear scan
-    CACHE_SIZE = 16384       # entries of the piece cache (a power of two)
-    CACHE_MIN_TEXT = 65536   # texts shorter than this skip the cache (not worth its set-up)
-    CACHE_MAX_PIECE = 64     # longer pieces are not cached
+    CACHE_SIZE = 16384       # entries of a piece cache (a power of two): 1 MiB
+    CACHE_MAX_PIECE = 24     # longer pieces are not cached (CacheEntry.bytes)
+    CACHE_MAX_IDS = 6        # nor pieces of more ids (CacheEntry.ids)
+    CACHE_TABLES_PER_THREAD = 4   # a thread keeps caches for its 4 most recently used tables
 
 cdef uint64_t EMPTY_KEY = 0xFFFFFFFFFFFFFFFFULL
 
@@ -159,12 +161,9 @@ cdef int work_reserve(Work* w, Py_ssize_t n) except -1 nogil:
     if n <= w.cap:
         return 0
     cdef Py_ssize_t cap = w.cap * 2 if w.cap else 256
-    cdef CacheEntry* cache = w.cache
     while cap < n:
         cap *= 2
-    w.cache = NULL
     work_free(w)
-    w.cache = cache
     w.ids = <tok_t*>malloc(cap * sizeof(tok_t))
     w.rank = <uint32_t*>malloc(cap * sizeof(uint32_t))
     w.new_id = <tok_t*>malloc(cap * sizeof(tok_t))
@@ -180,17 +179,6 @@ cdef int work_reserve(Work* w, Py_ssize_t n) except -1 nogil:
     return 0
 
 
-cdef int work_enable_cache(Work* w) except -1 nogil:
-    """Give w a piece cache (see encode_utf8).  Its entries point into the texts being
-    encoded, so it lives only as long as one call that keeps all of its texts alive."""
-    if w.cache == NULL:
-        w.cache = <CacheEntry*>calloc(CACHE_SIZE, sizeof(CacheEntry))
-        if w.cache == NULL:
-            with gil:
-                raise MemoryError()
-    return 0
-
-
 cdef void work_free(Work* w) noexcept nogil:
     free(w.ids)
     free(w.rank)
@@ -198,8 +186,6 @@ cdef void work_free(Work* w) noexcept nogil:
     free(w.nxt)
     free(w.prv)
     free(w.heap)
-    free(w.cache)
-    w.cache = NULL
     w.ids = NULL
     w.rank = NULL
     w.new_id = NULL
@@ -228,6 +214,91 @@ cdef object idbuf_to_numpy(IdBuf* b):
     if b.len:
         memcpy(&view[0], b.data, b.len * sizeof(tok_t))
     return arr
+
+
+# ----------------------------------------------------------------------------------------
+# the piece cache: piece bytes -> ids, per thread and per table, living across calls
+
+cdef class PieceCache:
+    """A direct-mapped cache of piece -> ids for one table, used by one thread only.
+
+    Text repeats its pieces (" the", " of", "()"), so most pieces are found here, in 1 MiB
+    that stays warm across calls, instead of in the token table (several MiB) or merged
+    again.  An entry holds the piece's own bytes and is compared in full before it is used:
+    a hash collision only evicts (never a wrong id).  Entries never point into a text."""
+
+    def __cinit__(self):
+        self.entries = <CacheEntry*>calloc(CACHE_SIZE, sizeof(CacheEntry))
+        if self.entries == NULL:
+            raise MemoryError()
+
+    def __dealloc__(self):
+        free(self.entries)
+
+    def ids_of(self, bytes piece):
+        """The cached ids of piece, or None (for tests)."""
+        cdef Py_ssize_t n = PyBytes_GET_SIZE(piece)
+        cdef const uint8_t* p = <const uint8_t*>PyBytes_AS_STRING(piece)
+        cdef CacheEntry* e = cache_find(self.entries, p, n, hash_bytes(p, n))
+        return None if e == NULL else [e.ids[i] for i in range(e.n_ids)]
+
+    @staticmethod
+    def slot_of(bytes piece):
+        """The entry a piece maps to (for tests that make pieces collide)."""
+        return hash_bytes(<const uint8_t*>PyBytes_AS_STRING(piece), PyBytes_GET_SIZE(piece)) & (CACHE_SIZE - 1)
+
+
+cdef inline CacheEntry* cache_find(CacheEntry* entries, const uint8_t* p, Py_ssize_t n,
+                                   uint64_t h) noexcept nogil:
+    """The entry holding piece p[:n] (2 <= n <= CACHE_MAX_PIECE), or NULL."""
+    cdef CacheEntry* e = &entries[h & (CACHE_SIZE - 1)]
+    cdef uint64_t head
+    if e.hash != h or e.length != n:
+        return NULL
+    memcpy(&head, e.bytes, 8)
+    if head != load_head(p, n) or (n > 8 and memcmp(e.bytes + 8, p + 8, <size_t>(n - 8)) != 0):
+        return NULL
+    return e
+
+
+cdef inline void cache_store(CacheEntry* entries, const uint8_t* p, Py_ssize_t n, uint64_t h,
+                             const tok_t* ids, Py_ssize_t n_ids) noexcept nogil:
+    """Remember piece p[:n] -> ids, evicting whatever held its entry."""
+    cdef CacheEntry* e = &entries[h & (CACHE_SIZE - 1)]
+    e.hash = h
+    memset(e.bytes, 0, sizeof(e.bytes))
+    memcpy(e.bytes, p, <size_t>n)
+    memcpy(e.ids, ids, <size_t>n_ids * sizeof(tok_t))
+    e.length = <uint16_t>n
+    e.n_ids = <uint16_t>n_ids
+
+
+_thread_state = threading.local()
+
+
+cdef PieceCache thread_cache(BPETable table):
+    """This thread's piece cache for table, made on first use.
+
+    A thread keeps the caches of its CACHE_TABLES_PER_THREAD most recently used tables
+    (dropping the least recently used) and they go when the thread ends: memory stays
+    bounded, no two threads ever share a cache, and tables never see each other's ids.
+    Keyed by the table's serial, so a dead table's cache cannot be mistaken for a new
+    table's (ids of objects are reused)."""
+    cdef dict caches
+    try:
+        caches = _thread_state.caches
+    except AttributeError:
+        caches = _thread_state.caches = {}
+    cache = caches.pop(table.serial, None)
+    if cache is None:
+        cache = PieceCache()
+        if len(caches) >= CACHE_TABLES_PER_THREAD:
+            del caches[next(iter(caches))]
+    caches[table.serial] = cache   # last in the dict's order = most recently used
+    return <PieceCache>cache
+
+
+cdef uint64_t _next_serial = 0
 
 
 # ----------------------------------------------------------------------------------------
@@ -334,8 +405,11 @@ cdef class BPETable:
     """
 
     def __cinit__(self):
+        global _next_serial
         memset(&self.tok, 0, sizeof(TokenTable))
         memset(&self.pairs, 0, sizeof(PairTable))
+        _next_serial += 1
+        self.serial = _next_serial
 
     def __dealloc__(self):
         free(self.tok.data)
@@ -724,16 +798,12 @@ cdef class BPETable:
 
     cdef int encode_utf8(self, const uint8_t* s, Py_ssize_t n, int kind, IdBuf* out, Work* w) except -1 nogil:
         """Split UTF-8 text with the C scanner and encode every piece: one GIL-free pass.
-
-        Long texts repeat their pieces (" the", " of", ...), so they keep a small
-        direct-mapped cache of piece -> ids, hot in L2, in front of the token table."""
+        With w.cache (this thread's PieceCache), short pieces are looked up there first."""
         cdef Py_ssize_t ends[512]
         cdef Py_ssize_t pos = 0, k, i, ln, before
-        cdef uint64_t h, head
+        cdef uint64_t h
         cdef CacheEntry* e
         idbuf_reserve(out, n // 4 + 16)
-        if n >= CACHE_MIN_TEXT and w.cache == NULL:
-            work_enable_cache(w)
         while pos < n:
             k = scan_pieces(kind, s, n, pos, ends, 512)
             if k <= 0:
@@ -742,23 +812,16 @@ cdef class BPETable:
                 ln = ends[i] - pos
                 if w.cache != NULL and 1 < ln <= CACHE_MAX_PIECE:
                     h = hash_bytes(s + pos, ln)
-                    head = load_head(s + pos, ln)
-                    e = &w.cache[h & (CACHE_SIZE - 1)]
-                    if (e.hash == h and e.length == ln and e.head == head and
-                            (ln <= 8 or memcmp(e.src + 8, s + pos + 8, <size_t>(ln - 8)) == 0)):
+                    e = cache_find(w.cache, s + pos, ln, h)
+                    if e != NULL:
                         idbuf_reserve(out, e.n_ids)
                         memcpy(out.data + out.len, e.ids, e.n_ids * sizeof(tok_t))
                         out.len += e.n_ids
                     else:
                         before = out.len
-                        self.encode_piece_hashed(s + pos, ln, h, head, out, w)
-                        if out.len - before <= 8:
-                            e.hash = h
-                            e.head = head
-                            e.src = s + pos
-                            e.length = <int32_t>ln
-                            e.n_ids = <int32_t>(out.len - before)
-                            memcpy(e.ids, out.data + before, e.n_ids * sizeof(tok_t))
+                        self.encode_piece_hashed(s + pos, ln, h, load_head(s + pos, ln), out, w)
+                        if out.len - before <= CACHE_MAX_IDS:
+                            cache_store(w.cache, s + pos, ln, h, out.data + before, out.len - before)
                 else:
                     self.encode_piece(s + pos, ln, out, w)
                 pos = ends[i]
@@ -773,8 +836,10 @@ cdef class BPETable:
         cdef Utf8Text u
         if kind < 0:
             raise ValueError("encode_text needs a pattern the C scanner knows")
+        cdef PieceCache cache = thread_cache(self)
         memset(&out, 0, sizeof(IdBuf))
         memset(&w, 0, sizeof(Work))
+        w.cache = cache.entries
         utf8_text_open(text, &u)
         try:
             with nogil:
@@ -792,14 +857,17 @@ cdef class BPETable:
         pass; returns a list of lists of ids.  Batch encoding calls this once per thread's
         share, so the threads rarely meet at the GIL.  Raises UnicodeEncodeError if any text
         has a lone surrogate."""
-        cdef Py_ssize_t n = PyList_GET_SIZE(texts), i, total = 0
+        cdef Py_ssize_t n = PyList_GET_SIZE(texts), i
         cdef Utf8Text* us = <Utf8Text*>calloc(n + 1, sizeof(Utf8Text))
         cdef IdBuf* outs = <IdBuf*>calloc(n + 1, sizeof(IdBuf))
         cdef Work w
         cdef object t
+        cdef PieceCache cache
         if kind < 0:
             raise ValueError("encode_texts needs a pattern the C scanner knows")
+        cache = thread_cache(self)
         memset(&w, 0, sizeof(Work))
+        w.cache = cache.entries
         try:
             if us == NULL or outs == NULL:
                 raise MemoryError()
@@ -810,13 +878,10 @@ cdef class BPETable:
                 utf8_text_open(t, &us[i])
             with nogil:
                 for i in range(n):
-                    total += us[i].length
-                if total >= CACHE_MIN_TEXT:  # the texts stay alive for the whole call
-                    work_enable_cache(&w)
-                for i in range(n):
                     if utf8_text_convert(&us[i]) != 0:
                         break
                     self.encode_utf8(us[i].s, us[i].n, kind, &outs[i], &w)
+                    utf8_text_close(&us[i])   # the cache keeps no pointer into a text
             for i in range(n):
                 utf8_text_check(<object>PyList_GET_ITEM(texts, i), &us[i])
             return [idbuf_to_list(&outs[i], self.id_objects) for i in range(n)]
