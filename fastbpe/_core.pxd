@@ -43,10 +43,13 @@ cdef struct CacheEntry:      # a recently encoded piece and its ids (see PieceCa
     uint16_t length          # 0: empty entry
     uint16_t n_ids
 
+cdef struct SmallPart:       # a part of a short piece (see _merge_small)
+    uint64_t pair            # the pair it starts with the next part: (rank << 32 | new id)
+    tok_t id
+
 cdef struct Work:            # scratch space for merging one piece; one per call, never shared
     tok_t* ids
-    uint32_t* rank
-    tok_t* new_id
+    SmallPart* parts
     int32_t* nxt
     int32_t* prv
     uint64_t* heap

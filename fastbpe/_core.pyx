@@ -29,7 +29,7 @@ from cpython.number cimport PyNumber_Index
 from cpython.ref cimport Py_INCREF, PyObject
 from cpython.unicode cimport PyUnicode_Check, PyUnicode_GET_LENGTH
 
-from fastbpe._hash cimport hash_bytes, mix64
+from fastbpe._hash cimport hash_bytes, hash_in_text, load_word, mix64
 from fastbpe._pretokenize cimport scan_pieces
 from fastbpe._utf8 cimport PyUnicode_DATA, PyUnicode_KIND, utf8_capacity, utf8_encode
 from libc.stdint cimport uint8_t, uint16_t, uint32_t, int32_t, int64_t, uint64_t, UINT32_MAX
@@ -58,6 +58,7 @@ cdef enum:
     CACHE_TABLES_PER_THREAD = 4   # a thread keeps caches for its 4 most recently used tables
 
 cdef uint64_t EMPTY_KEY = 0xFFFFFFFFFFFFFFFFULL
+cdef uint64_t NO_PAIR = 0xFFFFFFFF00000000ULL    # (NO_RANK << 32): a pair that does not merge
 
 
 cdef inline uint32_t slot_tag(uint64_t h, Py_ssize_t n) noexcept nogil:
@@ -165,12 +166,11 @@ cdef int work_reserve(Work* w, Py_ssize_t n) except -1 nogil:
         cap *= 2
     work_free(w)
     w.ids = <tok_t*>malloc(cap * sizeof(tok_t))
-    w.rank = <uint32_t*>malloc(cap * sizeof(uint32_t))
-    w.new_id = <tok_t*>malloc(cap * sizeof(tok_t))
+    w.parts = <SmallPart*>malloc(cap * sizeof(SmallPart))
     w.nxt = <int32_t*>malloc(cap * sizeof(int32_t))
     w.prv = <int32_t*>malloc(cap * sizeof(int32_t))
     w.heap = <uint64_t*>malloc(3 * cap * sizeof(uint64_t))
-    if (w.ids == NULL or w.rank == NULL or w.new_id == NULL or w.nxt == NULL
+    if (w.ids == NULL or w.parts == NULL or w.nxt == NULL
             or w.prv == NULL or w.heap == NULL):
         work_free(w)
         with gil:
@@ -181,14 +181,12 @@ cdef int work_reserve(Work* w, Py_ssize_t n) except -1 nogil:
 
 cdef void work_free(Work* w) noexcept nogil:
     free(w.ids)
-    free(w.rank)
-    free(w.new_id)
+    free(w.parts)
     free(w.nxt)
     free(w.prv)
     free(w.heap)
     w.ids = NULL
-    w.rank = NULL
-    w.new_id = NULL
+    w.parts = NULL
     w.nxt = NULL
     w.prv = NULL
     w.heap = NULL
@@ -239,7 +237,9 @@ cdef class PieceCache:
         """The cached ids of piece, or None (for tests)."""
         cdef Py_ssize_t n = PyBytes_GET_SIZE(piece)
         cdef const uint8_t* p = <const uint8_t*>PyBytes_AS_STRING(piece)
-        cdef CacheEntry* e = cache_find(self.entries, p, n, hash_bytes(p, n))
+        cdef CacheEntry* e = NULL
+        if 2 <= n <= CACHE_MAX_PIECE:
+            e = cache_find(self.entries, p, n, hash_bytes(p, n), load_head(p, n))
         return None if e == NULL else [e.ids[i] for i in range(e.n_ids)]
 
     @staticmethod
@@ -249,14 +249,15 @@ cdef class PieceCache:
 
 
 cdef inline CacheEntry* cache_find(CacheEntry* entries, const uint8_t* p, Py_ssize_t n,
-                                   uint64_t h) noexcept nogil:
-    """The entry holding piece p[:n] (2 <= n <= CACHE_MAX_PIECE), or NULL."""
+                                   uint64_t h, uint64_t head) noexcept nogil:
+    """The entry holding piece p[:n] (2 <= n <= CACHE_MAX_PIECE; head = its first 8 bytes,
+    zero padded), or NULL."""
     cdef CacheEntry* e = &entries[h & (CACHE_SIZE - 1)]
-    cdef uint64_t head
+    cdef uint64_t first
     if e.hash != h or e.length != n:
         return NULL
-    memcpy(&head, e.bytes, 8)
-    if head != load_head(p, n) or (n > 8 and memcmp(e.bytes + 8, p + 8, <size_t>(n - 8)) != 0):
+    memcpy(&first, e.bytes, 8)
+    if first != head or (n > 8 and memcmp(e.bytes + 8, p + 8, <size_t>(n - 8)) != 0):
         return NULL
     return e
 
@@ -554,7 +555,7 @@ cdef class BPETable:
                 if pair_get(&self.pairs, <tok_t>self.tok.byte_id[a], <tok_t>self.tok.byte_id[b], &r, &nid):
                     self.byte_pairs[a * 256 + b] = (<uint64_t>r << 32) | nid
                 else:
-                    self.byte_pairs[a * 256 + b] = (<uint64_t>NO_RANK << 32)
+                    self.byte_pairs[a * 256 + b] = NO_PAIR
         return 0
 
     cdef int _check_bytes_present(self) except -1:
@@ -662,41 +663,42 @@ cdef class BPETable:
         return 0
 
     cdef void _merge_small(self, const uint8_t* p, Py_ssize_t n, IdBuf* out, Work* w) noexcept nogil:
-        """Linear scan: parts in an array; merge the lowest rank, leftmost on ties."""
-        cdef tok_t* ids = w.ids
-        cdef uint32_t* rank = w.rank
-        cdef tok_t* new_id = w.new_id
+        """Linear scan: parts in an array; merge the lowest rank, leftmost on ties.
+
+        A pair is one word (rank << 32 | new id): the smallest word is the lowest rank (a
+        rank names one merged token), and a strict < keeps the leftmost."""
+        cdef SmallPart* parts = w.parts
         cdef Py_ssize_t m = n, i, best_i
-        cdef uint32_t best
-        cdef uint64_t bp
-        for i in range(n):
-            ids[i] = <tok_t>self.tok.byte_id[p[i]]
+        cdef uint64_t best
+        cdef uint32_t r
+        cdef tok_t nid
         for i in range(n - 1):
-            bp = self.byte_pairs[(<Py_ssize_t>p[i] << 8) | p[i + 1]]
-            rank[i] = <uint32_t>(bp >> 32)
-            new_id[i] = <tok_t>(bp & 0xFFFFFFFFU)
+            parts[i].id = <tok_t>self.tok.byte_id[p[i]]
+            parts[i].pair = self.byte_pairs[(<Py_ssize_t>p[i] << 8) | p[i + 1]]
+        parts[n - 1].id = <tok_t>self.tok.byte_id[p[n - 1]]
+        parts[n - 1].pair = NO_PAIR
         while m > 1:
-            best = NO_RANK
+            best = NO_PAIR
             best_i = -1
             for i in range(m - 1):
-                if rank[i] < best:
-                    best = rank[i]
+                if parts[i].pair < best:
+                    best = parts[i].pair
                     best_i = i
             if best_i < 0:
                 break
-            # parts best_i and best_i+1 become one; pair entry best_i+1 moves down
-            ids[best_i] = new_id[best_i]
-            memmove(ids + best_i + 1, ids + best_i + 2, (m - best_i - 2) * sizeof(tok_t))
-            memmove(rank + best_i + 1, rank + best_i + 2, (m - best_i - 2) * sizeof(uint32_t))
-            memmove(new_id + best_i + 1, new_id + best_i + 2, (m - best_i - 2) * sizeof(tok_t))
+            # parts best_i and best_i+1 become one
+            parts[best_i].id = <tok_t>(best & 0xFFFFFFFFU)
+            memmove(parts + best_i + 1, parts + best_i + 2, (m - best_i - 2) * sizeof(SmallPart))
             m -= 1
-            if best_i < m - 1:
-                if not pair_get(&self.pairs, ids[best_i], ids[best_i + 1], &rank[best_i], &new_id[best_i]):
-                    rank[best_i] = NO_RANK
+            parts[best_i].pair = NO_PAIR
+            if best_i < m - 1 and pair_get(&self.pairs, parts[best_i].id, parts[best_i + 1].id, &r, &nid):
+                parts[best_i].pair = (<uint64_t>r << 32) | nid
             if best_i > 0:
-                if not pair_get(&self.pairs, ids[best_i - 1], ids[best_i], &rank[best_i - 1], &new_id[best_i - 1]):
-                    rank[best_i - 1] = NO_RANK
-        memcpy(out.data + out.len, ids, m * sizeof(tok_t))
+                parts[best_i - 1].pair = NO_PAIR
+                if pair_get(&self.pairs, parts[best_i - 1].id, parts[best_i].id, &r, &nid):
+                    parts[best_i - 1].pair = (<uint64_t>r << 32) | nid
+        for i in range(m):
+            out.data[out.len + i] = parts[i].id
         out.len += m
 
     cdef void _merge_heap(self, const uint8_t* p, Py_ssize_t n, IdBuf* out, Work* w) noexcept nogil:
@@ -801,8 +803,9 @@ cdef class BPETable:
         With w.cache (this thread's PieceCache), short pieces are looked up there first."""
         cdef Py_ssize_t ends[512]
         cdef Py_ssize_t pos = 0, k, i, ln, before
-        cdef uint64_t h
+        cdef uint64_t h, head
         cdef CacheEntry* e
+        cdef const uint8_t* end = s + n
         idbuf_reserve(out, n // 4 + 16)
         while pos < n:
             k = scan_pieces(kind, s, n, pos, ends, 512)
@@ -811,15 +814,17 @@ cdef class BPETable:
             for i in range(k):
                 ln = ends[i] - pos
                 if w.cache != NULL and 1 < ln <= CACHE_MAX_PIECE:
-                    h = hash_bytes(s + pos, ln)
-                    e = cache_find(w.cache, s + pos, ln, h)
+                    h = hash_in_text(s + pos, ln, end)
+                    head = load_word(s + pos, ln, end)
+                    e = cache_find(w.cache, s + pos, ln, h, head)
                     if e != NULL:
-                        idbuf_reserve(out, e.n_ids)
-                        memcpy(out.data + out.len, e.ids, e.n_ids * sizeof(tok_t))
+                        idbuf_reserve(out, CACHE_MAX_IDS)
+                        # a fixed-size copy (no call); only n_ids of them count
+                        memcpy(out.data + out.len, e.ids, CACHE_MAX_IDS * sizeof(tok_t))
                         out.len += e.n_ids
                     else:
                         before = out.len
-                        self.encode_piece_hashed(s + pos, ln, h, load_head(s + pos, ln), out, w)
+                        self.encode_piece_hashed(s + pos, ln, h, head, out, w)
                         if out.len - before <= CACHE_MAX_IDS:
                             cache_store(w.cache, s + pos, ln, h, out.data + before, out.len - before)
                 else:
