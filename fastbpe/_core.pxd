@@ -48,8 +48,7 @@ cdef struct SmallPart:       # a part of a short piece (see _merge_small)
     tok_t id
 
 cdef struct Work:            # scratch space for merging one piece; one per call, never shared
-    tok_t* ids
-    SmallPart* parts
+    SmallPart* parts         # the parts of the piece being merged
     int32_t* nxt
     int32_t* prv
     uint64_t* heap

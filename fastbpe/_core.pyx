@@ -165,12 +165,11 @@ cdef int work_reserve(Work* w, Py_ssize_t n) except -1 nogil:
     while cap < n:
         cap *= 2
     work_free(w)
-    w.ids = <tok_t*>malloc(cap * sizeof(tok_t))
     w.parts = <SmallPart*>malloc(cap * sizeof(SmallPart))
     w.nxt = <int32_t*>malloc(cap * sizeof(int32_t))
     w.prv = <int32_t*>malloc(cap * sizeof(int32_t))
     w.heap = <uint64_t*>malloc(3 * cap * sizeof(uint64_t))
-    if (w.ids == NULL or w.parts == NULL or w.nxt == NULL
+    if (w.parts == NULL or w.nxt == NULL
             or w.prv == NULL or w.heap == NULL):
         work_free(w)
         with gil:
@@ -180,12 +179,10 @@ cdef int work_reserve(Work* w, Py_ssize_t n) except -1 nogil:
 
 
 cdef void work_free(Work* w) noexcept nogil:
-    free(w.ids)
     free(w.parts)
     free(w.nxt)
     free(w.prv)
     free(w.heap)
-    w.ids = NULL
     w.parts = NULL
     w.nxt = NULL
     w.prv = NULL
@@ -358,14 +355,16 @@ cdef void utf8_text_close(Utf8Text* u) noexcept nogil:
 
 # ----------------------------------------------------------------------------------------
 # the min-heap of candidate merges: entries are (rank << 32 | position), so the smallest
-# entry is the lowest rank and, among equal ranks, the leftmost position
+# entry is the lowest rank and, among equal ranks, the leftmost position.  4-ary: half the
+# depth of a binary heap, and a node's children share a cache line (a 1 MB piece has a
+# heap of millions of entries, far beyond the caches).
 
 cdef inline void heap_push(uint64_t* h, Py_ssize_t* size, uint64_t v) noexcept nogil:
     cdef Py_ssize_t i = size[0]
     cdef Py_ssize_t parent
     size[0] = i + 1
     while i > 0:
-        parent = (i - 1) >> 1
+        parent = (i - 1) >> 2
         if h[parent] <= v:
             break
         h[i] = h[parent]
@@ -378,22 +377,60 @@ cdef inline uint64_t heap_pop(uint64_t* h, Py_ssize_t* size) noexcept nogil:
     cdef Py_ssize_t n = size[0] - 1
     cdef uint64_t v = h[n]
     cdef Py_ssize_t i = 0
-    cdef Py_ssize_t c
+    cdef Py_ssize_t c, k, best, lo, hi
     size[0] = n
     while True:
-        c = 2 * i + 1
+        c = 4 * i + 1
         if c >= n:
             break
-        if c + 1 < n and h[c + 1] < h[c]:
-            c += 1
-        if v <= h[c]:
+        if c + 3 < n:    # four children: two pairs, then the pair winners (branch-free)
+            lo = c if h[c] <= h[c + 1] else c + 1
+            hi = c + 2 if h[c + 2] <= h[c + 3] else c + 3
+            best = lo if h[lo] <= h[hi] else hi
+        else:
+            best = c
+            for k in range(c + 1, n):
+                if h[k] < h[best]:
+                    best = k
+        if v <= h[best]:
             break
-        h[i] = h[c]
-        i = c
+        h[i] = h[best]
+        i = best
     if n > 0:
         h[i] = v
     return top
 
+
+
+cdef void sort_by_rank(uint64_t* keys, uint64_t* tmp, Py_ssize_t n) noexcept nogil:
+    """Sort (rank << 32 | position) keys whose positions ascend: a stable LSD radix sort on
+    the rank bytes (a byte all keys share is skipped); tmp has room for n keys."""
+    cdef Py_ssize_t count[256]
+    cdef Py_ssize_t i, total, c
+    cdef int shift, b
+    cdef uint64_t* src = keys
+    cdef uint64_t* dst = tmp
+    cdef uint64_t* swap
+    for shift in range(32, 64, 8):
+        memset(count, 0, sizeof(count))
+        for i in range(n):
+            count[(src[i] >> shift) & 0xFF] += 1
+        if n == 0 or count[(src[0] >> shift) & 0xFF] == n:
+            continue
+        total = 0
+        for b in range(256):
+            c = count[b]
+            count[b] = total
+            total += c
+        for i in range(n):
+            b = <int>((src[i] >> shift) & 0xFF)
+            dst[count[b]] = src[i]
+            count[b] += 1
+        swap = src
+        src = dst
+        dst = swap
+    if src != keys:
+        memcpy(keys, src, n * sizeof(uint64_t))
 
 # ----------------------------------------------------------------------------------------
 
@@ -702,50 +739,69 @@ cdef class BPETable:
         out.len += m
 
     cdef void _merge_heap(self, const uint8_t* p, Py_ssize_t n, IdBuf* out, Work* w) noexcept nogil:
-        """Linked list of parts indexed by start byte, min-heap of (rank, start); O(n log n)."""
-        cdef tok_t* ids = w.ids          # ids[i]: the part starting at byte i, or DEAD
+        """Linked list of parts indexed by start byte, min-heap of (rank, start); O(n log n).
+
+        parts[i].pair is the pair the live part at byte i starts now (NO_PAIR when none or
+        the part is dead), so a heap entry is stale exactly when its rank differs from it: no
+        pair lookup to skip one.  (An entry whose pair was replaced by another pair of the
+        same rank merges that pair, which is then the right merge: lowest rank, leftmost.)"""
+        cdef SmallPart* parts = w.parts
         cdef int32_t* nxt = w.nxt
         cdef int32_t* prv = w.prv
         cdef uint64_t* heap = w.heap
-        cdef Py_ssize_t size = 0, i, pos, right, after, before
-        cdef uint32_t r, r2
+        # The first pairs (half the candidates, or more) go in a run sorted once, by rank
+        # then position, at the end of the heap's space: they leave it in order at O(1)
+        # each, and only the pairs that merges make go through the heap.
+        cdef uint64_t* run = heap + 2 * w.cap    # heap pushes never pass 2n - 2 entries
+        cdef Py_ssize_t size = 0, i, pos, right, after, before, n_run = 0, next_run = 0
+        cdef uint32_t r
         cdef tok_t nid
-        cdef uint64_t top
+        cdef uint64_t top, bp
         for i in range(n):
-            ids[i] = <tok_t>self.tok.byte_id[p[i]]
+            parts[i].id = <tok_t>self.tok.byte_id[p[i]]
             nxt[i] = <int32_t>(i + 1)
             prv[i] = <int32_t>(i - 1)
+        parts[n - 1].pair = NO_PAIR
         for i in range(n - 1):
-            r = <uint32_t>(self.byte_pairs[(<Py_ssize_t>p[i] << 8) | p[i + 1]] >> 32)
-            if r != NO_RANK:
-                heap_push(heap, &size, (<uint64_t>r << 32) | <uint64_t>i)
-        while size > 0:
-            top = heap_pop(heap, &size)
-            r = <uint32_t>(top >> 32)
+            bp = self.byte_pairs[(<Py_ssize_t>p[i] << 8) | p[i + 1]]
+            parts[i].pair = bp
+            if bp < NO_PAIR:
+                run[n_run] = (bp & 0xFFFFFFFF00000000ULL) | <uint64_t>i
+                n_run += 1
+        sort_by_rank(run, heap, n_run)
+        while True:
+            if size > 0 and (next_run >= n_run or heap[0] < run[next_run]):
+                top = heap_pop(heap, &size)
+            elif next_run < n_run:
+                top = run[next_run]
+                next_run += 1
+            else:
+                break
             pos = <Py_ssize_t>(top & 0xFFFFFFFFU)
-            if ids[pos] == DEAD:
-                continue
+            bp = parts[pos].pair
+            if (bp >> 32) != (top >> 32):
+                continue  # stale: the pair at pos changed, or the part died
             right = nxt[pos]
-            if right >= n:
-                continue
-            # stale if the pair at pos changed since the entry was pushed
-            if not pair_get(&self.pairs, ids[pos], ids[right], &r2, &nid) or r2 != r:
-                continue
-            ids[pos] = nid
-            ids[right] = DEAD
+            parts[pos].id = <tok_t>(bp & 0xFFFFFFFFU)
+            parts[pos].pair = NO_PAIR
+            parts[right].pair = NO_PAIR   # right is merged into pos
             after = nxt[right]
             nxt[pos] = <int32_t>after
             if after < n:
                 prv[after] = <int32_t>pos
-                if pair_get(&self.pairs, nid, ids[after], &r2, &nid):
-                    heap_push(heap, &size, (<uint64_t>r2 << 32) | <uint64_t>pos)
+                if pair_get(&self.pairs, parts[pos].id, parts[after].id, &r, &nid):
+                    parts[pos].pair = (<uint64_t>r << 32) | nid
+                    heap_push(heap, &size, (<uint64_t>r << 32) | <uint64_t>pos)
             before = prv[pos]
             if before >= 0:
-                if pair_get(&self.pairs, ids[before], ids[pos], &r2, &nid):
-                    heap_push(heap, &size, (<uint64_t>r2 << 32) | <uint64_t>before)
+                if pair_get(&self.pairs, parts[before].id, parts[pos].id, &r, &nid):
+                    parts[before].pair = (<uint64_t>r << 32) | nid
+                    heap_push(heap, &size, (<uint64_t>r << 32) | <uint64_t>before)
+                else:
+                    parts[before].pair = NO_PAIR
         i = 0
         while i < n:
-            out.data[out.len] = ids[i]
+            out.data[out.len] = parts[i].id
             out.len += 1
             i = nxt[i]
 
