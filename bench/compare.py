@@ -9,10 +9,14 @@ Encode section: for each encoding x corpus x mode, MB/s (UTF-8 input bytes / bes
     tiktoken       the baseline
     bpe-openai     bpe_openai.get_encoding(name) (cl100k_base / o200k_base only)
     tokendagger    tokendagger.Encoding(...) built from tiktoken's arguments
+    fastokens      fastokens.Tokenizer.from_tiktoken(path, encoding=name), encode_ordinary(text).ids
     HF tokenizers  r50k_base only: GPT-2's tokenizer.json has the same ids
 
-(see bench/peers.py for how each is built).  Modes: "1 doc" = `encode_ordinary(text)` on the
-whole slice; "batch, k thr" = the library's batch API on ~4 kB documents with k threads
+(see bench/peers.py for how each is built).  Modes: "1 doc" = `encode_ordinary(text)` on
+distinct slices of --slice-mb (0.5 MB): the first slice warms the library up, each of the
+others is encoded once, timed, and its ids checked equal to tiktoken's (no slice is timed
+twice, so a cache that outlives a call cannot replay one; MB/s = timed bytes / summed time);
+"batch, k thr" = the library's batch API on ~4 kB documents with k threads
 (`encode_ordinary_batch(docs, num_threads=k)`; tokendagger `encode_batch`; HF
 `encode_batch_fast` in a child process with RAYON_NUM_THREADS=k, since rayon's pool size is
 fixed at start).  Every library's ids are checked against tiktoken's before it is timed (the
@@ -66,7 +70,7 @@ CORPORA = {  # label -> corpus files to try in order
     "code": ["code"],
     "multilingual": ["multilingual"],
 }
-COLUMNS = ["tiktoken", "fastbpe", "fastbpe-regex", "bpe-openai", "tokendagger", "HF tokenizers"]
+COLUMNS = ["tiktoken", "fastbpe", "fastokens", "fastbpe-regex", "bpe-openai", "tokendagger", "HF tokenizers"]
 THREADS = (1, 2)
 
 
@@ -104,6 +108,22 @@ def best_time(fn, repeat: int) -> float:
         fn()
         times.append(time.perf_counter() - t)
     return min(times)
+
+
+def distinct_slices(text: str, slice_mb: float) -> list[str]:
+    """text cut at line breaks into consecutive slices of about slice_mb MB of UTF-8 each (the
+    last, shorter one is dropped unless it is the only one)."""
+    size = int(slice_mb * 1e6)
+    data = text.encode()
+    out, start = [], 0
+    while start < len(data):
+        end = data.find(b"\n", start + size)
+        end = len(data) if end < 0 else end + 1
+        out.append(data[start:end].decode("utf-8"))
+        start = end
+    if len(out) > 1 and len(out[-1].encode()) < size // 2:
+        out.pop()
+    return out
 
 
 @dataclass
@@ -302,7 +322,10 @@ def run_encode(args, notes: dict[str, str]) -> list[tuple]:
             source, text = got
             nbytes = len(text.encode())
             docs = peers.documents(text)
-            want, want_docs = tt.encode_ordinary(text), tt.batch(docs, 1)
+            slices = distinct_slices(text, args.slice_mb)
+            want = [tt.encode_ordinary(s) for s in slices]
+            want_docs = tt.batch(docs, 1)
+            timed_bytes = sum(len(s.encode()) for s in slices[1:])
             corpus = f"{label} ({source}, {nbytes / 1e6:.1f} MB)"
             for threads in (None,) + THREADS:
                 mode = "1 doc" if threads is None else f"batch, {threads} thr"
@@ -313,10 +336,14 @@ def run_encode(args, notes: dict[str, str]) -> list[tuple]:
                     if peer is None:
                         cells[lib] = Cell(text="n/a")
                         continue
-                    cells[lib] = time_peer(peer, text, docs, threads, want_mode, args.repeat, notes)
-                if use_hf:
+                    if threads is None:
+                        cells[lib] = time_slices(peer, slices, want, nbytes / timed_bytes, notes)
+                    else:
+                        cells[lib] = time_peer(peer, docs, threads, want_mode, args.repeat, notes)
+                if use_hf:  # HF's "1 doc" is the whole text, best of --repeat (a child process)
                     cells["HF tokenizers"] = hf_cell(text, "single" if threads is None else "batch",
-                                                     threads or 1, args.repeat, want_mode)
+                                                     threads or 1, args.repeat,
+                                                     tt.encode_ordinary(text) if threads is None else want_mode)
                 rows.append((enc_name, corpus, nbytes, mode, cells))
                 base = cells["tiktoken"]
                 print(f"{enc_name:<12} {label:<13} {mode:<13} " + "  ".join(
@@ -326,25 +353,59 @@ def run_encode(args, notes: dict[str, str]) -> list[tuple]:
     return rows
 
 
-def time_peer(peer, text, docs, threads, want, repeat, notes) -> Cell:
-    try:
-        if threads is None:
-            fn, ids, fallback = peer.single(text)
-        else:
-            fn = lambda: peer.batch(docs, threads)  # noqa: E731
-            ids, fallback = fn(), False
-    except Exception as e:  # a peer that crashes on some input: say so, go on
-        notes[f"{peer.lib} error {type(e).__name__}"] = f"{peer.lib}: {type(e).__name__}: {str(e)[:200]}"
-        return Cell(text="error")
-    if ids != want:
-        notes[f"{peer.lib} ids"] = (f"{peer.lib}: \"ids differ\" = its ids are not tiktoken's on that "
-                                    "input, so no time is reported")
-        return Cell(text="ids differ")
+def _failed(peer, e: Exception, notes) -> Cell:
+    """A peer that crashes on some input: say so, go on."""
+    notes[f"{peer.lib} error {type(e).__name__}"] = f"{peer.lib}: {type(e).__name__}: {str(e)[:200]}"
+    return Cell(text="error")
+
+
+def _differ(peer, notes) -> Cell:
+    notes[f"{peer.lib} ids"] = (f"{peer.lib}: \"ids differ\" = its ids are not tiktoken's on that "
+                                "input, so no time is reported")
+    return Cell(text="ids differ")
+
+
+def time_slices(peer, slices, want, scale, notes) -> Cell:
+    """The distinct-slices protocol: slices[0] warms up, each other slice is encoded once
+    (timed) and its ids compared with tiktoken's.  The Cell's seconds are scaled to the whole
+    text (`scale` = all bytes / timed bytes) so MB/s is computed like the other modes."""
+    total, fallback = 0.0, False
+    for i, s in enumerate(slices):
+        try:
+            t = time.perf_counter()
+            fn, ids, fb = peer.single(s)
+            dt = time.perf_counter() - t
+        except Exception as e:
+            return _failed(peer, e, notes)
+        if ids != want[i]:
+            return _differ(peer, notes)
+        fallback |= fb
+        if i > 0 or len(slices) == 1:
+            total += dt
+    if len(slices) == 1:
+        notes["one slice"] = "only one slice: it was timed after itself as the warm-up"
+        total = best_time(fn, 1)
     mark = ""
     if fallback:
         mark = "†"
         notes["bpe-openai fallback"] = "† " + peers.BPE_OPENAI_FALLBACK_NOTE
-    return Cell(best_time(fn, repeat), mark=mark)
+    return Cell(total * scale, mark=mark)
+
+
+def time_peer(peer, docs, threads, want, repeat, notes) -> Cell:
+    """A batch mode: the first call checks the ids (and warms up), then best of `repeat`."""
+    if peer.batch is None:
+        notes[f"{peer.lib} batch"] = (f"{peer.lib}: no batch number — its batch API runs on its "
+                                      "own thread pool, whose size cannot be set per call")
+        return Cell(text="n/a")
+    try:
+        fn = lambda: peer.batch(docs, threads)  # noqa: E731
+        ids = fn()
+    except Exception as e:
+        return _failed(peer, e, notes)
+    if ids != want:
+        return _differ(peer, notes)
+    return Cell(best_time(fn, repeat))
 
 
 def encode_section(args, rows, loads, notes, started, load_start) -> str:
@@ -355,17 +416,22 @@ def encode_section(args, rows, loads, notes, started, load_start) -> str:
         "## Encode throughput (MB/s of UTF-8 input, and the ratio to tiktoken; higher is better)",
         "",
         *run_info(args, started, load_start),
-        f"- Method: all numbers measured in this one run on this machine; best of {args.repeat} "
-        "timed runs after one warm-up call, which also checks the ids against tiktoken's "
-        "(\"ids differ\" instead of a number when they are not equal). \"1 doc\" = "
-        "`encode_ordinary(text)` on the whole slice; \"batch, k thr\" = the library's batch API "
+        f"- Method: all numbers measured in this one run on this machine. \"1 doc\" = "
+        f"`encode_ordinary(text)` on distinct slices of {args.slice_mb} MB: the first warms up, each "
+        "other slice is encoded once, timed, and its ids checked against tiktoken's; MB/s = timed "
+        "bytes / summed time (HF tokenizers: the whole text, best of "
+        f"{args.repeat}). Batch modes: best of {args.repeat} timed runs after one warm-up call, "
+        "which also checks the ids (\"ids differ\" instead of a number when they are not "
+        "equal). \"batch, k thr\" = the library's batch API "
         "on ~4 kB documents with k threads: `encode_ordinary_batch(docs, num_threads=k)` "
         "(tokendagger: `encode_batch`; HF: `encode_batch_fast` with RAYON_NUM_THREADS=k).",
         "- Libraries: fastbpe = `fastbpe.get_encoding(name)` (C scanner); fastbpe-regex = the "
         "same encoding with `Splitter(pat, force_regex=True)`, i.e. the `regex` package cuts the "
         "text, as for any custom pattern; bpe-openai = `bpe_openai.get_encoding(name)`; "
         "tokendagger = `tokendagger.Encoding(name, pat_str=..., mergeable_ranks=..., "
-        "special_tokens=...)` from tiktoken's arguments; HF tokenizers = GPT-2's tokenizer.json "
+        "special_tokens=...)` from tiktoken's arguments; fastokens = "
+        "`fastokens.Tokenizer.from_tiktoken(path, encoding=name)` (r50k_base: its pattern and "
+        "special tokens), timed as `encode_ordinary(text).ids`; HF tokenizers = GPT-2's tokenizer.json "
         "(same ids as r50k_base; there is none here with cl100k_base's or o200k_base's ids). "
         "n/a = not available for that encoding (notes below).",
         "",
@@ -462,7 +528,9 @@ def main(argv=None):
     p.add_argument("--libs", default=",".join(c for c in COLUMNS if c != "tiktoken"),
                    help="comma list of peers besides tiktoken (default: all): " + ", ".join(COLUMNS[1:]))
     p.add_argument("--sections", default="encode,pretokenize", help="encode, pretokenize, or both")
-    p.add_argument("--mb", type=float, default=2.0, help="MB of text per corpus (default 2)")
+    p.add_argument("--mb", type=float, default=3.0, help="MB of text per corpus (default 3)")
+    p.add_argument("--slice-mb", type=float, default=0.5,
+                   help="MB per distinct slice of the \"1 doc\" rows (default 0.5; the first warms up)")
     p.add_argument("--repeat", type=int, default=3, help="timed runs per measurement; the best counts")
     p.add_argument("--load-runs", type=int, default=5, help="fresh processes for the load-time table (0: skip)")
     p.add_argument("--no-hf", action="store_true", help="skip HF tokenizers (same as leaving it out of --libs)")
@@ -482,6 +550,8 @@ def main(argv=None):
     if args.quick:
         if "--mb" not in given:
             args.mb = 0.1
+        if "--slice-mb" not in given:
+            args.slice_mb = 0.025
         if "--repeat" not in given:
             args.repeat = 1
         if "--load-runs" not in given:
