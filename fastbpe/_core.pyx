@@ -296,6 +296,11 @@ cdef PieceCache thread_cache(BPETable table):
     return <PieceCache>cache
 
 
+def thread_piece_cache(BPETable table):
+    """This thread's PieceCache for table (for tests and diagnostics)."""
+    return thread_cache(table)
+
+
 cdef uint64_t _next_serial = 0
 
 
