@@ -56,9 +56,12 @@ cdef enum:
     CACHE_MAX_PIECE = 24     # longer pieces are not cached (CacheEntry.bytes)
     CACHE_MAX_IDS = 6        # nor pieces of more ids (CacheEntry.ids)
     CACHE_TABLES_PER_THREAD = 4   # a thread keeps caches for its 4 most recently used tables
+    MAX_RUNS = 32            # sorted runs of candidate merges at once (see _merge_heap)
+    PILE_TO_HEAP = 64        # a smaller pile of candidates goes into the heap, not a run
 
 cdef uint64_t EMPTY_KEY = 0xFFFFFFFFFFFFFFFFULL
 cdef uint64_t NO_PAIR = 0xFFFFFFFF00000000ULL    # (NO_RANK << 32): a pair that does not merge
+cdef uint64_t UINT64_MAX_KEY = 0xFFFFFFFFFFFFFFFFULL   # above every candidate merge
 
 
 cdef inline uint32_t slot_tag(uint64_t h, Py_ssize_t n) noexcept nogil:
@@ -168,7 +171,7 @@ cdef int work_reserve(Work* w, Py_ssize_t n) except -1 nogil:
     w.parts = <SmallPart*>malloc(cap * sizeof(SmallPart))
     w.nxt = <int32_t*>malloc(cap * sizeof(int32_t))
     w.prv = <int32_t*>malloc(cap * sizeof(int32_t))
-    w.heap = <uint64_t*>malloc(3 * cap * sizeof(uint64_t))
+    w.heap = <uint64_t*>malloc(5 * cap * sizeof(uint64_t))   # see _merge_heap
     if (w.parts == NULL or w.nxt == NULL
             or w.prv == NULL or w.heap == NULL):
         work_free(w)
@@ -407,35 +410,69 @@ cdef inline uint64_t heap_pop(uint64_t* h, Py_ssize_t* size) noexcept nogil:
 
 
 
-cdef void sort_by_rank(uint64_t* keys, uint64_t* tmp, Py_ssize_t n) noexcept nogil:
-    """Sort (rank << 32 | position) keys whose positions ascend: a stable LSD radix sort on
-    the rank bytes (a byte all keys share is skipped); tmp has room for n keys."""
-    cdef Py_ssize_t count[256]
+cdef void sort_keys(uint64_t* keys, uint64_t* tmp, Py_ssize_t n, int first_byte) noexcept nogil:
+    """Sort 64-bit keys by their bytes first_byte..7 (a stable LSD radix sort over the bytes
+    that differ between keys; the others cost nothing); tmp has room for n keys.  With
+    first_byte = 4 it sorts (rank << 32 | position) keys by rank alone, keeping the order of
+    positions."""
+    cdef Py_ssize_t count[8][256]
     cdef Py_ssize_t i, total, c
-    cdef int shift, b
+    cdef int byte, b, n_vary = 0
+    cdef int vary[8]
     cdef uint64_t* src = keys
     cdef uint64_t* dst = tmp
     cdef uint64_t* swap
-    for shift in range(32, 64, 8):
-        memset(count, 0, sizeof(count))
-        for i in range(n):
-            count[(src[i] >> shift) & 0xFF] += 1
-        if n == 0 or count[(src[0] >> shift) & 0xFF] == n:
-            continue
+    cdef uint64_t k, all_or = 0, all_and = UINT64_MAX_KEY
+    if n < 2:
+        return
+    for i in range(n):
+        all_or |= keys[i]
+        all_and &= keys[i]
+    for byte in range(first_byte, 8):
+        if ((all_or ^ all_and) >> (8 * byte)) & 0xFF:
+            vary[n_vary] = byte
+            n_vary += 1
+    if n_vary == 0:
+        return
+    memset(count, 0, sizeof(count))
+    for i in range(n):
+        k = keys[i]
+        for b in range(n_vary):
+            count[b][(k >> (8 * vary[b])) & 0xFF] += 1
+    for b in range(n_vary):
+        byte = vary[b]
         total = 0
-        for b in range(256):
-            c = count[b]
-            count[b] = total
-            total += c
+        for c in range(256):
+            i = count[b][c]
+            count[b][c] = total
+            total += i
         for i in range(n):
-            b = <int>((src[i] >> shift) & 0xFF)
-            dst[count[b]] = src[i]
-            count[b] += 1
+            c = <Py_ssize_t>((src[i] >> (8 * byte)) & 0xFF)
+            dst[count[b][c]] = src[i]
+            count[b][c] += 1
         swap = src
         src = dst
         dst = swap
     if src != keys:
         memcpy(keys, src, n * sizeof(uint64_t))
+
+
+cdef void sort_pile(uint64_t* keys, uint64_t* tmp, Py_ssize_t n) noexcept nogil:
+    """Sort the candidates that merges made (stored last-made first).  Merges of one rank
+    run left to right, so in the order they were made the positions of one rank nearly
+    always ascend: reverse, sort by rank alone, and sort by position too only if that left
+    the keys out of order."""
+    cdef Py_ssize_t i
+    cdef uint64_t t
+    for i in range(n // 2):
+        t = keys[i]
+        keys[i] = keys[n - 1 - i]
+        keys[n - 1 - i] = t
+    sort_keys(keys, tmp, n, 4)
+    for i in range(n - 1):
+        if keys[i] > keys[i + 1]:
+            sort_keys(keys, tmp, n, 0)
+            return
 
 # ----------------------------------------------------------------------------------------
 
@@ -744,44 +781,89 @@ cdef class BPETable:
         out.len += m
 
     cdef void _merge_heap(self, const uint8_t* p, Py_ssize_t n, IdBuf* out, Work* w) noexcept nogil:
-        """Linked list of parts indexed by start byte, min-heap of (rank, start); O(n log n).
+        """Linked list of parts indexed by start byte; candidate merges (rank << 32 | start)
+        taken smallest first: lowest rank, leftmost on ties.  O(n log n).
 
         parts[i].pair is the pair the live part at byte i starts now (NO_PAIR when none or
-        the part is dead), so a heap entry is stale exactly when its rank differs from it: no
-        pair lookup to skip one.  (An entry whose pair was replaced by another pair of the
-        same rank merges that pair, which is then the right merge: lowest rank, leftmost.)"""
+        the part is dead), so a candidate is stale exactly when its rank differs from it: no
+        pair lookup to skip one.  (A candidate whose pair was replaced by another pair of the
+        same rank merges that pair, which is then the right merge: lowest rank, leftmost.)
+
+        Candidates wait in sorted runs, a 4-ary heap, or a pending pile: the first pairs
+        are one run, sorted once; the pairs that merges make pile up unsorted and are
+        ordered only when the pile holds the smallest candidate (as a new run when large,
+        else into the heap).  On long pieces most candidates then leave a run at O(1)
+        instead of a heap at O(log n): a 1 MiB piece is several times faster.
+
+        w.heap has 5 * cap keys: [0, 2 cap) the heap growing up and the pile and its runs
+        growing down (both together never exceed the 2n - 2 pairs merges make);
+        [2 cap, 3 cap) the first run; [3 cap, 5 cap) scratch for sorting."""
         cdef SmallPart* parts = w.parts
         cdef int32_t* nxt = w.nxt
         cdef int32_t* prv = w.prv
-        cdef uint64_t* heap = w.heap
-        # The first pairs (half the candidates, or more) go in a run sorted once, by rank
-        # then position, at the end of the heap's space: they leave it in order at O(1)
-        # each, and only the pairs that merges make go through the heap.
-        cdef uint64_t* run = heap + 2 * w.cap    # heap pushes never pass 2n - 2 entries
-        cdef Py_ssize_t size = 0, i, pos, right, after, before, n_run = 0, next_run = 0
+        cdef uint64_t* space = w.heap
+        cdef uint64_t* heap = space
+        cdef uint64_t* tmp = space + 3 * w.cap
+        cdef Py_ssize_t run_at[MAX_RUNS]
+        cdef Py_ssize_t run_end[MAX_RUNS]
+        cdef Py_ssize_t n_runs = 0, pile_lo = 2 * w.cap, pile_hi = 2 * w.cap
+        cdef uint64_t pile_min = UINT64_MAX_KEY
+        cdef Py_ssize_t size = 0, i, j, src, pos, right, after, before
         cdef uint32_t r
         cdef tok_t nid
-        cdef uint64_t top, bp
+        cdef uint64_t top, bp, key
         for i in range(n):
             parts[i].id = <tok_t>self.tok.byte_id[p[i]]
             nxt[i] = <int32_t>(i + 1)
             prv[i] = <int32_t>(i - 1)
         parts[n - 1].pair = NO_PAIR
+        run_at[0] = run_end[0] = 2 * w.cap
         for i in range(n - 1):
             bp = self.byte_pairs[(<Py_ssize_t>p[i] << 8) | p[i + 1]]
             parts[i].pair = bp
             if bp < NO_PAIR:
-                run[n_run] = (bp & 0xFFFFFFFF00000000ULL) | <uint64_t>i
-                n_run += 1
-        sort_by_rank(run, heap, n_run)
+                space[run_end[0]] = (bp & 0xFFFFFFFF00000000ULL) | <uint64_t>i
+                run_end[0] += 1
+        sort_keys(space + run_at[0], tmp, run_end[0] - run_at[0], 4)   # positions ascend
+        n_runs = 1
         while True:
-            if size > 0 and (next_run >= n_run or heap[0] < run[next_run]):
-                top = heap_pop(heap, &size)
-            elif next_run < n_run:
-                top = run[next_run]
-                next_run += 1
-            else:
+            # the smallest candidate: heap top or a run's head ...
+            top = UINT64_MAX_KEY
+            src = -2
+            if size > 0:
+                top = heap[0]
+                src = -1
+            j = 0
+            while j < n_runs:
+                if run_at[j] == run_end[j]:      # used up: drop it
+                    n_runs -= 1
+                    run_at[j] = run_at[n_runs]
+                    run_end[j] = run_end[n_runs]
+                    continue
+                if space[run_at[j]] < top:
+                    top = space[run_at[j]]
+                    src = j
+                j += 1
+            # ... unless the pile holds a smaller one: order the pile first
+            if pile_lo < pile_hi and pile_min < top:
+                if pile_hi - pile_lo < PILE_TO_HEAP or n_runs == MAX_RUNS:
+                    for i in range(pile_lo, pile_hi):
+                        heap_push(heap, &size, space[i])
+                    pile_lo = pile_hi            # its space is free again
+                else:
+                    sort_pile(space + pile_lo, tmp, pile_hi - pile_lo)
+                    run_at[n_runs] = pile_lo
+                    run_end[n_runs] = pile_hi
+                    n_runs += 1
+                    pile_hi = pile_lo            # the next pile grows below this run
+                pile_min = UINT64_MAX_KEY
+                continue
+            if src == -2:
                 break
+            if src == -1:
+                heap_pop(heap, &size)
+            else:
+                run_at[src] += 1
             pos = <Py_ssize_t>(top & 0xFFFFFFFFU)
             bp = parts[pos].pair
             if (bp >> 32) != (top >> 32):
@@ -796,12 +878,20 @@ cdef class BPETable:
                 prv[after] = <int32_t>pos
                 if pair_get(&self.pairs, parts[pos].id, parts[after].id, &r, &nid):
                     parts[pos].pair = (<uint64_t>r << 32) | nid
-                    heap_push(heap, &size, (<uint64_t>r << 32) | <uint64_t>pos)
+                    key = (<uint64_t>r << 32) | <uint64_t>pos
+                    pile_lo -= 1
+                    space[pile_lo] = key
+                    if key < pile_min:
+                        pile_min = key
             before = prv[pos]
             if before >= 0:
                 if pair_get(&self.pairs, parts[before].id, parts[pos].id, &r, &nid):
                     parts[before].pair = (<uint64_t>r << 32) | nid
-                    heap_push(heap, &size, (<uint64_t>r << 32) | <uint64_t>before)
+                    key = (<uint64_t>r << 32) | <uint64_t>before
+                    pile_lo -= 1
+                    space[pile_lo] = key
+                    if key < pile_min:
+                        pile_min = key
                 else:
                     parts[before].pair = NO_PAIR
         i = 0
