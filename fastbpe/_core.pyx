@@ -410,6 +410,25 @@ cdef inline uint64_t heap_pop(uint64_t* h, Py_ssize_t* size) noexcept nogil:
 
 
 
+cdef inline void pile_pair(const PairTable* pairs, SmallPart* parts, Py_ssize_t left,
+                           Py_ssize_t right, uint64_t* space, Py_ssize_t* pile_lo,
+                           uint64_t* pile_min) noexcept nogil:
+    """Set the pair the part at `left` now starts with the part at `right` and, if it merges,
+    pile it as a candidate (see _merge_heap)."""
+    cdef uint32_t r
+    cdef tok_t nid
+    cdef uint64_t key
+    if not pair_get(pairs, parts[left].id, parts[right].id, &r, &nid):
+        parts[left].pair = NO_PAIR
+        return
+    parts[left].pair = (<uint64_t>r << 32) | nid
+    key = (<uint64_t>r << 32) | <uint64_t>left
+    pile_lo[0] -= 1
+    space[pile_lo[0]] = key
+    if key < pile_min[0]:
+        pile_min[0] = key
+
+
 cdef void sort_keys(uint64_t* keys, uint64_t* tmp, Py_ssize_t n, int first_byte) noexcept nogil:
     """Sort 64-bit keys by their bytes first_byte..7 (a stable LSD radix sort over the bytes
     that differ between keys; the others cost nothing); tmp has room for n keys.  With
@@ -809,9 +828,7 @@ cdef class BPETable:
         cdef Py_ssize_t n_runs = 0, pile_lo = 2 * w.cap, pile_hi = 2 * w.cap
         cdef uint64_t pile_min = UINT64_MAX_KEY
         cdef Py_ssize_t size = 0, i, j, src, pos, right, after, before
-        cdef uint32_t r
-        cdef tok_t nid
-        cdef uint64_t top, bp, key
+        cdef uint64_t top, bp
         for i in range(n):
             parts[i].id = <tok_t>self.tok.byte_id[p[i]]
             nxt[i] = <int32_t>(i + 1)
@@ -876,24 +893,10 @@ cdef class BPETable:
             nxt[pos] = <int32_t>after
             if after < n:
                 prv[after] = <int32_t>pos
-                if pair_get(&self.pairs, parts[pos].id, parts[after].id, &r, &nid):
-                    parts[pos].pair = (<uint64_t>r << 32) | nid
-                    key = (<uint64_t>r << 32) | <uint64_t>pos
-                    pile_lo -= 1
-                    space[pile_lo] = key
-                    if key < pile_min:
-                        pile_min = key
+                pile_pair(&self.pairs, parts, pos, after, space, &pile_lo, &pile_min)
             before = prv[pos]
             if before >= 0:
-                if pair_get(&self.pairs, parts[before].id, parts[pos].id, &r, &nid):
-                    parts[before].pair = (<uint64_t>r << 32) | nid
-                    key = (<uint64_t>r << 32) | <uint64_t>before
-                    pile_lo -= 1
-                    space[pile_lo] = key
-                    if key < pile_min:
-                        pile_min = key
-                else:
-                    parts[before].pair = NO_PAIR
+                pile_pair(&self.pairs, parts, before, pos, space, &pile_lo, &pile_min)
         i = 0
         while i < n:
             out.data[out.len] = parts[i].id
