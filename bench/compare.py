@@ -27,8 +27,12 @@ list of str) against `regex.findall`, after checking the pieces are identical.
 
 Load-time table: import + get_encoding("cl100k_base") in a fresh process.
 
+Worst-case section: 1 MiB of one repeated character, of letters without spaces, of spaces
+and of digits: seconds per call (wall and CPU) for tiktoken, fastbpe and fastokens, ids checked.
+
 Sections go to stdout and into bench/RESULTS.md between `<!-- encode:start -->` /
-`<!-- encode:end -->` and `<!-- pretokenize:start -->` / `<!-- pretokenize:end -->`; the rest
+`<!-- encode:end -->`, `<!-- pretokenize:start -->` / `<!-- pretokenize:end -->` and
+`<!-- worst:start -->` / `<!-- worst:end -->`; the rest
 of the file (e.g. the `<!-- train:start -->` section) is kept as it is.
 
     python bench/compare.py                 # the full run (all defaults) -> bench/RESULTS.md
@@ -63,6 +67,7 @@ import peers  # noqa: E402  (also sets FASTBPE_DATA_DIR to shared/data/vocab whe
 MARKERS = {
     "encode": ("<!-- encode:start -->", "<!-- encode:end -->"),
     "pretokenize": ("<!-- pretokenize:start -->", "<!-- pretokenize:end -->"),
+    "worst": ("<!-- worst:start -->", "<!-- worst:end -->"),
     "train": ("<!-- train:start -->", "<!-- train:end -->"),  # written by bench/train_table.py
 }
 CORPORA = {  # label -> corpus files to try in order
@@ -505,6 +510,86 @@ def pretokenize_section(args, started, load_start) -> str:
     return "\n".join(lines)
 
 
+# ------------------------------------------------------------------ worst-case section
+
+WORST_MB = 1 << 20
+WORST_CASES = {
+    "one repeated character": "a" * WORST_MB,
+    "letters, no spaces": ("abcdefghijklmnopqrstuvwxyz" * (WORST_MB // 26 + 1))[:WORST_MB],
+    "spaces": " " * WORST_MB,
+    "digits": ("0123456789" * (WORST_MB // 10 + 1))[:WORST_MB],
+}
+WORST_LIBS = ["tiktoken", "fastbpe", "fastokens"]
+
+
+def worst_cell(peer, text: str, want, repeat: int, notes) -> str:
+    try:
+        fn, ids, _ = peer.single(text)
+    except BaseException as e:  # tiktoken's regex panics (stack overflow) on some of these
+        if isinstance(e, (KeyboardInterrupt, SystemExit)):
+            raise
+        notes[f"{peer.lib} {type(e).__name__}"] = f"{peer.lib}: {type(e).__name__}: {str(e)[:120]}"
+        return f"fails ({type(e).__name__})"
+    if want is not None and ids != want:
+        return "ids differ"
+    wall, cpu = [], []
+    for _ in range(repeat):
+        w, c = time.perf_counter(), time.process_time()
+        fn()
+        wall.append(time.perf_counter() - w)
+        cpu.append(time.process_time() - c)
+    return f"{min(wall):.3f} / {min(cpu):.3f}"
+
+
+def worst_section(args, started, load_start) -> str:
+    """1 MiB inputs that make one huge piece (or a million tiny ones): seconds per call."""
+    start, end = MARKERS["worst"]
+    notes: dict[str, str] = {}
+    rows = []
+    for enc_name in args.encodings:
+        if ds.missing_reason(enc_name):
+            continue
+        built = {}
+        for lib in WORST_LIBS:
+            try:
+                built[lib] = peers.build(lib, enc_name)
+            except peers.Unavailable as e:
+                notes[f"{lib} {enc_name}"] = f"{lib}: {e}"
+        for case, text in WORST_CASES.items():
+            want = None
+            try:
+                want = built["tiktoken"].encode_ordinary(text)
+            except BaseException as e:
+                if isinstance(e, (KeyboardInterrupt, SystemExit)):
+                    raise
+                # the reference ids without tiktoken's regex: its BPE on the pattern's pieces
+                import regex
+                tt = built["tiktoken"].obj
+                want = [i for piece in regex.findall(tt._pat_str, text) for i in tt._encode_single_piece(piece)]
+            cells = [worst_cell(built[lib], text, want, args.repeat, notes) if lib in built else "n/a"
+                     for lib in WORST_LIBS]
+            rows.append(f"| {enc_name} | {case} | " + " | ".join(cells) + " |")
+            print(f"worst {enc_name:<12} {case:<24} " + "  ".join(cells), file=sys.stderr)
+    lines = [
+        start,
+        "## Worst cases (1 MiB of one kind of character; seconds per `encode_ordinary` call, lower is better)",
+        "",
+        *run_info(args, started, load_start),
+        f"- Method: each cell is \"wall / CPU\": the best wall time and the best CPU time "
+        f"(`time.process_time`, which other jobs on the machine disturb less) of {args.repeat} calls "
+        "after a first call that checks the ids against tiktoken's (where tiktoken's own regex "
+        "fails, against tiktoken's BPE of the pattern's pieces: `_encode_single_piece`).",
+        "",
+        "| encoding | input | " + " | ".join(WORST_LIBS) + " |",
+        "|---|---|" + "---:|" * len(WORST_LIBS),
+        *rows,
+    ]
+    if notes:
+        lines += ["", "Notes:", ""] + [f"- {n}" for n in sorted(set(notes.values()))]
+    lines.append(end)
+    return "\n".join(lines)
+
+
 # ------------------------------------------------------------------ output
 
 
@@ -527,7 +612,8 @@ def main(argv=None):
     p.add_argument("--encodings", default="cl100k_base,o200k_base,r50k_base")
     p.add_argument("--libs", default=",".join(c for c in COLUMNS if c != "tiktoken"),
                    help="comma list of peers besides tiktoken (default: all): " + ", ".join(COLUMNS[1:]))
-    p.add_argument("--sections", default="encode,pretokenize", help="encode, pretokenize, or both")
+    p.add_argument("--sections", default="encode,pretokenize,worst",
+                   help="comma list of encode, pretokenize, worst (default: all three)")
     p.add_argument("--mb", type=float, default=3.0, help="MB of text per corpus (default 3)")
     p.add_argument("--slice-mb", type=float, default=0.5,
                    help="MB per distinct slice of the \"1 doc\" rows (default 0.5; the first warms up)")
@@ -567,8 +653,8 @@ def main(argv=None):
     if unknown:
         p.error(f"unknown --libs {', '.join(sorted(unknown))}; known: {', '.join(COLUMNS)}")
     sections = [s for s in args.sections.split(",") if s]
-    if set(sections) - {"encode", "pretokenize"}:
-        p.error("--sections takes encode, pretokenize")
+    if set(sections) - {"encode", "pretokenize", "worst"}:
+        p.error("--sections takes encode, pretokenize, worst")
 
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     load_start = loadavg()
@@ -581,6 +667,8 @@ def main(argv=None):
         out["encode"] = encode_section(args, rows, loads, notes, started, load_start)
     if "pretokenize" in sections:
         out["pretokenize"] = pretokenize_section(args, started, load_start)
+    if "worst" in sections:
+        out["worst"] = worst_section(args, started, load_start)
     for name, section in out.items():
         print(section + "\n")
         if not args.no_write:
