@@ -46,6 +46,8 @@ def test_many_small_documents(benchmark, lib, enc_name):
     """10k short texts, one encode() call each (each library's own `encode` and its default
     special-token handling): the per-call overhead."""
     docs = documents(text_of("english", SINGLE_BYTES), 100)[:10_000]
+    if lib == "fastokens":
+        pytest.skip("fastokens' encode returns an Encoding object (HF style), not a list of ids")
     enc = peer(lib, enc_name).obj
     benchmark.group = f"10k small docs {enc_name}"
 
@@ -63,6 +65,8 @@ def test_batch(benchmark, lib, enc_name, threads):
     """The library's batch API on ~4 kB documents (tokendagger: encode_batch)."""
     docs = documents(text_of("english", BATCH_BYTES), 4000)
     p = peer(lib, enc_name)
+    if p.batch is None:
+        pytest.skip(f"{lib} has no batch API with a thread count")
     benchmark.group = f"batch {enc_name} threads={threads}"
     assert p.batch(docs, threads) == _reference(enc_name).batch(docs, 1)
     benchmark(p.batch, docs, threads)

@@ -9,10 +9,14 @@ Encode section: for each encoding x corpus x mode, MB/s (UTF-8 input bytes / bes
     tiktoken       the baseline
     bpe-openai     bpe_openai.get_encoding(name) (cl100k_base / o200k_base only)
     tokendagger    tokendagger.Encoding(...) built from tiktoken's arguments
+    fastokens      fastokens.Tokenizer.from_tiktoken(path, encoding=name), encode_ordinary(text).ids
     HF tokenizers  r50k_base only: GPT-2's tokenizer.json has the same ids
 
-(see bench/peers.py for how each is built).  Modes: "1 doc" = `encode_ordinary(text)` on the
-whole slice; "batch, k thr" = the library's batch API on ~4 kB documents with k threads
+(see bench/peers.py for how each is built).  Modes: "1 doc" = `encode_ordinary(text)` on
+distinct slices of --slice-mb (0.5 MB): the first slice warms the library up, each of the
+others is encoded once, timed, and its ids checked equal to tiktoken's (no slice is timed
+twice, so a cache that outlives a call cannot replay one; MB/s = timed bytes / summed time);
+"batch, k thr" = the library's batch API on ~4 kB documents with k threads
 (`encode_ordinary_batch(docs, num_threads=k)`; tokendagger `encode_batch`; HF
 `encode_batch_fast` in a child process with RAYON_NUM_THREADS=k, since rayon's pool size is
 fixed at start).  Every library's ids are checked against tiktoken's before it is timed (the
@@ -23,8 +27,12 @@ list of str) against `regex.findall`, after checking the pieces are identical.
 
 Load-time table: import + get_encoding("cl100k_base") in a fresh process.
 
+Worst-case section: 1 MiB of one repeated character, of letters without spaces, of spaces
+and of digits: seconds per call (wall and CPU) for tiktoken, fastbpe and fastokens, ids checked.
+
 Sections go to stdout and into bench/RESULTS.md between `<!-- encode:start -->` /
-`<!-- encode:end -->` and `<!-- pretokenize:start -->` / `<!-- pretokenize:end -->`; the rest
+`<!-- encode:end -->`, `<!-- pretokenize:start -->` / `<!-- pretokenize:end -->` and
+`<!-- worst:start -->` / `<!-- worst:end -->`; the rest
 of the file (e.g. the `<!-- train:start -->` section) is kept as it is.
 
     python bench/compare.py                 # the full run (all defaults) -> bench/RESULTS.md
@@ -59,6 +67,7 @@ import peers  # noqa: E402  (also sets FASTBPE_DATA_DIR to shared/data/vocab whe
 MARKERS = {
     "encode": ("<!-- encode:start -->", "<!-- encode:end -->"),
     "pretokenize": ("<!-- pretokenize:start -->", "<!-- pretokenize:end -->"),
+    "worst": ("<!-- worst:start -->", "<!-- worst:end -->"),
     "train": ("<!-- train:start -->", "<!-- train:end -->"),  # written by bench/train_table.py
     "corpus": ("<!-- corpus:start -->", "<!-- corpus:end -->"),  # written by bench/corpus_table.py
     "dask": ("<!-- dask:start -->", "<!-- dask:end -->"),  # bench/dask_count.py
@@ -70,7 +79,7 @@ CORPORA = {  # label -> corpus files to try in order
     "code": ["code"],
     "multilingual": ["multilingual"],
 }
-COLUMNS = ["tiktoken", "fastbpe", "fastbpe-regex", "bpe-openai", "tokendagger", "HF tokenizers"]
+COLUMNS = ["tiktoken", "fastbpe", "fastokens", "fastbpe-regex", "bpe-openai", "tokendagger", "HF tokenizers"]
 THREADS = (1, 2)
 
 
@@ -108,6 +117,22 @@ def best_time(fn, repeat: int) -> float:
         fn()
         times.append(time.perf_counter() - t)
     return min(times)
+
+
+def distinct_slices(text: str, slice_mb: float) -> list[str]:
+    """text cut at line breaks into consecutive slices of about slice_mb MB of UTF-8 each (the
+    last, shorter one is dropped unless it is the only one)."""
+    size = int(slice_mb * 1e6)
+    data = text.encode()
+    out, start = [], 0
+    while start < len(data):
+        end = data.find(b"\n", start + size)
+        end = len(data) if end < 0 else end + 1
+        out.append(data[start:end].decode("utf-8"))
+        start = end
+    if len(out) > 1 and len(out[-1].encode()) < size // 2:
+        out.pop()
+    return out
 
 
 @dataclass
@@ -306,7 +331,10 @@ def run_encode(args, notes: dict[str, str]) -> list[tuple]:
             source, text = got
             nbytes = len(text.encode())
             docs = peers.documents(text)
-            want, want_docs = tt.encode_ordinary(text), tt.batch(docs, 1)
+            slices = distinct_slices(text, args.slice_mb)
+            want = [tt.encode_ordinary(s) for s in slices]
+            want_docs = tt.batch(docs, 1)
+            timed_bytes = sum(len(s.encode()) for s in slices[1:])
             corpus = f"{label} ({source}, {nbytes / 1e6:.1f} MB)"
             for threads in (None,) + THREADS:
                 mode = "1 doc" if threads is None else f"batch, {threads} thr"
@@ -317,10 +345,14 @@ def run_encode(args, notes: dict[str, str]) -> list[tuple]:
                     if peer is None:
                         cells[lib] = Cell(text="n/a")
                         continue
-                    cells[lib] = time_peer(peer, text, docs, threads, want_mode, args.repeat, notes)
-                if use_hf:
+                    if threads is None:
+                        cells[lib] = time_slices(peer, slices, want, nbytes / timed_bytes, notes)
+                    else:
+                        cells[lib] = time_peer(peer, docs, threads, want_mode, args.repeat, notes)
+                if use_hf:  # HF's "1 doc" is the whole text, best of --repeat (a child process)
                     cells["HF tokenizers"] = hf_cell(text, "single" if threads is None else "batch",
-                                                     threads or 1, args.repeat, want_mode)
+                                                     threads or 1, args.repeat,
+                                                     tt.encode_ordinary(text) if threads is None else want_mode)
                 rows.append((enc_name, corpus, nbytes, mode, cells))
                 base = cells["tiktoken"]
                 print(f"{enc_name:<12} {label:<13} {mode:<13} " + "  ".join(
@@ -330,25 +362,59 @@ def run_encode(args, notes: dict[str, str]) -> list[tuple]:
     return rows
 
 
-def time_peer(peer, text, docs, threads, want, repeat, notes) -> Cell:
-    try:
-        if threads is None:
-            fn, ids, fallback = peer.single(text)
-        else:
-            fn = lambda: peer.batch(docs, threads)  # noqa: E731
-            ids, fallback = fn(), False
-    except Exception as e:  # a peer that crashes on some input: say so, go on
-        notes[f"{peer.lib} error {type(e).__name__}"] = f"{peer.lib}: {type(e).__name__}: {str(e)[:200]}"
-        return Cell(text="error")
-    if ids != want:
-        notes[f"{peer.lib} ids"] = (f"{peer.lib}: \"ids differ\" = its ids are not tiktoken's on that "
-                                    "input, so no time is reported")
-        return Cell(text="ids differ")
+def _failed(peer, e: Exception, notes) -> Cell:
+    """A peer that crashes on some input: say so, go on."""
+    notes[f"{peer.lib} error {type(e).__name__}"] = f"{peer.lib}: {type(e).__name__}: {str(e)[:200]}"
+    return Cell(text="error")
+
+
+def _differ(peer, notes) -> Cell:
+    notes[f"{peer.lib} ids"] = (f"{peer.lib}: \"ids differ\" = its ids are not tiktoken's on that "
+                                "input, so no time is reported")
+    return Cell(text="ids differ")
+
+
+def time_slices(peer, slices, want, scale, notes) -> Cell:
+    """The distinct-slices protocol: slices[0] warms up, each other slice is encoded once
+    (timed) and its ids compared with tiktoken's.  The Cell's seconds are scaled to the whole
+    text (`scale` = all bytes / timed bytes) so MB/s is computed like the other modes."""
+    total, fallback = 0.0, False
+    for i, s in enumerate(slices):
+        try:
+            t = time.perf_counter()
+            fn, ids, fb = peer.single(s)
+            dt = time.perf_counter() - t
+        except Exception as e:
+            return _failed(peer, e, notes)
+        if ids != want[i]:
+            return _differ(peer, notes)
+        fallback |= fb
+        if i > 0 or len(slices) == 1:
+            total += dt
+    if len(slices) == 1:
+        notes["one slice"] = "only one slice: it was timed after itself as the warm-up"
+        total = best_time(fn, 1)
     mark = ""
     if fallback:
         mark = "†"
         notes["bpe-openai fallback"] = "† " + peers.BPE_OPENAI_FALLBACK_NOTE
-    return Cell(best_time(fn, repeat), mark=mark)
+    return Cell(total * scale, mark=mark)
+
+
+def time_peer(peer, docs, threads, want, repeat, notes) -> Cell:
+    """A batch mode: the first call checks the ids (and warms up), then best of `repeat`."""
+    if peer.batch is None:
+        notes[f"{peer.lib} batch"] = (f"{peer.lib}: no batch number — its batch API runs on its "
+                                      "own thread pool, whose size cannot be set per call")
+        return Cell(text="n/a")
+    try:
+        fn = lambda: peer.batch(docs, threads)  # noqa: E731
+        ids = fn()
+    except Exception as e:
+        return _failed(peer, e, notes)
+    if ids != want:
+        return _differ(peer, notes)
+    return Cell(best_time(fn, repeat))
 
 
 def encode_section(args, rows, loads, notes, started, load_start) -> str:
@@ -359,17 +425,22 @@ def encode_section(args, rows, loads, notes, started, load_start) -> str:
         "## Encode throughput (MB/s of UTF-8 input, and the ratio to tiktoken; higher is better)",
         "",
         *run_info(args, started, load_start),
-        f"- Method: all numbers measured in this one run on this machine; best of {args.repeat} "
-        "timed runs after one warm-up call, which also checks the ids against tiktoken's "
-        "(\"ids differ\" instead of a number when they are not equal). \"1 doc\" = "
-        "`encode_ordinary(text)` on the whole slice; \"batch, k thr\" = the library's batch API "
+        f"- Method: all numbers measured in this one run on this machine. \"1 doc\" = "
+        f"`encode_ordinary(text)` on distinct slices of {args.slice_mb} MB: the first warms up, each "
+        "other slice is encoded once, timed, and its ids checked against tiktoken's; MB/s = timed "
+        "bytes / summed time (HF tokenizers: the whole text, best of "
+        f"{args.repeat}). Batch modes: best of {args.repeat} timed runs after one warm-up call, "
+        "which also checks the ids (\"ids differ\" instead of a number when they are not "
+        "equal). \"batch, k thr\" = the library's batch API "
         "on ~4 kB documents with k threads: `encode_ordinary_batch(docs, num_threads=k)` "
         "(tokendagger: `encode_batch`; HF: `encode_batch_fast` with RAYON_NUM_THREADS=k).",
         "- Libraries: fastbpe = `fastbpe.get_encoding(name)` (C scanner); fastbpe-regex = the "
         "same encoding with `Splitter(pat, force_regex=True)`, i.e. the `regex` package cuts the "
         "text, as for any custom pattern; bpe-openai = `bpe_openai.get_encoding(name)`; "
         "tokendagger = `tokendagger.Encoding(name, pat_str=..., mergeable_ranks=..., "
-        "special_tokens=...)` from tiktoken's arguments; HF tokenizers = GPT-2's tokenizer.json "
+        "special_tokens=...)` from tiktoken's arguments; fastokens = "
+        "`fastokens.Tokenizer.from_tiktoken(path, encoding=name)` (r50k_base: its pattern and "
+        "special tokens), timed as `encode_ordinary(text).ids`; HF tokenizers = GPT-2's tokenizer.json "
         "(same ids as r50k_base; there is none here with cl100k_base's or o200k_base's ids). "
         "n/a = not available for that encoding (notes below).",
         "",
@@ -443,6 +514,86 @@ def pretokenize_section(args, started, load_start) -> str:
     return "\n".join(lines)
 
 
+# ------------------------------------------------------------------ worst-case section
+
+WORST_MB = 1 << 20
+WORST_CASES = {
+    "one repeated character": "a" * WORST_MB,
+    "letters, no spaces": ("abcdefghijklmnopqrstuvwxyz" * (WORST_MB // 26 + 1))[:WORST_MB],
+    "spaces": " " * WORST_MB,
+    "digits": ("0123456789" * (WORST_MB // 10 + 1))[:WORST_MB],
+}
+WORST_LIBS = ["tiktoken", "fastbpe", "fastokens"]
+
+
+def worst_cell(peer, text: str, want, repeat: int, notes) -> str:
+    try:
+        fn, ids, _ = peer.single(text)
+    except BaseException as e:  # tiktoken's regex panics (stack overflow) on some of these
+        if isinstance(e, (KeyboardInterrupt, SystemExit)):
+            raise
+        notes[f"{peer.lib} {type(e).__name__}"] = f"{peer.lib}: {type(e).__name__}: {str(e)[:120]}"
+        return f"fails ({type(e).__name__})"
+    if want is not None and ids != want:
+        return "ids differ"
+    wall, cpu = [], []
+    for _ in range(repeat):
+        w, c = time.perf_counter(), time.process_time()
+        fn()
+        wall.append(time.perf_counter() - w)
+        cpu.append(time.process_time() - c)
+    return f"{min(wall):.3f} / {min(cpu):.3f}"
+
+
+def worst_section(args, started, load_start) -> str:
+    """1 MiB inputs that make one huge piece (or a million tiny ones): seconds per call."""
+    start, end = MARKERS["worst"]
+    notes: dict[str, str] = {}
+    rows = []
+    for enc_name in args.encodings:
+        if ds.missing_reason(enc_name):
+            continue
+        built = {}
+        for lib in WORST_LIBS:
+            try:
+                built[lib] = peers.build(lib, enc_name)
+            except peers.Unavailable as e:
+                notes[f"{lib} {enc_name}"] = f"{lib}: {e}"
+        for case, text in WORST_CASES.items():
+            want = None
+            try:
+                want = built["tiktoken"].encode_ordinary(text)
+            except BaseException as e:
+                if isinstance(e, (KeyboardInterrupt, SystemExit)):
+                    raise
+                # the reference ids without tiktoken's regex: its BPE on the pattern's pieces
+                import regex
+                tt = built["tiktoken"].obj
+                want = [i for piece in regex.findall(tt._pat_str, text) for i in tt._encode_single_piece(piece)]
+            cells = [worst_cell(built[lib], text, want, args.repeat, notes) if lib in built else "n/a"
+                     for lib in WORST_LIBS]
+            rows.append(f"| {enc_name} | {case} | " + " | ".join(cells) + " |")
+            print(f"worst {enc_name:<12} {case:<24} " + "  ".join(cells), file=sys.stderr)
+    lines = [
+        start,
+        "## Worst cases (1 MiB of one kind of character; seconds per `encode_ordinary` call, lower is better)",
+        "",
+        *run_info(args, started, load_start),
+        f"- Method: each cell is \"wall / CPU\": the best wall time and the best CPU time "
+        f"(`time.process_time`, which other jobs on the machine disturb less) of {args.repeat} calls "
+        "after a first call that checks the ids against tiktoken's (where tiktoken's own regex "
+        "fails, against tiktoken's BPE of the pattern's pieces: `_encode_single_piece`).",
+        "",
+        "| encoding | input | " + " | ".join(WORST_LIBS) + " |",
+        "|---|---|" + "---:|" * len(WORST_LIBS),
+        *rows,
+    ]
+    if notes:
+        lines += ["", "Notes:", ""] + [f"- {n}" for n in sorted(set(notes.values()))]
+    lines.append(end)
+    return "\n".join(lines)
+
+
 # ------------------------------------------------------------------ output
 
 
@@ -472,8 +623,11 @@ def main(argv=None):
     p.add_argument("--encodings", default="cl100k_base,o200k_base,r50k_base")
     p.add_argument("--libs", default=",".join(c for c in COLUMNS if c != "tiktoken"),
                    help="comma list of peers besides tiktoken (default: all): " + ", ".join(COLUMNS[1:]))
-    p.add_argument("--sections", default="encode,pretokenize", help="encode, pretokenize, or both")
-    p.add_argument("--mb", type=float, default=2.0, help="MB of text per corpus (default 2)")
+    p.add_argument("--sections", default="encode,pretokenize,worst",
+                   help="comma list of encode, pretokenize, worst (default: all three)")
+    p.add_argument("--mb", type=float, default=3.0, help="MB of text per corpus (default 3)")
+    p.add_argument("--slice-mb", type=float, default=0.5,
+                   help="MB per distinct slice of the \"1 doc\" rows (default 0.5; the first warms up)")
     p.add_argument("--repeat", type=int, default=3, help="timed runs per measurement; the best counts")
     p.add_argument("--load-runs", type=int, default=5, help="fresh processes for the load-time table (0: skip)")
     p.add_argument("--no-hf", action="store_true", help="skip HF tokenizers (same as leaving it out of --libs)")
@@ -493,6 +647,8 @@ def main(argv=None):
     if args.quick:
         if "--mb" not in given:
             args.mb = 0.1
+        if "--slice-mb" not in given:
+            args.slice_mb = 0.025
         if "--repeat" not in given:
             args.repeat = 1
         if "--load-runs" not in given:
@@ -508,8 +664,8 @@ def main(argv=None):
     if unknown:
         p.error(f"unknown --libs {', '.join(sorted(unknown))}; known: {', '.join(COLUMNS)}")
     sections = [s for s in args.sections.split(",") if s]
-    if set(sections) - {"encode", "pretokenize"}:
-        p.error("--sections takes encode, pretokenize")
+    if set(sections) - {"encode", "pretokenize", "worst"}:
+        p.error("--sections takes encode, pretokenize, worst")
 
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     load_start = loadavg()
@@ -522,6 +678,8 @@ def main(argv=None):
         out["encode"] = encode_section(args, rows, loads, notes, started, load_start)
     if "pretokenize" in sections:
         out["pretokenize"] = pretokenize_section(args, started, load_start)
+    if "worst" in sections:
+        out["worst"] = worst_section(args, started, load_start)
     for name, section in out.items():
         print(section + "\n")
         if not args.no_write:

@@ -11,6 +11,9 @@ raises `Unavailable` with the reason (library not importable, encoding not suppo
     bpe-openai     bpe_openai.get_encoding(name) (Rust crate bpe-openai; cl100k/o200k only)
     tokendagger    tokendagger.Encoding(name, pat_str=..., mergeable_ranks=..., special_tokens=...)
                    built from tiktoken's own arguments (C++ with PCRE2)
+    fastokens      fastokens.Tokenizer.from_tiktoken(path, encoding=name) (Rust, PCRE2 JIT; r50k_base
+                   from its pattern and special tokens); `encode_ordinary(text).ids`.  No batch
+                   entry: its batch runs on its own thread pool, whose size is not set per call
 
 HF `tokenizers` is not here: it runs in a child process (see compare.py) because its thread
 pool size is fixed when the process starts.
@@ -34,7 +37,7 @@ import datasources as ds  # noqa: E402
 if ds.VOCAB_DIR.is_dir():
     os.environ.setdefault("FASTBPE_DATA_DIR", str(ds.VOCAB_DIR))
 
-LIBS = ["fastbpe", "fastbpe-regex", "tiktoken", "bpe-openai", "tokendagger"]
+LIBS = ["fastbpe", "fastbpe-regex", "tiktoken", "bpe-openai", "tokendagger", "fastokens"]
 
 # bpe-openai's Python wrapper refuses, in encode_ordinary, a text of >= 1,000,000 characters
 # ("Input too long to encode safely") and a result of > 200,000 tokens (its default
@@ -55,7 +58,7 @@ class Peer:
     encoding: str
     obj: object  # the library's own encoding object
     encode_ordinary: Callable[[str], list]
-    batch: Callable[[list, int], list]
+    batch: Optional[Callable[[list, int], list]]  # None: no batch API with a thread count
     # when encode_ordinary refuses an input (raises one of refusals): a callable that does not
     refuse_fallback: Optional[Callable[[str], list]] = None
     refusals: tuple = ()
@@ -139,12 +142,31 @@ def _tokendagger(name: str) -> Peer:
                 lambda docs, k: enc.encode_batch(docs, num_threads=k))
 
 
+def _fastokens(name: str) -> Peer:
+    try:
+        import fastokens
+    except ImportError as e:
+        raise Unavailable(f"not importable ({e}); pip install fastokens") from None
+    file_name = f"{name}.tiktoken"
+    path = next((p for p in ds.candidate_paths(file_name) if p.is_file() and p.suffix != ".gz"), None)
+    if path is None:
+        raise Unavailable(f"no plain {file_name} here (it reads the file itself)")
+    if name in ("cl100k_base", "o200k_base"):
+        tok = fastokens.Tokenizer.from_tiktoken(str(path), encoding=name)
+    else:  # no preset: its pattern and special tokens from tiktoken's arguments
+        spec = ds.reference_spec(name)
+        tok = fastokens.Tokenizer.from_tiktoken(str(path), pattern=spec["pat_str"],
+                                                special_tokens=spec["special_tokens"])
+    return Peer("fastokens", name, tok, lambda text: tok.encode_ordinary(text).ids, None)
+
+
 _BUILDERS = {
     "fastbpe": _fastbpe,
     "fastbpe-regex": _fastbpe_regex,
     "tiktoken": _tiktoken,
     "bpe-openai": _bpe_openai,
     "tokendagger": _tokendagger,
+    "fastokens": _fastokens,
 }
 
 
@@ -162,7 +184,7 @@ def versions() -> dict[str, str]:
     import importlib.metadata as md
 
     out = {}
-    for pkg in ("fastbpe", "tiktoken", "bpe-openai", "tokendagger", "tokenizers", "regex",
+    for pkg in ("fastbpe", "tiktoken", "bpe-openai", "tokendagger", "fastokens", "tokenizers", "regex",
                 "numpy", "pytest-benchmark"):
         try:
             out[pkg] = md.version(pkg)

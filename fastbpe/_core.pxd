@@ -1,5 +1,5 @@
 # Declarations shared by the kernels: token and pair tables, and the per-call workspace.
-from libc.stdint cimport uint8_t, uint32_t, int32_t, int64_t, uint64_t
+from libc.stdint cimport uint8_t, uint16_t, uint32_t, int32_t, int64_t, uint64_t
 
 ctypedef uint32_t tok_t
 
@@ -36,23 +36,27 @@ cdef struct IdBuf:           # a growable array of token ids (the output of one 
     Py_ssize_t len
     Py_ssize_t cap
 
-cdef struct CacheEntry:      # a recently encoded piece and its ids (see encode_utf8); 64 bytes
+cdef struct CacheEntry:      # a recently encoded piece and its ids (see PieceCache); 64 bytes
     uint64_t hash
-    uint64_t head            # the piece's first 8 bytes: short pieces compare here
-    const uint8_t* src       # an earlier occurrence of the piece in the same text
-    int32_t length           # 0: empty entry
-    int32_t n_ids
-    tok_t ids[8]
+    uint8_t bytes[24]        # the piece itself, zero padded: entries never point into a text
+    tok_t ids[6]
+    uint16_t length          # 0: empty entry
+    uint16_t n_ids
+
+cdef struct SmallPart:       # a part of a short piece (see _merge_small)
+    uint64_t pair            # the pair it starts with the next part: (rank << 32 | new id)
+    tok_t id
 
 cdef struct Work:            # scratch space for merging one piece; one per call, never shared
-    tok_t* ids
-    uint32_t* rank
-    tok_t* new_id
+    SmallPart* parts         # the parts of the piece being merged
     int32_t* nxt
     int32_t* prv
     uint64_t* heap
     Py_ssize_t cap
-    CacheEntry* cache        # only for long texts; NULL otherwise
+    CacheEntry* cache        # this thread's PieceCache for the table (not owned), or NULL
+
+cdef class PieceCache:        # piece -> ids of one table, used by one thread only (see _core.pyx)
+    cdef CacheEntry* entries
 
 cdef class BPETable:
     cdef TokenTable tok
@@ -61,6 +65,7 @@ cdef class BPETable:
     cdef bint whole_piece    # emit a piece that is itself a token directly (tiktoken semantics)
     cdef readonly Py_ssize_t n_bpe_tokens
     cdef list id_objects     # a Python int per id, so returning a list allocates nothing per token
+    cdef readonly uint64_t serial   # unique per table in this process: names its piece caches
 
     cdef int encode_piece(self, const uint8_t* p, Py_ssize_t n, IdBuf* out, Work* w) except -1 nogil
     cdef int32_t lookup(self, const uint8_t* p, Py_ssize_t n) noexcept nogil
@@ -79,5 +84,6 @@ cdef class BPETable:
 cdef int idbuf_reserve(IdBuf* b, Py_ssize_t extra) except -1 nogil
 cdef void idbuf_free(IdBuf* b) noexcept nogil
 cdef void work_free(Work* w) noexcept nogil
+cdef PieceCache thread_cache(BPETable table)
 cdef object idbuf_to_list(IdBuf* b, list id_objects)
 cdef object idbuf_to_numpy(IdBuf* b)

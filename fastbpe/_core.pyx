@@ -27,15 +27,17 @@ from cpython.list cimport PyList_New, PyList_SET_ITEM, PyList_GET_ITEM, PyList_G
 from cpython.long cimport PyLong_FromUnsignedLong
 from cpython.number cimport PyNumber_Index
 from cpython.ref cimport Py_INCREF, PyObject
-from cpython.unicode cimport PyUnicode_Check, PyUnicode_GET_LENGTH, PyUnicode_AsUTF8String
+from cpython.unicode cimport PyUnicode_Check, PyUnicode_GET_LENGTH
 
-from fastbpe._hash cimport hash_bytes, mix64
+from fastbpe._hash cimport hash_bytes, hash_in_text, load_word, mix64
 from fastbpe._pretokenize cimport scan_pieces
-from libc.stdint cimport uint8_t, uint32_t, int32_t, int64_t, uint64_t, UINT32_MAX
+from fastbpe._utf8 cimport PyUnicode_DATA, PyUnicode_KIND, utf8_capacity, utf8_encode
+from libc.stdint cimport uint8_t, uint16_t, uint32_t, int32_t, int64_t, uint64_t, UINT32_MAX
 from libc.stdlib cimport malloc, calloc, realloc, free
 from libc.string cimport memchr, memcpy, memcmp, memmove, memset
 
 import sys
+import threading
 
 
 cdef object _np():
@@ -50,11 +52,16 @@ cdef extern from "Python.h":
 
 cdef enum:
     SMALL_PIECE = 48         # pieces up to this many bytes use the linear scan
-    CACHE_SIZE = 16384       # entries of the piece cache (a power of two)
-    CACHE_MIN_TEXT = 65536   # texts shorter than this skip the cache (not worth its set-up)
-    CACHE_MAX_PIECE = 64     # longer pieces are not cached
+    CACHE_SIZE = 16384       # entries of a piece cache (a power of two): 1 MiB
+    CACHE_MAX_PIECE = 24     # longer pieces are not cached (CacheEntry.bytes)
+    CACHE_MAX_IDS = 6        # nor pieces of more ids (CacheEntry.ids)
+    CACHE_TABLES_PER_THREAD = 4   # a thread keeps caches for its 4 most recently used tables
+    MAX_RUNS = 32            # sorted runs of candidate merges at once (see _merge_heap)
+    PILE_TO_HEAP = 64        # a smaller pile of candidates goes into the heap, not a run
 
 cdef uint64_t EMPTY_KEY = 0xFFFFFFFFFFFFFFFFULL
+cdef uint64_t NO_PAIR = 0xFFFFFFFF00000000ULL    # (NO_RANK << 32): a pair that does not merge
+cdef uint64_t UINT64_MAX_KEY = 0xFFFFFFFFFFFFFFFFULL   # above every candidate merge
 
 
 cdef inline uint32_t slot_tag(uint64_t h, Py_ssize_t n) noexcept nogil:
@@ -158,19 +165,14 @@ cdef int work_reserve(Work* w, Py_ssize_t n) except -1 nogil:
     if n <= w.cap:
         return 0
     cdef Py_ssize_t cap = w.cap * 2 if w.cap else 256
-    cdef CacheEntry* cache = w.cache
     while cap < n:
         cap *= 2
-    w.cache = NULL
     work_free(w)
-    w.cache = cache
-    w.ids = <tok_t*>malloc(cap * sizeof(tok_t))
-    w.rank = <uint32_t*>malloc(cap * sizeof(uint32_t))
-    w.new_id = <tok_t*>malloc(cap * sizeof(tok_t))
+    w.parts = <SmallPart*>malloc(cap * sizeof(SmallPart))
     w.nxt = <int32_t*>malloc(cap * sizeof(int32_t))
     w.prv = <int32_t*>malloc(cap * sizeof(int32_t))
-    w.heap = <uint64_t*>malloc(3 * cap * sizeof(uint64_t))
-    if (w.ids == NULL or w.rank == NULL or w.new_id == NULL or w.nxt == NULL
+    w.heap = <uint64_t*>malloc(5 * cap * sizeof(uint64_t))   # see _merge_heap
+    if (w.parts == NULL or w.nxt == NULL
             or w.prv == NULL or w.heap == NULL):
         work_free(w)
         with gil:
@@ -179,29 +181,12 @@ cdef int work_reserve(Work* w, Py_ssize_t n) except -1 nogil:
     return 0
 
 
-cdef int work_enable_cache(Work* w) except -1 nogil:
-    """Give w a piece cache (see encode_utf8).  Its entries point into the texts being
-    encoded, so it lives only as long as one call that keeps all of its texts alive."""
-    if w.cache == NULL:
-        w.cache = <CacheEntry*>calloc(CACHE_SIZE, sizeof(CacheEntry))
-        if w.cache == NULL:
-            with gil:
-                raise MemoryError()
-    return 0
-
-
 cdef void work_free(Work* w) noexcept nogil:
-    free(w.ids)
-    free(w.rank)
-    free(w.new_id)
+    free(w.parts)
     free(w.nxt)
     free(w.prv)
     free(w.heap)
-    free(w.cache)
-    w.cache = NULL
-    w.ids = NULL
-    w.rank = NULL
-    w.new_id = NULL
+    w.parts = NULL
     w.nxt = NULL
     w.prv = NULL
     w.heap = NULL
@@ -230,15 +215,164 @@ cdef object idbuf_to_numpy(IdBuf* b):
 
 
 # ----------------------------------------------------------------------------------------
+# the piece cache: piece bytes -> ids, per thread and per table, living across calls
+
+cdef class PieceCache:
+    """A direct-mapped cache of piece -> ids for one table, used by one thread only.
+
+    Text repeats its pieces (" the", " of", "()"), so most pieces are found here, in 1 MiB
+    that stays warm across calls, instead of in the token table (several MiB) or merged
+    again.  An entry holds the piece's own bytes and is compared in full before it is used:
+    a hash collision only evicts (never a wrong id).  Entries never point into a text."""
+
+    def __cinit__(self):
+        self.entries = <CacheEntry*>calloc(CACHE_SIZE, sizeof(CacheEntry))
+        if self.entries == NULL:
+            raise MemoryError()
+
+    def __dealloc__(self):
+        free(self.entries)
+
+    def ids_of(self, bytes piece):
+        """The cached ids of piece, or None (for tests)."""
+        cdef Py_ssize_t n = PyBytes_GET_SIZE(piece)
+        cdef const uint8_t* p = <const uint8_t*>PyBytes_AS_STRING(piece)
+        cdef CacheEntry* e = NULL
+        if 2 <= n <= CACHE_MAX_PIECE:
+            e = cache_find(self.entries, p, n, hash_bytes(p, n), load_head(p, n))
+        return None if e == NULL else [e.ids[i] for i in range(e.n_ids)]
+
+    @staticmethod
+    def slot_of(bytes piece):
+        """The entry a piece maps to (for tests that make pieces collide)."""
+        return hash_bytes(<const uint8_t*>PyBytes_AS_STRING(piece), PyBytes_GET_SIZE(piece)) & (CACHE_SIZE - 1)
+
+
+cdef inline CacheEntry* cache_find(CacheEntry* entries, const uint8_t* p, Py_ssize_t n,
+                                   uint64_t h, uint64_t head) noexcept nogil:
+    """The entry holding piece p[:n] (2 <= n <= CACHE_MAX_PIECE; head = its first 8 bytes,
+    zero padded), or NULL."""
+    cdef CacheEntry* e = &entries[h & (CACHE_SIZE - 1)]
+    cdef uint64_t first
+    if e.hash != h or e.length != n:
+        return NULL
+    memcpy(&first, e.bytes, 8)
+    if first != head or (n > 8 and memcmp(e.bytes + 8, p + 8, <size_t>(n - 8)) != 0):
+        return NULL
+    return e
+
+
+cdef inline void cache_store(CacheEntry* entries, const uint8_t* p, Py_ssize_t n, uint64_t h,
+                             const tok_t* ids, Py_ssize_t n_ids) noexcept nogil:
+    """Remember piece p[:n] -> ids, evicting whatever held its entry."""
+    cdef CacheEntry* e = &entries[h & (CACHE_SIZE - 1)]
+    e.hash = h
+    memset(e.bytes, 0, sizeof(e.bytes))
+    memcpy(e.bytes, p, <size_t>n)
+    memcpy(e.ids, ids, <size_t>n_ids * sizeof(tok_t))
+    e.length = <uint16_t>n
+    e.n_ids = <uint16_t>n_ids
+
+
+_thread_state = threading.local()
+
+
+cdef PieceCache thread_cache(BPETable table):
+    """This thread's piece cache for table, made on first use.
+
+    A thread keeps the caches of its CACHE_TABLES_PER_THREAD most recently used tables
+    (dropping the least recently used) and they go when the thread ends: memory stays
+    bounded, no two threads ever share a cache, and tables never see each other's ids.
+    Keyed by the table's serial, so a dead table's cache cannot be mistaken for a new
+    table's (ids of objects are reused)."""
+    cdef dict caches
+    try:
+        caches = _thread_state.caches
+    except AttributeError:
+        caches = _thread_state.caches = {}
+    cache = caches.pop(table.serial, None)
+    if cache is None:
+        cache = PieceCache()
+        if len(caches) >= CACHE_TABLES_PER_THREAD:
+            del caches[next(iter(caches))]
+    caches[table.serial] = cache   # last in the dict's order = most recently used
+    return <PieceCache>cache
+
+
+def thread_piece_cache(BPETable table):
+    """This thread's PieceCache for table (for tests and diagnostics)."""
+    return thread_cache(table)
+
+
+cdef uint64_t _next_serial = 0
+
+
+# ----------------------------------------------------------------------------------------
+# the UTF-8 of a str, made without the GIL (see _utf8.pxd)
+
+cdef struct Utf8Text:
+    const uint8_t* s         # the UTF-8 bytes: CPython's own buffer (ASCII) or owned
+    Py_ssize_t n
+    uint8_t* owned           # our copy for a non-ASCII str, freed by utf8_text_close
+    const void* data         # the str's code units, of `kind` bytes each
+    Py_ssize_t length        # code units
+    int kind
+    Py_ssize_t bad           # index of a lone surrogate, or -1
+
+
+cdef int utf8_text_open(str text, Utf8Text* u) except -1:
+    """With the GIL: point u at an ASCII str's own bytes, or make room for the UTF-8."""
+    memset(u, 0, sizeof(Utf8Text))
+    u.bad = -1
+    u.length = PyUnicode_GET_LENGTH(text)
+    if PyUnicode_IS_ASCII(text):
+        u.s = <const uint8_t*>PyUnicode_AsUTF8AndSize(text, &u.n)   # no copy
+        return 0
+    u.kind = PyUnicode_KIND(text)
+    u.data = PyUnicode_DATA(text)
+    u.owned = <uint8_t*>malloc(utf8_capacity(u.kind, u.length) + 1)
+    if u.owned == NULL:
+        raise MemoryError()
+    return 0
+
+
+cdef int utf8_text_convert(Utf8Text* u) noexcept nogil:
+    """Without the GIL: fill u.owned (the str must stay alive); -1 on a lone surrogate."""
+    if u.owned == NULL or u.s != NULL:
+        return 0
+    u.n = utf8_encode(u.kind, u.data, u.length, u.owned, &u.bad)
+    if u.n < 0:
+        u.n = 0
+        return -1
+    u.s = u.owned
+    return 0
+
+
+cdef int utf8_text_check(str text, Utf8Text* u) except -1:
+    """With the GIL: the UnicodeEncodeError str.encode would raise, if there was one."""
+    if u.bad >= 0:
+        raise UnicodeEncodeError("utf-8", text, u.bad, u.bad + 1, "surrogates not allowed")
+    return 0
+
+
+cdef void utf8_text_close(Utf8Text* u) noexcept nogil:
+    free(u.owned)
+    u.owned = NULL
+    u.s = NULL
+
+
+# ----------------------------------------------------------------------------------------
 # the min-heap of candidate merges: entries are (rank << 32 | position), so the smallest
-# entry is the lowest rank and, among equal ranks, the leftmost position
+# entry is the lowest rank and, among equal ranks, the leftmost position.  4-ary: half the
+# depth of a binary heap, and a node's children share a cache line (a 1 MB piece has a
+# heap of millions of entries, far beyond the caches).
 
 cdef inline void heap_push(uint64_t* h, Py_ssize_t* size, uint64_t v) noexcept nogil:
     cdef Py_ssize_t i = size[0]
     cdef Py_ssize_t parent
     size[0] = i + 1
     while i > 0:
-        parent = (i - 1) >> 1
+        parent = (i - 1) >> 2
         if h[parent] <= v:
             break
         h[i] = h[parent]
@@ -251,22 +385,113 @@ cdef inline uint64_t heap_pop(uint64_t* h, Py_ssize_t* size) noexcept nogil:
     cdef Py_ssize_t n = size[0] - 1
     cdef uint64_t v = h[n]
     cdef Py_ssize_t i = 0
-    cdef Py_ssize_t c
+    cdef Py_ssize_t c, k, best, lo, hi
     size[0] = n
     while True:
-        c = 2 * i + 1
+        c = 4 * i + 1
         if c >= n:
             break
-        if c + 1 < n and h[c + 1] < h[c]:
-            c += 1
-        if v <= h[c]:
+        if c + 3 < n:    # four children: two pairs, then the pair winners (branch-free)
+            lo = c if h[c] <= h[c + 1] else c + 1
+            hi = c + 2 if h[c + 2] <= h[c + 3] else c + 3
+            best = lo if h[lo] <= h[hi] else hi
+        else:
+            best = c
+            for k in range(c + 1, n):
+                if h[k] < h[best]:
+                    best = k
+        if v <= h[best]:
             break
-        h[i] = h[c]
-        i = c
+        h[i] = h[best]
+        i = best
     if n > 0:
         h[i] = v
     return top
 
+
+
+cdef inline void pile_pair(const PairTable* pairs, SmallPart* parts, Py_ssize_t left,
+                           Py_ssize_t right, uint64_t* space, Py_ssize_t* pile_lo,
+                           uint64_t* pile_min) noexcept nogil:
+    """Set the pair the part at `left` now starts with the part at `right` and, if it merges,
+    pile it as a candidate (see _merge_heap)."""
+    cdef uint32_t r
+    cdef tok_t nid
+    cdef uint64_t key
+    if not pair_get(pairs, parts[left].id, parts[right].id, &r, &nid):
+        parts[left].pair = NO_PAIR
+        return
+    parts[left].pair = (<uint64_t>r << 32) | nid
+    key = (<uint64_t>r << 32) | <uint64_t>left
+    pile_lo[0] -= 1
+    space[pile_lo[0]] = key
+    if key < pile_min[0]:
+        pile_min[0] = key
+
+
+cdef void sort_keys(uint64_t* keys, uint64_t* tmp, Py_ssize_t n, int first_byte) noexcept nogil:
+    """Sort 64-bit keys by their bytes first_byte..7 (a stable LSD radix sort over the bytes
+    that differ between keys; the others cost nothing); tmp has room for n keys.  With
+    first_byte = 4 it sorts (rank << 32 | position) keys by rank alone, keeping the order of
+    positions."""
+    cdef Py_ssize_t count[8][256]
+    cdef Py_ssize_t i, total, c
+    cdef int byte, b, n_vary = 0
+    cdef int vary[8]
+    cdef uint64_t* src = keys
+    cdef uint64_t* dst = tmp
+    cdef uint64_t* swap
+    cdef uint64_t k, all_or = 0, all_and = UINT64_MAX_KEY
+    if n < 2:
+        return
+    for i in range(n):
+        all_or |= keys[i]
+        all_and &= keys[i]
+    for byte in range(first_byte, 8):
+        if ((all_or ^ all_and) >> (8 * byte)) & 0xFF:
+            vary[n_vary] = byte
+            n_vary += 1
+    if n_vary == 0:
+        return
+    memset(count, 0, sizeof(count))
+    for i in range(n):
+        k = keys[i]
+        for b in range(n_vary):
+            count[b][(k >> (8 * vary[b])) & 0xFF] += 1
+    for b in range(n_vary):
+        byte = vary[b]
+        total = 0
+        for c in range(256):
+            i = count[b][c]
+            count[b][c] = total
+            total += i
+        for i in range(n):
+            c = <Py_ssize_t>((src[i] >> (8 * byte)) & 0xFF)
+            dst[count[b][c]] = src[i]
+            count[b][c] += 1
+        swap = src
+        src = dst
+        dst = swap
+    if src != keys:
+        memcpy(keys, src, n * sizeof(uint64_t))
+
+
+cdef void sort_pile(uint64_t* keys, uint64_t* tmp, Py_ssize_t n) noexcept nogil:
+    """Sort the candidates that merges made (stored last-made first).  Merges of one rank
+    run left to right, so in the order they were made the positions of one rank nearly
+    always ascend: reverse, sort by rank alone, and sort by position too only if that left
+    the keys out of order."""
+    cdef Py_ssize_t i
+    cdef uint64_t t
+    for i in range(n // 2):
+        t = keys[i]
+        keys[i] = keys[n - 1 - i]
+        keys[n - 1 - i] = t
+    sort_keys(keys, tmp, n, 4)
+    for i in range(n - 1):
+        if keys[i] > keys[i + 1]:
+            sort_keys(keys, tmp, n, 0)
+            return
 
 # ----------------------------------------------------------------------------------------
 
@@ -279,8 +504,11 @@ cdef class BPETable:
     """
 
     def __cinit__(self):
+        global _next_serial
         memset(&self.tok, 0, sizeof(TokenTable))
         memset(&self.pairs, 0, sizeof(PairTable))
+        _next_serial += 1
+        self.serial = _next_serial
 
     def __dealloc__(self):
         free(self.tok.data)
@@ -431,7 +659,7 @@ cdef class BPETable:
                 if pair_get(&self.pairs, <tok_t>self.tok.byte_id[a], <tok_t>self.tok.byte_id[b], &r, &nid):
                     self.byte_pairs[a * 256 + b] = (<uint64_t>r << 32) | nid
                 else:
-                    self.byte_pairs[a * 256 + b] = (<uint64_t>NO_RANK << 32)
+                    self.byte_pairs[a * 256 + b] = NO_PAIR
         return 0
 
     cdef int _check_bytes_present(self) except -1:
@@ -539,63 +767,145 @@ cdef class BPETable:
         return 0
 
     cdef void _merge_small(self, const uint8_t* p, Py_ssize_t n, IdBuf* out, Work* w) noexcept nogil:
-        """Linear scan: parts in an array; merge the lowest rank, leftmost on ties."""
-        cdef tok_t* ids = w.ids
-        cdef uint32_t* rank = w.rank
-        cdef tok_t* new_id = w.new_id
+        """Linear scan: parts in an array; merge the lowest rank, leftmost on ties.
+
+        A pair is one word (rank << 32 | new id): the smallest word is the lowest rank (a
+        rank names one merged token), and a strict < keeps the leftmost."""
+        cdef SmallPart* parts = w.parts
         cdef Py_ssize_t m = n, i, best_i
-        cdef uint32_t best
-        cdef uint64_t bp
-        for i in range(n):
-            ids[i] = <tok_t>self.tok.byte_id[p[i]]
+        cdef uint64_t best
+        cdef uint32_t r
+        cdef tok_t nid
         for i in range(n - 1):
-            bp = self.byte_pairs[(<Py_ssize_t>p[i] << 8) | p[i + 1]]
-            rank[i] = <uint32_t>(bp >> 32)
-            new_id[i] = <tok_t>(bp & 0xFFFFFFFFU)
+            parts[i].id = <tok_t>self.tok.byte_id[p[i]]
+            parts[i].pair = self.byte_pairs[(<Py_ssize_t>p[i] << 8) | p[i + 1]]
+        parts[n - 1].id = <tok_t>self.tok.byte_id[p[n - 1]]
+        parts[n - 1].pair = NO_PAIR
         while m > 1:
-            best = NO_RANK
+            best = NO_PAIR
             best_i = -1
             for i in range(m - 1):
-                if rank[i] < best:
-                    best = rank[i]
+                if parts[i].pair < best:
+                    best = parts[i].pair
                     best_i = i
             if best_i < 0:
                 break
-            # parts best_i and best_i+1 become one; pair entry best_i+1 moves down
-            ids[best_i] = new_id[best_i]
-            memmove(ids + best_i + 1, ids + best_i + 2, (m - best_i - 2) * sizeof(tok_t))
-            memmove(rank + best_i + 1, rank + best_i + 2, (m - best_i - 2) * sizeof(uint32_t))
-            memmove(new_id + best_i + 1, new_id + best_i + 2, (m - best_i - 2) * sizeof(tok_t))
+            # parts best_i and best_i+1 become one
+            parts[best_i].id = <tok_t>(best & 0xFFFFFFFFU)
+            memmove(parts + best_i + 1, parts + best_i + 2, (m - best_i - 2) * sizeof(SmallPart))
             m -= 1
-            if best_i < m - 1:
-                if not pair_get(&self.pairs, ids[best_i], ids[best_i + 1], &rank[best_i], &new_id[best_i]):
-                    rank[best_i] = NO_RANK
+            parts[best_i].pair = NO_PAIR
+            if best_i < m - 1 and pair_get(&self.pairs, parts[best_i].id, parts[best_i + 1].id, &r, &nid):
+                parts[best_i].pair = (<uint64_t>r << 32) | nid
             if best_i > 0:
-                if not pair_get(&self.pairs, ids[best_i - 1], ids[best_i], &rank[best_i - 1], &new_id[best_i - 1]):
-                    rank[best_i - 1] = NO_RANK
-        memcpy(out.data + out.len, ids, m * sizeof(tok_t))
+                parts[best_i - 1].pair = NO_PAIR
+                if pair_get(&self.pairs, parts[best_i - 1].id, parts[best_i].id, &r, &nid):
+                    parts[best_i - 1].pair = (<uint64_t>r << 32) | nid
+        for i in range(m):
+            out.data[out.len + i] = parts[i].id
         out.len += m
 
     cdef void _merge_heap(self, const uint8_t* p, Py_ssize_t n, IdBuf* out, Work* w) noexcept nogil:
-        """Linked list of parts indexed by start byte, min-heap of (rank, start); O(n log n)."""
-        cdef tok_t* ids = w.ids          # ids[i]: the part starting at byte i, or DEAD
+        """Linked list of parts indexed by start byte; candidate merges (rank << 32 | start)
+        taken smallest first: lowest rank, leftmost on ties.  O(n log n).
+
+        parts[i].pair is the pair the live part at byte i starts now (NO_PAIR when none or
+        the part is dead), so a candidate is stale exactly when its rank differs from it: no
+        pair lookup to skip one.  (A candidate whose pair was replaced by another pair of the
+        same rank merges that pair, which is then the right merge: lowest rank, leftmost.)
+
+        Candidates wait in sorted runs, a 4-ary heap, or a pending pile: the first pairs
+        are one run, sorted once; the pairs that merges make pile up unsorted and are
+        ordered only when the pile holds the smallest candidate (as a new run when large,
+        else into the heap).  On long pieces most candidates then leave a run at O(1)
+        instead of a heap at O(log n): a 1 MiB piece is several times faster.
+
+        w.heap has 5 * cap keys: [0, 2 cap) the heap growing up and the pile and its runs
+        growing down (both together never exceed the 2n - 2 pairs merges make);
+        [2 cap, 3 cap) the first run; [3 cap, 5 cap) scratch for sorting."""
+        cdef SmallPart* parts = w.parts
         cdef int32_t* nxt = w.nxt
         cdef int32_t* prv = w.prv
-        cdef uint64_t* heap = w.heap
-        cdef Py_ssize_t size = 0, i
-        cdef uint32_t r
+        cdef uint64_t* space = w.heap
+        cdef uint64_t* heap = space
+        cdef uint64_t* tmp = space + 3 * w.cap
+        cdef Py_ssize_t run_at[MAX_RUNS]
+        cdef Py_ssize_t run_end[MAX_RUNS]
+        cdef Py_ssize_t n_runs = 0, pile_lo = 2 * w.cap, pile_hi = 2 * w.cap
+        cdef uint64_t pile_min = UINT64_MAX_KEY
+        cdef Py_ssize_t size = 0, i, j, src, pos, right, after, before
+        cdef uint64_t top, bp
         for i in range(n):
-            ids[i] = <tok_t>self.tok.byte_id[p[i]]
+            parts[i].id = <tok_t>self.tok.byte_id[p[i]]
             nxt[i] = <int32_t>(i + 1)
             prv[i] = <int32_t>(i - 1)
+        parts[n - 1].pair = NO_PAIR
+        run_at[0] = run_end[0] = 2 * w.cap
         for i in range(n - 1):
-            r = <uint32_t>(self.byte_pairs[(<Py_ssize_t>p[i] << 8) | p[i + 1]] >> 32)
-            if r != NO_RANK:
-                heap_push(heap, &size, (<uint64_t>r << 32) | <uint64_t>i)
-        heap_merge_loop(self, ids, nxt, prv, heap, size, n, NULL, 0, 0)
+            bp = self.byte_pairs[(<Py_ssize_t>p[i] << 8) | p[i + 1]]
+            parts[i].pair = bp
+            if bp < NO_PAIR:
+                space[run_end[0]] = (bp & 0xFFFFFFFF00000000ULL) | <uint64_t>i
+                run_end[0] += 1
+        sort_keys(space + run_at[0], tmp, run_end[0] - run_at[0], 4)   # positions ascend
+        n_runs = 1
+        while True:
+            # the smallest candidate: heap top or a run's head ...
+            top = UINT64_MAX_KEY
+            src = -2
+            if size > 0:
+                top = heap[0]
+                src = -1
+            j = 0
+            while j < n_runs:
+                if run_at[j] == run_end[j]:      # used up: drop it
+                    n_runs -= 1
+                    run_at[j] = run_at[n_runs]
+                    run_end[j] = run_end[n_runs]
+                    continue
+                if space[run_at[j]] < top:
+                    top = space[run_at[j]]
+                    src = j
+                j += 1
+            # ... unless the pile holds a smaller one: order the pile first
+            if pile_lo < pile_hi and pile_min < top:
+                if pile_hi - pile_lo < PILE_TO_HEAP or n_runs == MAX_RUNS:
+                    for i in range(pile_lo, pile_hi):
+                        heap_push(heap, &size, space[i])
+                    pile_lo = pile_hi            # its space is free again
+                else:
+                    sort_pile(space + pile_lo, tmp, pile_hi - pile_lo)
+                    run_at[n_runs] = pile_lo
+                    run_end[n_runs] = pile_hi
+                    n_runs += 1
+                    pile_hi = pile_lo            # the next pile grows below this run
+                pile_min = UINT64_MAX_KEY
+                continue
+            if src == -2:
+                break
+            if src == -1:
+                heap_pop(heap, &size)
+            else:
+                run_at[src] += 1
+            pos = <Py_ssize_t>(top & 0xFFFFFFFFU)
+            bp = parts[pos].pair
+            if (bp >> 32) != (top >> 32):
+                continue  # stale: the pair at pos changed, or the part died
+            right = nxt[pos]
+            parts[pos].id = <tok_t>(bp & 0xFFFFFFFFU)
+            parts[pos].pair = NO_PAIR
+            parts[right].pair = NO_PAIR   # right is merged into pos
+            after = nxt[right]
+            nxt[pos] = <int32_t>after
+            if after < n:
+                prv[after] = <int32_t>pos
+                pile_pair(&self.pairs, parts, pos, after, space, &pile_lo, &pile_min)
+            before = prv[pos]
+            if before >= 0:
+                pile_pair(&self.pairs, parts, before, pos, space, &pile_lo, &pile_min)
         i = 0
         while i < n:
-            out.data[out.len] = ids[i]
+            out.data[out.len] = parts[i].id
             out.len += 1
             i = nxt[i]
 
@@ -651,16 +961,13 @@ cdef class BPETable:
 
     cdef int encode_utf8(self, const uint8_t* s, Py_ssize_t n, int kind, IdBuf* out, Work* w) except -1 nogil:
         """Split UTF-8 text with the C scanner and encode every piece: one GIL-free pass.
-
-        Long texts repeat their pieces (" the", " of", ...), so they keep a small
-        direct-mapped cache of piece -> ids, hot in L2, in front of the token table."""
+        With w.cache (this thread's PieceCache), short pieces are looked up there first."""
         cdef Py_ssize_t ends[512]
         cdef Py_ssize_t pos = 0, k, i, ln, before
         cdef uint64_t h, head
         cdef CacheEntry* e
+        cdef const uint8_t* end = s + n
         idbuf_reserve(out, n // 4 + 16)
-        if n >= CACHE_MIN_TEXT and w.cache == NULL:
-            work_enable_cache(w)
         while pos < n:
             k = scan_pieces(kind, s, n, pos, ends, 512)
             if k <= 0:
@@ -668,24 +975,19 @@ cdef class BPETable:
             for i in range(k):
                 ln = ends[i] - pos
                 if w.cache != NULL and 1 < ln <= CACHE_MAX_PIECE:
-                    h = hash_bytes(s + pos, ln)
-                    head = load_head(s + pos, ln)
-                    e = &w.cache[h & (CACHE_SIZE - 1)]
-                    if (e.hash == h and e.length == ln and e.head == head and
-                            (ln <= 8 or memcmp(e.src + 8, s + pos + 8, <size_t>(ln - 8)) == 0)):
-                        idbuf_reserve(out, e.n_ids)
-                        memcpy(out.data + out.len, e.ids, e.n_ids * sizeof(tok_t))
+                    h = hash_in_text(s + pos, ln, end)
+                    head = load_word(s + pos, ln, end)
+                    e = cache_find(w.cache, s + pos, ln, h, head)
+                    if e != NULL:
+                        idbuf_reserve(out, CACHE_MAX_IDS)
+                        # a fixed-size copy (no call); only n_ids of them count
+                        memcpy(out.data + out.len, e.ids, CACHE_MAX_IDS * sizeof(tok_t))
                         out.len += e.n_ids
                     else:
                         before = out.len
                         self.encode_piece_hashed(s + pos, ln, h, head, out, w)
-                        if out.len - before <= 8:
-                            e.hash = h
-                            e.head = head
-                            e.src = s + pos
-                            e.length = <int32_t>ln
-                            e.n_ids = <int32_t>(out.len - before)
-                            memcpy(e.ids, out.data + before, e.n_ids * sizeof(tok_t))
+                        if out.len - before <= CACHE_MAX_IDS:
+                            cache_store(w.cache, s + pos, ln, h, out.data + before, out.len - before)
                 else:
                     self.encode_piece(s + pos, ln, out, w)
                 pos = ends[i]
@@ -693,76 +995,73 @@ cdef class BPETable:
 
     def encode_text(self, str text, int kind, bint as_numpy=False):
         """Encode text whose split pattern the C scanner knows (`kind`, see _pretokenize).
-        Scanning and merging run in one call with the GIL released.  Raises
-        UnicodeEncodeError for lone surrogates."""
+        UTF-8 conversion, scanning and merging run in one call with the GIL released.
+        Raises UnicodeEncodeError for lone surrogates."""
         _require_byte_pairs(self)
         cdef IdBuf out
         cdef Work w
-        cdef Py_ssize_t n
-        cdef const char* s
-        cdef object keep = None
+        cdef Utf8Text u
         if kind < 0:
             raise ValueError("encode_text needs a pattern the C scanner knows")
-        if PyUnicode_IS_ASCII(text):
-            s = PyUnicode_AsUTF8AndSize(text, &n)        # CPython's own buffer: no copy
-        else:
-            keep = PyUnicode_AsUTF8String(text)          # a temporary copy, freed on return
-            s = PyBytes_AS_STRING(keep)
-            n = PyBytes_GET_SIZE(keep)
+        cdef PieceCache cache = thread_cache(self)
         memset(&out, 0, sizeof(IdBuf))
         memset(&w, 0, sizeof(Work))
+        w.cache = cache.entries
+        utf8_text_open(text, &u)
         try:
             with nogil:
-                self.encode_utf8(<const uint8_t*>s, n, kind, &out, &w)
+                if utf8_text_convert(&u) == 0:
+                    self.encode_utf8(u.s, u.n, kind, &out, &w)
+            utf8_text_check(text, &u)
             return idbuf_to_numpy(&out) if as_numpy else idbuf_to_list(&out, self.id_objects)
         finally:
+            utf8_text_close(&u)
             idbuf_free(&out)
             work_free(&w)
 
     def encode_texts(self, list texts, int kind):
-        """Encode many texts (exact str, valid UTF-8; see encode_text) with the C scanner in
-        one GIL-free pass; returns a list of lists of ids.  Batch encoding calls this once per
-        thread's share, so the threads rarely meet at the GIL."""
+        """Encode many texts (exact str; see encode_text) with the C scanner in one GIL-free
+        pass; returns a list of lists of ids.  Batch encoding calls this once per thread's
+        share, so the threads rarely meet at the GIL.  Raises UnicodeEncodeError if any text
+        has a lone surrogate."""
         _require_byte_pairs(self)
-        cdef Py_ssize_t n = PyList_GET_SIZE(texts), i, total = 0
-        cdef const char** ptrs = <const char**>calloc(n + 1, sizeof(char*))
-        cdef Py_ssize_t* lens = <Py_ssize_t*>calloc(n + 1, sizeof(Py_ssize_t))
+        cdef Py_ssize_t n = PyList_GET_SIZE(texts), i
+        cdef Utf8Text* us = <Utf8Text*>calloc(n + 1, sizeof(Utf8Text))
         cdef IdBuf* outs = <IdBuf*>calloc(n + 1, sizeof(IdBuf))
         cdef Work w
-        cdef list keep = []
-        cdef object t, b
+        cdef object t
+        cdef PieceCache cache
         if kind < 0:
             raise ValueError("encode_texts needs a pattern the C scanner knows")
+        cache = thread_cache(self)
         memset(&w, 0, sizeof(Work))
+        w.cache = cache.entries
         try:
-            if ptrs == NULL or lens == NULL or outs == NULL:
+            if us == NULL or outs == NULL:
                 raise MemoryError()
             for i in range(n):
                 t = <object>PyList_GET_ITEM(texts, i)
                 if type(t) is not str:
                     raise TypeError(f"expected str, not {type(t).__name__}")
-                if PyUnicode_IS_ASCII(t):
-                    ptrs[i] = PyUnicode_AsUTF8AndSize(t, &lens[i])
-                else:
-                    b = PyUnicode_AsUTF8String(t)
-                    keep.append(b)
-                    ptrs[i] = PyBytes_AS_STRING(b)
-                    lens[i] = PyBytes_GET_SIZE(b)
+                utf8_text_open(t, &us[i])
             with nogil:
                 for i in range(n):
-                    total += lens[i]
-                if total >= CACHE_MIN_TEXT:  # the texts stay alive for the whole call
-                    work_enable_cache(&w)
-                for i in range(n):
-                    self.encode_utf8(<const uint8_t*>ptrs[i], lens[i], kind, &outs[i], &w)
+                    if utf8_text_convert(&us[i]) != 0:
+                        break
+                    self.encode_utf8(us[i].s, us[i].n, kind, &outs[i], &w)
+                    utf8_text_close(&us[i])   # the cache keeps no pointer into a text
+            for i in range(n):
+                utf8_text_check(<object>PyList_GET_ITEM(texts, i), &us[i])
             return [idbuf_to_list(&outs[i], self.id_objects) for i in range(n)]
         finally:
             if outs != NULL:
                 for i in range(n):
                     idbuf_free(&outs[i])
+            if us != NULL:
+                for i in range(n):
+                    utf8_text_close(&us[i])
             free(outs)
-            free(ptrs)
-            free(lens)
+            free(us)
             work_free(&w)
 
     def encode_documents(self, const uint8_t[::1] data, const int64_t[::1] starts,
@@ -772,9 +1071,11 @@ cdef class BPETable:
         stops): the ids of document i, its separator included, stop at stops[i].  The corpus
         path (fastbpe/corpus.py) calls this once per block of a file, its documents located
         in place, so many small documents cost one call, one array and no copies."""
+        _require_byte_pairs(self)
         cdef Py_ssize_t n_docs = starts.shape[0], i
         cdef IdBuf out
         cdef Work w
+        cdef PieceCache cache
         if kind < 0:
             raise ValueError("encode_documents needs a pattern the C scanner knows")
         if ends.shape[0] != n_docs:
@@ -795,12 +1096,12 @@ cdef class BPETable:
                     break
         if not valid:
             return None
+        cache = thread_cache(self)
         memset(&out, 0, sizeof(IdBuf))
         memset(&w, 0, sizeof(Work))
+        w.cache = cache.entries
         try:
             with nogil:
-                if data.shape[0] >= CACHE_MIN_TEXT:  # data stays alive for the whole call
-                    work_enable_cache(&w)
                 idbuf_reserve(&out, data.shape[0] // 4 + n_docs + 16)
                 for i in range(n_docs):
                     if ends[i] > starts[i]:
@@ -1028,10 +1329,12 @@ cdef object _ids_from_sequence(tokens):
 # Merging from given initial ids, with optional BPE-dropout (HF `tokenizers` semantics).
 #
 # Char-level HF models (byte_fallback, Metaspace, unk tokens, subword prefixes) start a word
-# from ids that are not one per byte, and BPE-dropout skips merges at random.  The heap loop
-# below is the only one: `_merge_heap` (parts from bytes) and `merge_ids` (parts from given
-# ids, optional dropout) both run it.  Dropout skips each popped candidate with probability
-# `dropout`; skipped candidates go back on the heap after the next merge, as HF does.
+# from ids that are not one per byte, and BPE-dropout skips merges at random: `merge_ids`
+# runs the plain heap loop below on given ids.  (`_merge_heap`, the byte path of every
+# encode, has its own loop of sorted runs and a pile for long pieces; both take the lowest
+# rank, leftmost on ties, and the tests check they agree.)  Dropout skips each popped
+# candidate with probability `dropout`; skipped candidates go back on the heap after the
+# next merge, as HF does.
 # =========================================================================================
 
 cdef int _require_byte_pairs(BPETable table) except -1:

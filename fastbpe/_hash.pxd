@@ -28,3 +28,45 @@ cdef inline uint64_t hash_bytes(const uint8_t* p, Py_ssize_t n) noexcept nogil:
         memcpy(&w, p, <size_t>n)
         h = (h ^ w) * 0x100000001B3ULL
     return mix64(h)
+
+
+cdef extern from *:
+    """
+    #if defined(_WIN32) || (defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__)
+    #define FB_LITTLE_ENDIAN 1
+    #else
+    #define FB_LITTLE_ENDIAN 0
+    #endif
+    """
+    const bint FB_LITTLE_ENDIAN
+
+
+cdef inline uint64_t load_word(const uint8_t* p, Py_ssize_t n, const uint8_t* end) noexcept nogil:
+    """p[:n] (1 <= n <= 8) as a zero-padded word, the same value as memcpy into a zeroed word.
+    Inside a text (8 bytes readable before end) it is one load and a mask instead of a
+    variable-length copy."""
+    cdef uint64_t w
+    if FB_LITTLE_ENDIAN and p + 8 <= end:
+        memcpy(&w, p, 8)
+        return w if n >= 8 else w & ((<uint64_t>1 << (8 * n)) - 1)
+    w = 0
+    memcpy(&w, p, <size_t>(n if n < 8 else 8))
+    return w
+
+
+cdef inline uint64_t hash_in_text(const uint8_t* p, Py_ssize_t n, const uint8_t* end) noexcept nogil:
+    """hash_bytes(p, n) (n >= 1) for a piece of a text that ends at end: the same value,
+    with the last partial word read by load_word."""
+    cdef uint64_t h = 0x9E3779B97F4A7C15ULL ^ (<uint64_t>n * 0x2545F4914F6CDD1DULL)
+    cdef uint64_t w
+    while n > 8:
+        memcpy(&w, p, 8)
+        h = (h ^ w) * 0x100000001B3ULL
+        h ^= h >> 29
+        p += 8
+        n -= 8
+    w = load_word(p, n, end)
+    h = (h ^ w) * 0x100000001B3ULL
+    if n == 8:   # hash_bytes takes a whole last word in its loop, then nothing
+        h ^= h >> 29
+    return mix64(h)

@@ -144,3 +144,18 @@ def test_a_table_without_all_bytes_only_merges_ids():
                  lambda: table.encode_texts(["ab"], 0), lambda: table.encode_pieces(["ab"])):
         with pytest.raises(ValueError, match="merge_ids"):
             call()
+
+
+def test_merge_ids_agrees_with_the_byte_path_heap_on_long_pieces():
+    """The byte path's loop (sorted runs + pile, `_merge_heap`) and merge_ids' plain heap
+    loop are separate code: on long pieces of a real vocabulary they must agree."""
+    import fastbpe
+
+    table = fastbpe.get_encoding("cl100k_base")._table
+    byte_id = [table.lookup_bytes(bytes([b])) for b in range(256)]
+    rng = random.Random(1)
+    for alphabet in [b"a", b"ab", b"ab ", b"0123456789", b"the quick brown fox"]:
+        for n in [2, 17, 300, 4000]:
+            data = bytes(rng.choice(alphabet) for _ in range(n))
+            heap_ids = table.encode_bytes(data, path="heap")
+            assert merge_ids(table, [byte_id[b] for b in data])[0] == heap_ids, (alphabet, n)

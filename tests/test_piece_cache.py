@@ -1,0 +1,205 @@
+"""The per-thread piece cache that lives across calls (_core.PieceCache): it never changes ids.
+
+Most tests use small made-up vocabularies (no data files) with the cl100k scanner, checked
+against the pure-Python reference; the last ones use the real encodings when present."""
+import random
+import string
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+import regex
+
+from fastbpe import _core, _pretokenize, patterns
+from fastbpe._core import BPETable, PieceCache, thread_piece_cache
+from reference_encode import encode_piece_tiktoken
+from test_kernel import table_for, toy_ranks
+
+KIND = _pretokenize.pattern_kind(patterns.CL100K_PATTERN)
+SPLIT = regex.compile(patterns.CL100K_PATTERN)
+CACHE_TABLES_PER_THREAD = 4   # as in _core.pyx
+
+
+def reference(text: str, ranks) -> list[int]:
+    return [i for piece in SPLIT.findall(text) for i in encode_piece_tiktoken(piece.encode(), ranks)]
+
+
+def words(rng: random.Random, n: int, alphabet: str = "abc") -> list[str]:
+    return [" " + "".join(rng.choice(alphabet) for _ in range(rng.randrange(1, 9))) for _ in range(n)]
+
+
+@pytest.fixture(scope="module")
+def toy():
+    ranks = toy_ranks(3, n_merges=120)
+    return table_for(ranks), ranks
+
+
+def test_cache_remembers_pieces_across_calls(toy):
+    table, ranks = toy
+    text = " abca abc cab"
+    assert table.encode_text(text, KIND) == reference(text, ranks)
+    cache = thread_piece_cache(table)
+    assert cache is thread_piece_cache(table)   # the same cache on every call of this thread
+    assert cache.ids_of(b" abca") == encode_piece_tiktoken(b" abca", ranks)
+    assert cache.ids_of(b" never seen") is None
+    assert table.encode_text(text, KIND) == reference(text, ranks)   # now from the cache
+
+
+def colliding_pieces(n_wanted: int = 3) -> list[bytes]:
+    """Distinct short pieces that map to the same cache entry."""
+    rng = random.Random(7)
+    by_slot: dict[int, list[bytes]] = {}
+    while True:
+        piece = (" " + "".join(rng.choice(string.ascii_lowercase) for _ in range(rng.randrange(2, 12)))).encode()
+        same = by_slot.setdefault(PieceCache.slot_of(piece), [])
+        if piece not in same:
+            same.append(piece)
+            if len(same) == n_wanted:
+                return same
+
+
+def test_colliding_pieces_evict_and_never_mix(toy):
+    table, ranks = toy
+    a, b, c = colliding_pieces()
+    cache = thread_piece_cache(table)
+    table.encode_text(a.decode(), KIND)
+    assert cache.ids_of(a) == encode_piece_tiktoken(a, ranks)
+    table.encode_text(b.decode(), KIND)
+    assert cache.ids_of(a) is None     # b took its entry
+    assert cache.ids_of(b) == encode_piece_tiktoken(b, ranks)
+    text = (a + b + c + a + a + c + b).decode() * 50
+    assert table.encode_text(text, KIND) == reference(text, ranks)
+    assert table.encode_texts([a.decode(), c.decode(), a.decode()], KIND) == [
+        reference(a.decode(), ranks), reference(c.decode(), ranks), reference(a.decode(), ranks)]
+
+
+def test_eviction_under_more_pieces_than_entries():
+    """Far more distinct pieces than the cache holds, then the first ones again."""
+    ranks = toy_ranks(4, n_merges=400, alphabet=b"abcdefgh ")
+    table = table_for(ranks)
+    rng = random.Random(11)
+    ws = list(dict.fromkeys(words(rng, 40_000, "abcdefgh")))
+    first, rest = "".join(ws[:2000]), "".join(ws)
+    cache = thread_piece_cache(table)
+    assert table.encode_text(first, KIND) == reference(first, ranks)
+    assert table.encode_text(rest, KIND) == reference(rest, ranks)
+    evicted = [w for w in ws[:2000] if cache.ids_of(w.encode()) is None]
+    assert len(evicted) > 100     # the later pieces took their entries
+    assert table.encode_text(first, KIND) == reference(first, ranks)
+    assert all(cache.ids_of(w.encode()) in (None, encode_piece_tiktoken(w.encode(), ranks)) for w in ws)
+
+
+def test_long_and_many_id_pieces_bypass_the_cache(toy):
+    table, ranks = toy
+    for text in (" " + "cab" * 20, " " + "abc" * 9, " ab" * 3, "é" * 30):
+        for _ in range(2):
+            assert table.encode_text(text, KIND) == reference(text, ranks)
+
+
+def test_many_tables_in_one_thread():
+    """Tables with different ids for the same pieces, used in turn: each gets its own ids,
+    and the thread keeps caches for at most CACHE_TABLES_PER_THREAD of them."""
+    tables = [(table_for(r), r) for r in (toy_ranks(seed, n_merges=80) for seed in range(7))]
+    rng = random.Random(5)
+    texts = ["".join(words(rng, 200)) for _ in range(3)]
+    want = [[reference(t, r) for t in texts] for _, r in tables]
+    for _ in range(3):
+        for k, (table, _) in enumerate(tables):
+            for j, t in enumerate(texts):
+                assert table.encode_text(t, KIND) == want[k][j]
+        assert len(_core._thread_state.caches) <= CACHE_TABLES_PER_THREAD
+
+
+def test_a_new_table_never_sees_a_dead_tables_cache():
+    """Caches are keyed by a serial, not by id(): a table made where a dead one was gets
+    its own ids."""
+    text = " abc cab bca aab"
+    for seed in range(6):
+        ranks = toy_ranks(seed, n_merges=60)
+        table = table_for(ranks)
+        assert table.encode_text(text, KIND) == reference(text, ranks)
+        del table
+
+
+def test_threads_with_several_tables_at_once():
+    tables = [(table_for(r), r) for r in (toy_ranks(seed, n_merges=100) for seed in (21, 22, 23))]
+    rng = random.Random(9)
+    texts = ["".join(words(rng, rng.randrange(1, 400), "abc")) for _ in range(24)]
+    want = {(k, j): reference(t, r) for k, (_, r) in enumerate(tables) for j, t in enumerate(texts)}
+    errors = []
+
+    def work(seed: int) -> int:
+        order = random.Random(seed)
+        done = 0
+        for _ in range(60):
+            k, j = order.randrange(len(tables)), order.randrange(len(texts))
+            got = tables[k][0].encode_text(texts[j], KIND)
+            if got != want[k, j]:
+                errors.append((threading.get_ident(), k, j))
+            done += 1
+        return done
+
+    with ThreadPoolExecutor(8) as pool:
+        assert sum(pool.map(work, range(16))) == 16 * 60
+    assert not errors
+
+
+# ---------------------------------------------------------------- real encodings
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base", "r50k_base"])
+def test_batch_threads_and_cache_with_real_vocabularies(name):
+    from conftest import encoding_pair
+
+    fb, tt = encoding_pair(name)
+    rng = random.Random(1)
+    docs = ["".join(rng.choice(["the", " of", " and", "é", "漢字", " 123", "\n", "  ", "'s", "x" * 30, "ab"])
+                    for _ in range(rng.randrange(0, 300))) for _ in range(200)]
+    want = [tt.encode_ordinary(d) for d in docs]
+    assert fb.encode_ordinary_batch(docs, num_threads=4) == want
+    assert fb.encode_ordinary_batch(docs[::-1], num_threads=2) == want[::-1]
+    assert [fb.encode_ordinary(d) for d in docs] == want
+
+
+N = 1 << 20
+WORST_CASES = {
+    "one repeated character": "a" * N,
+    "letters without spaces": (string.ascii_lowercase * (N // 26 + 1))[:N],
+    "spaces": " " * N,
+    "digits": (string.digits * (N // 10 + 1))[:N],
+}
+
+
+@pytest.mark.parametrize("case", list(WORST_CASES))
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base", "r50k_base"])
+def test_worst_case_inputs_give_tiktokens_ids(name, case):
+    """1 MiB inputs that make one huge piece (or a million tiny ones): exact ids."""
+    from conftest import encoding_pair
+
+    fb, tt = encoding_pair(name)
+    text = WORST_CASES[case]
+    try:
+        want = tt.encode_ordinary(text)
+    except BaseException as e:  # tiktoken's regex overflows its stack on some of these
+        if type(e).__name__ != "PanicException":
+            raise
+        want = [i for piece in regex.findall(tt._pat_str, text) for i in tt._encode_single_piece(piece)]
+    assert fb.encode_ordinary(text) == want
+
+
+def test_long_pieces_with_ranks_out_of_merge_order():
+    """A vocabulary whose longer tokens may rank below their parts (allowed in a .tiktoken
+    file): merges then make pairs that rank below the one just merged, which the long-piece
+    path (sorted run + heap) must still take first."""
+    for seed in range(6):
+        ranks = toy_ranks(seed, n_merges=150)
+        rng = random.Random(seed)
+        multi = [t for t in ranks if len(t) > 1]
+        shuffled = rng.sample(range(256, 256 + len(multi)), len(multi))
+        ranks = {**{t: r for t, r in ranks.items() if len(t) == 1}, **dict(zip(multi, shuffled))}
+        table = table_for(ranks)
+        for n in (49, 120, 400):
+            piece = bytes(rng.choice(b"abc ") for _ in range(n))
+            want = encode_piece_tiktoken(piece, ranks)
+            assert table.encode_bytes(piece, path="heap") == want
+            assert table.encode_bytes(piece, path="scan") == want
