@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import signal
+import threading
 
 import numpy as np
 import pytest
@@ -118,18 +119,24 @@ def test_bad_kernel_input():
 
 
 def test_ctrl_c_stops_training_promptly():
-    # many merges available; the first progress poll raises SIGINT -> KeyboardInterrupt
+    # many merges available; the first progress poll sends SIGINT -> KeyboardInterrupt.  The
+    # signal goes to this (the main) thread with Python's own handler in place, so other
+    # threads left by earlier tests (thread pools, Dask) cannot take it.
     text = bytes(range(256)) * 40 + b"".join(bytes([i, j]) for i in range(50) for j in range(50))
     calls = []
 
     def progress(done):
         calls.append(done)
         if done > 0:  # the first poll after the start
-            os.kill(os.getpid(), signal.SIGINT)
+            signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
 
     trainer = _train.SequenceTrainer(np.frombuffer(text, dtype=np.uint8))
-    with pytest.raises(KeyboardInterrupt):
-        trainer.train(5000, progress=progress)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            trainer.train(5000, progress=progress)
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert max(calls) < 5000
 
 
