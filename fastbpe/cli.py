@@ -85,6 +85,12 @@ class _HFTokenizer:
 
         self.name = os.path.basename(path)
         self._tok = Tokenizer.from_file(path)
+        # a file's truncation/padding settings (GPT-2's truncates at 50) are for feeding a
+        # model: the CLI encodes, counts and shows the whole text
+        self._tok.no_truncation()
+        self._tok.no_padding()
+        # the split pattern of a plain byte-level file, so `count` cuts blocks where its pieces end
+        self._pat_str = self._tok._pattern
 
     def encode(self, text, allowed_special=(), disallowed_special=()):
         return self._tok.encode_ids(text, add_special_tokens=False)

@@ -203,3 +203,25 @@ def test_show_in_the_terminal(model):
 def test_list_includes_the_builtins():
     _, out, _ = cli("list")
     assert {"cl100k_base", "o200k_harmony", "gpt2"} <= set(out.split())
+
+
+@pytest.mark.parametrize("model_dir", ["gpt2", "qwen2.5", "deepseek-r1-distill-llama-8b"])
+def test_count_a_tokenizer_json_in_blocks(model_dir, monkeypatch, tmp_path, capsys):
+    """Blocks of a tokenizer.json count are cut where its own split pattern's pieces end."""
+    hf = pytest.importorskip("fastbpe.hf")
+    import datasources as ds
+    from fastbpe import trainer
+
+    path = ds.VOCAB_DIR / "hf" / model_dir / "tokenizer.json"
+    if not path.is_file():
+        pytest.skip(f"{path} not found (shared data absent)")
+    tok = hf.Tokenizer.from_file(str(path))
+    tok.no_truncation()  # the shared GPT-2 file truncates at 50 tokens; the CLI counts them all
+    text = "".join(f"line {i}:  the  cat 12345678\n\n  sat  {i * 7}'s\r\n" for i in range(300))
+    src = tmp_path / "t.txt"
+    src.write_bytes(text.encode("utf-8"))
+    monkeypatch.setattr(trainer, "_FILE_BLOCK_CHARS", 97)
+    monkeypatch.setattr(trainer._read_blocks, "__defaults__", (97,))
+    assert main(["count", "-m", str(path), str(src)]) == 0
+    want = len(tok.encode_ids(text, add_special_tokens=False))
+    assert capsys.readouterr().out == f"{want}\t{src}\n"
