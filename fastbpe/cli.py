@@ -101,6 +101,14 @@ class _HFTokenizer:
     def decode(self, ids):
         return self._tok.decode(ids)
 
+    def merge_tree(self):
+        """(merges as (left, right, new id), bytes of each id) of a byte-level file, else
+        (None, None): the `show --html` merge tree."""
+        model = self._tok.model
+        if getattr(model, "token_bytes", None) is None:
+            return None, None
+        return [tuple(m) for m in model.merge_rows.tolist()], model.token_bytes
+
     def decode_single_token_bytes(self, token):
         single = getattr(self._tok, "decode_single_token_bytes", None)
         if single is not None:
@@ -350,8 +358,12 @@ def cmd_show(args) -> int:
     from .show_html import render_page
 
     model = getattr(enc, "bpe_model", None)
-    merges = [tuple(m) for m in model.merges.tolist()] if model is not None else None
-    vocab = model.token_bytes() if model is not None else None
+    if isinstance(enc, _HFTokenizer):
+        merges, vocab = enc.merge_tree()
+    elif model is not None:
+        merges, vocab = [tuple(m) for m in model.merges.tolist()], model.token_bytes()
+    else:
+        merges = vocab = None
     page = render_page(text, ids, values, name=getattr(enc, "name", "tokens"),
                        merges=merges, vocab=vocab)
     atomic_write_text(args.html, page)

@@ -57,15 +57,20 @@ def _token_spans(token_values: list[bytes], ids: list[int]) -> str:
 
 
 def render_page(text: str, ids: list[int], token_values: list[bytes], *, name: str,
-                merges: list[tuple[int, int]] | None = None,
-                vocab: list[bytes] | None = None) -> str:
-    """The page.  `merges[i]` makes id 256 + i and `vocab[id]` is the bytes of each id; give
-    both to get the merge-tree view."""
+                merges: list[tuple[int, ...]] | None = None,
+                vocab: list[bytes | None] | None = None) -> str:
+    """The page.  `merges[i]` is (left, right), making id 256 + i (minbpe's and fastbpe's
+    numbering), or (left, right, new id) for any numbering (tokenizer.json files);
+    `vocab[id]` is the bytes of each id (None where unused).  Give both to get the merge-tree
+    view."""
     n_bytes = len(text.encode("utf-8", errors="surrogatepass"))
     has_tree = merges is not None and vocab is not None
+    parts = {}  # new id -> [left, right]
+    for i, m in enumerate(merges if has_tree else []):
+        parts[int(m[2]) if len(m) == 3 else 256 + i] = [int(m[0]), int(m[1])]
     data = {
-        "merges": [list(m) for m in merges] if has_tree else [],
-        "tokens": [display_token(t) for t in vocab] if has_tree else [],
+        "parts": parts,
+        "tokens": [None if t is None else display_token(t) for t in vocab] if has_tree else [],
     }
     # "</" inside a <script> would end it early
     data_json = json.dumps(data, ensure_ascii=False).replace("</", "<\\/")
@@ -92,7 +97,8 @@ body {{ font-family: system-ui, sans-serif; margin: 2em; color: #222; }}
 .tok:hover {{ outline: 2px solid #222; }}
 #stats span {{ margin-right: 2em; }}
 #tree svg text {{ font-family: ui-monospace, monospace; font-size: 12px; }}
-#vocab {{ font-family: ui-monospace, monospace; max-height: 20em; overflow: auto; }}
+#vocab {{ font-family: ui-monospace, monospace; max-height: 20em; overflow: auto;
+          padding-left: 5em; }}  /* room for six-digit ids as list numbers */
 #vocab li {{ cursor: pointer; }}
 </style></head>
 <body>
@@ -111,12 +117,12 @@ for (const span of document.querySelectorAll(".tok")) {{
   span.addEventListener("click", () => showTree(Number(span.dataset.id)));
 }}
 const SVGNS = "http://www.w3.org/2000/svg";
-function isMerged(id) {{ return id >= 256 && id - 256 < DATA.merges.length; }}
+function isMerged(id) {{ return Object.prototype.hasOwnProperty.call(DATA.parts, id); }}
 // tidy layout of the binary merge tree: leaves left to right, a parent centred over its children
 function layout(id, depth, state) {{
   const node = {{id, depth, children: []}};
   if (isMerged(id) && depth < 40) {{
-    node.children = DATA.merges[id - 256].map(c => layout(c, depth + 1, state));
+    node.children = DATA.parts[id].map(c => layout(c, depth + 1, state));
     node.x = (node.children[0].x + node.children[1].x) / 2;
   }} else {{
     node.x = state.next++;
@@ -157,20 +163,21 @@ function showTree(id) {{
   draw(root);
   box.appendChild(svg);
 }}
+const ORDER = Object.keys(DATA.parts).map(Number);
+for (let id = 0; id < DATA.tokens.length; id++) if (!isMerged(id)) ORDER.push(id);
 function fillVocab(filter) {{
   const list = document.getElementById("vocab");
   if (!list) return;
   list.textContent = "";
   let shown = 0;
-  // merged tokens first (the interesting part), then the 256 bytes
-  const n = DATA.tokens.length;
-  for (let k = 0; k < n && shown < 500; k++) {{
-    const id = (k + 256) % n;
-    if (filter && !DATA.tokens[id].includes(filter)) continue;
+  // merged tokens first (the interesting part), then the others (bytes, special tokens)
+  for (const id of ORDER) {{
+    if (shown >= 500) break;
+    if (DATA.tokens[id] == null || (filter && !DATA.tokens[id].includes(filter))) continue;
     const li = document.createElement("li");
     li.value = id;
     li.textContent = isMerged(id)
-      ? label(id) + "  =  " + label(DATA.merges[id - 256][0]) + " + " + label(DATA.merges[id - 256][1])
+      ? label(id) + "  =  " + label(DATA.parts[id][0]) + " + " + label(DATA.parts[id][1])
       : label(id);
     li.addEventListener("click", () => showTree(id));
     list.appendChild(li);
@@ -191,7 +198,7 @@ if (DATA.tokens.length) {{
   let best = -1;
   for (const span of document.querySelectorAll(".tok")) {{
     const id = Number(span.dataset.id);
-    if (id < DATA.tokens.length && (best < 0 || DATA.tokens[id].length > DATA.tokens[best].length)) best = id;
+    if (DATA.tokens[id] != null && (best < 0 || DATA.tokens[id].length > DATA.tokens[best].length)) best = id;
   }}
   if (best >= 0) showTree(best);
 }}

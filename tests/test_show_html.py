@@ -75,3 +75,35 @@ def test_page_without_a_merge_list():
     assert page.count('class="tok"') == 4 and "Merge tree" not in page
     assert "x</script>" not in page  # names are escaped
     assert display_token(b" \xe4\xbd") == " <e4><bd>" and display_token("日".encode()) == "日"
+
+
+def test_page_for_a_tokenizer_json(tmp_path):
+    """A tokenizer.json's ids are not minbpe's 256 + i: the tree follows the file's own merges
+    (left, right, new id), drawn in a real browser."""
+    pytest.importorskip("tokenizers")
+    from tokenizers import pre_tokenizers
+
+    import hf_reference
+
+    ref = hf_reference.build(pre_tokenizer=pre_tokenizers.ByteLevel(add_prefix_space=False),
+                             byte_level_alphabet=True, vocab_size=600)
+    path = tmp_path / "tokenizer.json"
+    ref.save(str(path))
+    page = tmp_path / "tokens.html"
+    text = "the quick brown fox jumps over the lazy dog"
+    assert main(["show", "-m", str(path), "--html", str(page), text]) == 0
+    ids = ref.encode(text, add_special_tokens=False).ids
+    source = page.read_text(encoding="utf-8")
+    assert "Merge tree" in source
+    # the tree first drawn is that of the longest token of the text (its first, on ties)
+    vocab = {i: t for t, i in ref.get_vocab().items()}
+    dom = _browser("--dump-dom", page.as_uri())
+    assert dom.returncode == 0, dom.stderr
+    spans = re.findall(r'<span class="tok"[^>]*data-id="(\d+)"', dom.stdout)
+    assert [int(i) for i in spans] == ids
+    svg = re.search(r"<svg.*?</svg>", dom.stdout, re.S)
+    assert svg is not None, "the merge tree was not drawn"
+    nodes = re.findall(r'class="node"[^>]*>([^<]*)<', svg.group())
+    longest = max(ids, key=lambda i: len(vocab[i]))
+    assert nodes and nodes[-1].endswith(f" {longest}")  # children are drawn before their parent
+    assert len(nodes) >= 3  # a merged token and its two parts at least
