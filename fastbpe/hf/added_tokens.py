@@ -5,8 +5,7 @@ Tokens with normalized=False are matched in the original text, the others in the
 text of what is left, each set leftmost-longest like HF's Aho-Corasick matcher."""
 from __future__ import annotations
 
-import regex
-
+from ..encoding import _special_token_regex
 from .normalizers import is_whitespace
 
 
@@ -102,8 +101,8 @@ class AddedVocabulary:
                         text = self._normalize(t.content) if flag and self._normalize else t.content
                         if text:
                             by_text.setdefault(text, i)
-                contents = sorted(by_text, key=lambda c: (-len(c), c))
-                pattern = regex.compile("|".join(regex.escape(c) for c in contents)) if contents else None
+                # a trie, not a flat alternation: linear in text full of "<|" (see encoding.py)
+                pattern = _special_token_regex(frozenset(by_text)) if by_text else None
                 matchers[flag] = (pattern, by_text)
             self._matchers = matchers
         return matchers[normalized]
