@@ -1,5 +1,5 @@
 """The tokenizer.json fast path (`encode_ids`, `encode_ids_batch`, `encode_to_numpy`) against
-`tokenizers` where its shortcuts could go wrong: NFC done line by line, added tokens found
+`tokenizers` where its shortcuts could go wrong: NFC on the spans the C scan finds, added tokens found
 with the trie regex, batch shares that skip the per-document stitching, threads kept across
 calls.  Built files only (no download)."""
 from __future__ import annotations
@@ -20,7 +20,7 @@ from tokenizers import pre_tokenizers as P  # noqa: E402
 from tokenizers import processors as PP  # noqa: E402
 
 from fastbpe.hf import Tokenizer  # noqa: E402
-from fastbpe.hf.normalizers import nfc  # noqa: E402
+from fastbpe.hf.normalizers import _nfc_table, nfc  # noqa: E402
 from fastbpe.patterns import LLAMA3_PATTERN  # noqa: E402
 
 # characters that compose with (or reorder around) their neighbours: a combining acute and
@@ -37,15 +37,35 @@ def _tricky_lines() -> list[str]:
     return out
 
 
-def test_nfc_by_lines_is_nfc():
-    for text in _tricky_lines() + [TRICKY, TRICKY.replace(" ", "\n"), "", "\n", "\n\n", "plain ascii\n"]:
+def test_nfc_is_unicodedata_nfc():
+    for text in _tricky_lines() + [TRICKY, TRICKY.replace(" ", "\n"), "", "\n", "plain ascii\n", "déjà vu"]:
         assert nfc(text) == unicodedata.normalize("NFC", text), ascii(text)
 
 
-@settings(max_examples=300, deadline=None)
-@given(st.text(st.sampled_from("ae\n \u0301\u0327\u0300\u093c\u0915\u09c7\u09be\u1100\u1161\u11a8\u0f73\u2126\u00e9\u0344日"),
-               max_size=40))
-def test_nfc_by_lines_on_generated_text(text):
+def test_nfc_around_every_code_point_that_is_not_a_stable_starter():
+    """Each such code point (marks of every class, backward-composing vowels and jamo,
+    singletons, unassigned ones) after a starter, between marks in and out of order, at
+    the ends of the text, and next to another of them."""
+    table = _nfc_table()
+    points = [chr(cp) for cp in range(0x40000)
+              if table[cp] and not 0xD800 <= cp <= 0xDFFF and unicodedata.category(chr(cp)) != "Cn"]
+    assert len(points) > 2000 and table[ord("a")] == 0 and table[0x0378] == 255  # 0x378: unassigned
+    for k in range(0, len(points), 64):
+        chunk = points[k:k + 64]
+        for c in chunk:
+            for text in (f"a{c}", f"{c}a", f"e\u0323{c}\u0301x", f"\u1100{c}\u11a8", f"{c}{c}\u094d\u0e48"):
+                assert nfc(text) == unicodedata.normalize("NFC", text), ascii(text)
+        joined = "a".join(chunk) + "".join(chunk)
+        assert nfc(joined) == unicodedata.normalize("NFC", joined)
+
+
+_NFC_ALPHABET = ("ae \n\u0301\u0327\u0300\u0323\u0334\u093c\u094d\u0915\u0e01\u0e48\u0e38\u05b0\u05b4"
+                 "\u09c7\u09be\u1100\u1161\u11a8\uac00\u0f71\u0f72\u0f73\u2126\u00e9\u0344\u0340日\U000e0100")
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(st.sampled_from(_NFC_ALPHABET), max_size=40))
+def test_nfc_on_generated_text(text):
     assert nfc(text) == unicodedata.normalize("NFC", text)
 
 
