@@ -180,3 +180,15 @@ def test_str_subclasses_and_wrong_types():
     for bad in (["ok", b"bytes"], ["ok", None]):
         with pytest.raises(TypeError):
             ours.encode_ids_batch(bad, num_threads=1)
+
+
+@pytest.mark.parametrize("n_tokens", [1, 4, 7], ids=lambda n: f"{n}-first-chars")
+def test_added_tokens_with_few_and_many_first_characters(n_tokens):
+    """Up to a few distinct first characters are looked for before the regex runs; more
+    go straight to the regex."""
+    words = ["alpha", "beta", "gamma", "delta", "eps", "zeta", "theta"][:n_tokens]
+    ref, ours = _ref(None, [(AddedToken(w, normalized=False), False) for w in words])
+    texts = ["no token here at all", "alpha beta gamma delta eps zeta theta", "xalphax zet theta!", "",
+             "an alph, a bet", "thetatheta"]
+    for add in (True, False):
+        _assert_batch(ref, ours, texts, add)

@@ -390,9 +390,8 @@ class Tokenizer:
                 raise TypeError(f"expected str, not {type(text).__name__}")
             text = str(text)  # the kernels take exact str
         nfc = self.normalizer is not None
-        raw, _ = self.added.matcher(normalized=False)
         normalized, _ = self.added.matcher(normalized=True)
-        if normalized is None and (raw is None or raw.search(text) is None):  # the common case
+        if normalized is None and not self.added.occurs_in(text, normalized=False):  # the common case
             return [normalizers.nfc(text) if nfc else text]
         out = []
         for s, e, aid in self.added.find(text, normalized=False):
