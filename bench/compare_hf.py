@@ -12,9 +12,11 @@ are checked against HF tokenizers' (outside the timing); a library that differs 
 "≠" after its number and a note with the first difference.
 
 Modes: "1 doc" = one call per slice; "batch, k thr" = the library's batch API on ~4 kB documents
-of each slice.  Each library runs in a child process pinned to k cores (sched_setaffinity) with
-RAYON_NUM_THREADS=k, because the Rust libraries size their thread pools at start; so "1 doc"
-and "batch, 1 thr" are one core.
+of each slice.  Each library runs each mode in a child process of its own, pinned to k cores
+(sched_setaffinity) with RAYON_NUM_THREADS=k, because the Rust libraries size their thread pools
+at start; so "1 doc" and "batch, 1 thr" are one core.  A process per mode, because the modes
+encode the same slices: in one process a library's caches that outlive a call (fastbpe's piece
+cache, fastokens' own) would meet the batch rows' text again, warm from the "1 doc" row.
 
 The section goes to stdout and into bench/RESULTS.md between `<!-- hf:start -->` and
 `<!-- hf:end -->` (the rest of the file is kept).
@@ -66,7 +68,8 @@ def modes_for(threads: int) -> list[str]:
 
 
 def worker(args) -> None:
-    """Child: time one library on every corpus of one model, pinned to `threads` cores."""
+    """Child: time one library in one mode on every corpus of one model, pinned to `threads`
+    cores."""
     cores = sorted(os.sched_getaffinity(0))[: args.threads]
     os.sched_setaffinity(0, cores)
     data = pickle.loads(Path(args.data).read_bytes())
@@ -76,24 +79,23 @@ def worker(args) -> None:
         print(json.dumps({"unavailable": str(e)}))
         return
     out = {}
+    mode, single = args.mode, args.mode == "1 doc"
     for label, d in data.items():
-        for mode in modes_for(args.threads):
-            single = mode == "1 doc"
-            inputs = d["slices"] if single else d["docs"]
-            want = d["single"] if single else d["batch"]
-            fn = peer.single if single else (lambda docs: peer.batch(docs, args.threads))
-            same, diff = True, ""
-            seconds, nbytes = 0.0, 0
-            for i, x in enumerate(inputs):
-                t = time.perf_counter()
-                ids = fn(x)
-                elapsed = time.perf_counter() - t
-                if i:  # slice 0 is the warm-up
-                    seconds += elapsed
-                    nbytes += d["bytes"][i]
-                if same and ids != want[i]:
-                    same, diff = False, first_difference(x, ids, want[i], single)
-            out.setdefault(label, {})[mode] = {"seconds": seconds, "bytes": nbytes, "same": same, "diff": diff}
+        inputs = d["slices"] if single else d["docs"]
+        want = d["single"] if single else d["batch"]
+        fn = peer.single if single else (lambda docs: peer.batch(docs, args.threads))
+        same, diff = True, ""
+        seconds, nbytes = 0.0, 0
+        for i, x in enumerate(inputs):
+            t = time.perf_counter()
+            ids = fn(x)
+            elapsed = time.perf_counter() - t
+            if i:  # slice 0 is the warm-up
+                seconds += elapsed
+                nbytes += d["bytes"][i]
+            if same and ids != want[i]:
+                same, diff = False, first_difference(x, ids, want[i], single)
+        out.setdefault(label, {})[mode] = {"seconds": seconds, "bytes": nbytes, "same": same, "diff": diff}
     print(json.dumps(out))
 
 
@@ -108,10 +110,10 @@ def first_difference(x, ids, want, single: bool) -> str:
     return f"token {j} of {len(want)}: {ids[j:j + 3]} instead of {want[j:j + 3]}"
 
 
-def run_child(lib: str, model: str, data: Path, threads: int) -> dict:
+def run_child(lib: str, model: str, data: Path, threads: int, mode: str) -> dict:
     env = dict(os.environ, RAYON_NUM_THREADS=str(threads), TOKENIZERS_PARALLELISM="true")
     proc = subprocess.run([sys.executable, __file__, "--worker", "--lib", lib, "--model", model,
-                           "--data", str(data), "--threads", str(threads)],
+                           "--data", str(data), "--threads", str(threads), "--mode", mode],
                           capture_output=True, text=True, env=env, timeout=3600)
     if proc.returncode != 0:
         return {"error": proc.stderr.strip().splitlines()[-1][:300] if proc.stderr.strip() else f"exit {proc.returncode}"}
@@ -180,8 +182,9 @@ def section(args, rows, notes, started, load_start, labels_info) -> str:
         "repeats, so a tokenizer's result cache cannot help); MB/s = their bytes / their total "
         "time. Every slice's ids are checked against HF tokenizers' (no special tokens added); "
         "\"≠\" = the ids differ somewhere (notes below). \"1 doc\" = one call per slice; "
-        "\"batch, k thr\" = the library's batch API on ~4 kB documents. Each library runs in a "
-        "child process pinned to k cores with RAYON_NUM_THREADS=k. Calls: fastbpe "
+        "\"batch, k thr\" = the library's batch API on ~4 kB documents. Each library runs each "
+        "mode in a child process of its own (so no cache that outlives a call sees a slice "
+        "twice), pinned to k cores with RAYON_NUM_THREADS=k. Calls: fastbpe "
         "`Tokenizer.from_file(p).encode_ids` / `encode_ids_batch(num_threads=k)`; HF "
         "`encode(...).ids` / `encode_batch_fast`; fastokens and tokie `encode(...).ids` / "
         "`encode_batch`; kitoken `encode` / `encode_all`. Last column: fastbpe's speed over the "
@@ -218,6 +221,7 @@ def main(argv=None):
     p.add_argument("--lib", help=argparse.SUPPRESS)
     p.add_argument("--model", help=argparse.SUPPRESS)
     p.add_argument("--data", help=argparse.SUPPRESS)
+    p.add_argument("--mode", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.worker:
         args.threads = int(args.threads)
@@ -257,8 +261,8 @@ def main(argv=None):
             path.write_bytes(pickle.dumps(data))
             results = {}
             for lib in args.libs:
-                for k in threads:
-                    res = run_child(lib, model, path, k)
+                for k, mode in [(k, m) for k in threads for m in modes_for(k)]:
+                    res = run_child(lib, model, path, k, mode)
                     if "unavailable" in res or "error" in res:
                         notes[f"{lib} {model}"] = f"{lib} on {model}: {res.get('unavailable') or res.get('error')}"
                         continue
@@ -268,7 +272,7 @@ def main(argv=None):
                             if not r["same"]:
                                 notes[f"{lib} {model} {label} {mode}"] = (
                                     f"≠ {lib}, {model}, {label}, {mode}: ids differ from HF's ({r['diff']})")
-                    print(f"  {model} {lib} {k} thr done", file=sys.stderr)
+                    print(f"  {model} {lib} {mode} done", file=sys.stderr)
             for label in labels:
                 if label not in data:
                     continue

@@ -5,8 +5,7 @@ Tokens with normalized=False are matched in the original text, the others in the
 text of what is left, each set leftmost-longest like HF's Aho-Corasick matcher."""
 from __future__ import annotations
 
-import regex
-
+from ..encoding import _special_token_regex
 from .normalizers import is_whitespace
 
 
@@ -57,6 +56,10 @@ class AddedToken:
                 f"single_word={self.single_word}, normalized={self.normalized}, special={self.special})")
 
 
+# up to this many distinct first characters, occurs_in looks for them before the regex
+_MAX_FIRSTS = 4
+
+
 def _is_word_char(c: str) -> bool:
     return c.isalnum() or c == "_"
 
@@ -92,6 +95,10 @@ class AddedVocabulary:
 
     def matcher(self, normalized: bool):
         """(compiled pattern or None, {matched text: id}) for one of the two token sets."""
+        return self._matcher_entry(normalized)[:2]
+
+    def _matcher_entry(self, normalized: bool):
+        """(pattern, {matched text: id}, the tokens' first characters or None when many)."""
         matchers = self._matchers
         if matchers is None:  # built whole, then published: threads may call this at once
             matchers = {}
@@ -102,16 +109,26 @@ class AddedVocabulary:
                         text = self._normalize(t.content) if flag and self._normalize else t.content
                         if text:
                             by_text.setdefault(text, i)
-                contents = sorted(by_text, key=lambda c: (-len(c), c))
-                pattern = regex.compile("|".join(regex.escape(c) for c in contents)) if contents else None
-                matchers[flag] = (pattern, by_text)
+                # a trie, not a flat alternation: linear in text full of "<|" (see encoding.py)
+                pattern = _special_token_regex(frozenset(by_text)) if by_text else None
+                firsts = tuple(sorted({c[0] for c in by_text}))
+                matchers[flag] = (pattern, by_text, firsts if len(firsts) <= _MAX_FIRSTS else None)
             self._matchers = matchers
         return matchers[normalized]
+
+    def occurs_in(self, text: str, normalized: bool) -> bool:
+        """Whether any token of the set occurs in text.  Usually every token starts with one
+        of a few characters ("<"): looking for those (memchr) is ~30x faster than the regex
+        on text that has none of them."""
+        pattern, _, firsts = self._matcher_entry(normalized)
+        if pattern is None or (firsts is not None and not any(c in text for c in firsts)):
+            return False
+        return pattern.search(text) is not None
 
     def find(self, text: str, normalized: bool) -> list[tuple[int, int, int | None]]:
         """HF's AddedVocabulary::find_matches: text tiled as (start, end, added id or None)."""
         matcher, by_text = self.matcher(normalized)
-        if matcher is None or not text:
+        if not text or not self.occurs_in(text, normalized):
             return [(0, len(text), None)]
         out, done = [], 0
         for m in matcher.finditer(text):

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import unicodedata
 
 import regex
 
@@ -386,21 +385,22 @@ class Tokenizer:
 
     def _fast_segments(self, text: str) -> list:
         """text as a list of str segments (to BPE) and int ids (added tokens)."""
-        if not isinstance(text, str):
-            raise TypeError(f"expected str, not {type(text).__name__}")
+        if type(text) is not str:
+            if not isinstance(text, str):
+                raise TypeError(f"expected str, not {type(text).__name__}")
+            text = str(text)  # the kernels take exact str
         nfc = self.normalizer is not None
-        raw, _ = self.added.matcher(normalized=False)
         normalized, _ = self.added.matcher(normalized=True)
-        if normalized is None and (raw is None or raw.search(text) is None):  # the common case
-            return [unicodedata.normalize("NFC", text) if nfc and not text.isascii() else text]
+        if normalized is None and not self.added.occurs_in(text, normalized=False):  # the common case
+            return [normalizers.nfc(text) if nfc else text]
         out = []
         for s, e, aid in self.added.find(text, normalized=False):
             if aid is not None:
                 out.append(aid)
                 continue
             seg = text[s:e] if (s, e) != (0, len(text)) else text
-            if nfc and not seg.isascii():
-                seg = unicodedata.normalize("NFC", seg)
+            if nfc:
+                seg = normalizers.nfc(seg)
             if normalized is not None:
                 for s2, e2, aid2 in self.added.find(seg, normalized=True):
                     out.append(aid2 if aid2 is not None else seg[s2:e2])
@@ -515,12 +515,19 @@ class Tokenizer:
         else:
             if num_threads is None:
                 num_threads = os.cpu_count() or 1
-            bodies = _parallel_map(self._fast_bodies, texts, num_threads)
+            bodies = _parallel_map(self._fast_bodies, texts, num_threads, keep_threads=True)
+        if self._truncation is None and self._padding is None and not any(self._wraps(add_special_tokens)):
+            return bodies
         return self._pad_batch([self._finish_ids(b, add_special_tokens) for b in bodies])
 
     def _fast_bodies(self, texts: list) -> list[list[int]]:
-        """One GIL-free kernel call for every BPE segment of the texts, then stitched."""
-        plans = [self._fast_segments(t) for t in texts]
+        """One GIL-free kernel call for every BPE segment of the texts, then stitched (when
+        no text holds an added token, the kernel's lists are the answer as they are)."""
+        plans = list(map(self._fast_segments, texts))
+        if all(len(plan) == 1 for plan in plans):
+            flat = [plan[0] for plan in plans]
+            if all(type(seg) is str for seg in flat):
+                return self.model.table.encode_texts(flat, self._kind)
         encoded = iter(self.model.table.encode_texts([s for plan in plans for s in plan if type(s) is str], self._kind))
         return [self._body_ids(plan, encoded) for plan in plans]
 

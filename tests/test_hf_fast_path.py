@@ -1,0 +1,194 @@
+"""The tokenizer.json fast path (`encode_ids`, `encode_ids_batch`, `encode_to_numpy`) against
+`tokenizers` where its shortcuts could go wrong: NFC on the spans the C scan finds, added tokens found
+with the trie regex, batch shares that skip the per-document stitching, threads kept across
+calls.  Built files only (no download)."""
+from __future__ import annotations
+
+import os
+import unicodedata
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hf_reference import TRAIN_TEXT, build
+
+from tokenizers import AddedToken, Regex  # noqa: E402
+from tokenizers import decoders as D  # noqa: E402
+from tokenizers import normalizers as N  # noqa: E402
+from tokenizers import pre_tokenizers as P  # noqa: E402
+from tokenizers import processors as PP  # noqa: E402
+
+from fastbpe.hf import Tokenizer  # noqa: E402
+from fastbpe.hf.normalizers import _nfc_table, nfc  # noqa: E402
+from fastbpe.patterns import LLAMA3_PATTERN  # noqa: E402
+
+# characters that compose with (or reorder around) their neighbours: a combining acute and
+# cedilla, a Devanagari nukta, a Bengali vowel sign that composes with the one before it,
+# Hangul jamo (L, V, T), a Tibetan vowel that decomposes, a singleton (Ohm sign)
+TRICKY = "e\u0301 c\u0327\u0301 \u0915\u093c \u09c7\u09be \u1100\u1161\u11a8 \u0f73 \u2126 \u00e9"
+
+
+def _tricky_lines() -> list[str]:
+    marks = ["\u0301", "\u0327", "\u093c", "\u09be", "\u1161", "\u11a8", "\u0f73", "\u0344"]
+    out = []
+    for m in marks:
+        out += [f"a\n{m}b", f"a{m}\nb", f"\n{m}", f"{m}\n", f"e\n\u0301{m}\n\u1100\n{m}", f"\u09c7\n\u09be"]
+    return out
+
+
+def test_nfc_is_unicodedata_nfc():
+    for text in _tricky_lines() + [TRICKY, TRICKY.replace(" ", "\n"), "", "\n", "plain ascii\n", "déjà vu"]:
+        assert nfc(text) == unicodedata.normalize("NFC", text), ascii(text)
+
+
+def test_nfc_around_every_code_point_that_is_not_a_stable_starter():
+    """Each such code point (marks of every class, backward-composing vowels and jamo,
+    singletons, unassigned ones) after a starter, between marks in and out of order, at
+    the ends of the text, and next to another of them."""
+    table = _nfc_table()
+    points = [chr(cp) for cp in range(0x40000)
+              if table[cp] and not 0xD800 <= cp <= 0xDFFF and unicodedata.category(chr(cp)) != "Cn"]
+    assert len(points) > 2000 and table[ord("a")] == 0 and table[0x0378] == 255  # 0x378: unassigned
+    for k in range(0, len(points), 64):
+        chunk = points[k:k + 64]
+        for c in chunk:
+            for text in (f"a{c}", f"{c}a", f"e\u0323{c}\u0301x", f"\u1100{c}\u11a8", f"{c}{c}\u094d\u0e48"):
+                assert nfc(text) == unicodedata.normalize("NFC", text), ascii(text)
+        joined = "a".join(chunk) + "".join(chunk)
+        assert nfc(joined) == unicodedata.normalize("NFC", joined)
+
+
+_NFC_ALPHABET = ("ae \n\u0301\u0327\u0300\u0323\u0334\u093c\u094d\u0915\u0e01\u0e48\u0e38\u05b0\u05b4"
+                 "\u09c7\u09be\u1100\u1161\u11a8\uac00\u0f71\u0f72\u0f73\u2126\u00e9\u0344\u0340日\U000e0100")
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(st.sampled_from(_NFC_ALPHABET), max_size=40))
+def test_nfc_on_generated_text(text):
+    assert nfc(text) == unicodedata.normalize("NFC", text)
+
+
+def _ref(normalizer=None, added=(), post_processor=None):
+    """A byte-level file on the fast path: Llama-3's split (the C scanner) + ByteLevel."""
+    pre = P.Sequence([P.Split(Regex(LLAMA3_PATTERN), "isolated"), P.ByteLevel(add_prefix_space=False, use_regex=False)])
+    ref = build(normalizer=normalizer, pre_tokenizer=pre, decoder=D.ByteLevel(), byte_level_alphabet=True,
+                post_processor=post_processor)
+    for token, special in added:
+        (ref.add_special_tokens if special else ref.add_tokens)([token])
+    ours = Tokenizer.from_str(ref.to_str())
+    assert ours._uses_fast_path() and ours._kind >= 0
+    return ref, ours
+
+
+ADDED = [
+    (AddedToken("<|eot|>", special=True, normalized=False), True),
+    (AddedToken("<|eom|>", special=True, normalized=False), True),
+    (AddedToken("<tool>", special=False, normalized=False), False),
+    (AddedToken("[L]", lstrip=True, normalized=False), False),
+    (AddedToken("[R]", rstrip=True, normalized=False), False),
+    (AddedToken("[B]", lstrip=True, rstrip=True, special=True, normalized=False), True),
+    (AddedToken("café", special=False, normalized=True), False),  # matched after NFC
+]
+
+BATCH = [
+    "",                                   # empty documents, alone and between others
+    "<|eot|>",                            # only added tokens
+    "<|eot|><|eom|><tool><|eot|>",
+    "<|eot|>starts and ends<|eom|>",
+    "plain text without any added token, the common case.\n",
+    "",
+    "  [L]  lstrip takes the spaces before  [R]  rstrip the ones after [B]  both ",
+    "[L][R][B]",
+    "<|eo <|eot| <|eot|<|eot|>>",         # partial matches around a whole one
+    "cafe\u0301 and café: normalized added tokens match the NFC text",
+    TRICKY + "\n" + TRICKY,
+    "<tool>code</tool> x < y && y <| z",
+    "\u1100\n\u1161 <|eot|>\u0301 after a token",
+]
+
+
+def _assert_batch(ref, ours, texts, add: bool):
+    want = [e.ids for e in ref.encode_batch(texts, add_special_tokens=add)]
+    for threads in (None, 1, 2, 3):
+        assert ours.encode_ids_batch(texts, add_special_tokens=add, num_threads=threads) == want, threads
+    for text, w in zip(texts, want):
+        assert ours.encode_ids(text, add_special_tokens=add) == w, text
+        assert ours.encode_to_numpy(text, add_special_tokens=add).tolist() == w, text
+
+
+@pytest.mark.parametrize("normalizer", [None, "nfc"])
+@pytest.mark.parametrize("post", [False, True], ids=["no-post", "template"])
+@pytest.mark.parametrize("added", ["raw", "raw+normalized"])
+def test_batches_with_added_tokens_at_every_place(normalizer, post, added):
+    """Raw added tokens only: texts without one skip the matching; a normalized one makes
+    every text go through it."""
+    template = PP.TemplateProcessing(single="<s> $A </s>", special_tokens=[("<s>", 1), ("</s>", 2)]) if post else None
+    ref, ours = _ref(N.NFC() if normalizer else None, ADDED if added == "raw+normalized" else ADDED[:-1], template)
+    for add in (True, False):
+        _assert_batch(ref, ours, BATCH, add)
+        _assert_batch(ref, ours, BATCH[::-1], add)         # other neighbours at the share edges
+        _assert_batch(ref, ours, [t for t in BATCH if "<" not in t and "[" not in t], add)  # no added token
+        _assert_batch(ref, ours, ["<|eot|>"] * 9 + [""] * 4, add)
+        _assert_batch(ref, ours, [], add)
+
+
+def test_batches_on_longer_text_keep_threads_and_ids():
+    ref, ours = _ref(N.NFC(), ADDED)
+    docs = [TRAIN_TEXT[i:i + 300] + ("<|eot|>" if i % 600 else "") for i in range(0, len(TRAIN_TEXT), 150)]
+    want = [e.ids for e in ref.encode_batch(docs, add_special_tokens=False)]
+    for _ in range(3):  # again on the kept threads, their caches now warm
+        assert ours.encode_ids_batch(docs, add_special_tokens=False, num_threads=2) == want
+
+
+def test_kept_threads_are_made_again_after_fork():
+    if not hasattr(os, "fork"):
+        pytest.skip("no os.fork on this platform")
+    ref, ours = _ref(None, ADDED)
+    docs = ["hello <|eot|> world", "more text here", "x"] * 4
+    want = [e.ids for e in ref.encode_batch(docs, add_special_tokens=False)]
+    assert ours.encode_ids_batch(docs, add_special_tokens=False, num_threads=2) == want  # the parent's pool
+    pid = os.fork()
+    if pid == 0:  # the child: a batch on threads must not wait for the parent's (absent) threads
+        ok = ours.encode_ids_batch(docs, add_special_tokens=False, num_threads=2) == want
+        os._exit(0 if ok else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+
+
+@pytest.mark.parametrize("normalizer", [None, "nfc"])
+def test_lone_surrogates_raise_anywhere_in_a_batch(normalizer):
+    _, ours = _ref(N.NFC() if normalizer else None, ADDED)
+    for texts in (["ok", "a\ud800b"], ["<|eot|>\udfff", "ok"], ["ok"] * 5 + ["\ud83d<|eot|>x"]):
+        for threads in (1, 2):
+            with pytest.raises(UnicodeEncodeError):
+                ours.encode_ids_batch(texts, num_threads=threads)
+    with pytest.raises(UnicodeEncodeError):
+        ours.encode_ids("x <|eot|> \ud800")
+
+
+def test_str_subclasses_and_wrong_types():
+    ref, ours = _ref(N.NFC(), ADDED)
+
+    class Text(str):
+        pass
+
+    texts = [Text("hello <|eot|> café"), Text("plain"), Text("")]
+    want = [e.ids for e in ref.encode_batch([str(t) for t in texts])]
+    assert ours.encode_ids_batch(texts, num_threads=1) == want
+    assert [ours.encode_ids(t) for t in texts] == want
+    for bad in (["ok", b"bytes"], ["ok", None]):
+        with pytest.raises(TypeError):
+            ours.encode_ids_batch(bad, num_threads=1)
+
+
+@pytest.mark.parametrize("n_tokens", [1, 4, 7], ids=lambda n: f"{n}-first-chars")
+def test_added_tokens_with_few_and_many_first_characters(n_tokens):
+    """Up to a few distinct first characters are looked for before the regex runs; more
+    go straight to the regex."""
+    words = ["alpha", "beta", "gamma", "delta", "eps", "zeta", "theta"][:n_tokens]
+    ref, ours = _ref(None, [(AddedToken(w, normalized=False), False) for w in words])
+    texts = ["no token here at all", "alpha beta gamma delta eps zeta theta", "xalphax zet theta!", "",
+             "an alph, a bet", "thetatheta"]
+    for add in (True, False):
+        _assert_batch(ref, ours, texts, add)
