@@ -46,13 +46,17 @@ cdef object _np():
     import numpy
     return numpy
 
+cdef extern from *:
+    void prefetch "__builtin_prefetch"(const void* p) noexcept nogil
+
+
 cdef extern from "Python.h":
     const char* PyUnicode_AsUTF8AndSize(object s, Py_ssize_t* size) except NULL
     bint PyUnicode_IS_ASCII(object s)
 
 cdef enum:
     SMALL_PIECE = 48         # pieces up to this many bytes use the linear scan
-    CACHE_SIZE = 16384       # entries of a piece cache (a power of two): 1 MiB
+    CACHE_SIZE = 65536       # entries of a piece cache (a power of two): 4 MiB
     CACHE_MAX_PIECE = 24     # longer pieces are not cached (CacheEntry.bytes)
     CACHE_MAX_IDS = 6        # nor pieces of more ids (CacheEntry.ids)
     CACHE_TABLES_PER_THREAD = 4   # a thread keeps caches for its 4 most recently used tables
@@ -220,9 +224,10 @@ cdef object idbuf_to_numpy(IdBuf* b):
 cdef class PieceCache:
     """A direct-mapped cache of piece -> ids for one table, used by one thread only.
 
-    Text repeats its pieces (" the", " of", "()"), so most pieces are found here, in 1 MiB
-    that stays warm across calls, instead of in the token table (several MiB) or merged
-    again.  An entry holds the piece's own bytes and is compared in full before it is used:
+    Text repeats its pieces (" the", " of", "()"), so most pieces are found here, in 4 MiB
+    that stay warm across calls, instead of in the token table (several MiB) or merged
+    again.  (64k entries: on fresh 0.5 MB slices the hit rate is 0.92 for English with
+    cl100k_base, against 0.87 with 16k; 256k entries gain little more and cost memory.)  An entry holds the piece's own bytes and is compared in full before it is used:
     a hash collision only evicts (never a wrong id).  Entries never point into a text."""
 
     def __cinit__(self):
@@ -963,7 +968,8 @@ cdef class BPETable:
         """Split UTF-8 text with the C scanner and encode every piece: one GIL-free pass.
         With w.cache (this thread's PieceCache), short pieces are looked up there first."""
         cdef Py_ssize_t ends[512]
-        cdef Py_ssize_t pos = 0, k, i, ln, before
+        cdef uint64_t hs[512]
+        cdef Py_ssize_t pos = 0, k, i, ln, before, start
         cdef uint64_t h, head
         cdef CacheEntry* e
         cdef const uint8_t* end = s + n
@@ -972,10 +978,22 @@ cdef class BPETable:
             k = scan_pieces(kind, s, n, pos, ends, 512)
             if k <= 0:
                 break
+            if w.cache != NULL:
+                # hash the batch's pieces first and prefetch their cache entries (and token
+                # slots, for misses): the lookups below then find them in cache instead of
+                # each waiting on memory in turn (+10-15% on English, one thread)
+                start = pos
+                for i in range(k):
+                    ln = ends[i] - start
+                    if 1 < ln <= CACHE_MAX_PIECE:
+                        hs[i] = hash_in_text(s + start, ln, end)
+                        prefetch(&w.cache[hs[i] & (CACHE_SIZE - 1)])
+                        prefetch(&self.tok.slots[hs[i] & self.tok.mask])
+                    start = ends[i]
             for i in range(k):
                 ln = ends[i] - pos
                 if w.cache != NULL and 1 < ln <= CACHE_MAX_PIECE:
-                    h = hash_in_text(s + pos, ln, end)
+                    h = hs[i]
                     head = load_word(s + pos, ln, end)
                     e = cache_find(w.cache, s + pos, ln, h, head)
                     if e != NULL:
