@@ -453,7 +453,7 @@ cdef void sort_keys(uint64_t* keys, uint64_t* tmp, Py_ssize_t n, int first_byte)
             n_vary += 1
     if n_vary == 0:
         return
-    memset(count, 0, sizeof(count))
+    memset(count, 0, n_vary * sizeof(count[0]))   # only the rows used: short piles are common
     for i in range(n):
         k = keys[i]
         for b in range(n_vary):
