@@ -988,6 +988,10 @@ cdef class BPETable:
                         self.encode_piece_hashed(s + pos, ln, h, head, out, w)
                         if out.len - before <= CACHE_MAX_IDS:
                             cache_store(w.cache, s + pos, ln, h, out.data + before, out.len - before)
+                elif ln == 1:   # one byte: its id, without a call (spaces, punctuation)
+                    idbuf_reserve(out, 1)
+                    out.data[out.len] = <tok_t>self.tok.byte_id[s[pos]]
+                    out.len += 1
                 else:
                     self.encode_piece(s + pos, ln, out, w)
                 pos = ends[i]
