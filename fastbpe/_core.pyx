@@ -458,7 +458,7 @@ cdef void sort_keys(uint64_t* keys, uint64_t* tmp, Py_ssize_t n, int first_byte)
             n_vary += 1
     if n_vary == 0:
         return
-    memset(count, 0, sizeof(count))
+    memset(count, 0, n_vary * sizeof(count[0]))   # only the rows used: short piles are common
     for i in range(n):
         k = keys[i]
         for b in range(n_vary):
@@ -1006,6 +1006,10 @@ cdef class BPETable:
                         self.encode_piece_hashed(s + pos, ln, h, head, out, w)
                         if out.len - before <= CACHE_MAX_IDS:
                             cache_store(w.cache, s + pos, ln, h, out.data + before, out.len - before)
+                elif ln == 1:   # one byte: its id, without a call (spaces, punctuation)
+                    idbuf_reserve(out, 1)
+                    out.data[out.len] = <tok_t>self.tok.byte_id[s[pos]]
+                    out.len += 1
                 else:
                     self.encode_piece(s + pos, ln, out, w)
                 pos = ends[i]
