@@ -29,7 +29,7 @@ from cpython.number cimport PyNumber_Index
 from cpython.ref cimport Py_INCREF, PyObject
 from cpython.unicode cimport PyUnicode_Check, PyUnicode_GET_LENGTH
 
-from fastbpe._hash cimport hash_bytes, hash_in_text, load_word, mix64
+from fastbpe._hash cimport hash_bytes, hash_in_text, load_word, mix64, pow2_at_least
 from fastbpe._pretokenize cimport scan_pieces
 from fastbpe._utf8 cimport PyUnicode_DATA, PyUnicode_KIND, utf8_capacity, utf8_encode
 from libc.stdint cimport uint8_t, uint16_t, uint32_t, int32_t, int64_t, uint64_t, UINT32_MAX
@@ -80,12 +80,6 @@ cdef inline uint64_t load_head(const uint8_t* p, Py_ssize_t n) noexcept nogil:
     memcpy(&w, p, <size_t>(n if n < 8 else 8))
     return w
 
-
-cdef inline uint64_t pow2_at_least(uint64_t n) noexcept nogil:
-    cdef uint64_t c = 16
-    while c < n:
-        c <<= 1
-    return c
 
 
 # ----------------------------------------------------------------------------------------

@@ -70,3 +70,11 @@ cdef inline uint64_t hash_in_text(const uint8_t* p, Py_ssize_t n, const uint8_t*
     if n == 8:   # hash_bytes takes a whole last word in its loop, then nothing
         h ^= h >> 29
     return mix64(h)
+
+
+cdef inline uint64_t pow2_at_least(uint64_t n) noexcept nogil:
+    """The smallest power of two >= n, at least 16 (hash table capacities)."""
+    cdef uint64_t c = 16
+    while c < n:
+        c <<= 1
+    return c

@@ -9,7 +9,7 @@ from libc.stdlib cimport malloc, calloc, realloc, free
 from libc.string cimport memset
 from libc.math cimport log, fabs, isfinite
 
-from fastbpe._hash cimport mix64
+from fastbpe._hash cimport mix64, pow2_at_least
 cimport cython
 
 import numpy as np
@@ -113,13 +113,6 @@ cdef PairStat* stats_slot(PairStats* t, uint64_t key) except NULL nogil:
     t.n_used += 1
     t.n_occupied += 1
     return s
-
-
-cdef inline uint64_t pow2_at_least(uint64_t n) noexcept nogil:
-    cdef uint64_t cap = 16
-    while cap < n:
-        cap <<= 1
-    return cap
 
 
 # One document's pairs before and after a step: a PairStats reused for every document, with
