@@ -304,6 +304,18 @@ def fmt_cell(cell: Cell, base: Cell, nbytes: int, is_base: bool = False) -> str:
     return s
 
 
+def build_available(libs, enc_name: str, notes: dict[str, str]) -> dict:
+    """{lib: built encoder} for the libraries that have `enc_name`; the others get a note."""
+    built = {}
+    for lib in libs:
+        try:
+            built[lib] = peers.build(lib, enc_name)
+        except peers.Unavailable as e:
+            notes[f"{lib} {enc_name}"] = f"{lib}: {e}"
+            print(f"  {lib} unavailable for {enc_name}: {e}", file=sys.stderr)
+    return built
+
+
 def run_encode(args, notes: dict[str, str]) -> list[tuple]:
     """Rows (encoding, corpus label, nbytes, mode, {column: Cell})."""
     libs = [lib for lib in peers.LIBS if lib in args.libs]
@@ -314,13 +326,7 @@ def run_encode(args, notes: dict[str, str]) -> list[tuple]:
             print(f"skip {enc_name}: {reason}", file=sys.stderr)
             notes[f"skip {enc_name}"] = reason
             continue
-        built = {}
-        for lib in libs:
-            try:
-                built[lib] = peers.build(lib, enc_name)
-            except peers.Unavailable as e:
-                notes[f"{lib} {enc_name}"] = f"{lib}: {e}"
-                print(f"  {lib} unavailable for {enc_name}: {e}", file=sys.stderr)
+        built = build_available(libs, enc_name, notes)
         use_hf = "HF tokenizers" in args.libs and enc_name == "r50k_base" and ds.HF_GPT2_JSON.is_file()
         tt = built["tiktoken"]
         for label in CORPORA:
@@ -553,12 +559,7 @@ def worst_section(args, started, load_start) -> str:
     for enc_name in args.encodings:
         if ds.missing_reason(enc_name):
             continue
-        built = {}
-        for lib in WORST_LIBS:
-            try:
-                built[lib] = peers.build(lib, enc_name)
-            except peers.Unavailable as e:
-                notes[f"{lib} {enc_name}"] = f"{lib}: {e}"
+        built = build_available(WORST_LIBS, enc_name, notes)
         for case, text in WORST_CASES.items():
             want = None
             try:
