@@ -1294,6 +1294,20 @@ def is_valid_utf8(const uint8_t[::1] data):
     return utf8_valid(&data[0], data.shape[0])
 
 
+def utf8_of(str text):
+    """The UTF-8 the GIL-free converter makes of text (the tests compare it with
+    str.encode, lone surrogates included)."""
+    cdef Utf8Text u
+    utf8_text_open(text, &u)
+    try:
+        with nogil:
+            utf8_text_convert(&u)
+        utf8_text_check(text, &u)
+        return PyBytes_FromStringAndSize(<const char*>u.s, u.n) if u.n else b""
+    finally:
+        utf8_text_close(&u)
+
+
 cdef void _locate_pieces(const uint8_t* s, bint ascii, Py_ssize_t n, const char** ptrs,
                          Py_ssize_t* lens) noexcept nogil:
     """Turn consecutive character counts lens[i] into (pointer, byte length) spans of s."""

@@ -37,56 +37,44 @@ cdef inline Py_ssize_t utf8_put(uint32_t c, uint8_t* o) noexcept nogil:
     return 4
 
 
+cdef extern from "_ascii_runs.h" nogil:
+    Py_ssize_t fb_ucs2_ascii_prefix(const uint16_t* src, Py_ssize_t n, uint8_t* out)
+    Py_ssize_t fb_latin1_ascii_prefix(const uint8_t* src, Py_ssize_t n, uint8_t* out)
+
+
 cdef inline Py_ssize_t utf8_encode(int kind, const void* data, Py_ssize_t n, uint8_t* out,
                                    Py_ssize_t* bad) noexcept nogil:
     """Write the UTF-8 of n code units to out (utf8_capacity bytes); return its length.
-    A lone surrogate stops it: returns -1 with its index in bad[0]."""
+    A lone surrogate stops it: returns -1 with its index in bad[0].
+
+    ASCII runs are copied a block at a time (_ascii_runs.h); the units between them one at a
+    time, staying in that loop while they are non-ASCII (CJK text has no runs to look for)."""
     cdef const uint8_t* u1 = <const uint8_t*>data
     cdef const uint16_t* u2 = <const uint16_t*>data
     cdef const uint32_t* u4 = <const uint32_t*>data
-    cdef Py_ssize_t i = 0, o = 0, w
-    cdef uint64_t block
+    cdef Py_ssize_t i = 0, o = 0, w, k
     cdef uint32_t c
-    if kind == 1:
+    while i < n:
+        if kind == 1:
+            k = fb_latin1_ascii_prefix(u1 + i, n - i, out + o)
+        elif kind == 2:
+            k = fb_ucs2_ascii_prefix(u2 + i, n - i, out + o)
+        else:
+            k = 0
+        i += k
+        o += k
         while i < n:
-            if i + 8 <= n:
-                memcpy(&block, u1 + i, 8)
-                if block & 0x8080808080808080ULL == 0:
-                    memcpy(out + o, &block, 8)
-                    i += 8
-                    o += 8
-                    continue
-            c = u1[i]
+            c = u1[i] if kind == 1 else (u2[i] if kind == 2 else u4[i])
             i += 1
             if c < 0x80:
                 out[o] = <uint8_t>c
                 o += 1
-            else:
-                o += utf8_put(c, out + o)
-        return o
-    while i < n:
-        if kind == 2:
-            if i + 4 <= n:
-                memcpy(&block, u2 + i, 8)
-                if block & 0xFF80FF80FF80FF80ULL == 0:  # four ASCII code units
-                    out[o] = <uint8_t>block
-                    out[o + 1] = <uint8_t>(block >> 16)
-                    out[o + 2] = <uint8_t>(block >> 32)
-                    out[o + 3] = <uint8_t>(block >> 48)
-                    i += 4
-                    o += 4
-                    continue
-            c = u2[i]
-        else:
-            c = u4[i]
-        if c < 0x80:
-            out[o] = <uint8_t>c
-            o += 1
-        else:
+                if kind != 4:
+                    break     # maybe the start of an ASCII run: back to the block copy
+                continue
             w = utf8_put(c, out + o)
             if w == 0:
-                bad[0] = i
+                bad[0] = i - 1
                 return -1
             o += w
-        i += 1
     return o

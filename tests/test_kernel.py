@@ -86,3 +86,46 @@ def test_bad_vocabularies_raise():
     with pytest.raises(TypeError):
         table.decode_bytes(["a"])
     assert ranks  # ranks unused otherwise
+
+
+# -- str -> UTF-8 without the GIL (_utf8.pxd, _ascii_runs.h) ------------------------------
+
+# one non-ASCII character of each storage width: Latin-1, UCS-2 (two and three UTF-8 bytes),
+# UCS-4 (astral)
+_WIDE = ["é", "\xa0", "ü", "—", "語", "\uffff", "😀", "\U0010ffff"]
+
+
+@pytest.mark.parametrize("wide", _WIDE)
+def test_utf8_of_ascii_runs_around_blocks(wide):
+    """ASCII runs of every length around the 4-, 8- and 16-unit blocks, with the non-ASCII
+    character before, between and after them: the converter's output is str.encode's."""
+    from fastbpe._core import utf8_of
+
+    for run in range(0, 40):
+        body = "".join(chr(0x20 + (i * 7) % 95) for i in range(run))
+        for text in (body + wide, wide + body, body + wide + body, wide + body + wide + wide,
+                     body + "\x7f" + wide + body[: run // 2]):
+            assert utf8_of(text) == text.encode("utf-8"), (run, text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.text(st.characters(max_codepoint=0x7F), max_size=40),
+                          st.sampled_from(_WIDE)), max_size=30))
+def test_utf8_of_matches_str_encode(parts):
+    from fastbpe._core import utf8_of
+
+    text = "".join(parts)
+    assert utf8_of(text) == text.encode("utf-8")
+
+
+@pytest.mark.parametrize("at", [0, 3, 15, 16, 17, 40])
+@pytest.mark.parametrize("filler", ["a", "ü", "😀"])
+def test_utf8_of_lone_surrogate_raises_like_str_encode(at, filler):
+    from fastbpe._core import utf8_of
+
+    text = filler * at + "\ud800" + "b" * 20
+    with pytest.raises(UnicodeEncodeError) as ours:
+        utf8_of(text)
+    with pytest.raises(UnicodeEncodeError) as theirs:
+        text.encode("utf-8")
+    assert (ours.value.start, ours.value.end) == (theirs.value.start, theirs.value.end)
