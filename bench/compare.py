@@ -73,6 +73,7 @@ MARKERS = {
     "dask": ("<!-- dask:start -->", "<!-- dask:end -->"),  # bench/dask_count.py
     "minbpe_torch": ("<!-- minbpe_torch:start -->", "<!-- minbpe_torch:end -->"),  # bench/minbpe_torch.py
     "hf": ("<!-- hf:start -->", "<!-- hf:end -->"),  # written by bench/compare_hf.py
+    "hf_encodings": ("<!-- hf_encodings:start -->", "<!-- hf_encodings:end -->"),  # bench/hf_encodings.py
 }
 CORPORA = {  # label -> corpus files to try in order
     "english": ["large_en", "tinyshakespeare"],

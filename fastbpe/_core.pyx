@@ -1080,6 +1080,61 @@ cdef class BPETable:
             free(us)
             work_free(&w)
 
+    def encode_texts_with_pieces(self, list texts, int kind):
+        """encode_texts, with the pieces too: [(ids, piece ends)] per text, both numpy uint32
+        (ends in bytes of the text's UTF-8).  What fastbpe.hf builds Encodings from (offsets
+        and word ids): one GIL-free pass per call, so batch threads scale.  UnicodeEncodeError
+        for a lone surrogate, ValueError for a text of 4 GiB or more."""
+        _require_byte_pairs(self)
+        cdef Py_ssize_t n = PyList_GET_SIZE(texts), i
+        cdef Utf8Text* us = <Utf8Text*>calloc(n + 1, sizeof(Utf8Text))
+        cdef IdBuf* outs = <IdBuf*>calloc(n + 1, sizeof(IdBuf))
+        cdef IdBuf* piece_ends = <IdBuf*>calloc(n + 1, sizeof(IdBuf))
+        cdef Work w
+        cdef object t
+        cdef PieceCache cache
+        cdef Py_ssize_t too_long = -1
+        if kind < 0:
+            raise ValueError("encode_texts_with_pieces needs a pattern the C scanner knows")
+        cache = thread_cache(self)
+        memset(&w, 0, sizeof(Work))
+        w.cache = cache.entries
+        try:
+            if us == NULL or outs == NULL or piece_ends == NULL:
+                raise MemoryError()
+            for i in range(n):
+                t = <object>PyList_GET_ITEM(texts, i)
+                if type(t) is not str:
+                    raise TypeError(f"expected str, not {type(t).__name__}")
+                utf8_text_open(t, &us[i])
+            with nogil:
+                for i in range(n):
+                    if utf8_text_convert(&us[i]) != 0:
+                        break
+                    if us[i].n > <Py_ssize_t>UINT32_MAX:
+                        too_long = i
+                        break
+                    self.encode_utf8(us[i].s, us[i].n, kind, &outs[i], &w)
+                    scan_ends(kind, us[i].s, us[i].n, &piece_ends[i])
+                    utf8_text_close(&us[i])
+            for i in range(n):
+                utf8_text_check(<object>PyList_GET_ITEM(texts, i), &us[i])
+            if too_long >= 0:
+                raise ValueError(f"text {too_long} is 4 GiB or more of UTF-8")
+            return [(idbuf_to_numpy(&outs[i]), idbuf_to_numpy(&piece_ends[i])) for i in range(n)]
+        finally:
+            for i in range(n):
+                if outs != NULL:
+                    idbuf_free(&outs[i])
+                if piece_ends != NULL:
+                    idbuf_free(&piece_ends[i])
+                if us != NULL:
+                    utf8_text_close(&us[i])
+            free(outs)
+            free(piece_ends)
+            free(us)
+            work_free(&w)
+
     def encode_documents(self, const uint8_t[::1] data, const int64_t[::1] starts,
                          const int64_t[::1] ends, int kind, int64_t separator):
         """Encode the documents data[starts[i]:ends[i]] (valid UTF-8) in one GIL-free pass,
@@ -1292,6 +1347,22 @@ def is_valid_utf8(const uint8_t[::1] data):
     if data.shape[0] == 0:
         return True
     return utf8_valid(&data[0], data.shape[0])
+
+
+cdef int scan_ends(int kind, const uint8_t* s, Py_ssize_t n, IdBuf* out) except -1 nogil:
+    """Append the end byte of every piece of s[:n] (n < 4 GiB) to out."""
+    cdef Py_ssize_t ends[512]
+    cdef Py_ssize_t pos = 0, k, i
+    while pos < n:
+        k = scan_pieces(kind, s, n, pos, ends, 512)
+        if k <= 0:
+            break
+        idbuf_reserve(out, k)
+        for i in range(k):
+            out.data[out.len + i] = <tok_t>ends[i]
+        out.len += k
+        pos = ends[k - 1]
+    return 0
 
 
 def utf8_of(str text):

@@ -1,17 +1,85 @@
 """`Encoding`: the result of `Tokenizer.encode`, with the fields of `tokenizers.Encoding`."""
 from __future__ import annotations
 
+import gc
+
 
 class Encoding:
-    __slots__ = ("ids", "type_ids", "tokens", "offsets", "attention_mask", "special_tokens_mask",
-                 "word_ids", "sequence_ids", "overflowing")
+    """`tokens`, `offsets` and `word_ids` may be pending: an Encoding built from the kernels
+    (kernel_encodings.py) keeps a function that makes all three and calls it the first time
+    one of them is read, so a caller that needs only ids and masks never pays for them.
+    Every method reads them through the properties, so nothing sees a pending field."""
+    __slots__ = ("ids", "type_ids", "_tokens", "_offsets", "attention_mask", "special_tokens_mask",
+                 "_word_ids", "sequence_ids", "overflowing", "_pending")
 
     def __init__(self, ids, type_ids, tokens, offsets, attention_mask, special_tokens_mask,
                  word_ids, sequence_ids, overflowing=None):
-        self.ids, self.type_ids, self.tokens, self.offsets = ids, type_ids, tokens, offsets
+        self.ids, self.type_ids, self._tokens, self._offsets = ids, type_ids, tokens, offsets
         self.attention_mask, self.special_tokens_mask = attention_mask, special_tokens_mask
-        self.word_ids, self.sequence_ids = word_ids, sequence_ids
+        self._word_ids, self.sequence_ids = word_ids, sequence_ids
         self.overflowing = overflowing if overflowing is not None else []
+        self._pending = None
+
+    def __reduce__(self):
+        """Pickles (multiprocessing, datasets.map) with every field made."""
+        return (Encoding, (self.ids, self.type_ids, self.tokens, self.offsets, self.attention_mask,
+                           self.special_tokens_mask, self.word_ids, self.sequence_ids, self.overflowing))
+
+    @classmethod
+    def pending(cls, ids: list, type_id: int, make) -> "Encoding":
+        """ids now, and `make() -> (tokens, offsets, word_ids)` when one is first read."""
+        n = len(ids)
+        enc = cls(ids, [type_id] * n, None, None, [1] * n, [0] * n, None, [0] * n)
+        enc._pending = make
+        return enc
+
+    def _make(self) -> None:
+        make, self._pending = self._pending, None
+        # a tuple and a str a token: without the pause the cyclic collector runs every few
+        # hundred of them, over every Encoding still alive (none of these can form a cycle)
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            self._tokens, self._offsets, self._word_ids = make()
+        finally:
+            if enabled:
+                gc.enable()
+
+    @property
+    def tokens(self) -> list:
+        if self._pending is not None:
+            self._make()
+        return self._tokens
+
+    @tokens.setter
+    def tokens(self, value) -> None:
+        if self._pending is not None:
+            self._make()
+        self._tokens = value
+
+    @property
+    def offsets(self) -> list:
+        if self._pending is not None:
+            self._make()
+        return self._offsets
+
+    @offsets.setter
+    def offsets(self, value) -> None:
+        if self._pending is not None:
+            self._make()
+        self._offsets = value
+
+    @property
+    def word_ids(self) -> list:
+        if self._pending is not None:
+            self._make()
+        return self._word_ids
+
+    @word_ids.setter
+    def word_ids(self, value) -> None:
+        if self._pending is not None:
+            self._make()
+        self._word_ids = value
 
     @classmethod
     def empty(cls) -> "Encoding":

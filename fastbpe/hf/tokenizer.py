@@ -24,6 +24,7 @@ from ._nodes import UnsupportedError
 from .added_tokens import AddedToken, AddedVocabulary
 from .bytelevel import BYTELEVEL_PATTERN
 from .encoding import Encoding
+from .kernel_encodings import KernelEncoder, gc_paused
 from .model import BPE
 from .normalized import NormalizedText
 
@@ -77,6 +78,7 @@ class Tokenizer:
             raise ValueError(f"tokenizer.json: bad truncation or padding section ({e!r})") from None
         self._pattern, self._kind, self._pattern_regex = self._fast_pattern(steps)
         self._fast_wraps = None
+        self._kernel = None   # KernelEncoder, made on first use
 
     # -- construction ---------------------------------------------------------------------
 
@@ -270,17 +272,26 @@ class Tokenizer:
         overflow = [e.overflowing for e in encodings]
         for e in encodings:
             e.overflowing = []
+        # (sequences of an overflow, the sequences of its own overflows)
         if len(encodings) == 1:
-            combos = [[o] for o in overflow[0]]
+            combos = [([o], []) for o in overflow[0]]
         else:  # HF's Encoding::merge_with: every overflow of A with B and B's overflows, then A with B's
             a, b = encodings
             combos = []
             for a_o in overflow[0]:
-                combos.append([a_o.copy(), b.copy()])
-                combos.extend([a_o.copy(), b_o.copy()] for b_o in overflow[1])
-            combos.extend([a.copy(), b_o.copy()] for b_o in overflow[1])
+                # A's overflow merged with B keeps B's overflows, each merged with it in turn
+                with_b = [[a_o.copy(), b_o.copy()] for b_o in overflow[1]]
+                combos.append(([a_o.copy(), b.copy()], with_b))
+                combos.extend(([a_o.copy(), b_o.copy()], []) for b_o in overflow[1])
+            # A merged with one of B's overflows keeps A's overflows, each merged with that one
+            combos.extend(([a.copy(), b_o.copy()], [[a_o.copy(), b_o.copy()] for a_o in overflow[0]])
+                          for b_o in overflow[1])
         out = self._post_process_plain(encodings, add_special_tokens)
-        out.overflowing = [self._post_process_plain(c, add_special_tokens) for c in combos]
+        out.overflowing = []
+        for seqs, nested in combos:
+            o = self._post_process_plain(seqs, add_special_tokens)
+            o.overflowing = [self._post_process_plain(n, add_special_tokens) for n in nested]
+            out.overflowing.append(o)
         if self._padding:
             p = self._padding
             length = p["length"] if p["length"] is not None else len(out.ids)
@@ -344,26 +355,66 @@ class Tokenizer:
         """HF's Tokenizer.encode: ids, tokens, offsets (characters), masks, type ids."""
         if is_pretokenized:
             raise UnsupportedError("fastbpe's Tokenizer.encode does not take pre-tokenized input")
-        encodings = [self._encode_sequence(sequence, 0)]
-        if pair is not None:
-            encodings.append(self._encode_sequence(pair, 1))
-        return self._post_process(encodings, add_special_tokens)
+        sequences = [sequence] if pair is None else [sequence, pair]
+        return self._post_process(self._sequences(sequences, [0, 1], 1), add_special_tokens)
 
-    def encode_batch(self, inputs, is_pretokenized: bool = False, add_special_tokens: bool = True) -> list[Encoding]:
-        """`encode` for many inputs (str or (sequence, pair)); with padding, to the longest."""
+    def encode_batch(self, inputs, is_pretokenized: bool = False, add_special_tokens: bool = True,
+                     *, num_threads: int | None = None) -> list[Encoding]:
+        """`encode` for many inputs (str or (sequence, pair)); with padding, to the longest.
+        A plain byte-level file runs the kernels for the whole batch on `num_threads`
+        threads (default: one per core) with the GIL released."""
         if isinstance(inputs, str):
             raise TypeError("encode_batch expects a list of inputs, not a single str")
-        out = []
+        if is_pretokenized:
+            raise UnsupportedError("fastbpe's Tokenizer.encode does not take pre-tokenized input")
+        flat, type_ids, shapes = [], [], []
         for item in inputs:
             if isinstance(item, (tuple, list)):
-                out.append(self.encode(item[0], item[1], is_pretokenized, add_special_tokens))
+                if len(item) != 2:
+                    raise ValueError("encode_batch: a pair input must hold two sequences")
+                flat.extend(item)
+                type_ids.extend((0, 1))
+                shapes.append(2)
             else:
-                out.append(self.encode(item, None, is_pretokenized, add_special_tokens))
+                flat.append(item)
+                type_ids.append(0)
+                shapes.append(1)
+        if num_threads is None:
+            num_threads = os.cpu_count() or 1
+        with gc_paused():
+            encodings = iter(self._sequences(flat, type_ids, num_threads))
+            out = [self._post_process([next(encodings) for _ in range(k)], add_special_tokens) for k in shapes]
         if self._padding and self._padding["length"] is None and out:
             longest = max(len(e) for e in out)
             for e in out:
                 self._pad(e, longest)
         return out
+
+    def _sequences(self, texts: list, type_ids: list, num_threads: int) -> list[Encoding]:
+        """The Encoding of each text (with its type id) before post-processing: from the
+        kernels when the file takes the fast path and NFC leaves the text as it is, else
+        from the pipeline."""
+        if not self._uses_fast_path():
+            return [self._encode_sequence(t, k) for t, k in zip(texts, type_ids)]
+        plans = []
+        for t in texts:
+            if type(t) is not str and not isinstance(t, str):
+                raise TypeError(f"expected str, not {type(t).__name__}")
+            if not t.isascii():
+                t.encode("utf-8")  # UnicodeEncodeError for lone surrogates, as the pipeline
+            plan, changed = self._plan(t)
+            plans.append(None if changed else plan)
+        kernel = self._kernel_encoder()
+        segments = [item for plan in plans if plan is not None for _, _, item in plan if type(item) is str]
+        outputs = iter(kernel.outputs(segments, num_threads))
+        return [kernel.sequence(str(t), plan, outputs, k) if plan is not None else self._encode_sequence(t, k)
+                for t, plan, k in zip(texts, plans, type_ids)]
+
+    def _kernel_encoder(self):
+        kernel = self._kernel
+        if kernel is None:
+            kernel = self._kernel = KernelEncoder(self)
+        return kernel
 
     # -- the fast path --------------------------------------------------------------------
 
@@ -383,8 +434,10 @@ class Tokenizer:
             self._fast_wraps = wraps
         return wraps[add_special_tokens]
 
-    def _fast_segments(self, text: str) -> list:
-        """text as a list of str segments (to BPE) and int ids (added tokens)."""
+    def _plan(self, text: str) -> tuple[list, bool]:
+        """text cut at its added tokens, for the fast paths: [(start, end, item)] with item
+        an added token's id or a str segment to BPE (NFC'd when the file normalizes with
+        NFC), and whether NFC changed a segment (then the spans are not all in text)."""
         if type(text) is not str:
             if not isinstance(text, str):
                 raise TypeError(f"expected str, not {type(text).__name__}")
@@ -392,21 +445,27 @@ class Tokenizer:
         nfc = self.normalizer is not None
         normalized, _ = self.added.matcher(normalized=True)
         if normalized is None and not self.added.occurs_in(text, normalized=False):  # the common case
-            return [normalizers.nfc(text) if nfc else text]
-        out = []
+            seg = normalizers.nfc(text) if nfc else text
+            return [(0, len(text), seg)], seg is not text and seg != text
+        out, changed = [], False
         for s, e, aid in self.added.find(text, normalized=False):
             if aid is not None:
-                out.append(aid)
+                out.append((s, e, aid))
                 continue
             seg = text[s:e] if (s, e) != (0, len(text)) else text
             if nfc:
-                seg = normalizers.nfc(seg)
+                raw, seg = seg, normalizers.nfc(seg)
+                changed = changed or (seg is not raw and seg != raw)
             if normalized is not None:
                 for s2, e2, aid2 in self.added.find(seg, normalized=True):
-                    out.append(aid2 if aid2 is not None else seg[s2:e2])
+                    out.append((s + s2, s + e2, aid2 if aid2 is not None else seg[s2:e2]))
             else:
-                out.append(seg)
-        return out
+                out.append((s, e, seg))
+        return out, changed
+
+    def _fast_segments(self, text: str) -> list:
+        """text as a list of str segments (to BPE) and int ids (added tokens)."""
+        return [item for _, _, item in self._plan(text)[0]]
 
     def _segment_ids(self, seg: str, as_numpy: bool = False):
         if not seg:

@@ -1,0 +1,125 @@
+"""Encodings of a plain byte-level BPE file built from the kernel's output.
+
+`Tokenizer.encode` and `encode_batch` on a file that takes the fast path (see tokenizer.py)
+come here instead of running HF's pipeline token by token.  For each BPE segment of a text
+(the text between added tokens) the GIL-free kernels give two arrays: the token ids and the
+end bytes of the pre-tokenizer's pieces.  Everything else follows from them with array
+arithmetic:
+
+* a byte-level token holds exactly its own bytes, so a cumulative sum of the tokens' byte
+  lengths gives every token's byte span;
+* a token never crosses a piece, so the piece its first byte falls in is its word (the
+  scanner's piece ends come from the same GIL-free call as the ids);
+* a byte span becomes HF's character offsets through the index of the character each byte
+  belongs to (a token holding part of a character covers that character, as HF's ByteLevel
+  alignments do); ASCII text needs no table.
+
+The fields are then exactly what the pipeline's `_encode_sequence` gives (tests compare the
+two and `tokenizers` field by field), and the post-processor, truncation and padding run on
+them unchanged.  Batches run the kernels on threads, the GIL released while they scan and
+merge.
+"""
+from __future__ import annotations
+
+import contextlib
+import gc
+
+import numpy as np
+
+from .. import _pretokenize
+from ..encoding import _parallel_map
+from .encoding import Encoding
+
+
+@contextlib.contextmanager
+def gc_paused():
+    """The cyclic garbage collector off while Encodings are built: they are several small
+    objects a token (offset tuples, list growth), none of which can form a cycle, and the
+    collector's passes every few hundred allocations otherwise take half the time."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+class KernelEncoder:
+    """Per-file tables for building Encodings from kernel output."""
+
+    def __init__(self, tokenizer):
+        model = tokenizer.model
+        self._tokenizer = tokenizer
+        self._table = model.table
+        self._id_to_token = model.id_to_token
+        self._nbytes = np.array([len(t) if t is not None else 0 for t in model.token_bytes], dtype=np.int64)
+
+    # -- the kernels (GIL released) -------------------------------------------------------
+
+    def _segment_outputs(self, segments: list) -> list:
+        """(ids, piece end bytes) for each str segment: one GIL-free kernel call for them all
+        when the C scanner knows the pattern; else `regex` cuts and the kernel merges."""
+        tok = self._tokenizer
+        if tok._kind >= 0:
+            return self._table.encode_texts_with_pieces(segments, tok._kind)
+        out = []
+        for seg in segments:
+            pieces = tok._isolated_pieces(seg)
+            ends = np.cumsum([len(p.encode("utf-8")) for p in pieces], dtype=np.int64)
+            out.append((self._table.encode_pieces(pieces, True, seg), ends))
+        return out
+
+    def outputs(self, segments: list, num_threads: int) -> list:
+        """_segment_outputs of many segments, on threads when there are several."""
+        return _parallel_map(self._segment_outputs, segments, num_threads, keep_threads=True)
+
+    # -- one sequence ---------------------------------------------------------------------
+
+    def sequence(self, text: str, plan: list, outputs, type_id: int) -> Encoding:
+        """The Encoding of one sequence: `plan` is Tokenizer._plan(text)'s cut at added
+        tokens, `outputs` yields _segment_outputs for its str segments in order.  Its ids
+        are made now; tokens, offsets and word ids when first read (Encoding.pending)."""
+        mine = [next(outputs) if type(item) is str else None for _, _, item in plan]
+        if len(plan) == 1 and mine[0] is not None:
+            ids = mine[0][0].tolist()
+        else:
+            ids = []
+            for (_, _, item), out in zip(plan, mine):
+                if out is None:
+                    ids.append(item)
+                else:
+                    ids += out[0].tolist()
+        return Encoding.pending(ids, type_id, lambda: self._fields(text, plan, mine))
+
+    def _fields(self, text: str, plan: list, outputs: list) -> tuple[list, list, list]:
+        """(tokens, offsets, word_ids) of a sequence, from its plan and kernel outputs."""
+        offsets, words, tokens = [], [], []
+        word = 0
+        id_to_token = self._id_to_token
+        for (start, end, item), out in zip(plan, outputs):
+            if out is None:
+                tokens.append(text[start:end])   # as HF: the matched text
+                offsets.append((start, end))
+                words.append(word)
+                word += 1
+                continue
+            seg_ids, piece_ends = out
+            if len(seg_ids) == 0:
+                continue
+            nbytes = self._nbytes[seg_ids]
+            byte_end = np.cumsum(nbytes)
+            byte_start = byte_end - nbytes
+            words += (np.searchsorted(piece_ends, byte_start, side="right") + word).tolist()
+            word += len(piece_ends)
+            if item.isascii():
+                char_start, char_end = byte_start, byte_end
+            else:
+                data = np.frombuffer(item.encode("utf-8"), dtype=np.uint8)
+                char_of = np.cumsum((data & 0xC0) != 0x80) - 1
+                char_start, char_end = char_of[byte_start], char_of[byte_end - 1] + 1
+            if start:
+                char_start, char_end = char_start + start, char_end + start
+            tokens += map(id_to_token.__getitem__, seg_ids.tolist())
+            offsets += zip(char_start.tolist(), char_end.tolist())
+        return tokens, offsets, words

@@ -1,0 +1,205 @@
+"""`Tokenizer.encode` / `encode_batch` Encodings built from the kernels (fastbpe/hf/
+kernel_encodings.py) against `tokenizers`, field by field: ids, tokens, char offsets, word
+ids, masks, type and sequence ids, overflowing; one thread and several; and against the
+pipeline path they replace.  Built files run everywhere; the real files need ../shared."""
+from __future__ import annotations
+
+import functools
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import datasources as ds
+from hf_reference import SAMPLES, TRAIN_TEXT, build
+from test_hf_fast_path import ADDED, BATCH, TRICKY, _ref
+
+from tokenizers import Regex  # noqa: E402
+from tokenizers import Tokenizer as HFTokenizer  # noqa: E402
+from tokenizers import decoders as D  # noqa: E402
+from tokenizers import normalizers as N  # noqa: E402
+from tokenizers import pre_tokenizers as P  # noqa: E402
+from tokenizers import processors as PP  # noqa: E402
+
+from fastbpe.hf import Tokenizer  # noqa: E402
+
+ALL_FIELDS = ("ids", "tokens", "offsets", "type_ids", "attention_mask", "special_tokens_mask",
+              "word_ids", "sequence_ids")
+
+TEXTS = BATCH + SAMPLES + [
+    TRICKY,                                   # NFC changes it: that text takes the pipeline
+    "naïve café — “quotes” 😀👍🏽 漢字かな 123456 x\n\n\n  \t end  ",
+    " " * 40 + "\n" * 5 + "  a  ", "x" * 300, "\U0001f600" * 9 + "é" * 9,
+    TRAIN_TEXT[:1500],
+]
+
+
+def assert_encoding(got, want, where) -> None:
+    for field in ALL_FIELDS:
+        assert list(getattr(got, field)) == list(getattr(want, field)), (field, where)
+    assert len(got.overflowing) == len(want.overflowing), ("overflowing", where)
+    for k, (g, w) in enumerate(zip(got.overflowing, want.overflowing)):
+        assert_encoding(g, w, (where, "overflow", k))
+
+
+def assert_batches(ours: Tokenizer, ref: HFTokenizer, inputs: list) -> None:
+    for add in (True, False):
+        want = ref.encode_batch(inputs, add_special_tokens=add)
+        for threads in (None, 1, 2, 3):
+            got = ours.encode_batch(inputs, add_special_tokens=add, num_threads=threads)
+            assert len(got) == len(want)
+            for k, (g, w) in enumerate(zip(got, want)):
+                assert_encoding(g, w, (threads, add, inputs[k]))
+        for item in inputs:   # one at a time (padding to the batch's longest does not apply)
+            a, b = item if isinstance(item, tuple) else (item, None)
+            assert_encoding(ours.encode(a, b, add_special_tokens=add), ref.encode(a, b, add_special_tokens=add),
+                            (add, item))
+
+
+def _pairs(texts: list) -> list:
+    return [(a, b) for a, b in zip(texts, texts[1:] + texts[:1])]
+
+
+@pytest.mark.parametrize("normalizer", [None, "nfc"])
+@pytest.mark.parametrize("post", ["none", "template", "bytelevel-trim", "bytelevel-prefix-trim"])
+@pytest.mark.parametrize("added", ["none", "raw", "raw+normalized"])
+def test_built_files(normalizer, post, added):
+    """Llama-3's split (the C scanner) + ByteLevel: every post-processor that changes the
+    Encoding (specials, ByteLevel's offset trimming), added tokens of every kind."""
+    processor = {
+        "none": None,
+        "template": PP.TemplateProcessing(single="<s> $A </s>", pair="<s> $A </s> $B:1 </s>:1",
+                                          special_tokens=[("<s>", 1), ("</s>", 2)]),
+        "bytelevel-trim": PP.ByteLevel(trim_offsets=True, add_prefix_space=False),
+        "bytelevel-prefix-trim": PP.ByteLevel(trim_offsets=True, add_prefix_space=True),
+    }[post]
+    tokens = {"none": (), "raw": ADDED[:-1], "raw+normalized": ADDED}[added]
+    ref, ours = _ref(N.NFC() if normalizer else None, tokens, processor)
+    assert_batches(ours, ref, TEXTS)
+    assert_batches(ours, ref, _pairs(TEXTS[:12]) + TEXTS[:5])
+    assert ours._kernel is not None     # the kernels built these, not the pipeline
+
+
+def test_truncation_with_stride_and_padding():
+    template = PP.TemplateProcessing(single="<s> $A </s>", pair="<s> $A </s> $B:1 </s>:1",
+                                     special_tokens=[("<s>", 1), ("</s>", 2)])
+    ref, ours = _ref(None, ADDED[:3], template)
+    for direction in ("right", "left"):
+        for tok in (ref, ours):
+            tok.enable_truncation(12, stride=3, strategy="longest_first", direction=direction)
+            tok.enable_padding(direction=direction, pad_id=0, pad_token="<unk>", pad_to_multiple_of=8)
+        assert_batches(ours, ref, TEXTS[:14] + _pairs(TEXTS[4:10]))
+    for tok in (ref, ours):
+        tok.enable_padding(length=64)
+    assert_batches(ours, ref, TEXTS[:8])
+
+
+@pytest.mark.parametrize("split", ["bytelevel-regex", "unknown-regex"])
+def test_other_pre_tokenizers_on_the_fast_path(split):
+    """GPT-2's ByteLevel(use_regex) (the C scanner) and a Split whose regex the scanner does
+    not know (the `regex` package cuts; the kernel merges)."""
+    if split == "bytelevel-regex":
+        pre = P.ByteLevel(add_prefix_space=False, use_regex=True)
+    else:
+        pre = P.Sequence([P.Split(Regex(r"\w+|[^\w\s]+|\s+"), "isolated"),
+                          P.ByteLevel(add_prefix_space=False, use_regex=False)])
+    ref = build(pre_tokenizer=pre, decoder=D.ByteLevel(), byte_level_alphabet=True,
+                post_processor=PP.ByteLevel(trim_offsets=True))
+    ours = Tokenizer.from_str(ref.to_str())
+    assert ours._uses_fast_path() and (ours._kind >= 0) == (split == "bytelevel-regex")
+    assert_batches(ours, ref, TEXTS)
+
+
+def test_not_the_fast_path_still_matches():
+    """A file the kernels cannot take (a Lowercase normalizer) builds Encodings in the
+    pipeline; encode_batch gives the same answers."""
+    ref = build(normalizer=N.Lowercase(), pre_tokenizer=P.ByteLevel(add_prefix_space=True),
+                decoder=D.ByteLevel(), byte_level_alphabet=True)
+    ours = Tokenizer.from_str(ref.to_str())
+    assert not ours._uses_fast_path()
+    assert_batches(ours, ref, SAMPLES)
+
+
+def test_pending_fields_copy_and_pickle():
+    """tokens, offsets and word ids made on first read survive copy, slicing and pickle."""
+    import pickle
+
+    ref, ours = _ref(None, ADDED[:3], None)
+    text = "naïve <|eot|> café 😀 and more words here"
+    want = ref.encode(text)
+    for touch in (lambda e: e.copy(), lambda e: pickle.loads(pickle.dumps(e)), lambda e: e):
+        got = touch(ours.encode(text))
+        assert_encoding(got, want, "touched")
+    enc = ours.encode(text)
+    enc.truncate(4)
+    ref_enc = ref.encode(text)
+    ref_enc.truncate(4)
+    assert_encoding(enc, ref_enc, "truncated before its fields were read")
+
+
+def test_bad_inputs():
+    ref, ours = _ref()
+    with pytest.raises(TypeError):
+        ours.encode_batch("one str")
+    with pytest.raises(TypeError):
+        ours.encode_batch(["ok", 3])
+    with pytest.raises(ValueError):
+        ours.encode_batch([("a", "b", "c")])
+    with pytest.raises(UnicodeEncodeError):
+        ours.encode_batch(["fine", "bad \ud800 surrogate"], num_threads=2)
+    with pytest.raises(UnicodeEncodeError):
+        ours.encode("bad \udfff")
+    assert ours.encode_batch([]) == []
+
+
+_TEXT = st.text(st.characters(codec="utf-8", exclude_categories=("Cn",)), max_size=60) | \
+    st.text(" \n\t'sdmtlvre0123456789aAbé日😀<|>[]eotcafé\u0301", max_size=60)
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(texts=st.lists(_TEXT, min_size=1, max_size=5))
+def test_kernels_equal_the_pipeline(texts):
+    """The kernels' Encodings are the pipeline's (`_encode_sequence`), generated text."""
+    _, ours = _built_with_added()
+    for text in texts:
+        got = ours._sequences([text], [1], 1)[0]
+        want = ours._encode_sequence(text, 1)
+        assert_encoding(got, want, text)
+
+
+@functools.lru_cache(maxsize=None)
+def _built_with_added():
+    return _ref(N.NFC(), ADDED, None)
+
+
+# ---------------------------------------------------------------- real files (../shared)
+
+MODELS = ["gpt2", "qwen2.5", "deepseek-r1-distill-llama-8b"]
+
+
+@functools.lru_cache(maxsize=None)
+def _load(name: str):
+    path = ds.VOCAB_DIR / "hf" / name / "tokenizer.json"
+    if not path.is_file():
+        return None
+    return Tokenizer.from_file(path), HFTokenizer.from_file(str(path))
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_real_files_on_corpora(name):
+    loaded = _load(name)
+    if loaded is None:
+        pytest.skip(f"no {ds.VOCAB_DIR / 'hf' / name / 'tokenizer.json'}")
+    ours, ref = loaded
+    docs = []
+    for corpus in ("multilingual", "code", "tinyshakespeare"):
+        if ds.corpus_available(corpus):
+            lines = ds.load_corpus(corpus, 60_000).splitlines(keepends=True)
+            docs += ["".join(lines[i:i + 20]) for i in range(0, len(lines), 20)]
+    if not docs:
+        pytest.skip("no shared corpora")
+    docs += ["<|endoftext|> a <|im_start|>user\nhi<|im_end|>", "<|begin_of_text|>hey<|eot_id|>", "", TRICKY]
+    assert_batches(ours, ref, docs)
+    # pairs of short texts: GPT-2's file truncates at 50 tokens, and a long pair's overflows are
+    # every overflow of one with every overflow of the other (HF's merge_with)
+    assert_batches(ours, ref, _pairs([d[:120] for d in docs[:10]]))
