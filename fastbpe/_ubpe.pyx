@@ -20,6 +20,12 @@ cdef uint64_t LOW32 = 0xFFFFFFFFULL
 
 # ---------------------------------------------------------------- pair statistics (training)
 
+cdef inline uint64_t pair_hash(uint64_t key) noexcept nogil:
+    """A pair's slot hash: one multiply, the product's upper half (a pair is left << 32 | right,
+    and both halves reach those bits); mix64's two rounds cost a third of counting."""
+    return (key * 0x9E3779B97F4A7C15ULL) >> 32
+
+
 cdef struct PairStat:
     uint64_t key         # left << 32 | right; EMPTY when free
     int64_t count        # occurrences in the corpus
@@ -56,7 +62,7 @@ cdef void stats_free(PairStats* t) noexcept nogil:
 
 
 cdef inline PairStat* stats_find(const PairStats* t, uint64_t key) noexcept nogil:
-    cdef uint64_t i = mix64(key) & t.mask
+    cdef uint64_t i = pair_hash(key) & t.mask
     while True:
         if t.slots[i].key == key:
             return &t.slots[i]
@@ -74,7 +80,7 @@ cdef int stats_grow(PairStats* t) except -1 nogil:
     stats_init(&bigger, (t.mask + 1) * 2)
     for k in range(t.n_used):
         s = &t.slots[t.used[k]]
-        i = mix64(s.key) & bigger.mask
+        i = pair_hash(s.key) & bigger.mask
         while bigger.slots[i].key != EMPTY:
             i = (i + 1) & bigger.mask
         bigger.slots[i] = s[0]
@@ -93,7 +99,7 @@ cdef PairStat* stats_slot(PairStats* t, uint64_t key) except NULL nogil:
     cdef PairStat* s
     if <uint64_t>(t.n_occupied + 1) * 2 > t.mask + 1:
         stats_grow(t)
-    i = mix64(key) & t.mask
+    i = pair_hash(key) & t.mask
     while True:
         s = &t.slots[i]
         if s.key == key:
@@ -131,7 +137,7 @@ cdef inline void local_count(PairStats* t, const int32_t* a, Py_ssize_t n, bint 
     cdef PairStat* s
     for i in range(n - 1):
         key = (<uint64_t><uint32_t>a[i] << 32) | <uint64_t><uint32_t>a[i + 1]
-        h = mix64(key) & t.mask
+        h = pair_hash(key) & t.mask
         while True:
             s = &t.slots[h]
             if s.key == key:
@@ -651,7 +657,7 @@ cdef class UBPELookup:
 
     cdef inline int32_t _child(self, int32_t node, int32_t sym) noexcept nogil:
         cdef uint64_t key = (<uint64_t>node << 32) | <uint32_t>sym
-        cdef uint64_t i = mix64(key) & self.mask
+        cdef uint64_t i = pair_hash(key) & self.mask
         while True:
             if self.edges[i].key == key:
                 return self.edges[i].child
@@ -661,7 +667,7 @@ cdef class UBPELookup:
 
     cdef int32_t _add_child(self, int32_t node, int32_t sym) noexcept:
         cdef uint64_t key = (<uint64_t>node << 32) | <uint32_t>sym
-        cdef uint64_t i = mix64(key) & self.mask
+        cdef uint64_t i = pair_hash(key) & self.mask
         while self.edges[i].key != EMPTY:
             i = (i + 1) & self.mask
         self.edges[i].key = key
