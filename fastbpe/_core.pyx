@@ -1035,25 +1035,29 @@ cdef class BPETable:
             idbuf_free(&out)
             work_free(&w)
 
-    def encode_texts(self, list texts, int kind):
+    def encode_texts(self, list texts, int kind, bint with_pieces=False):
         """Encode many texts (exact str; see encode_text) with the C scanner in one GIL-free
         pass; returns a list of lists of ids.  Batch encoding calls this once per thread's
-        share, so the threads rarely meet at the GIL.  Raises UnicodeEncodeError if any text
-        has a lone surrogate."""
+        share, so the threads rarely meet at the GIL.  With `with_pieces`, each text gives
+        (ids, piece ends) instead, numpy uint32 arrays, the ends in bytes of its UTF-8: what
+        fastbpe.hf builds Encodings from (offsets, word ids).  Raises UnicodeEncodeError if
+        any text has a lone surrogate; with pieces, ValueError for a text of 4 GiB or more."""
         _require_byte_pairs(self)
         cdef Py_ssize_t n = PyList_GET_SIZE(texts), i
         cdef Utf8Text* us = <Utf8Text*>calloc(n + 1, sizeof(Utf8Text))
         cdef IdBuf* outs = <IdBuf*>calloc(n + 1, sizeof(IdBuf))
+        cdef IdBuf* piece_ends = <IdBuf*>calloc(n + 1, sizeof(IdBuf)) if with_pieces else NULL
         cdef Work w
         cdef object t
         cdef PieceCache cache
+        cdef Py_ssize_t too_long = -1
         if kind < 0:
             raise ValueError("encode_texts needs a pattern the C scanner knows")
         cache = thread_cache(self)
         memset(&w, 0, sizeof(Work))
         w.cache = cache.entries
         try:
-            if us == NULL or outs == NULL:
+            if us == NULL or outs == NULL or (with_pieces and piece_ends == NULL):
                 raise MemoryError()
             for i in range(n):
                 t = <object>PyList_GET_ITEM(texts, i)
@@ -1064,64 +1068,20 @@ cdef class BPETable:
                 for i in range(n):
                     if utf8_text_convert(&us[i]) != 0:
                         break
+                    if with_pieces:
+                        if us[i].n > <Py_ssize_t>UINT32_MAX:
+                            too_long = i
+                            break
+                        scan_ends(kind, us[i].s, us[i].n, &piece_ends[i])
                     self.encode_utf8(us[i].s, us[i].n, kind, &outs[i], &w)
                     utf8_text_close(&us[i])   # the cache keeps no pointer into a text
             for i in range(n):
                 utf8_text_check(<object>PyList_GET_ITEM(texts, i), &us[i])
-            return [idbuf_to_list(&outs[i], self.id_objects) for i in range(n)]
-        finally:
-            if outs != NULL:
-                for i in range(n):
-                    idbuf_free(&outs[i])
-            if us != NULL:
-                for i in range(n):
-                    utf8_text_close(&us[i])
-            free(outs)
-            free(us)
-            work_free(&w)
-
-    def encode_texts_with_pieces(self, list texts, int kind):
-        """encode_texts, with the pieces too: [(ids, piece ends)] per text, both numpy uint32
-        (ends in bytes of the text's UTF-8).  What fastbpe.hf builds Encodings from (offsets
-        and word ids): one GIL-free pass per call, so batch threads scale.  UnicodeEncodeError
-        for a lone surrogate, ValueError for a text of 4 GiB or more."""
-        _require_byte_pairs(self)
-        cdef Py_ssize_t n = PyList_GET_SIZE(texts), i
-        cdef Utf8Text* us = <Utf8Text*>calloc(n + 1, sizeof(Utf8Text))
-        cdef IdBuf* outs = <IdBuf*>calloc(n + 1, sizeof(IdBuf))
-        cdef IdBuf* piece_ends = <IdBuf*>calloc(n + 1, sizeof(IdBuf))
-        cdef Work w
-        cdef object t
-        cdef PieceCache cache
-        cdef Py_ssize_t too_long = -1
-        if kind < 0:
-            raise ValueError("encode_texts_with_pieces needs a pattern the C scanner knows")
-        cache = thread_cache(self)
-        memset(&w, 0, sizeof(Work))
-        w.cache = cache.entries
-        try:
-            if us == NULL or outs == NULL or piece_ends == NULL:
-                raise MemoryError()
-            for i in range(n):
-                t = <object>PyList_GET_ITEM(texts, i)
-                if type(t) is not str:
-                    raise TypeError(f"expected str, not {type(t).__name__}")
-                utf8_text_open(t, &us[i])
-            with nogil:
-                for i in range(n):
-                    if utf8_text_convert(&us[i]) != 0:
-                        break
-                    if us[i].n > <Py_ssize_t>UINT32_MAX:
-                        too_long = i
-                        break
-                    self.encode_utf8(us[i].s, us[i].n, kind, &outs[i], &w)
-                    scan_ends(kind, us[i].s, us[i].n, &piece_ends[i])
-                    utf8_text_close(&us[i])
-            for i in range(n):
-                utf8_text_check(<object>PyList_GET_ITEM(texts, i), &us[i])
             if too_long >= 0:
                 raise ValueError(f"text {too_long} is 4 GiB or more of UTF-8")
-            return [(idbuf_to_numpy(&outs[i]), idbuf_to_numpy(&piece_ends[i])) for i in range(n)]
+            if with_pieces:
+                return [(idbuf_to_numpy(&outs[i]), idbuf_to_numpy(&piece_ends[i])) for i in range(n)]
+            return [idbuf_to_list(&outs[i], self.id_objects) for i in range(n)]
         finally:
             for i in range(n):
                 if outs != NULL:

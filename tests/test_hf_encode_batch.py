@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 import datasources as ds
 from hf_reference import SAMPLES, TRAIN_TEXT, build
 from test_hf_fast_path import ADDED, BATCH, TRICKY, _ref
+from test_hf_models import MODELS, _load
 
 from tokenizers import Regex  # noqa: E402
 from tokenizers import Tokenizer as HFTokenizer  # noqa: E402
@@ -173,17 +174,6 @@ def _built_with_added():
 
 
 # ---------------------------------------------------------------- real files (../shared)
-
-MODELS = ["gpt2", "qwen2.5", "deepseek-r1-distill-llama-8b"]
-
-
-@functools.lru_cache(maxsize=None)
-def _load(name: str):
-    path = ds.VOCAB_DIR / "hf" / name / "tokenizer.json"
-    if not path.is_file():
-        return None
-    return Tokenizer.from_file(path), HFTokenizer.from_file(str(path))
-
 
 @pytest.mark.parametrize("name", MODELS)
 def test_real_files_on_corpora(name):

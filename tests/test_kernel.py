@@ -131,7 +131,7 @@ def test_utf8_of_lone_surrogate_raises_like_str_encode(at, filler):
     assert (ours.value.start, ours.value.end) == (theirs.value.start, theirs.value.end)
 
 
-def test_encode_texts_with_pieces_is_encode_texts_and_the_scanner():
+def test_encode_texts_with_pieces_gives_the_scanners_piece_ends():
     """The ids of encode_texts and the piece ends of the scanner, in one call; bad input
     raises as encode_texts does."""
     import numpy as np
@@ -141,14 +141,14 @@ def test_encode_texts_with_pieces_is_encode_texts_and_the_scanner():
     table = table_for(toy_ranks(5, n_merges=80))
     kind = _pretokenize.pattern_kind(patterns.LLAMA3_PATTERN)
     texts = ["", "abc cab", " a  b\n\nc 123 'll", "é日😀 abca" * 30, "x" * 2000]
-    got = table.encode_texts_with_pieces(texts, kind)
+    got = table.encode_texts(texts, kind, True)
     for text, (ids, ends), want_ids in zip(texts, got, table.encode_texts(texts, kind)):
         assert ids.dtype == np.uint32 and ends.dtype == np.uint32
         assert ids.tolist() == want_ids
         assert ends.tolist() == _pretokenize.piece_boundaries(text.encode(), kind).tolist()
     with pytest.raises(TypeError):
-        table.encode_texts_with_pieces(["ok", b"bytes"], kind)
+        table.encode_texts(["ok", b"bytes"], kind, True)
     with pytest.raises(UnicodeEncodeError):
-        table.encode_texts_with_pieces(["ok", "bad \ud800"], kind)
+        table.encode_texts(["ok", "bad \ud800"], kind, True)
     with pytest.raises(ValueError):
-        table.encode_texts_with_pieces(["ok"], -1)
+        table.encode_texts(["ok"], -1, True)

@@ -62,7 +62,7 @@ class KernelEncoder:
         when the C scanner knows the pattern; else `regex` cuts and the kernel merges."""
         tok = self._tokenizer
         if tok._kind >= 0:
-            return self._table.encode_texts_with_pieces(segments, tok._kind)
+            return self._table.encode_texts(segments, tok._kind, True)
         out = []
         for seg in segments:
             pieces = tok._isolated_pieces(seg)
