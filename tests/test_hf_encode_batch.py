@@ -193,3 +193,34 @@ def test_real_files_on_corpora(name):
     # pairs of short texts: GPT-2's file truncates at 50 tokens, and a long pair's overflows are
     # every overflow of one with every overflow of the other (HF's merge_with)
     assert_batches(ours, ref, _pairs([d[:120] for d in docs[:10]]))
+
+
+EDGE = ["", " ", "\n\n\n", " \t \n  \r\n   x", " " * 64 + "\n" * 9 + "\t" * 5, "\U0001f600" * 5,
+        "a" * 200, "日本語のテキスト、そして English.", "  leading", "trailing   ",
+        "<|endoftext|><|endoftext|>", " <|im_start|> x <|im_end|> ", "<|begin_of_text|> <|eot_id|>\n"]
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_real_files_truncated_and_padded(name):
+    """The real files with truncation (stride, both directions) and padding on: specials,
+    overflows and pads around kernel-built Encodings, singles and pairs, edge texts (empty,
+    whitespace only, emoji, added tokens)."""
+    path = ds.VOCAB_DIR / "hf" / name / "tokenizer.json"
+    if not path.is_file():
+        pytest.skip(f"no {path}")
+    # fresh objects: _load's are cached and shared with other tests, and these are changed
+    ours, ref = Tokenizer.from_file(path), HFTokenizer.from_file(str(path))
+    docs = EDGE + TEXTS[:12]
+    if ds.corpus_available("multilingual"):
+        lines = ds.load_corpus("multilingual", 12_000).splitlines(keepends=True)
+        docs += ["".join(lines[i:i + 8]) for i in range(0, len(lines), 8)][:10]
+    for length, stride, direction in ((16, 4, "right"), (9, 2, "left")):
+        for tok in (ours, ref):
+            tok.enable_truncation(length, stride=stride, strategy="longest_first", direction=direction)
+            tok.enable_padding(direction="left" if direction == "right" else "right", pad_id=0,
+                               pad_token="!", pad_to_multiple_of=8)
+        assert_batches(ours, ref, docs)
+        assert_batches(ours, ref, _pairs(docs[:16]))
+    assert_batches(ours, ref, ["", "", ""])
+    assert_batches(ours, ref, [("", ""), ("", "x"), (" ", "")])
+    assert ours._kernel is not None     # the kernels built these, not the pipeline
