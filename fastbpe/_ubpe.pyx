@@ -126,7 +126,7 @@ cdef PairStat* stats_slot(PairStats* t, uint64_t key) except NULL nogil:
 # document's size (the slots past it stay empty) so it stays in cache.
 
 cdef inline void local_size_for(PairStats* t, uint64_t allocated, int64_t n_symbols) noexcept nogil:
-    t.mask = min(pow2_at_least(<uint64_t>(2 * n_symbols + 2)), allocated) - 1
+    t.mask = min(pow2_at_least(<uint64_t>(4 * n_symbols + 4)), allocated) - 1
 
 
 cdef inline void local_count(PairStats* t, const int32_t* a, Py_ssize_t n, bint after) noexcept nogil:
@@ -175,6 +175,113 @@ cdef int local_flush(PairStats* t, PairStats* stats) except -1 nogil:
     return 0
 
 
+# A step's changes, one document at a time: the hit parts are rewritten in place while a small
+# table (reused, sized to the document) notes per pair the occurrences that vanish (`count`) and
+# appear (`docs`); `listed` then counts the vanishing pairs' occurrences left in the document,
+# which says whether the document still holds them.  Work is proportional to the changed spots
+# plus one filtered pass over the hit documents, instead of recounting them.
+
+cdef inline PairStat* local_entry(PairStats* t, uint64_t key) noexcept nogil:
+    """The entry of `key` in a per-document table, inserted with zeros (it never fills)."""
+    cdef uint64_t h = pair_hash(key) & t.mask
+    cdef PairStat* s
+    while True:
+        s = &t.slots[h]
+        if s.key == key:
+            return s
+        if s.key == EMPTY:
+            s.key = key
+            s.count = 0
+            s.docs = 0
+            s.listed = 0
+            t.used[t.n_used] = <int64_t>h
+            t.n_used += 1
+            return s
+        h = (h + 1) & t.mask
+
+
+cdef inline uint64_t pair_key(int64_t left, int64_t right) noexcept nogil:
+    return (<uint64_t><uint32_t>left << 32) | <uint64_t><uint32_t>right
+
+
+cdef Py_ssize_t rewrite_part(int32_t* x, Py_ssize_t n, const int64_t* first_of,
+                             const int64_t* second_of, int64_t new_base, PairStats* local) noexcept nogil:
+    """Replace the step's pairs in x[0:n] left to right (the pair starting at `a` becomes
+    new_base + its row); returns the new length.  Old pairs touching a replaced occurrence go to
+    `count`, new pairs touching a new token to `docs` -- exactly the pairs that differ, since
+    every other adjacency is kept as it was."""
+    cdef Py_ssize_t a = 0, w = 0
+    cdef int64_t t, m
+    cdef bint prev_replaced = False     # x[a - 1] was the right half of a replaced pair
+    cdef bint last_new = False          # the output's last token is new
+    while a < n:
+        t = x[a]
+        m = first_of[t]
+        if m >= 0 and a + 1 < n and x[a + 1] == second_of[m]:
+            # x[a - 1] still holds its old value: the output has not caught up past it
+            if a > 0 and not prev_replaced:
+                local_entry(local, pair_key(x[a - 1], t)).count += 1
+            local_entry(local, pair_key(t, x[a + 1])).count += 1
+            if a + 2 < n:                 # a replacement starting at a + 2 leaves this pair to us
+                local_entry(local, pair_key(x[a + 1], x[a + 2])).count += 1
+            x[w] = <int32_t>(new_base + m)
+            if w > 0:
+                local_entry(local, pair_key(x[w - 1], x[w])).docs += 1
+            last_new = True
+            prev_replaced = True
+            a += 2
+        else:
+            x[w] = <int32_t>t
+            if last_new:
+                local_entry(local, pair_key(x[w - 1], t)).docs += 1
+            last_new = False
+            prev_replaced = False
+            a += 1
+        w += 1
+    return w
+
+
+cdef int settle_document(PairStats* local, PairStats* stats, const int32_t* seq,
+                         const int64_t* part_start, const int64_t* part_len, const int64_t* live,
+                         Py_ssize_t k, Py_ssize_t k2, uint8_t* left_mark) except -1 nogil:
+    """Apply one document's noted changes (parts live[k:k2], already rewritten) to the corpus
+    statistics, then empty the local table.  A pair that appears touches a new token, so the
+    document did not hold it before; a pair that vanishes leaves the document's count only if
+    no occurrence is left, which one pass over the document finds (a mark per left token skips
+    most positions)."""
+    cdef Py_ssize_t j, i, s0, e
+    cdef PairStat* s
+    cdef PairStat* g
+    cdef bint any_vanishing = False
+    for j in range(local.n_used):
+        s = &local.slots[local.used[j]]
+        if s.count > 0:
+            left_mark[s.key >> 32] = 1
+            any_vanishing = True
+    if any_vanishing:
+        for i in range(k, k2):
+            s0 = part_start[live[i]]
+            e = s0 + part_len[live[i]] - 1
+            for j in range(s0, e):
+                if left_mark[seq[j]]:
+                    s = stats_find(local, pair_key(seq[j], seq[j + 1]))
+                    if s != NULL:
+                        s.listed += 1
+    for j in range(local.n_used):
+        s = &local.slots[local.used[j]]
+        if s.count != s.docs:
+            g = stats_slot(stats, s.key)
+            g.count += s.docs - s.count
+            if s.count == 0:
+                g.docs += 1
+            elif s.listed == 0 and s.docs == 0:
+                g.docs -= 1
+        left_mark[s.key >> 32] = 0
+        s.key = EMPTY
+    local.n_used = 0
+    return 0
+
+
 cdef inline bint ranks_before(const PairStat* a, const PairStat* b) noexcept nogil:
     """The reference's candidate order: more occurrences, then fewer documents, then the larger pair."""
     if a.count != b.count:
@@ -214,14 +321,66 @@ cdef inline int64_t pair_count(const PairStats* t, int64_t left, int64_t right) 
     return s.count if s != NULL else 0
 
 
+cdef int verify_stats(PairStats* stats, int32_t[::1] seq, int64_t[::1] part_start,
+                      int64_t[::1] part_doc, const int64_t* part_len, const int64_t* live,
+                      Py_ssize_t n_live, uint64_t local_cap) except -1:
+    """Recount the live parts from scratch and compare with the incremental statistics."""
+    cdef PairStats fresh, local
+    cdef Py_ssize_t k = 0, k2, i, n_fresh = 0, n_kept = 0
+    cdef int64_t doc_size
+    cdef PairStat* s
+    cdef const PairStat* f
+    fresh.slots = NULL
+    fresh.used = NULL
+    local.slots = NULL
+    local.used = NULL
+    try:
+        stats_init(&fresh, 1 << 10)
+        stats_init(&local, local_cap)
+        while k < n_live:
+            k2 = k
+            doc_size = 0
+            while k2 < n_live and part_doc[live[k2]] == part_doc[live[k]]:
+                doc_size += part_len[live[k2]]
+                k2 += 1
+            local_size_for(&local, local_cap, doc_size)
+            for i in range(k, k2):
+                local_count(&local, &seq[part_start[live[i]]], part_len[live[i]], True)
+            local_flush(&local, &fresh)
+            k = k2
+        for i in range(fresh.n_used):
+            f = &fresh.slots[fresh.used[i]]
+            if f.count > 0:
+                n_fresh += 1
+                s = stats_find(stats, f.key)
+                if s == NULL or s.count != f.count or s.docs != f.docs:
+                    raise RuntimeError(
+                        f"pair ({f.key >> 32}, {f.key & LOW32}): counted {f.count} in {f.docs} "
+                        f"documents, kept {s.count if s != NULL else 0} in {s.docs if s != NULL else 0}")
+        for i in range(stats.n_used):
+            s = &stats.slots[stats.used[i]]
+            if s.count != 0:
+                n_kept += 1
+                if s.count < 0 or s.docs <= 0:
+                    raise RuntimeError(f"pair ({s.key >> 32}, {s.key & LOW32}) kept as {s.count} in {s.docs}")
+        if n_kept != n_fresh:
+            raise RuntimeError(f"{n_kept} pairs kept, {n_fresh} counted")
+    finally:
+        stats_free(&fresh)
+        stats_free(&local)
+    return 0
+
+
 def fit_pairs(int32_t[::1] seq, int64_t[::1] part_start, int64_t[::1] part_doc,
-              int64_t first_id, int64_t n_tokens, int64_t n_candidates, object on_step=None):
+              int64_t first_id, int64_t n_tokens, int64_t n_candidates, object on_step=None,
+              bint verify=False):
     """Run the multi-pair training loop in place over `seq` (parts laid out end to end, the
     parts of a document consecutive).
 
-    Pair statistics are kept up to date incrementally: a step re-counts only the documents where
-    one of its pairs occurs (in a small per-document table, whose differences go to the corpus
-    table), and parts of one token leave the scan.  Returns an int64 array of rows (left, right,
+    Pair statistics are kept up to date incrementally: a step looks only at the documents where
+    one of its pairs occurs and changes the counts of the pairs around the replaced spots (see
+    rewrite_part, settle_document); parts of one token leave the scan.  `verify` (tests)
+    re-counts everything after each step and raises RuntimeError if the statistics differ.  Returns an int64 array of rows (left, right,
     new id, documents containing the pair), one per new token in creation order.
     `on_step(n_new_tokens)` is called between steps (progress)."""
     cdef Py_ssize_t n_parts = part_doc.shape[0]
@@ -233,21 +392,23 @@ def fit_pairs(int32_t[::1] seq, int64_t[::1] part_start, int64_t[::1] part_doc,
     cdef int64_t id_cap = min(max(first_id, n_tokens), first_id + seq.shape[0]) + n_candidates + 2
     cdef int64_t* first_of = <int64_t*>malloc(id_cap * sizeof(int64_t))   # left token -> accepted row
     cdef int64_t* second_of = <int64_t*>malloc(max(n_candidates, 1) * sizeof(int64_t))
+    cdef int64_t* hit_parts = <int64_t*>malloc((n_parts + 1) * sizeof(int64_t))   # of one document
+    cdef uint8_t* left_mark = <uint8_t*>calloc(id_cap, 1)      # see settle_document
     cdef PairStats stats
     cdef PairStats local
     cdef uint64_t local_cap
     cdef list rows = []
     cdef int64_t max_token = first_id - 1, doc_size = 0, biggest_doc = 0
-    cdef Py_ssize_t n_live = 0, k, k2, kept, p, i, w, s0, e, n_top, n_acc, a, b
-    cdef int64_t t, l1, r1, l2, r2, n2, m
-    cdef bint good, hit
+    cdef Py_ssize_t n_live = 0, k, k2, kept, p, i, s0, n_top, n_acc, a, b, n_hit
+    cdef int64_t l1, r1, l2, r2, n2, m
+    cdef bint good
     stats.slots = NULL
     stats.used = NULL
     local.slots = NULL
     local.used = NULL
     try:
         if (part_len == NULL or live == NULL or top == NULL or accepted == NULL or first_of == NULL
-                or second_of == NULL):
+                or second_of == NULL or hit_parts == NULL or left_mark == NULL):
             raise MemoryError()
         if part_start.shape[0] != n_parts + 1:
             raise ValueError("part_start needs one more entry than part_doc")
@@ -274,7 +435,7 @@ def fit_pairs(int32_t[::1] seq, int64_t[::1] part_start, int64_t[::1] part_doc,
                 n_live += 1
         with nogil:
             stats_init(&stats, 1 << 16)
-            local_cap = pow2_at_least(<uint64_t>(2 * biggest_doc + 2))
+            local_cap = pow2_at_least(<uint64_t>(4 * biggest_doc + 4))
             stats_init(&local, local_cap)
             k = 0
             while k < n_live:                  # the first count, one document at a time
@@ -321,48 +482,33 @@ def fit_pairs(int32_t[::1] seq, int64_t[::1] part_start, int64_t[::1] part_doc,
                 for b in range(n_acc):
                     first_of[top[accepted[b]].key >> 32] = b
                     second_of[b] = <int64_t>(top[accepted[b]].key & LOW32)
-                # each document where an accepted pair occurs: count, rewrite (left to right), count
+                # each document where an accepted pair occurs: rewrite its hit parts (left to
+                # right) noting the pairs that vanish and appear there, then settle the documents
                 kept = 0
                 k = 0
                 while k < n_live:
                     k2 = k
-                    hit = False
+                    n_hit = 0
                     doc_size = 0
                     while k2 < n_live and part_doc[live[k2]] == part_doc[live[k]]:
                         p = live[k2]
                         s0 = part_start[p]
                         doc_size += part_len[p]
-                        if not hit:
-                            for i in range(s0, s0 + part_len[p] - 1):
-                                m = first_of[seq[i]]
-                                if m >= 0 and seq[i + 1] == second_of[m]:
-                                    hit = True
-                                    break
+                        for i in range(s0, s0 + part_len[p] - 1):
+                            m = first_of[seq[i]]
+                            if m >= 0 and seq[i + 1] == second_of[m]:
+                                hit_parts[n_hit] = p
+                                n_hit += 1
+                                break
                         k2 += 1
-                    if hit:
+                    if n_hit:
                         local_size_for(&local, local_cap, doc_size)
-                        for i in range(k, k2):
-                            p = live[i]
-                            local_count(&local, &seq[part_start[p]], part_len[p], False)
-                        for i in range(k, k2):
-                            p = live[i]
-                            s0 = part_start[p]
-                            e = s0 + part_len[p]
-                            a = s0
-                            w = s0
-                            while a < e:
-                                t = seq[a]
-                                m = first_of[t]
-                                if m >= 0 and a + 1 < e and seq[a + 1] == second_of[m]:
-                                    seq[w] = <int32_t>(max_token + 1 + m)
-                                    a += 2
-                                else:
-                                    seq[w] = <int32_t>t
-                                    a += 1
-                                w += 1
-                            part_len[p] = w - s0
-                            local_count(&local, &seq[s0], part_len[p], True)
-                        local_flush(&local, &stats)
+                        for i in range(n_hit):
+                            p = hit_parts[i]
+                            part_len[p] = rewrite_part(&seq[part_start[p]], part_len[p], first_of,
+                                                       second_of, max_token + 1, &local)
+                        settle_document(&local, &stats, &seq[0], &part_start[0], part_len, live, k, k2,
+                                        left_mark)
                     for i in range(k, k2):
                         if part_len[live[i]] >= 2:
                             live[kept] = live[i]
@@ -378,6 +524,8 @@ def fit_pairs(int32_t[::1] seq, int64_t[::1] part_start, int64_t[::1] part_doc,
                 rows.append((<int64_t>(top[accepted[b]].key >> 32),
                              <int64_t>(top[accepted[b]].key & LOW32),
                              max_token, top[accepted[b]].docs))
+            if verify:
+                verify_stats(&stats, seq, part_start, part_doc, part_len, live, n_live, local_cap)
             if on_step is not None:
                 on_step(n_acc)
     finally:
@@ -389,6 +537,8 @@ def fit_pairs(int32_t[::1] seq, int64_t[::1] part_start, int64_t[::1] part_doc,
         free(accepted)
         free(first_of)
         free(second_of)
+        free(hit_parts)
+        free(left_mark)
     return np.array(rows, dtype=np.int64).reshape(-1, 4)
 
 

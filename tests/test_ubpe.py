@@ -61,6 +61,23 @@ def test_fit_kernel_equals_python_twin(seed):
     assert [tuple(r) for r in rows.tolist()] == fit_merges(docs, n_sym, n_tokens, n_candidates)
 
 
+@pytest.mark.parametrize("seed", range(40))
+def test_fit_incremental_counts_equal_a_recount(seed):
+    """After every step the kept pair statistics equal a count from scratch (verify=True raises
+    otherwise); small alphabets make runs like `a a a` and neighbouring replacements common."""
+    rng = random.Random(1000 + seed)
+    n_sym = rng.randint(1, 5)
+    docs = [[[rng.randrange(n_sym) for _ in range(rng.randint(0, 40))]
+             for _ in range(rng.randint(1, 4))] for _ in range(rng.randint(1, 12))]
+    parts = [p for d in docs for p in d]
+    seq = np.array([x for p in parts for x in p], dtype=np.int32)
+    part_start = np.cumsum([0] + [len(p) for p in parts]).astype(np.int64)
+    part_doc = np.array([i for i, d in enumerate(docs) for _ in d], dtype=np.int64)
+    n_tokens, n_candidates = n_sym + rng.randint(1, 60), rng.choice([1, 3, 50])
+    rows = fit_pairs(seq, part_start, part_doc, n_sym, n_tokens, n_candidates, verify=True)
+    assert [tuple(r) for r in rows.tolist()] == fit_merges(docs, n_sym, n_tokens, n_candidates)
+
+
 def test_fit_stores_idf_weights_and_sequences(docs):
     model = UBPE(alphabet=alphabet_of(docs), n_tokens=80)
     model.fit(docs, quiet=True, rearrange_tokens=False)
