@@ -1335,3 +1335,116 @@ def map_str_parts(list parts, int32_t[::1] table):
             k += 1
         off[p + 1] = k
     return ids, offsets
+
+
+# ---------------------------------------------------------------- the word regex, without `re`
+
+from cpython.unicode cimport Py_UNICODE_ISALNUM, Py_UNICODE_ISSPACE
+
+# the one split regex done here: fastbpe.ubpe.split uses it only when the model's regex_str is
+# exactly this string; any other goes through `re`
+WORD_REGEX = r" ?\w+| ?[^\w\s]+|\s+"
+
+cdef enum:
+    PUNCT = 0
+    WORD = 1
+    SPACE = 2
+
+cdef uint8_t ASCII_CLASS[128]
+
+
+cdef inline uint8_t char_class(Py_UCS4 ch) noexcept:
+    """`re`'s classes for a str pattern: \\w is str.isalnum() or '_', \\s is str.isspace()."""
+    if ch < 128:
+        return ASCII_CLASS[ch]
+    if Py_UNICODE_ISALNUM(ch):
+        return WORD
+    if Py_UNICODE_ISSPACE(ch):
+        return SPACE
+    return PUNCT
+
+
+cdef void init_ascii_class() noexcept:
+    cdef Py_UCS4 ch
+    for ch in range(128):
+        ASCII_CLASS[ch] = WORD if (Py_UNICODE_ISALNUM(ch) or ch == 95) else (
+            SPACE if Py_UNICODE_ISSPACE(ch) else PUNCT)
+
+init_ascii_class()
+
+
+cdef Py_ssize_t split_words_into(str doc, const int32_t* table, Py_ssize_t size, int32_t* ids,
+                                 int64_t* ends, int64_t base) except -1:
+    """`re.findall(WORD_REGEX, doc)` as part ends (base + offset, written to `ends`) with every
+    character mapped through `table` into `ids`; returns the number of parts.  The matches
+    cover the whole str, so ids gets len(doc) entries.  At each position the regex takes, in
+    order: ' ' + a \\w run, a \\w run, ' ' + a run of neither, such a run, a \\s run."""
+    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(doc), i = 0, j, n_parts = 0
+    cdef int kind = PyUnicode_KIND(doc)
+    cdef void* data = PyUnicode_DATA(doc)
+    cdef Py_UCS4 ch
+    cdef uint8_t cls, run
+    cdef int32_t v
+    while i < n:
+        ch = PyUnicode_READ(kind, data, i)
+        cls = char_class(ch)
+        j = i
+        run = cls
+        if ch == 32 and i + 1 < n:
+            cls = char_class(PyUnicode_READ(kind, data, i + 1))
+            if cls != SPACE:          # ' ' joins the following \w or [^\w\s] run
+                run = cls
+                j = i + 1
+        j += 1
+        while j < n and char_class(PyUnicode_READ(kind, data, j)) == run:
+            j += 1
+        ends[n_parts] = base + j
+        n_parts += 1
+        i = j
+    for i in range(n):
+        ch = PyUnicode_READ(kind, data, i)
+        v = table[ch] if ch < <Py_UCS4>size else -1
+        if v < 0:
+            raise ValueError(f"symbol {chr(ch)!r} is not in the alphabet")
+        ids[base + i] = v
+    return n_parts
+
+
+def split_words_map(str doc, int32_t[::1] table):
+    """(ids int32, offsets int64) of one str split by WORD_REGEX: what map_str_parts gives for
+    `re.findall(WORD_REGEX, doc)`."""
+    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(doc), n_parts
+    ids = np.empty(n, dtype=np.int32)
+    ends = np.empty(n + 1, dtype=np.int64)
+    cdef int32_t[::1] out = ids
+    cdef int64_t[::1] off = ends
+    off[0] = 0
+    n_parts = split_words_into(doc, &table[0] if table.shape[0] else NULL, table.shape[0],
+                               &out[0] if n else NULL, &off[1], 0)
+    return ids, ends[:n_parts + 1]
+
+
+def split_words_map_docs(list docs, int32_t[::1] table):
+    """Many str documents split by WORD_REGEX end to end: (ids, part offsets, parts per document)."""
+    cdef Py_ssize_t n_docs = len(docs), total = 0, d, n_parts = 0, k
+    cdef object doc
+    for doc in docs:
+        if type(doc) is not str:
+            raise TypeError("split_words_map_docs takes str documents")
+        total += PyUnicode_GET_LENGTH(doc)
+    ids = np.empty(total, dtype=np.int32)
+    ends = np.empty(total + 1, dtype=np.int64)
+    counts = np.empty(n_docs, dtype=np.int64)
+    cdef int32_t[::1] out = ids
+    cdef int64_t[::1] off = ends
+    cdef int64_t[::1] per_doc = counts
+    cdef int64_t base = 0
+    off[0] = 0
+    for d in range(n_docs):
+        doc = docs[d]
+        k = split_words_into(doc, &table[0] if table.shape[0] else NULL, table.shape[0],
+                             &out[0] if total else NULL, &off[1 + n_parts], base)
+        per_doc[d] = k
+        n_parts += k
+        base += PyUnicode_GET_LENGTH(doc)
+    return ids, ends[:n_parts + 1], counts
