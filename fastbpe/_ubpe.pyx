@@ -6,7 +6,7 @@ fitted models and encodings must be identical to it; `fastbpe/ubpe/` documents t
 """
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport malloc, calloc, realloc, free
-from libc.string cimport memset
+from libc.string cimport memset, memcpy, memcmp
 from libc.math cimport log, fabs, isfinite
 
 from fastbpe._hash cimport mix64, pow2_at_least
@@ -673,6 +673,66 @@ cdef inline Py_ssize_t sift_up(int32_t* heap, const Cand* pool, Py_ssize_t pos, 
     return pos
 
 
+# Encodings of words already seen (natural text repeats its words): per (word, top_n) the sorted
+# candidates with their tokens, in arenas owned by the UBPELookup; emptied when it grows past
+# CACHE_MAX_* so memory stays bounded.  Only touched with the GIL held.
+
+cdef struct CacheEntry:
+    uint64_t hash            # 0: free slot
+    int64_t word_off         # symbols in `words`
+    int64_t cand_off         # candidates in `cands`, best first
+    int32_t word_len
+    int32_t top_n
+    int32_t n_cand
+
+
+cdef struct CachedCand:
+    double weight
+    int64_t tok_off          # tokens in `toks`
+    int32_t length
+
+
+cdef struct WordCache:
+    CacheEntry* entries
+    uint64_t mask
+    Py_ssize_t n_entries
+    int32_t* words
+    Py_ssize_t words_len, words_cap
+    int32_t* toks
+    Py_ssize_t toks_len, toks_cap
+    CachedCand* cands
+    Py_ssize_t cands_len, cands_cap
+
+
+cdef enum:
+    CACHE_SLOTS = 1 << 16           # emptied at half full
+    CACHE_MAX_SYMBOLS = 1 << 22     # of the words kept
+
+
+cdef inline uint64_t word_hash(const int32_t* word, Py_ssize_t n, Py_ssize_t top_n) noexcept nogil:
+    cdef uint64_t h = <uint64_t>top_n * 0x9E3779B97F4A7C15ULL + <uint64_t>n
+    cdef Py_ssize_t i
+    for i in range(n):
+        h = (h ^ <uint32_t>word[i]) * 0x100000001B3ULL
+    h = mix64(h)
+    return h if h != 0 else 1
+
+
+cdef int grow_array(void** data, Py_ssize_t* cap, Py_ssize_t need, size_t item) except -1:
+    cdef Py_ssize_t new_cap = cap[0] if cap[0] else 1024
+    cdef void* grown
+    if need <= cap[0]:
+        return 0
+    while new_cap < need:
+        new_cap *= 2
+    grown = realloc(data[0], new_cap * item)
+    if grown == NULL:
+        raise MemoryError()
+    data[0] = grown
+    cap[0] = new_cap
+    return 0
+
+
 cdef struct Step:               # where one symbol leads in the prefix tree
     int32_t node             # -1: nowhere
     int32_t token            # the token ending there, -1 if none
@@ -692,6 +752,7 @@ cdef class UBPELookup:
     cdef int64_t n_ids
     cdef DagWork spare       # the scratch of a finished call, for the next one
     cdef bint has_spare
+    cdef WordCache cache
     # the same tree laid out for walking: each node's children side by side (few cache lines),
     # and the root's as a direct array by symbol
     cdef int32_t* first_child    # [n_nodes + 1]
@@ -736,6 +797,10 @@ cdef class UBPELookup:
             if self.value[node] < 0:      # the first sequence inserted keeps its id
                 self.value[node] = <int32_t>ids[k]
         self._lay_out_children()
+        self.cache.entries = <CacheEntry*>calloc(CACHE_SLOTS, sizeof(CacheEntry))
+        if self.cache.entries == NULL:
+            raise MemoryError()
+        self.cache.mask = CACHE_SLOTS - 1
 
     cdef int _lay_out_children(self) except -1:
         cdef uint64_t i
@@ -802,6 +867,10 @@ cdef class UBPELookup:
         free(self.child_sym)
         free(self.child)
         free(self.root_child)
+        free(self.cache.entries)
+        free(self.cache.words)
+        free(self.cache.toks)
+        free(self.cache.cands)
         if self.has_spare:
             dag_free(&self.spare)
 
@@ -959,30 +1028,110 @@ cdef class UBPELookup:
             c = w.pool[c].tail
         return out
 
+    cdef const CacheEntry* _word_cands(self, DagWork* w, const int32_t* word, Py_ssize_t n,
+                                       Py_ssize_t top_n) except NULL:
+        """The word's best `top_n` candidates, best first with heap order kept among equal keys
+        (the DAG on a miss, then kept).  The pointer lives until the next call."""
+        cdef WordCache* cc = &self.cache
+        cdef uint64_t h = word_hash(word, n, top_n)
+        cdef uint64_t i = h & cc.mask
+        cdef CacheEntry* e
+        cdef Py_ssize_t k, j, nc
+        cdef int32_t c, x
+        cdef int32_t* order
+        while cc.entries[i].hash != 0:
+            e = &cc.entries[i]
+            if (e.hash == h and e.word_len == n and e.top_n == top_n and
+                    memcmp(&cc.words[e.word_off], word, n * sizeof(int32_t)) == 0):
+                return e
+            i = (i + 1) & cc.mask
+        if n > 256:                    # long words: the DAG without the GIL
+            with nogil:
+                self._word_dag(word, n, top_n, w)
+        else:
+            self._word_dag(word, n, top_n, w)
+        nc = w.n_heads[0]
+        if (<Py_ssize_t>(cc.n_entries + 1) * 2 > <Py_ssize_t>(cc.mask + 1)
+                or cc.words_len + n > CACHE_MAX_SYMBOLS):
+            memset(cc.entries, 0, (cc.mask + 1) * sizeof(CacheEntry))     # full: start again
+            cc.n_entries = cc.words_len = cc.toks_len = cc.cands_len = 0
+            i = h & cc.mask
+        grow_array(<void**>&cc.words, &cc.words_cap, cc.words_len + n, sizeof(int32_t))
+        grow_array(<void**>&cc.cands, &cc.cands_cap, cc.cands_len + nc, sizeof(CachedCand))
+        k = 0
+        for j in range(nc):
+            k += w.pool[w.heads[j]].length
+        grow_array(<void**>&cc.toks, &cc.toks_cap, cc.toks_len + k, sizeof(int32_t))
+        # the candidates best first (insertion sort keeps heap order among equal keys)
+        order = <int32_t*>malloc(max(nc, 1) * sizeof(int32_t))
+        if order == NULL:
+            raise MemoryError()
+        for k in range(nc):
+            c = w.heads[k]
+            j = k
+            while j > 0 and cand_less(w.pool[order[j - 1]].weight, w.pool[order[j - 1]].length,
+                                      w.pool[c].weight, w.pool[c].length):
+                order[j] = order[j - 1]
+                j -= 1
+            order[j] = c
+        e = &cc.entries[i]
+        e.hash = h
+        e.word_off = cc.words_len
+        e.word_len = <int32_t>n
+        e.top_n = <int32_t>top_n
+        e.cand_off = cc.cands_len
+        e.n_cand = <int32_t>nc
+        if n:
+            memcpy(&cc.words[cc.words_len], word, n * sizeof(int32_t))
+        cc.words_len += n
+        for k in range(nc):
+            c = order[k]
+            cc.cands[cc.cands_len + k].weight = w.pool[c].weight
+            cc.cands[cc.cands_len + k].length = w.pool[c].length
+            cc.cands[cc.cands_len + k].tok_off = cc.toks_len
+            x = c
+            while x >= 0 and w.pool[x].token >= 0:
+                cc.toks[cc.toks_len] = w.pool[x].token
+                cc.toks_len += 1
+                x = w.pool[x].tail
+        cc.cands_len += nc
+        cc.n_entries += 1
+        free(order)
+        return e
+
     def encode_best(self, int32_t[::1] seq, int64_t[::1] offsets):
         """(ids, weight) of the best encoding of parts seq[offsets[i]:offsets[i+1]] concatenated.
 
         One-symbol parts pass through with no weight (the reference's shortcut); a document that
-        is a single part is weighted as its word."""
+        is a single part is weighted as its word.  Words come from the cache (_word_cands)."""
         cdef DagWork w = self._new_work()
-        cdef Py_ssize_t n_parts = offsets.shape[0] - 1, p, s, n
-        cdef list ids = []
+        cdef Py_ssize_t n_parts = offsets.shape[0] - 1, p, s, n, n_out = 0, i
+        cdef int32_t* out = <int32_t*>malloc(max(seq.shape[0], 1) * sizeof(int32_t))
         cdef double total = 0.0
-        cdef int32_t c
+        cdef const CacheEntry* e
+        cdef const CachedCand* cand
         try:
+            if out == NULL:
+                raise MemoryError()
+            for p in range(n_parts):
+                if not 0 <= offsets[p] <= offsets[p + 1] <= seq.shape[0]:
+                    raise ValueError("offsets must be non-decreasing offsets into seq")
             for p in range(n_parts):
                 s = offsets[p]
                 n = offsets[p + 1] - s
                 if n == 1 and n_parts > 1:
-                    ids.append(seq[s])
+                    out[n_out] = seq[s]
+                    n_out += 1
                     continue
-                with nogil:
-                    self._word_dag(&seq[s] if n > 0 else NULL, n, 1, &w)
-                c = w.heads[0]
-                ids.extend(self._cand_ids(&w, c))
-                total += w.pool[c].weight
+                e = self._word_cands(&w, &seq[s] if n > 0 else NULL, n, 1)
+                cand = &self.cache.cands[e.cand_off]
+                total += cand.weight
+                memcpy(&out[n_out], &self.cache.toks[cand.tok_off], cand.length * sizeof(int32_t))
+                n_out += cand.length
+            ids = [out[i] for i in range(n_out)]
         finally:
             self._done_with(&w)
+            free(out)
         return ids, total
 
     def encode_top(self, int32_t[::1] seq, Py_ssize_t top_n):
@@ -1017,16 +1166,20 @@ cdef class UBPELookup:
         cdef int32_t* tail_head = <int32_t*>malloc(2 * top_n * sizeof(int32_t))  # current, next
         cdef double* tail_w = <double*>malloc(2 * top_n * sizeof(double))
         cdef int64_t* tail_len = <int64_t*>malloc(2 * top_n * sizeof(int64_t))
-        cdef int32_t* cand = <int32_t*>malloc(top_n * sizeof(int32_t))       # sorted candidates
-        cdef int32_t c, node
+        cdef int32_t node
+        cdef const CacheEntry* e
+        cdef const CachedCand* cand
         cdef double wa, wb
         cdef int64_t la, lb
         cdef list found = []
         cdef list ids
         try:
             if (node_tok == NULL or node_next == NULL or tail_head == NULL or tail_w == NULL
-                    or tail_len == NULL or cand == NULL):
+                    or tail_len == NULL):
                 raise MemoryError()
+            for p in range(n_parts):
+                if not 0 <= offsets[p] <= offsets[p + 1] <= seq.shape[0]:
+                    raise ValueError("offsets must be non-decreasing offsets into seq")
             nt = 1
             tail_head[0] = -1
             tail_w[0] = 0.0
@@ -1042,26 +1195,17 @@ cdef class UBPELookup:
                         tail_len[k] += 1
                     p -= 1
                     continue
-                with nogil:
-                    self._word_dag(&seq[s] if n > 0 else NULL, n, top_n, &w)
-                # the part's candidates best first, heap order kept among equal keys
-                nc = w.n_heads[0]
-                for k in range(nc):
-                    c = w.heads[k]
-                    j = k
-                    while j > 0 and cand_less(w.pool[cand[j - 1]].weight, w.pool[cand[j - 1]].length,
-                                              w.pool[c].weight, w.pool[c].length):
-                        cand[j] = cand[j - 1]
-                        j -= 1
-                    cand[j] = c
+                e = self._word_cands(&w, &seq[s] if n > 0 else NULL, n, top_n)
+                cand = &self.cache.cands[e.cand_off]      # best first
+                nc = e.n_cand
                 n_new = 0
                 ci = 0
                 ti = 0
                 while ci < nc and ti < nt and n_new < top_n:
-                    node = self._cons_word(&w, cand[ci], &node_tok, &node_next, &pool_len, &pool_cap, tail_head[ti])
+                    node = self._cons_tokens(&self.cache.toks[cand[ci].tok_off], cand[ci].length, &node_tok, &node_next, &pool_len, &pool_cap, tail_head[ti])
                     tail_head[top_n + n_new] = node
-                    tail_w[top_n + n_new] = w.pool[cand[ci]].weight + tail_w[ti]
-                    tail_len[top_n + n_new] = w.pool[cand[ci]].length + tail_len[ti]
+                    tail_w[top_n + n_new] = cand[ci].weight + tail_w[ti]
+                    tail_len[top_n + n_new] = cand[ci].length + tail_len[ti]
                     n_new += 1
                     if n_new == top_n or (ci == nc - 1 and ti == nt - 1):
                         break
@@ -1070,10 +1214,10 @@ cdef class UBPELookup:
                     elif ti == nt - 1:
                         ci += 1
                     else:
-                        wa = tail_w[ti + 1] + w.pool[cand[ci]].weight
-                        la = -tail_len[ti + 1] - w.pool[cand[ci]].length
-                        wb = tail_w[ti] + w.pool[cand[ci + 1]].weight
-                        lb = -tail_len[ti] - w.pool[cand[ci + 1]].length
+                        wa = tail_w[ti + 1] + cand[ci].weight
+                        la = -tail_len[ti + 1] - cand[ci].length
+                        wb = tail_w[ti] + cand[ci + 1].weight
+                        lb = -tail_len[ti] - cand[ci + 1].length
                         if wa > wb or (wa == wb and la > lb):
                             ti += 1
                         else:
@@ -1098,7 +1242,6 @@ cdef class UBPELookup:
             free(tail_head)
             free(tail_w)
             free(tail_len)
-            free(cand)
         return found
 
     cdef int32_t _cons(self, int32_t** tok, int32_t** nxt, Py_ssize_t* length, Py_ssize_t* cap,
@@ -1121,19 +1264,13 @@ cdef class UBPELookup:
         length[0] += 1
         return <int32_t>(length[0] - 1)
 
-    cdef int32_t _cons_word(self, DagWork* w, int32_t c, int32_t** tok, int32_t** nxt,
-                            Py_ssize_t* length, Py_ssize_t* cap, int32_t rest) except -2:
-        """The chain of candidate `c`'s tokens followed by `rest` (-1: empty)."""
-        cdef Py_ssize_t n = 0, i
+    cdef int32_t _cons_tokens(self, const int32_t* tokens, Py_ssize_t n, int32_t** tok, int32_t** nxt,
+                              Py_ssize_t* length, Py_ssize_t* cap, int32_t rest) except -2:
+        """The chain of tokens[0:n] followed by `rest` (-1: empty)."""
+        cdef Py_ssize_t i = n - 1
         cdef int32_t node = rest
-        cdef int32_t x = c
-        while x >= 0 and w.pool[x].token >= 0:
-            w.scratch[n] = w.pool[x].token
-            n += 1
-            x = w.pool[x].tail
-        i = n - 1
         while i >= 0:
-            node = self._cons(tok, nxt, length, cap, w.scratch[i], node)
+            node = self._cons(tok, nxt, length, cap, tokens[i], node)
             i -= 1
         return node
 

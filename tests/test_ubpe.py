@@ -341,3 +341,27 @@ def test_word_split_fast_path_equals_the_re_path(docs):
         fast.encode("the \u2603")
     with pytest.raises(ValueError, match="not in the alphabet"):
         UBPE(alphabet=alphabet_of(docs), regex_str=WORD_REGEX).fit(["the \u2603"], quiet=True)
+
+
+def test_word_cache_gives_what_a_cold_model_gives(docs):
+    """Encodings come from a per-model cache of words: warm, cold, and after the cache was
+    emptied (more distinct words than it keeps) they are the same, for each top_n."""
+    def model():
+        m = UBPE(alphabet=alphabet_of(docs), n_tokens=150, regex_str=r" ?\w+| ?[^\w\s]+|\s+")
+        m.fit(docs, n_candidates=20, quiet=True)
+        return m
+    warm = model()
+    sample = docs[:25] + ["the the the", " of  of", "a"]
+    first = [[warm.encode(d, top_n=n) for n in (1, 2, 5)] for d in sample]
+    assert [[warm.encode(d, top_n=n) for n in (1, 2, 5)] for d in sample] == first
+    rng = random.Random(3)
+    letters = sorted(set("".join(docs)) - {" "})
+    noise = ["".join(rng.choice(letters) for _ in range(rng.randint(2, 6))) for _ in range(40000)]
+    for k in range(0, len(noise), 400):          # ~40000 distinct words: the cache empties itself
+        warm.encode(" ".join(noise[k:k + 400]))
+    cold = model()
+    assert [[cold.encode(d, top_n=n) for n in (1, 2, 5)] for d in sample] == first
+    assert [[warm.encode(d, top_n=n) for n in (1, 2, 5)] for d in sample] == first
+    for words in (noise[:50], noise[-50:]):
+        doc = " ".join(words)
+        assert warm.encode(doc, top_n=3) == cold.encode(doc, top_n=3)
