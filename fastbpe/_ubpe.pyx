@@ -1021,7 +1021,7 @@ cdef class UBPELookup:
         while cc.entries[i].hash != 0:
             e = &cc.entries[i]
             if (e.hash == h and e.word_len == n and e.top_n == top_n and
-                    memcmp(&cc.words[e.word_off], word, n * sizeof(int32_t)) == 0):
+                    (n == 0 or memcmp(&cc.words[e.word_off], word, n * sizeof(int32_t)) == 0)):
                 return e
             i = (i + 1) & cc.mask
         if n > 256:                    # long words: the DAG without the GIL
@@ -1034,7 +1034,13 @@ cdef class UBPELookup:
                 or cc.words_len + n > CACHE_MAX_SYMBOLS):
             memset(cc.entries, 0, (cc.mask + 1) * sizeof(CacheEntry))     # full: start again
             cc.n_entries = cc.words_len = cc.toks_len = cc.cands_len = 0
-            i = h & cc.mask
+        i = h & cc.mask                # again: another thread may have changed it meanwhile
+        while cc.entries[i].hash != 0:
+            e = &cc.entries[i]
+            if (e.hash == h and e.word_len == n and e.top_n == top_n and
+                    (n == 0 or memcmp(&cc.words[e.word_off], word, n * sizeof(int32_t)) == 0)):
+                return e
+            i = (i + 1) & cc.mask
         grow_array(<void**>&cc.words, &cc.words_cap, cc.words_len + n, sizeof(int32_t))
         grow_array(<void**>&cc.cands, &cc.cands_cap, cc.cands_len + nc, sizeof(CachedCand))
         k = 0

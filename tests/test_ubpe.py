@@ -351,7 +351,7 @@ def test_word_cache_gives_what_a_cold_model_gives(docs):
         m.fit(docs, n_candidates=20, quiet=True)
         return m
     warm = model()
-    sample = docs[:25] + ["the the the", " of  of", "a"]
+    sample = docs[:25] + ["the the the", " of  of", "a", "the " + "that" * 80 + " of"]   # 320: no GIL
     first = [[warm.encode(d, top_n=n) for n in (1, 2, 5)] for d in sample]
     assert [[warm.encode(d, top_n=n) for n in (1, 2, 5)] for d in sample] == first
     rng = random.Random(3)
