@@ -6,7 +6,7 @@ fitted models and encodings must be identical to it; `fastbpe/ubpe/` documents t
 """
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport malloc, calloc, realloc, free
-from libc.string cimport memset
+from libc.string cimport memset, memcpy, memcmp
 from libc.math cimport log, fabs, isfinite
 
 from fastbpe._hash cimport mix64, pow2_at_least
@@ -121,39 +121,11 @@ cdef PairStat* stats_slot(PairStats* t, uint64_t key) except NULL nogil:
     return s
 
 
-# One document's pairs before and after a step: a PairStats reused for every document, with
-# `count` = occurrences before and `docs` = occurrences after, and its mask narrowed to the
+# One document's pairs: a PairStats reused for every document, its mask narrowed to the
 # document's size (the slots past it stay empty) so it stays in cache.
 
 cdef inline void local_size_for(PairStats* t, uint64_t allocated, int64_t n_symbols) noexcept nogil:
-    t.mask = min(pow2_at_least(<uint64_t>(2 * n_symbols + 2)), allocated) - 1
-
-
-cdef inline void local_count(PairStats* t, const int32_t* a, Py_ssize_t n, bint after) noexcept nogil:
-    """Count the adjacent pairs of a[0:n] as before (`count`) or after (`docs`) the step (the
-    table never fills: it is allocated for the largest document)."""
-    cdef Py_ssize_t i
-    cdef uint64_t key, h
-    cdef PairStat* s
-    for i in range(n - 1):
-        key = (<uint64_t><uint32_t>a[i] << 32) | <uint64_t><uint32_t>a[i + 1]
-        h = pair_hash(key) & t.mask
-        while True:
-            s = &t.slots[h]
-            if s.key == key:
-                break
-            if s.key == EMPTY:
-                s.key = key
-                s.count = 0
-                s.docs = 0
-                t.used[t.n_used] = <int64_t>h
-                t.n_used += 1
-                break
-            h = (h + 1) & t.mask
-        if after:
-            s.docs += 1
-        else:
-            s.count += 1
+    t.mask = min(pow2_at_least(<uint64_t>(4 * n_symbols + 4)), allocated) - 1
 
 
 cdef int local_flush(PairStats* t, PairStats* stats) except -1 nogil:
@@ -172,6 +144,136 @@ cdef int local_flush(PairStats* t, PairStats* stats) except -1 nogil:
                 g.docs -= 1
         s.key = EMPTY
     t.n_used = 0
+    return 0
+
+
+# A step's changes, one document at a time.  Training keeps each document as one run of
+# tokens with a separator (SEP, an id no token has) after each part, so a document is scanned
+# and rewritten in one flat loop and no pair spans two parts.  While the step's pairs are
+# replaced, a small table (reused, sized to the document) notes per pair the occurrences that
+# vanish (`count`) and appear (`docs`); `listed` then counts the vanishing pairs' occurrences
+# left in the document, which says whether the document still holds them.  The work is the
+# changed spots plus one filtered pass over each hit document, instead of recounting them.
+
+cdef inline PairStat* local_entry(PairStats* t, uint64_t key) noexcept nogil:
+    """The entry of `key` in a per-document table, inserted with zeros (it never fills)."""
+    cdef uint64_t h = pair_hash(key) & t.mask
+    cdef PairStat* s
+    while True:
+        s = &t.slots[h]
+        if s.key == key:
+            return s
+        if s.key == EMPTY:
+            s.key = key
+            s.count = 0
+            s.docs = 0
+            s.listed = 0
+            t.used[t.n_used] = <int64_t>h
+            t.n_used += 1
+            return s
+        h = (h + 1) & t.mask
+
+
+cdef inline uint64_t pair_key(int64_t left, int64_t right) noexcept nogil:
+    return (<uint64_t><uint32_t>left << 32) | <uint64_t><uint32_t>right
+
+
+cdef inline void count_doc(PairStats* t, const int32_t* x, Py_ssize_t n, int32_t sep) noexcept nogil:
+    """Add the pairs of a document (parts separated by `sep`) to a per-document table's `docs`."""
+    cdef Py_ssize_t i
+    for i in range(n - 1):
+        if x[i] != sep and x[i + 1] != sep:
+            local_entry(t, pair_key(x[i], x[i + 1])).docs += 1
+
+
+cdef Py_ssize_t rewrite_doc(int32_t* x, Py_ssize_t n, Py_ssize_t start, const int64_t* first_of,
+                            const int64_t* second_of, int64_t new_base, int32_t sep,
+                            PairStats* local, bint* has_pair) noexcept nogil:
+    """Replace the step's pairs in x[0:n] left to right (the pair starting at `a` becomes
+    new_base + its row; `sep` is never half of one); returns the new length and sets
+    `has_pair` if a pair is left (or may be: x[0:start], before the first occurrence, is taken
+    as it is).  Parts left with one token are dropped with their separator.  Old pairs touching a replaced occurrence go to `count`, new
+    pairs touching a new token to `docs` -- exactly the pairs that differ, since every other
+    adjacency is kept as it was."""
+    cdef Py_ssize_t a = start, w = start
+    cdef int64_t t, m
+    cdef bint prev_replaced = False     # x[a - 1] was the right half of a replaced pair
+    cdef bint last_new = False          # the output's last token is new
+    cdef bint pair_left = start > 0, last_was_new
+    while a < n:
+        t = x[a]
+        m = first_of[t]
+        if m >= 0 and a + 1 < n and x[a + 1] == second_of[m]:
+            # x[a - 1] still holds its old value: the output has not caught up past it
+            if a > 0 and not prev_replaced and x[a - 1] != sep:
+                local_entry(local, pair_key(x[a - 1], t)).count += 1
+            local_entry(local, pair_key(t, x[a + 1])).count += 1
+            if a + 2 < n and x[a + 2] != sep:   # a replacement at a + 2 leaves this pair to us
+                local_entry(local, pair_key(x[a + 1], x[a + 2])).count += 1
+            x[w] = <int32_t>(new_base + m)
+            if w > 0 and x[w - 1] != sep:
+                local_entry(local, pair_key(x[w - 1], x[w])).docs += 1
+                pair_left = True
+            last_new = True
+            prev_replaced = True
+            a += 2
+            w += 1
+        else:
+            a += 1
+            prev_replaced = False
+            last_was_new = last_new
+            last_new = False
+            if t == sep:
+                if w > 0 and x[w - 1] != sep and (w == 1 or x[w - 2] == sep):
+                    w -= 1                # a part of one token never pairs again: drop it
+                if w > 0 and x[w - 1] != sep:
+                    x[w] = sep
+                    w += 1
+                continue
+            x[w] = <int32_t>t
+            if w > 0 and x[w - 1] != sep:
+                pair_left = True
+                if last_was_new:
+                    local_entry(local, pair_key(x[w - 1], t)).docs += 1
+            w += 1
+    has_pair[0] = pair_left
+    return w
+
+
+cdef int settle_document(PairStats* local, PairStats* stats, const int32_t* x, Py_ssize_t n,
+                         uint8_t* left_mark) except -1 nogil:
+    """Apply one document's noted changes (x[0:n], already rewritten) to the corpus statistics,
+    then empty the local table.  A pair that appears touches a new token, so the document did
+    not hold it before; a pair that vanishes leaves the document's count only if no occurrence
+    is left, which one pass over the document finds (a mark per left token skips most spots;
+    the separator is never marked)."""
+    cdef Py_ssize_t j
+    cdef PairStat* s
+    cdef PairStat* g
+    cdef bint any_vanishing = False
+    for j in range(local.n_used):
+        s = &local.slots[local.used[j]]
+        if s.count > 0:
+            left_mark[s.key >> 32] = 1
+            any_vanishing = True
+    if any_vanishing:
+        for j in range(n - 1):
+            if left_mark[x[j]]:
+                s = stats_find(local, pair_key(x[j], x[j + 1]))
+                if s != NULL:
+                    s.listed += 1
+    for j in range(local.n_used):
+        s = &local.slots[local.used[j]]
+        if s.count != s.docs:
+            g = stats_slot(stats, s.key)
+            g.count += s.docs - s.count
+            if s.count == 0:
+                g.docs += 1
+            elif s.listed == 0 and s.docs == 0:
+                g.docs -= 1
+        left_mark[s.key >> 32] = 0
+        s.key = EMPTY
+    local.n_used = 0
     return 0
 
 
@@ -214,40 +316,89 @@ cdef inline int64_t pair_count(const PairStats* t, int64_t left, int64_t right) 
     return s.count if s != NULL else 0
 
 
-def fit_pairs(int32_t[::1] seq, int64_t[::1] part_start, int64_t[::1] part_doc,
-              int64_t first_id, int64_t n_tokens, int64_t n_candidates, object on_step=None):
-    """Run the multi-pair training loop in place over `seq` (parts laid out end to end, the
-    parts of a document consecutive).
+cdef int verify_stats(PairStats* stats, const int32_t* x, const int64_t* doc_start,
+                      const int64_t* doc_len, Py_ssize_t n_docs, int32_t sep,
+                      uint64_t local_cap) except -1:
+    """Recount every document from scratch and compare with the incremental statistics."""
+    cdef PairStats fresh, local
+    cdef Py_ssize_t d, i, n_fresh = 0, n_kept = 0
+    cdef PairStat* s
+    cdef const PairStat* f
+    fresh.slots = NULL
+    fresh.used = NULL
+    local.slots = NULL
+    local.used = NULL
+    try:
+        stats_init(&fresh, 1 << 10)
+        stats_init(&local, local_cap)
+        for d in range(n_docs):
+            local_size_for(&local, local_cap, doc_len[d])
+            count_doc(&local, &x[doc_start[d]], doc_len[d], sep)
+            local_flush(&local, &fresh)
+        for i in range(fresh.n_used):
+            f = &fresh.slots[fresh.used[i]]
+            if f.count > 0:
+                n_fresh += 1
+                s = stats_find(stats, f.key)
+                if s == NULL or s.count != f.count or s.docs != f.docs:
+                    raise RuntimeError(
+                        f"pair ({f.key >> 32}, {f.key & LOW32}): counted {f.count} in {f.docs} "
+                        f"documents, kept {s.count if s != NULL else 0} in {s.docs if s != NULL else 0}")
+        for i in range(stats.n_used):
+            s = &stats.slots[stats.used[i]]
+            if s.count != 0:
+                n_kept += 1
+                if s.count < 0 or s.docs <= 0:
+                    raise RuntimeError(f"pair ({s.key >> 32}, {s.key & LOW32}) kept as {s.count} in {s.docs}")
+        if n_kept != n_fresh:
+            raise RuntimeError(f"{n_kept} pairs kept, {n_fresh} counted")
+    finally:
+        stats_free(&fresh)
+        stats_free(&local)
+    return 0
 
-    Pair statistics are kept up to date incrementally: a step re-counts only the documents where
-    one of its pairs occurs (in a small per-document table, whose differences go to the corpus
-    table), and parts of one token leave the scan.  Returns an int64 array of rows (left, right,
-    new id, documents containing the pair), one per new token in creation order.
-    `on_step(n_new_tokens)` is called between steps (progress)."""
+
+def fit_pairs(const int32_t[::1] seq, const int64_t[::1] part_start, const int64_t[::1] part_doc,
+              int64_t first_id, int64_t n_tokens, int64_t n_candidates, object on_step=None,
+              bint verify=False):
+    """Run the multi-pair training loop over the parts seq[part_start[i]:part_start[i + 1]]
+    (part i in document part_doc[i]; the parts of a document consecutive).
+
+    Pair statistics are kept up to date incrementally: a step looks only at the documents where
+    one of its pairs occurs and changes the counts of the pairs around the replaced spots (see
+    rewrite_doc, settle_document); documents with no pair left leave the scan.  `verify`
+    (tests) re-counts everything after each step and raises RuntimeError if the statistics
+    differ.  Returns an int64 array of rows (left, right, new id, documents containing the
+    pair), one per new token in creation order.  `on_step(n_new_tokens)` is called between
+    steps (progress)."""
     cdef Py_ssize_t n_parts = part_doc.shape[0]
-    cdef int64_t* part_len = <int64_t*>malloc((n_parts + 1) * sizeof(int64_t))
-    cdef int64_t* live = <int64_t*>malloc((n_parts + 1) * sizeof(int64_t))   # parts of 2+ tokens
+    # each new id merges at least one occurrence away, so ids stay below first_id + len(seq)
+    cdef int64_t id_cap = min(max(first_id, n_tokens), first_id + seq.shape[0]) + n_candidates + 2
+    cdef int32_t sep = <int32_t>(id_cap - 1)           # no token has it
+    cdef int32_t* x = <int32_t*>malloc((seq.shape[0] + n_parts + 1) * sizeof(int32_t))
+    cdef int64_t* doc_start = <int64_t*>malloc((n_parts + 1) * sizeof(int64_t))
+    cdef int64_t* doc_len = <int64_t*>malloc((n_parts + 1) * sizeof(int64_t))
+    cdef int64_t* live = <int64_t*>malloc((n_parts + 1) * sizeof(int64_t))   # documents with a pair
     cdef PairStat* top = <PairStat*>malloc(max(n_candidates, 1) * sizeof(PairStat))
     cdef int64_t* accepted = <int64_t*>malloc(max(n_candidates, 1) * sizeof(int64_t))
-    # each new id merges at least one occurrence away, so ids stay below first_id + len(seq) + ...
-    cdef int64_t id_cap = min(max(first_id, n_tokens), first_id + seq.shape[0]) + n_candidates + 2
     cdef int64_t* first_of = <int64_t*>malloc(id_cap * sizeof(int64_t))   # left token -> accepted row
     cdef int64_t* second_of = <int64_t*>malloc(max(n_candidates, 1) * sizeof(int64_t))
+    cdef uint8_t* left_mark = <uint8_t*>calloc(id_cap, 1)      # see settle_document
     cdef PairStats stats
     cdef PairStats local
     cdef uint64_t local_cap
     cdef list rows = []
-    cdef int64_t max_token = first_id - 1, doc_size = 0, biggest_doc = 0
-    cdef Py_ssize_t n_live = 0, k, k2, kept, p, i, w, s0, e, n_top, n_acc, a, b
-    cdef int64_t t, l1, r1, l2, r2, n2, m
-    cdef bint good, hit
+    cdef int64_t max_token = first_id - 1, biggest_doc = 0, pos = 0
+    cdef Py_ssize_t n_docs = 0, n_live = 0, k, kept, p, i, s0, e, n_top, n_acc, a, b, d
+    cdef int64_t l1, r1, l2, r2, n2, m
+    cdef bint good, hit, has_pair
     stats.slots = NULL
     stats.used = NULL
     local.slots = NULL
     local.used = NULL
     try:
-        if (part_len == NULL or live == NULL or top == NULL or accepted == NULL or first_of == NULL
-                or second_of == NULL):
+        if (x == NULL or doc_start == NULL or doc_len == NULL or live == NULL or top == NULL
+                or accepted == NULL or first_of == NULL or second_of == NULL or left_mark == NULL):
             raise MemoryError()
         if part_start.shape[0] != n_parts + 1:
             raise ValueError("part_start needs one more entry than part_doc")
@@ -259,35 +410,33 @@ def fit_pairs(int32_t[::1] seq, int64_t[::1] part_start, int64_t[::1] part_doc,
         for p in range(n_parts):
             if not 0 <= part_start[p] <= part_start[p + 1] <= seq.shape[0]:
                 raise ValueError("part_start must be non-decreasing offsets into seq")
-        for i in range(id_cap):
-            first_of[i] = -1
-        for p in range(n_parts):
             if p and part_doc[p] < part_doc[p - 1]:
                 raise ValueError("the parts of a document must be consecutive (part_doc sorted)")
-            if part_doc[p] != (part_doc[p - 1] if p else -1):
-                doc_size = 0
-            part_len[p] = part_start[p + 1] - part_start[p]
-            doc_size += part_len[p]
-            biggest_doc = max(biggest_doc, doc_size)
-            if part_len[p] >= 2:
-                live[n_live] = p
-                n_live += 1
+        for i in range(id_cap):
+            first_of[i] = -1
+        for p in range(n_parts):    # the training layout: parts of 2+ symbols, each then `sep`
+            if p == 0 or part_doc[p] != part_doc[p - 1]:
+                doc_start[n_docs] = pos
+                n_docs += 1
+            if part_start[p + 1] - part_start[p] >= 2:
+                for i in range(part_start[p], part_start[p + 1]):
+                    x[pos] = seq[i]
+                    pos += 1
+                x[pos] = sep
+                pos += 1
+            doc_len[n_docs - 1] = pos - doc_start[n_docs - 1]
+            biggest_doc = max(biggest_doc, doc_len[n_docs - 1])
         with nogil:
             stats_init(&stats, 1 << 16)
-            local_cap = pow2_at_least(<uint64_t>(2 * biggest_doc + 2))
+            local_cap = pow2_at_least(<uint64_t>(4 * biggest_doc + 4))
             stats_init(&local, local_cap)
-            k = 0
-            while k < n_live:                  # the first count, one document at a time
-                k2 = k
-                doc_size = 0
-                while k2 < n_live and part_doc[live[k2]] == part_doc[live[k]]:
-                    doc_size += part_len[live[k2]]
-                    k2 += 1
-                local_size_for(&local, local_cap, doc_size)
-                for i in range(k, k2):
-                    local_count(&local, &seq[part_start[live[i]]], part_len[live[i]], True)
+            for d in range(n_docs):             # the first count, one document at a time
+                local_size_for(&local, local_cap, doc_len[d])
+                count_doc(&local, &x[doc_start[d]], doc_len[d], sep)
+                if local.n_used:
+                    live[n_live] = d
+                    n_live += 1
                 local_flush(&local, &stats)
-                k = k2
         while max_token < n_tokens:
             with nogil:
                 n_top = top_candidates(&stats, top, n_candidates)
@@ -321,53 +470,28 @@ def fit_pairs(int32_t[::1] seq, int64_t[::1] part_start, int64_t[::1] part_doc,
                 for b in range(n_acc):
                     first_of[top[accepted[b]].key >> 32] = b
                     second_of[b] = <int64_t>(top[accepted[b]].key & LOW32)
-                # each document where an accepted pair occurs: count, rewrite (left to right), count
+                # each document where an accepted pair occurs: rewrite it noting the pairs that
+                # vanish and appear, then settle its counts
                 kept = 0
-                k = 0
-                while k < n_live:
-                    k2 = k
+                for k in range(n_live):
+                    d = live[k]
+                    s0 = doc_start[d]
+                    e = s0 + doc_len[d] - 1
                     hit = False
-                    doc_size = 0
-                    while k2 < n_live and part_doc[live[k2]] == part_doc[live[k]]:
-                        p = live[k2]
-                        s0 = part_start[p]
-                        doc_size += part_len[p]
-                        if not hit:
-                            for i in range(s0, s0 + part_len[p] - 1):
-                                m = first_of[seq[i]]
-                                if m >= 0 and seq[i + 1] == second_of[m]:
-                                    hit = True
-                                    break
-                        k2 += 1
+                    for i in range(s0, e):
+                        m = first_of[x[i]]
+                        if m >= 0 and x[i + 1] == second_of[m]:
+                            hit = True
+                            break
                     if hit:
-                        local_size_for(&local, local_cap, doc_size)
-                        for i in range(k, k2):
-                            p = live[i]
-                            local_count(&local, &seq[part_start[p]], part_len[p], False)
-                        for i in range(k, k2):
-                            p = live[i]
-                            s0 = part_start[p]
-                            e = s0 + part_len[p]
-                            a = s0
-                            w = s0
-                            while a < e:
-                                t = seq[a]
-                                m = first_of[t]
-                                if m >= 0 and a + 1 < e and seq[a + 1] == second_of[m]:
-                                    seq[w] = <int32_t>(max_token + 1 + m)
-                                    a += 2
-                                else:
-                                    seq[w] = <int32_t>t
-                                    a += 1
-                                w += 1
-                            part_len[p] = w - s0
-                            local_count(&local, &seq[s0], part_len[p], True)
-                        local_flush(&local, &stats)
-                    for i in range(k, k2):
-                        if part_len[live[i]] >= 2:
-                            live[kept] = live[i]
-                            kept += 1
-                    k = k2
+                        local_size_for(&local, local_cap, doc_len[d])
+                        doc_len[d] = rewrite_doc(&x[s0], doc_len[d], i - s0, first_of, second_of,
+                                                 max_token + 1, sep, &local, &has_pair)
+                        settle_document(&local, &stats, &x[s0], doc_len[d], left_mark)
+                        if not has_pair:
+                            continue
+                    live[kept] = d
+                    kept += 1
                 n_live = kept
                 for b in range(n_acc):
                     first_of[top[accepted[b]].key >> 32] = -1
@@ -378,17 +502,22 @@ def fit_pairs(int32_t[::1] seq, int64_t[::1] part_start, int64_t[::1] part_doc,
                 rows.append((<int64_t>(top[accepted[b]].key >> 32),
                              <int64_t>(top[accepted[b]].key & LOW32),
                              max_token, top[accepted[b]].docs))
+            if verify:
+                verify_stats(&stats, x, doc_start, doc_len, n_docs, sep, local_cap)
             if on_step is not None:
                 on_step(n_acc)
     finally:
         stats_free(&stats)
         stats_free(&local)
-        free(part_len)
+        free(x)
+        free(doc_start)
+        free(doc_len)
         free(live)
         free(top)
         free(accepted)
         free(first_of)
         free(second_of)
+        free(left_mark)
     return np.array(rows, dtype=np.int64).reshape(-1, 4)
 
 
@@ -523,6 +652,66 @@ cdef inline Py_ssize_t sift_up(int32_t* heap, const Cand* pool, Py_ssize_t pos, 
     return pos
 
 
+# Encodings of words already seen (natural text repeats its words): per (word, top_n) the sorted
+# candidates with their tokens, in arenas owned by the UBPELookup; emptied when it grows past
+# CACHE_MAX_* so memory stays bounded.  Only touched with the GIL held.
+
+cdef struct CacheEntry:
+    uint64_t hash            # 0: free slot
+    int64_t word_off         # symbols in `words`
+    int64_t cand_off         # candidates in `cands`, best first
+    int32_t word_len
+    int32_t top_n
+    int32_t n_cand
+
+
+cdef struct CachedCand:
+    double weight
+    int64_t tok_off          # tokens in `toks`
+    int32_t length
+
+
+cdef struct WordCache:
+    CacheEntry* entries
+    uint64_t mask
+    Py_ssize_t n_entries
+    int32_t* words
+    Py_ssize_t words_len, words_cap
+    int32_t* toks
+    Py_ssize_t toks_len, toks_cap
+    CachedCand* cands
+    Py_ssize_t cands_len, cands_cap
+
+
+cdef enum:
+    CACHE_SLOTS = 1 << 16           # emptied at half full
+    CACHE_MAX_SYMBOLS = 1 << 22     # of the words kept
+
+
+cdef inline uint64_t word_hash(const int32_t* word, Py_ssize_t n, Py_ssize_t top_n) noexcept nogil:
+    cdef uint64_t h = <uint64_t>top_n * 0x9E3779B97F4A7C15ULL + <uint64_t>n
+    cdef Py_ssize_t i
+    for i in range(n):
+        h = (h ^ <uint32_t>word[i]) * 0x100000001B3ULL
+    h = mix64(h)
+    return h if h != 0 else 1
+
+
+cdef int grow_array(void** data, Py_ssize_t* cap, Py_ssize_t need, size_t item) except -1:
+    cdef Py_ssize_t new_cap = cap[0] if cap[0] else 1024
+    cdef void* grown
+    if need <= cap[0]:
+        return 0
+    while new_cap < need:
+        new_cap *= 2
+    grown = realloc(data[0], new_cap * item)
+    if grown == NULL:
+        raise MemoryError()
+    data[0] = grown
+    cap[0] = new_cap
+    return 0
+
+
 cdef struct Step:               # where one symbol leads in the prefix tree
     int32_t node             # -1: nowhere
     int32_t token            # the token ending there, -1 if none
@@ -542,6 +731,7 @@ cdef class UBPELookup:
     cdef int64_t n_ids
     cdef DagWork spare       # the scratch of a finished call, for the next one
     cdef bint has_spare
+    cdef WordCache cache
     # the same tree laid out for walking: each node's children side by side (few cache lines),
     # and the root's as a direct array by symbol
     cdef int32_t* first_child    # [n_nodes + 1]
@@ -586,6 +776,10 @@ cdef class UBPELookup:
             if self.value[node] < 0:      # the first sequence inserted keeps its id
                 self.value[node] = <int32_t>ids[k]
         self._lay_out_children()
+        self.cache.entries = <CacheEntry*>calloc(CACHE_SLOTS, sizeof(CacheEntry))
+        if self.cache.entries == NULL:
+            raise MemoryError()
+        self.cache.mask = CACHE_SLOTS - 1
 
     cdef int _lay_out_children(self) except -1:
         cdef uint64_t i
@@ -652,6 +846,10 @@ cdef class UBPELookup:
         free(self.child_sym)
         free(self.child)
         free(self.root_child)
+        free(self.cache.entries)
+        free(self.cache.words)
+        free(self.cache.toks)
+        free(self.cache.cands)
         if self.has_spare:
             dag_free(&self.spare)
 
@@ -809,30 +1007,116 @@ cdef class UBPELookup:
             c = w.pool[c].tail
         return out
 
+    cdef const CacheEntry* _word_cands(self, DagWork* w, const int32_t* word, Py_ssize_t n,
+                                       Py_ssize_t top_n) except NULL:
+        """The word's best `top_n` candidates, best first with heap order kept among equal keys
+        (the DAG on a miss, then kept).  The pointer lives until the next call."""
+        cdef WordCache* cc = &self.cache
+        cdef uint64_t h = word_hash(word, n, top_n)
+        cdef uint64_t i = h & cc.mask
+        cdef CacheEntry* e
+        cdef Py_ssize_t k, j, nc
+        cdef int32_t c, x
+        cdef int32_t* order
+        while cc.entries[i].hash != 0:
+            e = &cc.entries[i]
+            if (e.hash == h and e.word_len == n and e.top_n == top_n and
+                    (n == 0 or memcmp(&cc.words[e.word_off], word, n * sizeof(int32_t)) == 0)):
+                return e
+            i = (i + 1) & cc.mask
+        if n > 256:                    # long words: the DAG without the GIL
+            with nogil:
+                self._word_dag(word, n, top_n, w)
+        else:
+            self._word_dag(word, n, top_n, w)
+        nc = w.n_heads[0]
+        if (<Py_ssize_t>(cc.n_entries + 1) * 2 > <Py_ssize_t>(cc.mask + 1)
+                or cc.words_len + n > CACHE_MAX_SYMBOLS):
+            memset(cc.entries, 0, (cc.mask + 1) * sizeof(CacheEntry))     # full: start again
+            cc.n_entries = cc.words_len = cc.toks_len = cc.cands_len = 0
+        i = h & cc.mask                # again: another thread may have changed it meanwhile
+        while cc.entries[i].hash != 0:
+            e = &cc.entries[i]
+            if (e.hash == h and e.word_len == n and e.top_n == top_n and
+                    (n == 0 or memcmp(&cc.words[e.word_off], word, n * sizeof(int32_t)) == 0)):
+                return e
+            i = (i + 1) & cc.mask
+        grow_array(<void**>&cc.words, &cc.words_cap, cc.words_len + n, sizeof(int32_t))
+        grow_array(<void**>&cc.cands, &cc.cands_cap, cc.cands_len + nc, sizeof(CachedCand))
+        k = 0
+        for j in range(nc):
+            k += w.pool[w.heads[j]].length
+        grow_array(<void**>&cc.toks, &cc.toks_cap, cc.toks_len + k, sizeof(int32_t))
+        # the candidates best first (insertion sort keeps heap order among equal keys)
+        order = <int32_t*>malloc(max(nc, 1) * sizeof(int32_t))
+        if order == NULL:
+            raise MemoryError()
+        for k in range(nc):
+            c = w.heads[k]
+            j = k
+            while j > 0 and cand_less(w.pool[order[j - 1]].weight, w.pool[order[j - 1]].length,
+                                      w.pool[c].weight, w.pool[c].length):
+                order[j] = order[j - 1]
+                j -= 1
+            order[j] = c
+        e = &cc.entries[i]
+        e.hash = h
+        e.word_off = cc.words_len
+        e.word_len = <int32_t>n
+        e.top_n = <int32_t>top_n
+        e.cand_off = cc.cands_len
+        e.n_cand = <int32_t>nc
+        if n:
+            memcpy(&cc.words[cc.words_len], word, n * sizeof(int32_t))
+        cc.words_len += n
+        for k in range(nc):
+            c = order[k]
+            cc.cands[cc.cands_len + k].weight = w.pool[c].weight
+            cc.cands[cc.cands_len + k].length = w.pool[c].length
+            cc.cands[cc.cands_len + k].tok_off = cc.toks_len
+            x = c
+            while x >= 0 and w.pool[x].token >= 0:
+                cc.toks[cc.toks_len] = w.pool[x].token
+                cc.toks_len += 1
+                x = w.pool[x].tail
+        cc.cands_len += nc
+        cc.n_entries += 1
+        free(order)
+        return e
+
     def encode_best(self, int32_t[::1] seq, int64_t[::1] offsets):
         """(ids, weight) of the best encoding of parts seq[offsets[i]:offsets[i+1]] concatenated.
 
         One-symbol parts pass through with no weight (the reference's shortcut); a document that
-        is a single part is weighted as its word."""
+        is a single part is weighted as its word.  Words come from the cache (_word_cands)."""
         cdef DagWork w = self._new_work()
-        cdef Py_ssize_t n_parts = offsets.shape[0] - 1, p, s, n
-        cdef list ids = []
+        cdef Py_ssize_t n_parts = offsets.shape[0] - 1, p, s, n, n_out = 0, i
+        cdef int32_t* out = <int32_t*>malloc(max(seq.shape[0], 1) * sizeof(int32_t))
         cdef double total = 0.0
-        cdef int32_t c
+        cdef const CacheEntry* e
+        cdef const CachedCand* cand
         try:
+            if out == NULL:
+                raise MemoryError()
+            for p in range(n_parts):
+                if not 0 <= offsets[p] <= offsets[p + 1] <= seq.shape[0]:
+                    raise ValueError("offsets must be non-decreasing offsets into seq")
             for p in range(n_parts):
                 s = offsets[p]
                 n = offsets[p + 1] - s
                 if n == 1 and n_parts > 1:
-                    ids.append(seq[s])
+                    out[n_out] = seq[s]
+                    n_out += 1
                     continue
-                with nogil:
-                    self._word_dag(&seq[s] if n > 0 else NULL, n, 1, &w)
-                c = w.heads[0]
-                ids.extend(self._cand_ids(&w, c))
-                total += w.pool[c].weight
+                e = self._word_cands(&w, &seq[s] if n > 0 else NULL, n, 1)
+                cand = &self.cache.cands[e.cand_off]
+                total += cand.weight
+                memcpy(&out[n_out], &self.cache.toks[cand.tok_off], cand.length * sizeof(int32_t))
+                n_out += cand.length
+            ids = [out[i] for i in range(n_out)]
         finally:
             self._done_with(&w)
+            free(out)
         return ids, total
 
     def encode_top(self, int32_t[::1] seq, Py_ssize_t top_n):
@@ -867,16 +1151,20 @@ cdef class UBPELookup:
         cdef int32_t* tail_head = <int32_t*>malloc(2 * top_n * sizeof(int32_t))  # current, next
         cdef double* tail_w = <double*>malloc(2 * top_n * sizeof(double))
         cdef int64_t* tail_len = <int64_t*>malloc(2 * top_n * sizeof(int64_t))
-        cdef int32_t* cand = <int32_t*>malloc(top_n * sizeof(int32_t))       # sorted candidates
-        cdef int32_t c, node
+        cdef int32_t node
+        cdef const CacheEntry* e
+        cdef const CachedCand* cand
         cdef double wa, wb
         cdef int64_t la, lb
         cdef list found = []
         cdef list ids
         try:
             if (node_tok == NULL or node_next == NULL or tail_head == NULL or tail_w == NULL
-                    or tail_len == NULL or cand == NULL):
+                    or tail_len == NULL):
                 raise MemoryError()
+            for p in range(n_parts):
+                if not 0 <= offsets[p] <= offsets[p + 1] <= seq.shape[0]:
+                    raise ValueError("offsets must be non-decreasing offsets into seq")
             nt = 1
             tail_head[0] = -1
             tail_w[0] = 0.0
@@ -892,26 +1180,17 @@ cdef class UBPELookup:
                         tail_len[k] += 1
                     p -= 1
                     continue
-                with nogil:
-                    self._word_dag(&seq[s] if n > 0 else NULL, n, top_n, &w)
-                # the part's candidates best first, heap order kept among equal keys
-                nc = w.n_heads[0]
-                for k in range(nc):
-                    c = w.heads[k]
-                    j = k
-                    while j > 0 and cand_less(w.pool[cand[j - 1]].weight, w.pool[cand[j - 1]].length,
-                                              w.pool[c].weight, w.pool[c].length):
-                        cand[j] = cand[j - 1]
-                        j -= 1
-                    cand[j] = c
+                e = self._word_cands(&w, &seq[s] if n > 0 else NULL, n, top_n)
+                cand = &self.cache.cands[e.cand_off]      # best first
+                nc = e.n_cand
                 n_new = 0
                 ci = 0
                 ti = 0
                 while ci < nc and ti < nt and n_new < top_n:
-                    node = self._cons_word(&w, cand[ci], &node_tok, &node_next, &pool_len, &pool_cap, tail_head[ti])
+                    node = self._cons_tokens(&self.cache.toks[cand[ci].tok_off], cand[ci].length, &node_tok, &node_next, &pool_len, &pool_cap, tail_head[ti])
                     tail_head[top_n + n_new] = node
-                    tail_w[top_n + n_new] = w.pool[cand[ci]].weight + tail_w[ti]
-                    tail_len[top_n + n_new] = w.pool[cand[ci]].length + tail_len[ti]
+                    tail_w[top_n + n_new] = cand[ci].weight + tail_w[ti]
+                    tail_len[top_n + n_new] = cand[ci].length + tail_len[ti]
                     n_new += 1
                     if n_new == top_n or (ci == nc - 1 and ti == nt - 1):
                         break
@@ -920,10 +1199,10 @@ cdef class UBPELookup:
                     elif ti == nt - 1:
                         ci += 1
                     else:
-                        wa = tail_w[ti + 1] + w.pool[cand[ci]].weight
-                        la = -tail_len[ti + 1] - w.pool[cand[ci]].length
-                        wb = tail_w[ti] + w.pool[cand[ci + 1]].weight
-                        lb = -tail_len[ti] - w.pool[cand[ci + 1]].length
+                        wa = tail_w[ti + 1] + cand[ci].weight
+                        la = -tail_len[ti + 1] - cand[ci].length
+                        wb = tail_w[ti] + cand[ci + 1].weight
+                        lb = -tail_len[ti] - cand[ci + 1].length
                         if wa > wb or (wa == wb and la > lb):
                             ti += 1
                         else:
@@ -948,7 +1227,6 @@ cdef class UBPELookup:
             free(tail_head)
             free(tail_w)
             free(tail_len)
-            free(cand)
         return found
 
     cdef int32_t _cons(self, int32_t** tok, int32_t** nxt, Py_ssize_t* length, Py_ssize_t* cap,
@@ -971,19 +1249,13 @@ cdef class UBPELookup:
         length[0] += 1
         return <int32_t>(length[0] - 1)
 
-    cdef int32_t _cons_word(self, DagWork* w, int32_t c, int32_t** tok, int32_t** nxt,
-                            Py_ssize_t* length, Py_ssize_t* cap, int32_t rest) except -2:
-        """The chain of candidate `c`'s tokens followed by `rest` (-1: empty)."""
-        cdef Py_ssize_t n = 0, i
+    cdef int32_t _cons_tokens(self, const int32_t* tokens, Py_ssize_t n, int32_t** tok, int32_t** nxt,
+                              Py_ssize_t* length, Py_ssize_t* cap, int32_t rest) except -2:
+        """The chain of tokens[0:n] followed by `rest` (-1: empty)."""
+        cdef Py_ssize_t i = n - 1
         cdef int32_t node = rest
-        cdef int32_t x = c
-        while x >= 0 and w.pool[x].token >= 0:
-            w.scratch[n] = w.pool[x].token
-            n += 1
-            x = w.pool[x].tail
-        i = n - 1
         while i >= 0:
-            node = self._cons(tok, nxt, length, cap, w.scratch[i], node)
+            node = self._cons(tok, nxt, length, cap, tokens[i], node)
             i -= 1
         return node
 
@@ -1185,3 +1457,116 @@ def map_str_parts(list parts, int32_t[::1] table):
             k += 1
         off[p + 1] = k
     return ids, offsets
+
+
+# ---------------------------------------------------------------- the word regex, without `re`
+
+from cpython.unicode cimport Py_UNICODE_ISALNUM, Py_UNICODE_ISSPACE
+
+# the one split regex done here: fastbpe.ubpe.split uses it only when the model's regex_str is
+# exactly this string; any other goes through `re`
+WORD_REGEX = r" ?\w+| ?[^\w\s]+|\s+"
+
+cdef enum:
+    PUNCT = 0
+    WORD = 1
+    SPACE = 2
+
+cdef uint8_t ASCII_CLASS[128]
+
+
+cdef inline uint8_t char_class(Py_UCS4 ch) noexcept:
+    """`re`'s classes for a str pattern: \\w is str.isalnum() or '_', \\s is str.isspace()."""
+    if ch < 128:
+        return ASCII_CLASS[ch]
+    if Py_UNICODE_ISALNUM(ch):
+        return WORD
+    if Py_UNICODE_ISSPACE(ch):
+        return SPACE
+    return PUNCT
+
+
+cdef void init_ascii_class() noexcept:
+    cdef Py_UCS4 ch
+    for ch in range(128):
+        ASCII_CLASS[ch] = WORD if (Py_UNICODE_ISALNUM(ch) or ch == 95) else (
+            SPACE if Py_UNICODE_ISSPACE(ch) else PUNCT)
+
+init_ascii_class()
+
+
+cdef Py_ssize_t split_words_into(str doc, const int32_t* table, Py_ssize_t size, int32_t* ids,
+                                 int64_t* ends, int64_t base) except -1:
+    """`re.findall(WORD_REGEX, doc)` as part ends (base + offset, written to `ends`) with every
+    character mapped through `table` into `ids`; returns the number of parts.  The matches
+    cover the whole str, so ids gets len(doc) entries.  At each position the regex takes, in
+    order: ' ' + a \\w run, a \\w run, ' ' + a run of neither, such a run, a \\s run."""
+    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(doc), i = 0, j, n_parts = 0
+    cdef int kind = PyUnicode_KIND(doc)
+    cdef void* data = PyUnicode_DATA(doc)
+    cdef Py_UCS4 ch
+    cdef uint8_t cls, run
+    cdef int32_t v
+    while i < n:
+        ch = PyUnicode_READ(kind, data, i)
+        cls = char_class(ch)
+        j = i
+        run = cls
+        if ch == 32 and i + 1 < n:
+            cls = char_class(PyUnicode_READ(kind, data, i + 1))
+            if cls != SPACE:          # ' ' joins the following \w or [^\w\s] run
+                run = cls
+                j = i + 1
+        j += 1
+        while j < n and char_class(PyUnicode_READ(kind, data, j)) == run:
+            j += 1
+        ends[n_parts] = base + j
+        n_parts += 1
+        i = j
+    for i in range(n):
+        ch = PyUnicode_READ(kind, data, i)
+        v = table[ch] if ch < <Py_UCS4>size else -1
+        if v < 0:
+            raise ValueError(f"symbol {chr(ch)!r} is not in the alphabet")
+        ids[base + i] = v
+    return n_parts
+
+
+def split_words_map(str doc, int32_t[::1] table):
+    """(ids int32, offsets int64) of one str split by WORD_REGEX: what map_str_parts gives for
+    `re.findall(WORD_REGEX, doc)`."""
+    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(doc), n_parts
+    ids = np.empty(n, dtype=np.int32)
+    ends = np.empty(n + 1, dtype=np.int64)
+    cdef int32_t[::1] out = ids
+    cdef int64_t[::1] off = ends
+    off[0] = 0
+    n_parts = split_words_into(doc, &table[0] if table.shape[0] else NULL, table.shape[0],
+                               &out[0] if n else NULL, &off[1], 0)
+    return ids, ends[:n_parts + 1]
+
+
+def split_words_map_docs(list docs, int32_t[::1] table):
+    """Many str documents split by WORD_REGEX end to end: (ids, part offsets, parts per document)."""
+    cdef Py_ssize_t n_docs = len(docs), total = 0, d, n_parts = 0, k
+    cdef object doc
+    for doc in docs:
+        if type(doc) is not str:
+            raise TypeError("split_words_map_docs takes str documents")
+        total += PyUnicode_GET_LENGTH(doc)
+    ids = np.empty(total, dtype=np.int32)
+    ends = np.empty(total + 1, dtype=np.int64)
+    counts = np.empty(n_docs, dtype=np.int64)
+    cdef int32_t[::1] out = ids
+    cdef int64_t[::1] off = ends
+    cdef int64_t[::1] per_doc = counts
+    cdef int64_t base = 0
+    off[0] = 0
+    for d in range(n_docs):
+        doc = docs[d]
+        k = split_words_into(doc, &table[0] if table.shape[0] else NULL, table.shape[0],
+                             &out[0] if total else NULL, &off[1 + n_parts], base)
+        per_doc[d] = k
+        n_parts += k
+        base += PyUnicode_GET_LENGTH(doc)
+    return ids, ends[:n_parts + 1], counts

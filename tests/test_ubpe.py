@@ -61,6 +61,23 @@ def test_fit_kernel_equals_python_twin(seed):
     assert [tuple(r) for r in rows.tolist()] == fit_merges(docs, n_sym, n_tokens, n_candidates)
 
 
+@pytest.mark.parametrize("seed", range(40))
+def test_fit_incremental_counts_equal_a_recount(seed):
+    """After every step the kept pair statistics equal a count from scratch (verify=True raises
+    otherwise); small alphabets make runs like `a a a` and neighbouring replacements common."""
+    rng = random.Random(1000 + seed)
+    n_sym = rng.randint(1, 5)
+    docs = [[[rng.randrange(n_sym) for _ in range(rng.randint(0, 40))]
+             for _ in range(rng.randint(1, 4))] for _ in range(rng.randint(1, 12))]
+    parts = [p for d in docs for p in d]
+    seq = np.array([x for p in parts for x in p], dtype=np.int32)
+    part_start = np.cumsum([0] + [len(p) for p in parts]).astype(np.int64)
+    part_doc = np.array([i for i, d in enumerate(docs) for _ in d], dtype=np.int64)
+    n_tokens, n_candidates = n_sym + rng.randint(1, 60), rng.choice([1, 3, 50])
+    rows = fit_pairs(seq, part_start, part_doc, n_sym, n_tokens, n_candidates, verify=True)
+    assert [tuple(r) for r in rows.tolist()] == fit_merges(docs, n_sym, n_tokens, n_candidates)
+
+
 def test_fit_stores_idf_weights_and_sequences(docs):
     model = UBPE(alphabet=alphabet_of(docs), n_tokens=80)
     model.fit(docs, quiet=True, rearrange_tokens=False)
@@ -264,3 +281,87 @@ def test_scratch_reused_across_calls_of_any_size(docs):
     for doc, top_n in calls:
         assert model.encode(doc, top_n=top_n) == fresh.encode(doc, top_n=top_n)
         fresh = UBPE.loads(model.dumps(), token_type=str)
+
+
+# ------------------------------------------------------------------ the word regex without `re`
+
+def _findall_arrays(text: str, table):
+    import re
+    from fastbpe._ubpe import WORD_REGEX, map_str_parts
+    return map_str_parts(re.compile(WORD_REGEX).findall(text), table)
+
+
+def test_word_split_equals_re_on_every_code_point():
+    from fastbpe._ubpe import split_words_map
+    table = np.arange(0x110000, dtype=np.int32)
+    rng = random.Random(7)
+    points = list(range(0x110000))
+    rng.shuffle(points)
+    for k in range(0, len(points), 4096):
+        text = "".join(chr(c) + rng.choice([" ", "", "", "a", "  ", "\n", ".", "_", " \u00a0"])
+                       for c in points[k:k + 4096])
+        ids, offsets = split_words_map(text, table)
+        want_ids, want_offsets = _findall_arrays(text, table)
+        assert np.array_equal(ids, want_ids) and np.array_equal(offsets, want_offsets)
+
+
+def test_word_split_equals_re_on_adversarial_strings():
+    from fastbpe._ubpe import split_words_map, split_words_map_docs
+    table = np.arange(0x110000, dtype=np.int32)
+    pieces = [" ", "  ", "a", "_", "1", ".", "!?", "\n", "\t", "\u00a0", "é", "\u3000", "²", "-",
+              "\x1c", "\u2028", "\ud800", "\u0301", "\U0001d7d8"]
+    rng = random.Random(8)
+    texts = ["", " ", "  ", " a", " .", "a ", ". ", " \n"] + [
+        "".join(rng.choice(pieces) for _ in range(rng.randint(0, 14))) for _ in range(5000)]
+    for text in texts:
+        ids, offsets = split_words_map(text, table)
+        want_ids, want_offsets = _findall_arrays(text, table)
+        assert np.array_equal(ids, want_ids) and np.array_equal(offsets, want_offsets), repr(text)
+    ids, offsets, counts = split_words_map_docs(texts, table)
+    assert counts.tolist() == [len(_findall_arrays(t, table)[1]) - 1 for t in texts]
+    want = [_findall_arrays(t, table) for t in texts]
+    assert np.array_equal(ids, np.concatenate([w[0] for w in want]))
+    assert np.array_equal(np.diff(offsets), np.concatenate([np.diff(w[1]) for w in want]))
+
+
+def test_word_split_fast_path_equals_the_re_path(docs):
+    """A model with the word regex gives what the same model with `re` splitting gives."""
+    from fastbpe._ubpe import WORD_REGEX
+    fast = UBPE(alphabet=alphabet_of(docs), n_tokens=150, regex_str=WORD_REGEX)
+    slow = UBPE(alphabet=alphabet_of(docs), n_tokens=150, regex_str=WORD_REGEX)
+    slow.split_pipeline.words_only = False
+    assert fast.split_pipeline.words_only
+    fast.fit(docs, n_candidates=20, quiet=True)
+    slow.fit(docs, n_candidates=20, quiet=True)
+    assert fast.dumps() == slow.dumps()
+    for doc in docs[:30] + ["", " ", "the  , of"]:
+        for top_n in (1, 3):
+            assert fast.encode(doc, top_n=top_n) == slow.encode(doc, top_n=top_n)
+    with pytest.raises(ValueError, match="not in the alphabet"):
+        fast.encode("the \u2603")
+    with pytest.raises(ValueError, match="not in the alphabet"):
+        UBPE(alphabet=alphabet_of(docs), regex_str=WORD_REGEX).fit(["the \u2603"], quiet=True)
+
+
+def test_word_cache_gives_what_a_cold_model_gives(docs):
+    """Encodings come from a per-model cache of words: warm, cold, and after the cache was
+    emptied (more distinct words than it keeps) they are the same, for each top_n."""
+    def model():
+        m = UBPE(alphabet=alphabet_of(docs), n_tokens=150, regex_str=r" ?\w+| ?[^\w\s]+|\s+")
+        m.fit(docs, n_candidates=20, quiet=True)
+        return m
+    warm = model()
+    sample = docs[:25] + ["the the the", " of  of", "a", "the " + "that" * 80 + " of"]   # 320: no GIL
+    first = [[warm.encode(d, top_n=n) for n in (1, 2, 5)] for d in sample]
+    assert [[warm.encode(d, top_n=n) for n in (1, 2, 5)] for d in sample] == first
+    rng = random.Random(3)
+    letters = sorted(set("".join(docs)) - {" "})
+    noise = ["".join(rng.choice(letters) for _ in range(rng.randint(2, 6))) for _ in range(40000)]
+    for k in range(0, len(noise), 400):          # ~40000 distinct words: the cache empties itself
+        warm.encode(" ".join(noise[k:k + 400]))
+    cold = model()
+    assert [[cold.encode(d, top_n=n) for n in (1, 2, 5)] for d in sample] == first
+    assert [[warm.encode(d, top_n=n) for n in (1, 2, 5)] for d in sample] == first
+    for words in (noise[:50], noise[-50:]):
+        doc = " ".join(words)
+        assert warm.encode(doc, top_n=3) == cold.encode(doc, top_n=3)

@@ -14,7 +14,7 @@ from math import log
 
 import numpy as np
 
-from .._ubpe import fit_pairs, map_str_parts
+from .._ubpe import fit_pairs, map_str_parts, split_words_map_docs
 from ..progress import Progress
 from .split import SplitMode, Splitter
 
@@ -113,6 +113,10 @@ class UBPEBase:
             if not isinstance(doc, (str, list, tuple)):
                 raise TypeError(f"a document must be a str, list or tuple, not {type(doc).__name__}")
         split = self.split_pipeline
+        if split.words_only and SplitMode.REGEX in split_mode and all(type(doc) is str for doc in corpus):
+            seq, part_start, counts = split_words_map_docs(corpus, split.char_table)
+            part_doc = np.repeat(np.arange(len(corpus), dtype=np.int64), counts)
+            return seq, part_start, part_doc, len(corpus)
         if split.char_table is not None and split.known_words is None and \
                 all(type(doc) is str for doc in corpus):
             # text documents: every part of every document mapped to ids in one C pass

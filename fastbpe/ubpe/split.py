@@ -13,7 +13,7 @@ from enum import Flag, auto
 
 import numpy as np
 
-from .._ubpe import map_str_parts
+from .._ubpe import WORD_REGEX, map_str_parts, split_words_map
 
 
 class SplitMode(Flag):
@@ -45,6 +45,10 @@ class Splitter:
             for k, v in alphabet.items():
                 table[ord(k)] = v
             self.char_table = table
+        # the usual word regex alone on str documents: split and mapped in one C pass (exactly
+        # re.findall's parts, tests/test_ubpe.py checks every code point); other regexes use `re`
+        self.words_only = (regex_str == WORD_REGEX and self.char_table is not None and
+                           not self.known_words and not break_tokens and not stop_tokens)
 
     # ------------------------------------------------------------------ raw parts
 
@@ -97,6 +101,8 @@ class Splitter:
 
     def __call__(self, doc, mode: SplitMode = SplitMode.FULL, leave_separators: bool = True):
         """(ids int32, offsets int64): part i is ids[offsets[i]:offsets[i + 1]]."""
+        if self.words_only and type(doc) is str and _steps(mode)[2]:
+            return split_words_map(doc, self.char_table)
         parts = self.parts(doc, mode, leave_separators)
         if self.char_table is not None and isinstance(doc, str) and self.known_words is None:
             return map_str_parts(parts, self.char_table)      # every part is a str: one C pass
