@@ -1,14 +1,15 @@
 """`Tokenizer`: a Hugging Face tokenizer.json with the interface of `tokenizers.Tokenizer`.
 
-Two paths give the same ids:
+Three paths give the same ids:
 
-* `encode` runs HF's pipeline stage by stage (added tokens, normalizer, pre-tokenizer, BPE,
-  post-processor, truncation, padding) and keeps every token's offsets;
-* `encode_ids`, `encode_ids_batch` and `encode_to_numpy` take a fast path when the file is a
-  plain byte-level BPE (GPT-2, Llama-3, Qwen2.5, DeepSeek: no normalizer or NFC, a Split with
-  a known pattern + ByteLevel, or ByteLevel with its regex): added tokens are cut out in
-  Python, and every other segment is scanned and merged by the GIL-free kernel of
-  `fastbpe.Encoding`.  Other files use the pipeline and return its ids.
+* `encode` / `encode_batch` run HF's pipeline stage by stage (added tokens, normalizer,
+  pre-tokenizer, BPE, post-processor, truncation, padding) and keep every token's offsets;
+* on a plain byte-level BPE file (GPT-2, Llama-3, Qwen2.5, DeepSeek: no normalizer or NFC, a
+  Split with a known pattern + ByteLevel, or ByteLevel with its regex) they build the same
+  Encodings from the kernels instead (kernel_encodings.py), on threads for a batch;
+* `encode_ids`, `encode_ids_batch` and `encode_to_numpy` on such a file skip Encodings: added
+  tokens are cut out in Python, and every other segment is scanned and merged by the GIL-free
+  kernel of `fastbpe.Encoding`.  Other files use the pipeline and return its ids.
 """
 from __future__ import annotations
 
