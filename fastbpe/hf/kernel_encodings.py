@@ -54,6 +54,7 @@ class KernelEncoder:
         self._table = model.table
         self._id_to_token = model.id_to_token
         self._nbytes = np.array([len(t) if t is not None else 0 for t in model.token_bytes], dtype=np.int64)
+        self._nbytes_list = self._nbytes.tolist()
 
     # -- the kernels (GIL released) -------------------------------------------------------
 
@@ -106,6 +107,21 @@ class KernelEncoder:
                 continue
             seg_ids, piece_ends = out
             if len(seg_ids) == 0:
+                continue
+            if len(seg_ids) <= 32 and item.isascii():
+                # a short ASCII segment (a chat message, a query): plain loops beat numpy's
+                # per-call cost; bytes are characters
+                ends = piece_ends.tolist()
+                pos, piece = 0, 0
+                for i in seg_ids.tolist():
+                    while ends[piece] <= pos:
+                        piece += 1
+                    n = self._nbytes_list[i]
+                    tokens.append(id_to_token[i])
+                    offsets.append((start + pos, start + pos + n))
+                    words.append(word + piece)
+                    pos += n
+                word += len(ends)
                 continue
             nbytes = self._nbytes[seg_ids]
             byte_end = np.cumsum(nbytes)
