@@ -128,8 +128,12 @@ cdef inline void local_size_for(PairStats* t, uint64_t allocated, int64_t n_symb
     t.mask = min(pow2_at_least(<uint64_t>(4 * n_symbols + 4)), allocated) - 1
 
 
-cdef int local_flush(PairStats* t, PairStats* stats) except -1 nogil:
-    """Apply one document's changes to the corpus statistics, then empty the local table."""
+cdef int local_flush(PairStats* t, PairStats* stats, uint8_t* left_mark) except -1 nogil:
+    """Apply one document's changes to the corpus statistics, then empty the local table (and
+    its marks in `left_mark`, if given).  Per pair `count` occurrences vanished and `docs`
+    appeared: one that appears touches a new token, so the document did not hold it before;
+    one that vanishes leaves the document's count when none is left (`listed`, see
+    settle_document)."""
     cdef Py_ssize_t k
     cdef PairStat* s
     cdef PairStat* g
@@ -140,8 +144,10 @@ cdef int local_flush(PairStats* t, PairStats* stats) except -1 nogil:
             g.count += s.docs - s.count
             if s.count == 0:
                 g.docs += 1
-            elif s.docs == 0:
+            elif s.listed == 0 and s.docs == 0:
                 g.docs -= 1
+        if left_mark != NULL:
+            left_mark[s.key >> 32] = 0
         s.key = EMPTY
     t.n_used = 0
     return 0
@@ -242,14 +248,12 @@ cdef Py_ssize_t rewrite_doc(int32_t* x, Py_ssize_t n, Py_ssize_t start, const in
 
 cdef int settle_document(PairStats* local, PairStats* stats, const int32_t* x, Py_ssize_t n,
                          uint8_t* left_mark) except -1 nogil:
-    """Apply one document's noted changes (x[0:n], already rewritten) to the corpus statistics,
-    then empty the local table.  A pair that appears touches a new token, so the document did
-    not hold it before; a pair that vanishes leaves the document's count only if no occurrence
-    is left, which one pass over the document finds (a mark per left token skips most spots;
-    the separator is never marked)."""
+    """Apply one document's noted changes (x[0:n], already rewritten) to the corpus statistics
+    (local_flush).  Whether a vanishing pair is still in the document takes one pass over it,
+    counting its occurrences into `listed` (a mark per left token skips most spots; the
+    separator is never marked)."""
     cdef Py_ssize_t j
     cdef PairStat* s
-    cdef PairStat* g
     cdef bint any_vanishing = False
     for j in range(local.n_used):
         s = &local.slots[local.used[j]]
@@ -262,19 +266,7 @@ cdef int settle_document(PairStats* local, PairStats* stats, const int32_t* x, P
                 s = stats_find(local, pair_key(x[j], x[j + 1]))
                 if s != NULL:
                     s.listed += 1
-    for j in range(local.n_used):
-        s = &local.slots[local.used[j]]
-        if s.count != s.docs:
-            g = stats_slot(stats, s.key)
-            g.count += s.docs - s.count
-            if s.count == 0:
-                g.docs += 1
-            elif s.listed == 0 and s.docs == 0:
-                g.docs -= 1
-        left_mark[s.key >> 32] = 0
-        s.key = EMPTY
-    local.n_used = 0
-    return 0
+    return local_flush(local, stats, left_mark)
 
 
 cdef inline bint ranks_before(const PairStat* a, const PairStat* b) noexcept nogil:
@@ -334,7 +326,7 @@ cdef int verify_stats(PairStats* stats, const int32_t* x, const int64_t* doc_sta
         for d in range(n_docs):
             local_size_for(&local, local_cap, doc_len[d])
             count_doc(&local, &x[doc_start[d]], doc_len[d], sep)
-            local_flush(&local, &fresh)
+            local_flush(&local, &fresh, NULL)
         for i in range(fresh.n_used):
             f = &fresh.slots[fresh.used[i]]
             if f.count > 0:
@@ -436,7 +428,7 @@ def fit_pairs(const int32_t[::1] seq, const int64_t[::1] part_start, const int64
                 if local.n_used:
                     live[n_live] = d
                     n_live += 1
-                local_flush(&local, &stats)
+                local_flush(&local, &stats, NULL)
         while max_token < n_tokens:
             with nogil:
                 n_top = top_candidates(&stats, top, n_candidates)
@@ -695,6 +687,21 @@ cdef inline uint64_t word_hash(const int32_t* word, Py_ssize_t n, Py_ssize_t top
         h = (h ^ <uint32_t>word[i]) * 0x100000001B3ULL
     h = mix64(h)
     return h if h != 0 else 1
+
+
+cdef inline CacheEntry* cache_find(WordCache* cc, uint64_t h, const int32_t* word, Py_ssize_t n,
+                                   Py_ssize_t top_n, uint64_t* slot) noexcept:
+    """The entry of (word, top_n), or NULL with *slot = the free slot where it would go."""
+    cdef uint64_t i = h & cc.mask
+    cdef CacheEntry* e
+    while cc.entries[i].hash != 0:
+        e = &cc.entries[i]
+        if (e.hash == h and e.word_len == n and e.top_n == top_n and
+                (n == 0 or memcmp(&cc.words[e.word_off], word, n * sizeof(int32_t)) == 0)):
+            return e
+        i = (i + 1) & cc.mask
+    slot[0] = i
+    return NULL
 
 
 cdef int grow_array(void** data, Py_ssize_t* cap, Py_ssize_t need, size_t item) except -1:
@@ -1013,17 +1020,13 @@ cdef class UBPELookup:
         (the DAG on a miss, then kept).  The pointer lives until the next call."""
         cdef WordCache* cc = &self.cache
         cdef uint64_t h = word_hash(word, n, top_n)
-        cdef uint64_t i = h & cc.mask
-        cdef CacheEntry* e
+        cdef uint64_t i
+        cdef CacheEntry* e = cache_find(cc, h, word, n, top_n, &i)
         cdef Py_ssize_t k, j, nc
         cdef int32_t c, x
         cdef int32_t* order
-        while cc.entries[i].hash != 0:
-            e = &cc.entries[i]
-            if (e.hash == h and e.word_len == n and e.top_n == top_n and
-                    (n == 0 or memcmp(&cc.words[e.word_off], word, n * sizeof(int32_t)) == 0)):
-                return e
-            i = (i + 1) & cc.mask
+        if e != NULL:
+            return e
         if n > 256:                    # long words: the DAG without the GIL
             with nogil:
                 self._word_dag(word, n, top_n, w)
@@ -1034,13 +1037,9 @@ cdef class UBPELookup:
                 or cc.words_len + n > CACHE_MAX_SYMBOLS):
             memset(cc.entries, 0, (cc.mask + 1) * sizeof(CacheEntry))     # full: start again
             cc.n_entries = cc.words_len = cc.toks_len = cc.cands_len = 0
-        i = h & cc.mask                # again: another thread may have changed it meanwhile
-        while cc.entries[i].hash != 0:
-            e = &cc.entries[i]
-            if (e.hash == h and e.word_len == n and e.top_n == top_n and
-                    (n == 0 or memcmp(&cc.words[e.word_off], word, n * sizeof(int32_t)) == 0)):
-                return e
-            i = (i + 1) & cc.mask
+        e = cache_find(cc, h, word, n, top_n, &i)    # again: another thread may have added it
+        if e != NULL:
+            return e
         grow_array(<void**>&cc.words, &cc.words_cap, cc.words_len + n, sizeof(int32_t))
         grow_array(<void**>&cc.cands, &cc.cands_cap, cc.cands_len + nc, sizeof(CachedCand))
         k = 0
@@ -1535,15 +1534,8 @@ cdef Py_ssize_t split_words_into(str doc, const int32_t* table, Py_ssize_t size,
 def split_words_map(str doc, int32_t[::1] table):
     """(ids int32, offsets int64) of one str split by WORD_REGEX: what map_str_parts gives for
     `re.findall(WORD_REGEX, doc)`."""
-    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(doc), n_parts
-    ids = np.empty(n, dtype=np.int32)
-    ends = np.empty(n + 1, dtype=np.int64)
-    cdef int32_t[::1] out = ids
-    cdef int64_t[::1] off = ends
-    off[0] = 0
-    n_parts = split_words_into(doc, &table[0] if table.shape[0] else NULL, table.shape[0],
-                               &out[0] if n else NULL, &off[1], 0)
-    return ids, ends[:n_parts + 1]
+    ids, ends, _ = split_words_map_docs([doc], table)
+    return ids, ends
 
 
 def split_words_map_docs(list docs, int32_t[::1] table):

@@ -1,7 +1,37 @@
 """`Encoding`: the result of `Tokenizer.encode`, with the fields of `tokenizers.Encoding`."""
 from __future__ import annotations
 
+import contextlib
 import gc
+
+
+@contextlib.contextmanager
+def gc_paused():
+    """The cyclic garbage collector off while Encodings are built: they are several small
+    objects a token (offset tuples, list growth), none of which can form a cycle, and the
+    collector's passes every few hundred allocations otherwise take half the time."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _pending_field(slot: str) -> property:
+    """A field that `Encoding.pending` may leave to be made on first read (or before a write)."""
+    def get(self):
+        if self._pending is not None:
+            self._make()
+        return getattr(self, slot)
+
+    def set_(self, value) -> None:
+        if self._pending is not None:
+            self._make()
+        setattr(self, slot, value)
+
+    return property(get, set_)
 
 
 class Encoding:
@@ -35,51 +65,12 @@ class Encoding:
 
     def _make(self) -> None:
         make, self._pending = self._pending, None
-        # a tuple and a str a token: without the pause the cyclic collector runs every few
-        # hundred of them, over every Encoding still alive (none of these can form a cycle)
-        enabled = gc.isenabled()
-        gc.disable()
-        try:
+        with gc_paused():
             self._tokens, self._offsets, self._word_ids = make()
-        finally:
-            if enabled:
-                gc.enable()
 
-    @property
-    def tokens(self) -> list:
-        if self._pending is not None:
-            self._make()
-        return self._tokens
-
-    @tokens.setter
-    def tokens(self, value) -> None:
-        if self._pending is not None:
-            self._make()
-        self._tokens = value
-
-    @property
-    def offsets(self) -> list:
-        if self._pending is not None:
-            self._make()
-        return self._offsets
-
-    @offsets.setter
-    def offsets(self, value) -> None:
-        if self._pending is not None:
-            self._make()
-        self._offsets = value
-
-    @property
-    def word_ids(self) -> list:
-        if self._pending is not None:
-            self._make()
-        return self._word_ids
-
-    @word_ids.setter
-    def word_ids(self, value) -> None:
-        if self._pending is not None:
-            self._make()
-        self._word_ids = value
+    tokens = _pending_field("_tokens")
+    offsets = _pending_field("_offsets")
+    word_ids = _pending_field("_word_ids")
 
     @classmethod
     def empty(cls) -> "Encoding":

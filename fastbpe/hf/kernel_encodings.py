@@ -21,28 +21,10 @@ merge.
 """
 from __future__ import annotations
 
-import contextlib
-import gc
-
 import numpy as np
 
-from .. import _pretokenize
 from ..encoding import _parallel_map
 from .encoding import Encoding
-
-
-@contextlib.contextmanager
-def gc_paused():
-    """The cyclic garbage collector off while Encodings are built: they are several small
-    objects a token (offset tuples, list growth), none of which can form a cycle, and the
-    collector's passes every few hundred allocations otherwise take half the time."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 class KernelEncoder:

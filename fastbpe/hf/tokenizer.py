@@ -24,8 +24,8 @@ from . import decoders, normalizers, post_processors, pre_tokenizers
 from ._nodes import UnsupportedError
 from .added_tokens import AddedToken, AddedVocabulary
 from .bytelevel import BYTELEVEL_PATTERN
-from .encoding import Encoding
-from .kernel_encodings import KernelEncoder, gc_paused
+from .encoding import Encoding, gc_paused
+from .kernel_encodings import KernelEncoder
 from .model import BPE
 from .normalized import NormalizedText
 
@@ -399,11 +399,9 @@ class Tokenizer:
             return [self._encode_sequence(t, k) for t, k in zip(texts, type_ids)]
         plans = []
         for t in texts:
-            if type(t) is not str and not isinstance(t, str):
-                raise TypeError(f"expected str, not {type(t).__name__}")
+            plan, changed = self._plan(t)      # TypeError for a non-str
             if not t.isascii():
-                t.encode("utf-8")  # UnicodeEncodeError for lone surrogates, as the pipeline
-            plan, changed = self._plan(t)
+                t.encode("utf-8")  # UnicodeEncodeError for lone surrogates, placed in t as the pipeline does
             plans.append(None if changed else plan)
         kernel = self._kernel_encoder()
         segments = [item for plan in plans if plan is not None for _, _, item in plan if type(item) is str]
