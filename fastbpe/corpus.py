@@ -58,6 +58,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import stat
 import zlib
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
@@ -73,6 +74,8 @@ DEFAULT_BUFFER_BYTES = 64 << 20
 # batches no larger than this, so that a corpus of a few of them still spreads over the cores
 # and the last batch leaves no core idle for long; larger ones gain nothing per call
 MAX_BATCH_BYTES = 2 << 20
+# the least read from a file (one that has reached its size may still be growing)
+_MIN_READ = 1 << 16
 EOT = "<|endoftext|>"
 OFFSETS_SUFFIX = ".offsets"
 MANIFEST_SUFFIX = ".manifest.json"
@@ -207,6 +210,9 @@ class _Settings:
     def __init__(self, encoding, separator, dtype, num_threads, buffer_bytes):
         self.encoding = encoding
         self.separator = _separator_id(encoding, separator)
+        # a special token far above the other ids is not in the kernel's table (see
+        # encoding._build_table): the kernel leaves it out and it is put in afterwards
+        self.kernel_separator = -1 if self.separator in encoding._far_special_bytes else self.separator
         self.dtype = _choose_dtype(encoding, dtype)
         if num_threads is None:
             num_threads = _available_cores()
@@ -314,28 +320,30 @@ def _file_batches(paths: list[str], split: bytes | None, block_bytes: int, keep_
 
 
 def _split_files(paths: list[str], split: bytes, block_bytes: int, keep_empty: bool):
-    """Each file's batches: read in blocks, each block's complete documents one batch."""
+    """Each file's batches: read in blocks, each block's complete documents one batch.
+    Linear whatever the input: the carried-over document grows in place (amortised), a
+    file that grows while it is read is read on in blocks, and a FIFO or stdin is read as
+    a stream (no seek, no size)."""
     for path in paths:
         with open(path, "rb") as f:
+            regular = stat.S_ISREG(os.fstat(f.fileno()).st_mode)
             carry = bytearray()
-            size = os.fstat(f.fileno()).st_size
             while True:
                 # the carried-over document and what is read make one batch of block_bytes; a
-                # document longer than that doubles its buffer (linear, however long it is)
-                room = block_bytes - len(carry) if len(carry) < block_bytes else len(carry)
-                room = min(room, max(1, size - f.tell()))  # a small file: no large buffer
-                buf = bytearray(len(carry) + room)
-                buf[:len(carry)] = carry
-                got = f.readinto(memoryview(buf)[len(carry):])
-                if not got:
+                # document longer than that doubles what is read (linear, however long it is)
+                want = block_bytes - len(carry) if len(carry) < block_bytes else len(carry)
+                if regular:  # a small file: no large buffer; a growing one: still blocks
+                    left = os.fstat(f.fileno()).st_size - f.tell()
+                    want = min(want, max(left, _MIN_READ))
+                chunk = f.read(want)
+                if not chunk:
                     break
-                if got < room:
-                    del buf[len(carry) + got:]
-                # the carry held no separator: look only where a new one can start
-                hits = find_separators(buf, split, max(0, len(carry) - len(split) + 1))
+                searched = max(0, len(carry) - len(split) + 1)  # the carry held no separator
+                carry += chunk
+                hits = find_separators(carry, split, searched)
                 if not len(hits):
-                    carry = buf
                     continue
+                buf = carry
                 starts = np.empty(len(hits), dtype=np.int64)
                 starts[0] = 0
                 starts[1:] = hits[:-1] + len(split)
@@ -441,10 +449,15 @@ def _encode_batch(settings: _Settings, data: bytes, starts: np.ndarray, ends: np
     """(uint32 ids, int64 stops) of one batch; runs on a worker thread."""
     enc = settings.encoding
     if settings.kind >= 0:
-        done = enc._table.encode_documents(data, starts, ends, settings.kind, settings.separator)
+        sep = settings.kernel_separator
+        done = enc._table.encode_documents(data, starts, ends, settings.kind, sep)
         if done is None:  # not valid UTF-8 (checked in the kernel, off the GIL)
             data, starts, ends = _replace_bad_utf8(data, starts, ends)
-            done = enc._table.encode_documents(data, starts, ends, settings.kind, settings.separator)
+            done = enc._table.encode_documents(data, starts, ends, settings.kind, sep)
+        if sep != settings.separator:
+            ids, stops = done
+            ids = np.insert(ids, stops, np.uint32(settings.separator))
+            done = ids, stops + np.arange(1, len(stops) + 1)
         return done
     parts, stops, total = [], np.empty(len(starts), dtype=np.int64), 0
     for i, (start, end) in enumerate(zip(starts.tolist(), ends.tolist())):
