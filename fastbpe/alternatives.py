@@ -2,7 +2,7 @@
 
 - BPE-dropout (subword regularisation, Provilkov et al. 2020; HF `tokenizers`' `dropout`): each
   piece starts from its bytes and every candidate merge is skipped with probability `dropout`
-  (the merge loop is `_core.merge_ids`, shared with the HF front end).  The whole-piece shortcut
+  (the merge loop is `_merge_ids.merge_ids`, shared with the HF front end).  The whole-piece shortcut
   is not taken, so `dropout=1` gives single bytes; `dropout=0` or `None` is the exact encoding.
   A `seed` makes the draws reproducible (piece i uses the i-th 64-bit draw of
   `random.Random(seed)`); `seed=None` draws fresh randomness.
@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import random
 
-from ._core import merge_ids
+from ._merge_ids import merge_ids
 from ._segment import byte_ids, shortest_ids
 
 

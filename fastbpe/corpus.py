@@ -56,7 +56,7 @@ from typing import Iterable, Iterator
 
 import numpy as np
 
-from ._core import find_separators
+from ._corpus import find_separators
 from .formats.atomic import atomic_writer
 from .progress import Progress, wants_progress
 
