@@ -18,17 +18,17 @@ import random
 
 from ._merge_ids import merge_ids
 from ._segment import byte_ids, shortest_ids
+from .special_tokens import special_token_regex
+from .text import fix_surrogates
 
 
 def encode_with(enc, text: str, allowed: frozenset, pieces_to_ids) -> list:
     """Encode `text` with an `Encoding`'s pattern and allowed special tokens, each ordinary
     segment's byte pieces through `pieces_to_ids(table, pieces)`."""
-    from .encoding import _special_token_regex
-
     out: list = []
     start = 0
     if allowed:
-        for match in _special_token_regex(allowed).finditer(text):
+        for match in special_token_regex(allowed).finditer(text):
             out += pieces_to_ids(enc._table, _byte_pieces(enc._splitter, text[start:match.start()]))
             out.append(enc._special_tokens[match.group()])
             start = match.end()
@@ -38,12 +38,10 @@ def encode_with(enc, text: str, allowed: frozenset, pieces_to_ids) -> list:
 
 def _byte_pieces(splitter, text: str) -> list:
     """UTF-8 of each piece; lone surrogates are replaced as `Encoding.encode` does."""
-    from .encoding import _fix_surrogates
-
     try:
         return [p.encode("utf-8") for p in splitter.findall(text)]
     except UnicodeEncodeError:
-        return [p.encode("utf-8") for p in splitter.findall(_fix_surrogates(text))]
+        return [p.encode("utf-8") for p in splitter.findall(fix_surrogates(text))]
 
 
 def dropout_fn(dropout: float, seed):

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..formats import minbpe_files
-from .base import _check_text
+from .base import check_text
 from .regex import GPT4_SPLIT_PATTERN, RegexTokenizer
 
 __all__ = ["GPT4Tokenizer", "GPT4_SPECIAL_TOKENS", "recover_merges", "bpe"]
@@ -93,11 +93,11 @@ class GPT4Tokenizer(RegexTokenizer):
 
     def encode_ordinary(self, text, *, dropout=None, seed=None):
         if dropout is not None:
-            return self._enc.encode(_check_text(text), disallowed_special=(), dropout=dropout, seed=seed)
-        return self._enc.encode_ordinary(_check_text(text))
+            return self._enc.encode(check_text(text), disallowed_special=(), dropout=dropout, seed=seed)
+        return self._enc.encode_ordinary(check_text(text))
 
     def encode(self, text, allowed_special="none_raise", *, dropout=None, seed=None):
-        text = _check_text(text)
+        text = check_text(text)
         special = self._specials_for(text, allowed_special)
         return self._enc.encode(text, allowed_special=set(special), disallowed_special=(),
                                 dropout=dropout, seed=seed)
