@@ -126,6 +126,13 @@ class BPEModel:
             vocab.append(None if left == NO_MERGE else vocab[left] + vocab[right])
         return vocab
 
+    def tokenizer_json_document(self) -> dict:
+        """This model as a Hugging Face tokenizer.json document.  fastbpe encodes it through
+        its Encoding (rank semantics), so it is exported by ranks."""
+        from .formats.hf_json import document_from_ranks
+
+        return document_from_ranks(self.pattern, self.mergeable_ranks(), self.special_tokens)
+
     def mergeable_ranks(self) -> dict:
         """token bytes -> id, as tiktoken wants.  If two merges made the same bytes (rare,
         possible in BPE), the first id keeps them."""

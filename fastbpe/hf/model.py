@@ -17,7 +17,7 @@ import numpy as np
 
 from .._core import BPETable
 from .._merge_ids import merge_ids
-from .bytelevel import token_bytes as bytelevel_token_bytes
+from ..formats.bytelevel import token_bytes as bytelevel_token_bytes
 
 
 class BPE:

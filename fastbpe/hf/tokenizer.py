@@ -23,7 +23,7 @@ from ..pretokenize import scanner_kind
 from . import decoders, normalizers, post_processors, pre_tokenizers
 from ._nodes import UnsupportedError
 from .added_tokens import AddedToken, AddedVocabulary
-from .bytelevel import BYTELEVEL_PATTERN
+from ..formats.bytelevel import BYTELEVEL_PATTERN
 from .encoding import Encoding, gc_paused
 from .kernel_encodings import KernelEncoder
 from .model import BPE

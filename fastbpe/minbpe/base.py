@@ -10,7 +10,7 @@ import os
 import numpy as np
 
 from .._core import BPETable
-from ..formats import minbpe_files
+from ..formats import hf_json, minbpe_files
 from ..formats.minbpe_files import render_token, replace_control_characters
 
 __all__ = ["Tokenizer", "SpecialTokenError", "get_stats", "merge", "render_token",
@@ -121,6 +121,10 @@ class Tokenizer:
     def merges(self, value):
         self._merges = value if type(value) is _Merges else _Merges(value)
         self._table = None
+
+    def tokenizer_json_document(self) -> dict:
+        """This tokenizer as a Hugging Face tokenizer.json document (its merges in order)."""
+        return hf_json.document_from_merges(self.pattern, self.vocab, self.merges, self.special_tokens)
 
     def __getstate__(self):
         # the encode table is a C object: rebuilt on first use after unpickling or copying

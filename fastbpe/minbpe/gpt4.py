@@ -1,7 +1,7 @@
 """minbpe's ``gpt4`` module: ``GPT4Tokenizer``, tiktoken's cl100k_base in minbpe's clothes."""
 from __future__ import annotations
 
-from ..formats import minbpe_files
+from ..formats import hf_json, minbpe_files
 from .base import check_text
 from .regex import GPT4_SPLIT_PATTERN, RegexTokenizer
 
@@ -55,6 +55,10 @@ class GPT4Tokenizer(RegexTokenizer):
 
     def _build_vocab(self):
         return {}  # recovered on first use
+
+    def tokenizer_json_document(self) -> dict:
+        """cl100k_base's tokenizer.json: this tokenizer encodes with it, not with its merges."""
+        return hf_json.document_from_ranks(self._enc._pat_str, self._enc._mergeable_ranks, self.special_tokens)
 
     def _recover(self):
         if self._recovered is None:
