@@ -418,7 +418,7 @@ def _cut_at_pieces(chunks, empty, last_piece_end, margin, block_size):
         yield empty.join(parts)
 
 
-def _read_blocks(path, pattern: str = GPT4_PATTERN, block_chars=_FILE_BLOCK_CHARS):
+def read_blocks(path, pattern: str = GPT4_PATTERN, block_chars=_FILE_BLOCK_CHARS):
     """A text file in blocks that count like the whole file with ``pattern``: UTF-8
     bytes when the C scanner knows the pattern (it counts bytes), else str."""
     scanner = _scanner(pattern)
@@ -460,7 +460,7 @@ def count_files(paths, pattern: str = GPT4_PATTERN, *, counter=None, show_progre
             raise FileNotFoundError(f"no such file: {p!r}")
     counter = _train.PieceCounter() if counter is None else counter
     total = sum(os.path.getsize(p) for p in paths)
-    blocks = (block for p in paths for block in _read_blocks(p, pattern, _FILE_BLOCK_CHARS))
+    blocks = (block for p in paths for block in read_blocks(p, pattern, _FILE_BLOCK_CHARS))
     with Progress("counting", total=total, unit=" MB", scale=1e6,
                   enabled=wants_progress(show_progress)) as bar:
         return _count_stream(blocks, pattern, counter, num_threads, bar, utf8_ok=True)

@@ -173,7 +173,7 @@ def test_count_blocks_equal_whole_text(model, monkeypatch, tmp_path, capsys):
     path = tmp_path / "t.txt"
     path.write_text(text, encoding="utf-8")
     monkeypatch.setattr(trainer, "_FILE_BLOCK_CHARS", 97)
-    monkeypatch.setattr(trainer._read_blocks, "__defaults__", (97,))
+    monkeypatch.setattr(trainer.read_blocks, "__defaults__", (97,))
     assert main(["count", "-m", str(model), str(path)]) == 0
     assert capsys.readouterr().out == f"{len(enc.encode_ordinary(text))}\t{path}\n"
 
@@ -221,7 +221,7 @@ def test_count_a_tokenizer_json_in_blocks(model_dir, monkeypatch, tmp_path, caps
     src = tmp_path / "t.txt"
     src.write_bytes(text.encode("utf-8"))
     monkeypatch.setattr(trainer, "_FILE_BLOCK_CHARS", 97)
-    monkeypatch.setattr(trainer._read_blocks, "__defaults__", (97,))
+    monkeypatch.setattr(trainer.read_blocks, "__defaults__", (97,))
     assert main(["count", "-m", str(path), str(src)]) == 0
     want = len(tok.encode_ids(text, add_special_tokens=False))
     assert capsys.readouterr().out == f"{want}\t{src}\n"

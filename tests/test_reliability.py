@@ -391,7 +391,7 @@ def test_file_reader_is_linear_on_one_huge_piece(tmp_path, monkeypatch):
     real = trainer._train.last_piece_end
     monkeypatch.setattr(trainer._train, "last_piece_end",
                         lambda sc, buf, limit: calls.append(len(buf)) or real(sc, buf, limit))
-    blocks = list(trainer._read_blocks(path, fastbpe.patterns.GPT4_PATTERN, 64))
+    blocks = list(trainer.read_blocks(path, fastbpe.patterns.GPT4_PATTERN, 64))
     assert b"".join(blocks) == path.read_bytes()
     assert sum(calls) < 4 * path.stat().st_size
 
