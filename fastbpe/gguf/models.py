@@ -13,6 +13,10 @@
 """
 from __future__ import annotations
 
+from functools import partial
+from itertools import repeat
+from operator import add
+
 import numpy as np
 
 from .._core import BPETable, merge_ids
@@ -30,21 +34,7 @@ class ByteLevelBPE:
         token_bytes = [None] * len(vocab.tokens)
         for text, i in t2i.items():  # only the id a text lookup gives (the last of equal texts)
             token_bytes[i] = bytelevel_bytes(text)
-        seen, rows = set(), []
-        for k, m in enumerate(merges):
-            # llama.cpp splits at the first space after the first character; the first of equal pairs wins
-            cut = m.find(" ", 1)
-            if cut < 0:
-                continue
-            a, b = t2i.get(m[:cut]), t2i.get(m[cut + 1:])
-            c = t2i.get(m[:cut] + m[cut + 1:])
-            if a is None or b is None or c is None or (a, b) in seen:
-                continue
-            if token_bytes[a] is None or token_bytes[b] is None or token_bytes[c] is None:
-                continue
-            seen.add((a, b))
-            rows.append((a, b, c))
-        rows = np.array(rows, dtype=np.int64).reshape(-1, 3)
+        rows = _merge_rows(merges, t2i, token_bytes)
         # A byte with no token of its own (Falcon lacks 28) gets a stand-in id past the vocabulary
         # so the kernel can start from bytes; llama.cpp looks a symbol that is no token up byte by
         # byte as raw one-byte text and drops what it does not find: `_fix_stand_ins` does the same.
@@ -76,6 +66,33 @@ class ByteLevelBPE:
             else:
                 out.extend(self.stand_ins[i])
         return out
+
+
+def _merge_rows(merges: list[str], t2i: dict, token_bytes: list) -> np.ndarray:
+    """(left, right, merged) ids of llama.cpp's bpe_ranks in rank order: a merge is split at its
+    first space after the first character, the first of equal pairs wins, and a merge whose
+    parts or result are not byte-level tokens is left out (it cannot apply to bytes).  Bulk
+    operations: a vocabulary has 10^5 merges."""
+    n = len(merges)
+    joined = "\n".join(merges)
+    if joined.count(" ") == n and joined.count("\n") == n - 1 and not any(m[:1] == " " for m in merges):
+        # the usual file: one space a merge, no newline in any (byte-level text has none)
+        parts = joined.replace(" ", "\n").split("\n")
+        lefts, rights = parts[0::2], parts[1::2]
+    else:
+        parts = [(m[:c], m[c + 1:]) if (c := m.find(" ", 1)) > 0 else ("", "") for m in merges]
+        lefts, rights = (list(x) for x in zip(*parts)) if parts else ([], [])
+    ids = partial(np.fromiter, dtype=np.int64, count=n)
+    a = ids(map(t2i.get, lefts, repeat(-1)))
+    b = ids(map(t2i.get, rights, repeat(-1)))
+    c = ids(map(t2i.get, map(add, lefts, rights), repeat(-1)))
+    has_bytes = np.fromiter((t is not None for t in token_bytes), dtype=bool, count=len(token_bytes))
+    has_bytes = np.append(has_bytes, False)  # index -1: not a token
+    ok = has_bytes[a] & has_bytes[b] & has_bytes[c] & (a >= 0) & (b >= 0) & (c >= 0)
+    rows = np.stack([a, b, c], axis=1)[ok]
+    # keep the first row of each pair
+    _, first = np.unique(rows[:, 0] * (len(token_bytes) + 1) + rows[:, 1], return_index=True)
+    return rows[np.sort(first)]
 
 
 def _bytelevel_char_lookups(byte: int, t2i: dict) -> list[int]:
