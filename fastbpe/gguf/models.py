@@ -19,8 +19,9 @@ from operator import add
 
 import numpy as np
 
-from .._core import BPETable, merge_ids
-from ..hf.bytelevel import token_bytes as bytelevel_bytes
+from .._core import BPETable
+from .._merge_ids import merge_ids
+from ..formats.bytelevel import token_bytes as bytelevel_bytes
 from .vocab import Vocab
 
 
@@ -98,7 +99,7 @@ def _merge_rows(merges: list[str], t2i: dict, token_bytes: list) -> np.ndarray:
 def _bytelevel_char_lookups(byte: int, t2i: dict) -> list[int]:
     """What llama.cpp emits for a lone byte with no token: the byte's byte-level character is
     looked up one UTF-8 byte at a time as raw text; the ids found (usually none)."""
-    from ..hf.bytelevel import BYTE_TO_CHAR
+    from ..formats.bytelevel import BYTE_TO_CHAR
 
     out = []
     for b in BYTE_TO_CHAR[byte].encode("utf-8"):

@@ -247,7 +247,7 @@ class GGUFTokenizer:
 
 def _bytelevel_decode(text: str) -> bytes:
     """llama_decode_text: byte-level characters back to bytes; others as llama.cpp marks them."""
-    from ..hf.bytelevel import CHAR_TO_BYTE
+    from ..formats.bytelevel import CHAR_TO_BYTE
 
     out = bytearray()
     for c in text:
