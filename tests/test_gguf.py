@@ -303,3 +303,18 @@ def test_unknown_and_supported_pre_names_are_consistent():
             to_python(e)  # compiles in Splitter; here: the rewrite does not raise
     assert to_python(r"\s+$") == r"\s+\Z" and to_python(r"[\d]\d") == "[0-9][0-9]"
     assert to_python(r"[\p{Lu}\p{M}]+\p{N}") == r"[\p{L}\p{M}]+\p{N}"
+
+
+@pytest.mark.parametrize("pre", ["gpt-2", "llama-bpe", "qwen2", "starcoder", "falcon", "default", "chameleon",
+                                 "chatglm-bpe", "laguna"])
+def test_scanner_steps_split_like_regex(pre):
+    """Steps run on the C scanner give the pieces llama.cpp's regex gives (fuzzed)."""
+    import random
+
+    fast, slow = Splitter(PRE_TOKENIZERS[pre]), Splitter(PRE_TOKENIZERS[pre], force_regex=True)
+    alphabet = list("ab Z9 0'sSdtlLmvre\t\n\r.,!?;:$+<=>^~|`-_()[]{}\"\\") + ["\u00a0", "\u3000", "\u2009", "é", "ß",
+                                                                                  "中", "٣", "½", "🦙", "\u0301", "\x85"]
+    rng = random.Random(1234)
+    texts = gf.TEXTS + ["".join(rng.choice(alphabet) for _ in range(rng.randrange(1, 40))) for _ in range(2000)]
+    for text in texts:
+        assert fast.split(text) == slow.split(text), text

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import regex
 
 from .. import patterns
-from ..pretokenize import scanner_kind
+from ..pretokenize import _pretokenize, scanner_kind
 
 _CONTRACTIONS = r"(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])"
 GPT2 = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)"
@@ -193,25 +193,35 @@ def _rewrite_outside_classes(expr: str) -> str:
     return "".join(out)
 
 
-# one-regex pre-tokenizers whose pieces the C scanner gives (the same matches, gaps included)
-_SCANNER_PATTERNS = {"gpt2": patterns.HF_GPT2_PATTERN, "llama3": patterns.LLAMA3_PATTERN,
-                     "qwen2": patterns.QWEN2_PATTERN, "chatglm4": patterns.LLAMA3_PATTERN}
+# llama.cpp regexes whose pieces a C scanner pattern gives exactly (the same matches; where
+# llama.cpp's leaves a gap, the scanner pattern's last alternative matches that gap)
+_SCANNER_PATTERNS = {GPT2: patterns.HF_GPT2_PATTERN, LLAMA3: patterns.LLAMA3_PATTERN, QWEN2: patterns.QWEN2_PATTERN}
 
 
 class Splitter:
-    """Cuts text into llama.cpp's pieces for one pre-tokenizer."""
+    """Cuts text into llama.cpp's pieces for one pre-tokenizer.  A one-regex pre-tokenizer the C
+    scanner knows (GPT-2, Llama-3, Qwen2) is scanned inside the encode kernel (`scanner_kind`);
+    in a chain, the steps the scanner knows run on it and the others on `regex`."""
 
     def __init__(self, pre: PreTokenizer, force_regex: bool | None = None):
         self.pre = pre
         self.exprs = REGEXES[pre.kind]
-        self.compiled = [regex.compile(to_python(e)) for e in self.exprs]
-        fast = _SCANNER_PATTERNS.get(pre.kind)
-        self.scanner_kind = scanner_kind(fast, force_regex) if fast else -1
+        self.steps = []
+        for e in self.exprs:
+            fast = _SCANNER_PATTERNS.get(e)
+            kind = scanner_kind(fast, force_regex) if fast else -1
+            self.steps.append((regex.compile(to_python(e)), kind))
+        self.scanner_kind = self.steps[0][1] if len(self.steps) == 1 else -1
 
     def split(self, text: str) -> list[str]:
         pieces = [text]
-        for rx in self.compiled:
+        for rx, kind in self.steps:
             out = []
+            if kind >= 0:
+                for piece in pieces:
+                    out.extend(_pretokenize.split(piece, kind))
+                pieces = out
+                continue
             for piece in pieces:
                 pos = 0
                 for m in rx.finditer(piece):
@@ -227,7 +237,11 @@ class Splitter:
         return pieces
 
     def __repr__(self) -> str:
-        how = "C scanner" if self.scanner_kind >= 0 else "regex fallback"
+        if self.scanner_kind >= 0:
+            how = "C scanner"
+        else:
+            n_fast = sum(k >= 0 for _, k in self.steps)
+            how = f"regex fallback ({n_fast} of {len(self.steps)} steps on the C scanner)"
         return f"<gguf Splitter {self.pre.name!r} ({self.pre.kind}, {len(self.exprs)} regexes, {how})>"
 
 
