@@ -93,9 +93,25 @@ class Tokenizer:
 
     @classmethod
     def from_file(cls, path: str | os.PathLike) -> "Tokenizer":
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
+        """A tokenizer.json; a llama.cpp .gguf file (told by its magic bytes) goes to `from_gguf`."""
+        with open(path, "rb") as f:
+            data = f.read(4)
+            if data == b"GGUF":
+                return cls.from_gguf(path)
+            data += f.read()
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise ValueError(f"{os.fspath(path)}: not a tokenizer.json (not UTF-8: {e.reason} at byte {e.start})") from None
         return cls.from_str(text)
+
+    @classmethod
+    def from_gguf(cls, path: str | os.PathLike):
+        """llama.cpp's tokenizer of a GGUF file (metadata only, memory-mapped): a
+        `fastbpe.gguf.GGUFTokenizer`, whose encode/decode give llama.cpp's ids and text."""
+        from ..gguf import GGUFTokenizer  # the one place hf/ reaches the gguf front end (lazily)
+
+        return GGUFTokenizer.from_file(path)
 
     @classmethod
     def from_buffer(cls, data: bytes) -> "Tokenizer":
