@@ -362,8 +362,10 @@ def run_child(cmd: list, env: dict | None = None, cores: int | None = None,
         err.seek(0)
         stdout, stderr = out.read().decode(errors="replace"), err.read().decode(errors="replace")
     if proc.returncode != 0:
-        lines = [ln for ln in stderr.strip().splitlines() if ln.strip()]
-        return {"error": (lines or [f"exit {proc.returncode}"])[-1][:200]}
+        lines = [ln.strip() for ln in stderr.splitlines()
+                 if ln.strip() and not ln.startswith(("note:", "  ", "stack backtrace"))]
+        crash = f" (exit {proc.returncode})" if proc.returncode < 0 or proc.returncode > 1 else ""
+        return {"error": ((lines or ["failed"])[-1] + crash)[:200]}
     lines = stdout.strip().splitlines()
     try:
         result = json.loads(lines[-1])

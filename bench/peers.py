@@ -24,6 +24,7 @@ Sections (--sections, default all):
                 tok(long_doc) on 800 kB, stock vs fastbpe.patch_transformers() vs
                 fastokens.patch_transformers(), one core and two; input_ids checked equal.
   worst         1 MiB of one character, letters, spaces, digits: seconds of one call.
+  pretokenize   the split patterns alone: fastbpe's Splitter vs regex.findall, pieces checked.
   train         training wall time and peak memory: fastbpe, rustbpe, bpeasy, HF tokenizers,
                 gigatok on the first N MB of large_en.
   corpus        encode_files on large_en as book files and as one file split at blank lines:
@@ -49,7 +50,7 @@ sys.path.insert(0, str(HERE))
 
 import common as c  # noqa: E402
 
-SECTIONS = ["encode", "short", "batch", "load", "transformers", "worst", "train", "corpus"]
+SECTIONS = ["encode", "short", "batch", "load", "transformers", "worst", "pretokenize", "train", "corpus"]
 SHORT_VOCABS = ["cl100k_base", "Qwen2.5 tokenizer.json"]
 BATCH_VOCABS = ["cl100k_base", "Qwen2.5 tokenizer.json"]
 HF_MODEL = "qwen2.5"
@@ -176,20 +177,15 @@ def child_worst(job: dict) -> dict:
     except c.Unavailable as e:
         return {"unavailable": str(e)}
     fn("warm up")
-    out = {}
-    for case, make in WORST_CASES.items():
-        text = make()
-        w, p = time.perf_counter(), time.process_time()
-        try:
-            ids = fn(text)
-        except BaseException as e:  # tiktoken's regex panics on some of these
-            if isinstance(e, (KeyboardInterrupt, SystemExit)):
-                raise
-            out[case] = {"error": f"{type(e).__name__}: {str(e)[:80]}"}
-            continue
-        out[case] = {"wall": time.perf_counter() - w, "cpu": time.process_time() - p,
-                     "digest": c.digest(ids)}
-    return {"cases": out}
+    text = WORST_CASES[job["case"]]()
+    w, p = time.perf_counter(), time.process_time()
+    try:
+        ids = fn(text)
+    except BaseException as e:  # tiktoken's regex panics on some of these
+        if isinstance(e, (KeyboardInterrupt, SystemExit)):
+            raise
+        return {"error": f"{type(e).__name__}: {str(e)[:100]}"}
+    return {"wall": time.perf_counter() - w, "cpu": time.process_time() - p, "digest": c.digest(ids)}
 
 
 def child_train(job: dict) -> dict:
@@ -294,8 +290,9 @@ def child_corpus(job: dict) -> dict:
                 h.update(chunk.astype("<u4").tobytes())
                 n_ids += len(chunk)
         os.unlink(job["bin"])
-        if os.path.exists(job["bin"] + ".offsets"):
-            os.unlink(job["bin"] + ".offsets")
+        for extra in (".offsets", ".manifest.json"):
+            if os.path.exists(job["bin"] + extra):
+                os.unlink(job["bin"] + extra)
     else:
         n_ids = len(ids)
         for i in range(0, n_ids, 1 << 20):
@@ -305,7 +302,31 @@ def child_corpus(job: dict) -> dict:
             "digest": h.hexdigest()}
 
 
-CHILDREN = {"encode": child_encode, "batch": child_batch, "transformers": child_transformers,
+def child_pretokenize(job: dict) -> dict:
+    """Splitter(pat).findall (the C scanner where it knows the pattern) vs regex.findall, per
+    pattern and corpus: the 4-part protocol, pieces checked equal after timing."""
+    import regex
+
+    from fastbpe import patterns
+    from fastbpe.pretokenize import Splitter
+
+    seen, out = set(), {}
+    for name, pat in patterns.BY_NAME.items():
+        if pat in seen:
+            continue
+        seen.add(pat)
+        splitter, rx = Splitter(pat), regex.compile(pat)
+        for label, paths in job["parts"].items():
+            texts = [_read(p) for p in paths]
+            ours, got = _timed_parts(splitter.findall, texts)
+            theirs, want = _timed_parts(rx.findall, texts)
+            out[f"{name}|{label}"] = {"scanner": splitter.kind >= 0, "same": got == want,
+                                      "bytes": [len(t.encode()) for t in texts[1:]],
+                                      "ours": ours, "regex": theirs}
+    return {"rows": out}
+
+
+CHILDREN = {"pretokenize": child_pretokenize, "encode": child_encode, "batch": child_batch, "transformers": child_transformers,
             "worst": child_worst, "train": child_train, "corpus": child_corpus}
 
 
@@ -670,33 +691,54 @@ def transformers_rows(run: Run) -> list[str]:
 
 
 def worst_rows(run: Run, libs: list) -> list[str]:
+    """One fresh process per (library, vocabulary, input): some peers crash on these."""
     wl = [lib for lib in libs if lib not in ("HF tokenizers", "tokie")]
     lines = ["| encoding | input | " + " | ".join(wl) + " |", "|---|---|" + "---:|" * len(wl)]
     for vocab in ("cl100k_base", "o200k_base"):
-        res = {}
-        for lib in wl:
-            res[lib] = run.child({"kind": "worst", "lib": lib, "vocab": vocab}, timeout=600)
-            log(f"worst  {vocab} {lib:<14} " + json.dumps(res[lib])[:150])
         for case in WORST_CASES:
-            digests = [r["cases"][case].get("digest") for r in res.values() if "cases" in r]
-            want = res.get("tiktoken", {}).get("cases", {}).get(case, {}).get("digest")
+            res = {lib: run.child({"kind": "worst", "lib": lib, "vocab": vocab, "case": case}, timeout=300)
+                   for lib in wl}
+            digests = [r.get("digest") for r in res.values() if r.get("digest")]
+            want = res.get("tiktoken", {}).get("digest")
             if want is None and digests:  # tiktoken failed: the ids most peers agree on
-                want = max(set(d for d in digests if d), key=digests.count, default=None)
+                want = max(set(digests), key=digests.count)
             cells = []
             for lib in wl:
                 r = res[lib]
-                if "cases" not in r:
+                if "unavailable" in r:
                     cells.append("n/a")
-                    continue
-                x = r["cases"][case]
-                if "error" in x:
-                    run.note(f"worst:{lib}:{x['error']}", f"worst case, {lib}: {x['error']}")
+                elif "error" in r:
+                    run.note(f"worst:{lib}:{r['error'][:40]}", f"worst case, {lib}: {r['error']}")
                     cells.append("fails")
-                elif x["digest"] != want:
+                elif r["digest"] != want:
                     cells.append("inexact")
                 else:
-                    cells.append(f"{x['wall']:.3f} / {x['cpu']:.3f}")
+                    cells.append(f"{r['wall']:.3f} / {r['cpu']:.3f}")
             lines.append(f"| {vocab} | {case} | " + " | ".join(cells) + " |")
+            log(f"worst  {lines[-1]}")
+    return lines
+
+
+# ------------------------------------------------------------------ pre-tokenizing
+
+
+def pretokenize_rows(run: Run, corpora: list) -> list[str]:
+    parts = {label: run.parts(c.CORPORA[label], run.args.mb) for label in corpora}
+    r = run.child({"kind": "pretokenize", "parts": parts})
+    if "rows" not in r:
+        return [f"error: {r.get('error')}"]
+    lines = ["| pattern | corpus | path | Splitter.findall (MB/s) | regex.findall (MB/s) | speed-up |",
+             "|---|---|---|---:|---:|---:|"]
+    for key, row in r["rows"].items():
+        name, label = key.split("|")
+        n = sum(row["bytes"])
+        path = "C scanner" if row["scanner"] else "regex"
+        if not row["same"]:
+            lines.append(f"| {name} | {label} | {path} | pieces differ | | |")
+            continue
+        ours, theirs = n / sum(row["ours"]) / 1e6, n / sum(row["regex"]) / 1e6
+        lines.append(f"| {name} | {label} | {path} | {fmt_mbs(ours)} | {fmt_mbs(theirs)} | {ours / theirs:.1f}× |")
+    log("pretokenize done")
     return lines
 
 
@@ -1000,6 +1042,12 @@ def main(argv=None) -> int:
               "short warm-up; cells are wall / CPU seconds; ids checked against tiktoken (where "
               "tiktoken fails, against the ids most peers agree on). Target (issue 19): < 0.1 s."],
              worst_rows(run, libs), ("worst",))
+    if "pretokenize" in sections:
+        emit("pretokenize", "## Pre-tokenizing alone (MB/s of UTF-8 input, one core; higher is better)",
+             ["Method: per split pattern of `fastbpe.patterns` and corpus, `Splitter(pat).findall(text)` "
+              "(the C scanner when it knows the pattern, else `regex`) against `regex.findall`, on the "
+              "encode section's parts (first warms up, three timed once); pieces checked equal."],
+             pretokenize_rows(run, corpora), ("pretok",))
     if "train" in sections:
         emit("train", "## Training (wall time and peak memory; lower is better)",
              ["Method: the first N MB of large_en, GPT-4 split pattern (gigatok: its own), ~64 kB "
