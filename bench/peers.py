@@ -18,6 +18,9 @@ Sections (--sections, default all):
                 help): encode_ordinary (cl100k_base) and the tokenizer.json path (Qwen2.5,
                 `encode(s, add_special_tokens=False).ids`), ids checked.
   batch         each library's batch API on 2 kB documents, 1 and 2 threads (2 thr / 1 thr).
+  encodings     tokenizer.json full Encodings (ids, tokens, offsets, word ids): fastbpe's
+                encode_batch vs HF tokenizers' (the one peer that computes offsets), each Encoding
+                checked equal; MB/s up to reading ids + attention_mask and up to every field.
   load          fresh process: import + get_encoding("o200k_base") + first encode, and import +
                 Tokenizer.from_file(Qwen2.5) + first encode; seconds and peak resident memory.
   transformers  AutoTokenizer on the Qwen2.5 folder: tok(docs) on 2 kB documents and
@@ -50,11 +53,12 @@ sys.path.insert(0, str(HERE))
 
 import common as c  # noqa: E402
 
-SECTIONS = ["encode", "short", "batch", "load", "transformers", "worst", "pretokenize", "train", "corpus"]
+SECTIONS = ["encode", "short", "batch", "encodings", "load", "transformers", "worst", "pretokenize", "train",
+            "corpus"]
 SHORT_VOCABS = ["cl100k_base", "Qwen2.5 tokenizer.json"]
 BATCH_VOCABS = ["cl100k_base", "Qwen2.5 tokenizer.json"]
 HF_MODEL = "qwen2.5"
-TRAINERS = ["fastbpe", "rustbpe", "bpeasy", "HF tokenizers", "gigatok"]
+TRAINERS = ["fastbpe", "fastbpe, streamed 5×", "rustbpe", "bpeasy", "HF tokenizers", "gigatok"]
 CORPUS_PEERS = ["fastbpe -> numpy", "fastbpe -> .bin", "tokie", "tiktoken + numpy"]
 
 
@@ -192,8 +196,9 @@ def child_train(job: dict) -> dict:
     from fastbpe.patterns import GPT4_PATTERN
 
     trainer, vocab = job["trainer"], job["vocab"]
-    text = _read(job["text"])
-    docs = c.documents(text, 1 << 16)
+    streamed = trainer.startswith("fastbpe, streamed")
+    text = None if streamed else _read(job["text"])  # the streamed run never holds it whole
+    docs = None if streamed else c.documents(text, 1 << 16)
     if trainer == "baseline":
         return {"seconds": 0.0}
     t0 = time.perf_counter()
@@ -201,6 +206,15 @@ def child_train(job: dict) -> dict:
         import fastbpe
 
         n = fastbpe.train(docs, vocab, pattern=GPT4_PATTERN, show_progress=False).n_vocab
+    elif trainer == "fastbpe, streamed 5×":  # memory must follow the pieces, not the stream
+        import fastbpe
+
+        def stream():
+            for _ in range(5):
+                with open(job["text"], encoding="utf-8") as f:
+                    yield from f
+
+        n = fastbpe.train(stream(), vocab, pattern=GPT4_PATTERN, show_progress=False).n_vocab
     elif trainer == "rustbpe":
         import rustbpe
 
@@ -326,7 +340,47 @@ def child_pretokenize(job: dict) -> dict:
     return {"rows": out}
 
 
-CHILDREN = {"pretokenize": child_pretokenize, "encode": child_encode, "batch": child_batch, "transformers": child_transformers,
+def child_encodings(job: dict) -> dict:
+    """Full Encodings: encode_batch, then reading ids + attention_mask, then every other field."""
+    import hashlib
+
+    lib, k = job["lib"], job["threads"]
+    try:
+        _, tok = c._guarded(lib, job["vocab"])
+    except c.Unavailable as e:
+        return {"unavailable": str(e)}
+    if lib == "fastbpe":
+        def batch(docs):
+            return tok.encode_batch(docs, add_special_tokens=False, num_threads=k)
+    else:
+        def batch(docs):
+            return tok.encode_batch(docs, add_special_tokens=False)
+    out = {"rows": {}}
+    for label, paths in job["parts"].items():
+        batches = [c.documents(_read(p), job["doc_size"]) for p in paths]
+        ids_s, all_s, digests = [], [], []
+        for i, docs in enumerate(batches):
+            t0 = time.perf_counter()
+            encs = batch(docs)
+            for e in encs:  # what a model needs
+                e.ids, e.attention_mask
+            t1 = time.perf_counter()
+            for e in encs:  # and every other field
+                e.tokens, e.offsets, e.word_ids, e.type_ids, e.special_tokens_mask
+            t2 = time.perf_counter()
+            if i:
+                ids_s.append(t1 - t0)
+                all_s.append(t2 - t0)
+                h = hashlib.blake2b(digest_size=12)
+                for e in encs:
+                    h.update(repr((e.ids, e.tokens, e.offsets, e.word_ids)).encode())
+                digests.append(h.hexdigest())
+        out["rows"][label] = {"bytes": [sum(len(d.encode()) for d in b) for b in batches[1:]],
+                              "ids": ids_s, "all": all_s, "digests": digests}
+    return out
+
+
+CHILDREN = {"encodings": child_encodings, "pretokenize": child_pretokenize, "encode": child_encode, "batch": child_batch, "transformers": child_transformers,
             "worst": child_worst, "train": child_train, "corpus": child_corpus}
 
 
@@ -719,6 +773,50 @@ def worst_rows(run: Run, libs: list) -> list[str]:
     return lines
 
 
+# ------------------------------------------------------------------ full Encodings
+
+
+ENCODINGS_LIBS = ["fastbpe", "HF tokenizers"]
+
+
+def encodings_rows(run: Run, vocabs: list, corpora: list) -> list[str]:
+    parts = {label: run.parts(c.CORPORA[label], run.args.mb) for label in corpora}
+    vocabs = [v for v in vocabs if c.VOCABS[v][0] == "json"]
+    res = {}
+    for vocab in vocabs:
+        for k in (1, 2):
+            for lib in ENCODINGS_LIBS:
+                res[lib, vocab, k] = run.child({"kind": "encodings", "lib": lib, "vocab": vocab, "threads": k,
+                                                "parts": parts, "doc_size": run.args.doc_size}, cores=k)
+                log(f"encodings {vocab:<42} {k} thr {lib:<14} "
+                    + json.dumps({kk: v for kk, v in res[lib, vocab, k].items() if kk != "rows"})[:80])
+    lines = ["| vocab | corpus | threads | fields read | fastbpe | HF tokenizers | fastbpe / HF |",
+             "|---|---|---:|---|---:|---:|---:|"]
+    for vocab in vocabs:
+        for label in corpora:
+            for k in (1, 2):
+                ref = res["HF tokenizers", vocab, k].get("rows", {}).get(label)
+                for field, desc in (("ids", "ids, attention_mask"), ("all", "every field")):
+                    vals, cells = {}, []
+                    for lib in ENCODINGS_LIBS:
+                        r = res[lib, vocab, k]
+                        if "rows" not in r:
+                            why = r.get("unavailable") or r.get("error")
+                            run.note(f"encodings:{lib}:{why}", f"{lib}: {why}")
+                            cells.append("n/a")
+                            continue
+                        row = r["rows"][label]
+                        if ref is not None and row["digests"] != ref["digests"]:
+                            cells.append("differs")
+                            continue
+                        vals[lib] = sum(row["bytes"]) / sum(row[field]) / 1e6
+                        cells.append(fmt_mbs(vals[lib]))
+                    rt = (f"{vals['fastbpe'] / vals['HF tokenizers']:.1f}×"
+                          if len(vals) == 2 else "–")
+                    lines.append(f"| {vocab} | {label} | {k} | {desc} | " + " | ".join(cells) + f" | {rt} |")
+    return lines
+
+
 # ------------------------------------------------------------------ pre-tokenizing
 
 
@@ -930,9 +1028,20 @@ def main(argv=None) -> int:
     p.add_argument("--no-write", action="store_true", help="print only")
     p.add_argument("--out", default=None, help="results file (default bench/RESULTS.md)")
     p.add_argument("--child", default=None, help=argparse.SUPPRESS)
+    p.add_argument("--callgrind-parts", type=int, default=None, metavar="N",
+                   help="no timing: fastbpe encodes part 0 and then N more parts of the first --vocabs and "
+                        "--corpora in this process, for instruction counts (see bench/README.md)")
     a = p.parse_args(argv)
     if a.child:
         return child_main(a.child)
+    if a.callgrind_parts is not None:
+        vocab, label = a.vocabs.split(",")[0], a.corpora.split(",")[0]
+        sys.path.insert(0, a.root)
+        fn = c.encoder("fastbpe", vocab)
+        texts = c.parts(c.CORPORA[label], a.mb or 2.0)
+        for t in texts[: a.callgrind_parts + 1]:
+            fn(t)
+        return 0
 
     quick = a.quick
     defaults = dict(mb=(0.2, 2.0), short_n=(500, 5000), long_mb=(0.1, 0.8), load_runs=(1, 3),
@@ -1021,6 +1130,14 @@ def main(argv=None) -> int:
               "part warms up, the other three are timed once each; ids checked. On the 2-thread rows, "
               "(×) = 2 threads / 1 thread of the same library."],
              batch_table(run, res, blibs, corpora), ("batch",))
+    if "encodings" in sections:
+        emit("encodings", "## tokenizer.json: full Encodings with offsets (`encode_batch`, MB/s; higher is better)",
+             [f"Method: the batch section's ~{a.doc_size}-character documents; `encode_batch(docs, "
+              "add_special_tokens=False)` (fastbpe with num_threads=k) in a fresh process pinned to k cores "
+              "(RAYON_NUM_THREADS=k), timed up to reading every Encoding's ids and attention_mask, and up "
+              "to reading every other field too; ids, tokens, offsets and word ids checked equal to HF's. "
+              "fastokens, tokie and kitoken compute no offsets, so only HF tokenizers builds the same thing."],
+             encodings_rows(run, vocabs, corpora), ("encodings",))
     if "load" in sections:
         emit("load", "## Loading (fresh process; lower is better)",
              [f"Method: `python -c` timing import + load + one encode inside the process (interpreter "
@@ -1052,7 +1169,9 @@ def main(argv=None) -> int:
         emit("train", "## Training (wall time and peak memory; lower is better)",
              ["Method: the first N MB of large_en, GPT-4 split pattern (gigatok: its own), ~64 kB "
               "documents; each trainer in a fresh process on both cores; time = training only (text "
-              "in memory); peak = ru_maxrss (includes the text: see the baseline row)."],
+              "in memory); peak = ru_maxrss (includes the text: see the baseline row). \"fastbpe, "
+              "streamed 5×\" trains from a generator reading the file's lines five times (never held "
+              "whole): its peak must follow the unique pieces, not the stream."],
              train_rows(run), ("train",))
     if "corpus" in sections:
         emit("corpus", "## Corpus encoding for training data (`encode_files`, both cores; higher MB/s is better)",
