@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import warnings
 
 
 @contextlib.contextmanager
@@ -84,11 +85,111 @@ class Encoding:
 
     @property
     def words(self) -> list:
+        """The deprecated name of `word_ids` (HF warns the same way)."""
+        warnings.warn("Encoding.words is deprecated, use Encoding.word_ids instead", DeprecationWarning,
+                      stacklevel=2)
         return self.word_ids
 
     @property
     def n_sequences(self) -> int:
         return len({s for s in self.sequence_ids if s is not None}) or 1
+
+    # -- alignment lookups, as tokenizers.Encoding's --------------------------------------
+
+    def _sequence_range(self, sequence_index: int) -> tuple[int, int]:
+        """The token span of one input sequence (the whole encoding when it has none)."""
+        seq = self.sequence_ids
+        try:
+            first = seq.index(sequence_index)
+        except ValueError:
+            return 0, len(self.ids)
+        last = first
+        for k in range(first + 1, len(seq)):
+            if seq[k] == sequence_index:
+                last = k
+        return first, last + 1
+
+    def token_to_sequence(self, token_index: int) -> int | None:
+        """The input sequence a token belongs to (None for an added special token)."""
+        n = len(self.ids)
+        if token_index < 0 or token_index > n:
+            return None
+        has_sequences = any(s is not None for s in self.sequence_ids)
+        if not has_sequences:
+            return 0
+        return self.sequence_ids[token_index] if token_index < n else None
+
+    def word_to_tokens(self, word_index: int, sequence_index: int = 0) -> tuple[int, int] | None:
+        """(first token, last token + 1) of a word of one sequence, or None."""
+        start, end = self._sequence_range(sequence_index)
+        first = last = None
+        for k, w in enumerate(self.word_ids[start:end]):
+            if w is not None and w > word_index:
+                break  # word ids only grow within a sequence (as HF stops there)
+            if w == word_index:
+                if first is None:
+                    first = k
+                last = k
+        return None if first is None else (start + first, start + last + 1)
+
+    def word_to_chars(self, word_index: int, sequence_index: int = 0) -> tuple[int, int] | None:
+        span = self.word_to_tokens(word_index, sequence_index)
+        if span is None:
+            return None
+        offsets = self.offsets
+        return offsets[span[0]][0], offsets[span[1] - 1][1]
+
+    def token_to_chars(self, token_index: int) -> tuple[int, int] | None:
+        if self.token_to_sequence(token_index) is None or not 0 <= token_index < len(self.ids):
+            return None
+        return self.offsets[token_index]
+
+    def token_to_word(self, token_index: int) -> int | None:
+        if self.token_to_sequence(token_index) is None or not 0 <= token_index < len(self.ids):
+            return None
+        return self.word_ids[token_index]
+
+    def char_to_token(self, char_pos: int, sequence_index: int = 0) -> int | None:
+        start, end = self._sequence_range(sequence_index)
+        for k, (s, e) in enumerate(self.offsets[start:end]):
+            if s <= char_pos < e:
+                return start + k
+        return None
+
+    def char_to_word(self, char_pos: int, sequence_index: int = 0) -> int | None:
+        token = self.char_to_token(char_pos, sequence_index)
+        return None if token is None else self.token_to_word(token)
+
+    def set_sequence_id(self, sequence_id: int) -> None:
+        self.sequence_ids = [sequence_id] * len(self.ids)
+
+    @staticmethod
+    def merge(encodings, growing_offsets: bool = True) -> "Encoding":
+        """One Encoding of several, as HF's Encoding.merge (offsets of each part shifted past
+        the previous part's last offset when growing_offsets)."""
+        out = Encoding.empty()
+        for e in encodings:
+            out._merge_with(e.copy(), growing_offsets)
+        return out
+
+    def _merge_with(self, pair: "Encoding", growing_offsets: bool) -> None:
+        """HF's Encoding::merge_with: every overflowing part meets the pair and its parts."""
+        overflowing = []
+        for mine in self.overflowing:
+            for theirs in [pair, *pair.overflowing]:
+                o = mine.copy()
+                o._merge_with(theirs.copy(), growing_offsets)
+                overflowing.append(o)
+        for theirs in pair.overflowing:
+            o = self.copy()
+            o._merge_with(theirs.copy(), growing_offsets)
+            overflowing.append(o)
+        shift = self.offsets[-1][1] if growing_offsets and self.offsets else 0
+        pair = pair.copy()
+        if shift:
+            pair.offsets = [(s + shift, e + shift) for s, e in pair.offsets]
+        self.extend(pair)
+        self.overflowing = overflowing
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -124,6 +225,8 @@ class Encoding:
     def truncate(self, max_length: int, stride: int = 0, direction: str = "right") -> None:
         """Keep max_length tokens; the rest goes to `overflowing` in windows that overlap by
         `stride` tokens, as HF's Encoding::truncate."""
+        if direction not in ("right", "left"):
+            raise ValueError(f"Invalid truncation direction value : {direction}")
         n = len(self.ids)
         if max_length >= n:
             return
@@ -156,10 +259,13 @@ class Encoding:
         self.__init__(first.ids, first.type_ids, first.tokens, first.offsets, first.attention_mask,
                       first.special_tokens_mask, first.word_ids, first.sequence_ids, parts[1:])
 
-    def pad(self, length: int, pad_id: int = 0, pad_type_id: int = 0, pad_token: str = "[PAD]",
-            direction: str = "right") -> None:
+    def pad(self, length: int, direction: str = "right", pad_id: int = 0, pad_type_id: int = 0,
+            pad_token: str = "[PAD]") -> None:
+        """HF's Encoding.pad (same argument order); overflowing parts are padded too."""
+        if direction not in ("right", "left"):
+            raise ValueError(f"Invalid padding direction value : {direction}")
         for o in self.overflowing:
-            o.pad(length, pad_id, pad_type_id, pad_token, direction)
+            o.pad(length, direction, pad_id, pad_type_id, pad_token)
         k = length - len(self.ids)
         if k <= 0:
             return
