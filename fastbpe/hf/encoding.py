@@ -35,13 +35,20 @@ def _pending_field(slot: str) -> property:
     return property(get, set_)
 
 
+def _unsigned(index: int) -> int:
+    """HF's lookups take usize: a negative index is an OverflowError, as there."""
+    if index < 0:
+        raise OverflowError("can't convert negative int to unsigned")
+    return index
+
+
 class Encoding:
     """`tokens`, `offsets` and `word_ids` may be pending: an Encoding built from the kernels
     (kernel_encodings.py) keeps a function that makes all three and calls it the first time
     one of them is read, so a caller that needs only ids and masks never pays for them.
     Every method reads them through the properties, so nothing sees a pending field."""
     __slots__ = ("ids", "type_ids", "_tokens", "_offsets", "attention_mask", "special_tokens_mask",
-                 "_word_ids", "sequence_ids", "overflowing", "_pending")
+                 "_word_ids", "sequence_ids", "overflowing", "_pending", "_sequences")
 
     def __init__(self, ids, type_ids, tokens, offsets, attention_mask, special_tokens_mask,
                  word_ids, sequence_ids, overflowing=None):
@@ -50,6 +57,7 @@ class Encoding:
         self._word_ids, self.sequence_ids = word_ids, sequence_ids
         self.overflowing = overflowing if overflowing is not None else []
         self._pending = None
+        self._sequences = None  # the input sequences merged in, empty ones too (HF's sequence ranges)
 
     def __reduce__(self):
         """Pickles (multiprocessing, datasets.map) with every field made."""
@@ -92,17 +100,20 @@ class Encoding:
 
     @property
     def n_sequences(self) -> int:
+        if self._sequences:
+            return len(self._sequences)
         return len({s for s in self.sequence_ids if s is not None}) or 1
 
     # -- alignment lookups, as tokenizers.Encoding's --------------------------------------
 
     def _sequence_range(self, sequence_index: int) -> tuple[int, int]:
         """The token span of one input sequence (the whole encoding when it has none)."""
+        _unsigned(sequence_index)
         seq = self.sequence_ids
         try:
             first = seq.index(sequence_index)
-        except ValueError:
-            return 0, len(self.ids)
+        except ValueError:  # an empty sequence has an empty span; no sequence at all, everything
+            return (0, 0) if self._sequences and sequence_index in self._sequences else (0, len(self.ids))
         last = first
         for k in range(first + 1, len(seq)):
             if seq[k] == sequence_index:
@@ -112,16 +123,16 @@ class Encoding:
     def token_to_sequence(self, token_index: int) -> int | None:
         """The input sequence a token belongs to (None for an added special token)."""
         n = len(self.ids)
-        if token_index < 0 or token_index > n:
+        if _unsigned(token_index) > n:
             return None
-        has_sequences = any(s is not None for s in self.sequence_ids)
-        if not has_sequences:
-            return 0
+        if not self._sequences and all(s is None for s in self.sequence_ids):
+            return 0  # no sequence recorded: HF counts every position as sequence 0
         return self.sequence_ids[token_index] if token_index < n else None
 
     def word_to_tokens(self, word_index: int, sequence_index: int = 0) -> tuple[int, int] | None:
         """(first token, last token + 1) of a word of one sequence, or None."""
         start, end = self._sequence_range(sequence_index)
+        _unsigned(word_index)
         first = last = None
         for k, w in enumerate(self.word_ids[start:end]):
             if w is not None and w > word_index:
@@ -151,6 +162,7 @@ class Encoding:
 
     def char_to_token(self, char_pos: int, sequence_index: int = 0) -> int | None:
         start, end = self._sequence_range(sequence_index)
+        _unsigned(char_pos)
         for k, (s, e) in enumerate(self.offsets[start:end]):
             if s <= char_pos < e:
                 return start + k
@@ -162,6 +174,7 @@ class Encoding:
 
     def set_sequence_id(self, sequence_id: int) -> None:
         self.sequence_ids = [sequence_id] * len(self.ids)
+        self._sequences = frozenset((sequence_id,))
 
     @staticmethod
     def merge(encodings, growing_offsets: bool = True) -> "Encoding":
@@ -199,9 +212,11 @@ class Encoding:
                 f"attention_mask, special_tokens_mask, overflowing])")
 
     def copy(self) -> "Encoding":
-        return Encoding(list(self.ids), list(self.type_ids), list(self.tokens), list(self.offsets),
-                        list(self.attention_mask), list(self.special_tokens_mask), list(self.word_ids),
-                        list(self.sequence_ids), [o.copy() for o in self.overflowing])
+        out = Encoding(list(self.ids), list(self.type_ids), list(self.tokens), list(self.offsets),
+                       list(self.attention_mask), list(self.special_tokens_mask), list(self.word_ids),
+                       list(self.sequence_ids), [o.copy() for o in self.overflowing])
+        out._sequences = self._sequences
+        return out
 
     def _slice(self, start: int, end: int) -> "Encoding":
         return Encoding(self.ids[start:end], self.type_ids[start:end], self.tokens[start:end],
@@ -210,7 +225,7 @@ class Encoding:
 
     def set_type_id(self, type_id: int, sequence_id: int) -> None:
         self.type_ids = [type_id] * len(self.ids)
-        self.sequence_ids = [sequence_id] * len(self.ids)
+        self.set_sequence_id(sequence_id)
 
     def extend(self, other: "Encoding") -> None:
         self.ids += other.ids
@@ -221,6 +236,8 @@ class Encoding:
         self.special_tokens_mask += other.special_tokens_mask
         self.word_ids += other.word_ids
         self.sequence_ids += other.sequence_ids
+        if other._sequences:
+            self._sequences = other._sequences | self._sequences if self._sequences else other._sequences
 
     def truncate(self, max_length: int, stride: int = 0, direction: str = "right") -> None:
         """Keep max_length tokens; the rest goes to `overflowing` in windows that overlap by

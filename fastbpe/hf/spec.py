@@ -110,6 +110,8 @@ def resolve_pretrained(identifier: str, revision: str = "main", token: str | Non
         return candidate
     if os.path.isfile(path):
         return path
+    if os.path.isabs(path) or path.startswith(".") or path.count("/") > 1 or os.sep != "/" and os.sep in path:
+        raise OSError(f"{path}: no such tokenizer folder or file")
     try:
         from huggingface_hub import hf_hub_download
     except ImportError:
