@@ -5,7 +5,7 @@ Tokens with normalized=False are matched in the original text, the others in the
 text of what is left, each set leftmost-longest like HF's Aho-Corasick matcher."""
 from __future__ import annotations
 
-from ..encoding import _special_token_regex
+from ..special_tokens import special_token_regex
 from .normalizers import is_whitespace
 
 
@@ -143,7 +143,7 @@ class AddedVocabulary:
                         if text:
                             by_text.setdefault(text, i)
                 # a trie, not a flat alternation: linear in text full of "<|" (see encoding.py)
-                pattern = _special_token_regex(frozenset(by_text)) if by_text else None
+                pattern = special_token_regex(frozenset(by_text)) if by_text else None
                 firsts = tuple(sorted({c[0] for c in by_text}))
                 matchers[flag] = (pattern, by_text, firsts if len(firsts) <= _MAX_FIRSTS else None)
             self._matchers = matchers

@@ -4,7 +4,7 @@ Sequence.  Each `decode_chain(tokens) -> tokens`; `decode(tokens) -> str` joins 
 from __future__ import annotations
 
 from ._nodes import compile_pattern, node_type, unsupported
-from .bytelevel import CHAR_TO_BYTE
+from ..formats.bytelevel import CHAR_TO_BYTE
 
 
 class Decoder:

@@ -4,7 +4,7 @@ sequence and returns the merged Encoding; `n_added(is_pair)` says how many ids i
 from __future__ import annotations
 
 from ._nodes import node_type, unsupported
-from .bytelevel import BYTE_TO_CHAR
+from ..formats.bytelevel import BYTE_TO_CHAR
 from .encoding import Encoding
 from .normalizers import is_whitespace
 

@@ -7,7 +7,7 @@ import regex
 
 from ..pretokenize import _pretokenize, scanner_kind
 from ._nodes import compile_pattern, node_type, unsupported
-from .bytelevel import BYTE_TO_CHAR, BYTELEVEL_PATTERN
+from ..formats.bytelevel import BYTE_TO_CHAR, BYTELEVEL_PATTERN
 from .normalized import NormalizedText
 
 BEHAVIORS = ("Removed", "Isolated", "MergedWithPrevious", "MergedWithNext", "Contiguous")
