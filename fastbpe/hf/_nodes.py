@@ -31,3 +31,45 @@ def compile_pattern(stage: str, pattern) -> "regex.Pattern[str]":
     if isinstance(pattern, str):
         return regex.compile(regex.escape(pattern))
     raise ValueError(f"tokenizer.json: {stage} has a bad pattern {pattern!r}")
+
+
+# Typed reads of tokenizer.json values.  HF (serde) refuses a value of the wrong type or out of
+# range; reading them loosely ("false" as true, -1 or 2**40 as an id) gives silently wrong ids.
+# `path` names the value in the file (e.g. "added_tokens[3].lstrip") for the error.
+
+U32_MAX = 2**32 - 1
+USIZE_MAX = 2**64 - 1
+
+
+def json_bool(value, path: str) -> bool:
+    if type(value) is not bool:
+        raise ValueError(f"tokenizer.json: {path} must be true or false, got {value!r}")
+    return value
+
+
+def json_uint(value, path: str, limit: int = U32_MAX) -> int:
+    """An unsigned integer up to limit (u32 for ids and type ids, usize for lengths)."""
+    if type(value) is not int or not 0 <= value <= limit:
+        kind = "an id (an integer from 0 to 2**32-1)" if limit == U32_MAX else "a non-negative integer"
+        raise ValueError(f"tokenizer.json: {path} must be {kind}, got {value!r}")
+    return value
+
+
+def json_str(value, path: str) -> str:
+    if type(value) is not str:
+        raise ValueError(f"tokenizer.json: {path} must be a string, got {value!r}")
+    return value
+
+
+def json_list(value, path: str) -> list:
+    if type(value) is not list:
+        raise ValueError(f"tokenizer.json: {path} must be a list, got {value!r}")
+    return value
+
+
+def json_field(node: dict, key: str, read, path: str, default=None):
+    """node[key] read with read(value, path) (a missing key or null gives default)."""
+    value = node.get(key)
+    if value is None:
+        return default
+    return read(value, f"{path}.{key}")

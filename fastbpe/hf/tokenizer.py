@@ -59,9 +59,8 @@ class Tokenizer:
         self.added = AddedVocabulary()
         if self.normalizer is not None:
             self.added.set_normalizer(lambda text: self.normalizer.normalize(NormalizedText.from_original(text)).text)
-        for node in spec.get("added_tokens") or []:
-            token_id, token = AddedToken.from_json(node)
-            self.added.add(token_id, token)
+        # as HF: the file's ids are not read back; each token gets the id HF assigns
+        self.added.add_tokens(_added_tokens_of(spec), self.model.vocab)
         self._truncation = None
         self._padding = None
         try:
@@ -155,18 +154,7 @@ class Tokenizer:
         of the tokens not ignored."""
         if isinstance(tokens, (str, AddedToken)):
             raise TypeError("expected a list of tokens")
-        counted = 0
-        for token in tokens:
-            token = AddedToken.coerce(token, special)
-            if not token.content or any(token == t for t in self.added.by_id.values()):
-                continue
-            token_id = self.token_to_id(token.content)
-            if token_id is None:
-                top = max(self.added.by_id, default=None)
-                size = len(self.model.vocab)
-                token_id = size if top is None or (top < size and size > 0) else top + 1
-            self.added.add(token_id, token)
-            counted += 1
+        counted = self.added.add_tokens([AddedToken.coerce(t, special) for t in tokens], self.model.vocab)
         self._fast_wraps = None
         return counted
 
@@ -636,6 +624,15 @@ class Tokenizer:
             self.model.merge_rows, tokens, {i: s.encode("utf-8") for s, i in specials.items()},
             whole_piece=self.model.ignore_merges)
         return enc
+
+
+def _added_tokens_of(spec: dict) -> list:
+    nodes = spec.get("added_tokens")
+    if nodes is None:
+        return []
+    if not isinstance(nodes, list):
+        raise ValueError(f"tokenizer.json: added_tokens must be a list, got {type(nodes).__name__}")
+    return [AddedToken.from_json(node, f"added_tokens[{k}]") for k, node in enumerate(nodes)]
 
 
 def _stage(key: str, build, spec: dict):
