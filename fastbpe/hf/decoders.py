@@ -3,7 +3,7 @@ Sequence.  Each `decode_chain(tokens) -> tokens`; `decode(tokens) -> str` joins 
 `Tokenizer.decode` and streaming decoders build on these."""
 from __future__ import annotations
 
-from ._nodes import compile_pattern, node_type, unsupported
+from ._nodes import USIZE_MAX, compile_pattern, json_bool, json_field, json_list, json_str, json_uint, node_type, unsupported
 from .bytelevel import CHAR_TO_BYTE
 
 
@@ -122,7 +122,7 @@ class Sequence(Decoder):
         return tokens
 
 
-def from_json(node):
+def from_json(node, path: str = "decoder"):
     if node is None:
         return None
     kind = node_type("decoder", node)
@@ -133,16 +133,19 @@ def from_json(node):
     if kind == "Fuse":
         return Fuse()
     if kind == "Strip":
-        return Strip(node.get("content", " "), int(node.get("start", 0)), int(node.get("stop", 0)))
+        return Strip(json_field(node, "content", json_str, path, " "),
+                     json_field(node, "start", lambda v, p: json_uint(v, p, USIZE_MAX), path, 0),
+                     json_field(node, "stop", lambda v, p: json_uint(v, p, USIZE_MAX), path, 0))
     if kind == "Replace":
-        return Replace(node.get("pattern"), str(node.get("content", "")))
+        return Replace(node.get("pattern"), json_field(node, "content", json_str, path, ""))
     if kind == "Metaspace":
-        scheme = node.get("prepend_scheme")
+        scheme = json_field(node, "prepend_scheme", json_str, path)
         if scheme is None:
-            scheme = "always" if node.get("add_prefix_space", True) else "never"
-        return Metaspace(node.get("replacement", "\u2581"), scheme)
+            scheme = "always" if json_field(node, "add_prefix_space", json_bool, path, True) else "never"
+        return Metaspace(json_field(node, "replacement", json_str, path, "\u2581"), scheme)
     if kind == "BPEDecoder":
-        return BPEDecoder(node.get("suffix", "</w>"))
+        return BPEDecoder(json_field(node, "suffix", json_str, path, "</w>"))
     if kind == "Sequence":
-        return Sequence([from_json(n) for n in node.get("decoders", [])])
+        steps = json_field(node, "decoders", json_list, path, [])
+        return Sequence([from_json(n, f"{path}.decoders[{k}]") for k, n in enumerate(steps)])
     raise unsupported("decoder", node)

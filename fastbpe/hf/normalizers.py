@@ -8,7 +8,7 @@ from array import array
 from itertools import repeat
 
 from .._nfc import nfc_spans
-from ._nodes import compile_pattern, node_type, unsupported
+from ._nodes import compile_pattern, json_bool, json_field, json_list, json_str, node_type, unsupported
 from .normalized import NormalizedText
 
 
@@ -115,7 +115,7 @@ class Sequence:
         return all(isinstance(s, Unicode) and s.form == "NFC" for s in self.steps)
 
 
-def from_json(node):
+def from_json(node, path: str = "normalizer"):
     """The normalizer of a tokenizer.json node (None for none)."""
     if node is None:
         return None
@@ -125,13 +125,15 @@ def from_json(node):
     if kind == "Lowercase":
         return Lowercase()
     if kind == "Strip":
-        return Strip(bool(node.get("strip_left", True)), bool(node.get("strip_right", True)))
+        return Strip(json_field(node, "strip_left", json_bool, path, True),
+                     json_field(node, "strip_right", json_bool, path, True))
     if kind == "Replace":
-        return Replace(node.get("pattern"), str(node.get("content", "")))
+        return Replace(node.get("pattern"), json_field(node, "content", json_str, path, ""))
     if kind == "Prepend":
-        return Prepend(str(node.get("prepend", "")))
+        return Prepend(json_field(node, "prepend", json_str, path, ""))
     if kind == "Sequence":
-        return Sequence([from_json(n) for n in node.get("normalizers", [])])
+        steps = json_field(node, "normalizers", json_list, path, [])
+        return Sequence([from_json(n, f"{path}.normalizers[{k}]") for k, n in enumerate(steps)])
     raise unsupported("normalizer", node)
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import regex
 
 from ..pretokenize import _pretokenize, scanner_kind
-from ._nodes import compile_pattern, node_type, unsupported
+from ._nodes import compile_pattern, json_bool, json_field, json_list, json_str, node_type, unsupported
 from .bytelevel import BYTE_TO_CHAR, BYTELEVEL_PATTERN
 from .normalized import NormalizedText
 
@@ -178,29 +178,31 @@ class Sequence:
         return pieces
 
 
-def from_json(node):
+def from_json(node, path: str = "pre_tokenizer"):
     """The pre-tokenizer of a tokenizer.json node (None for none)."""
     if node is None:
         return None
     kind = node_type("pre-tokenizer", node)
+    flag = lambda key, default: json_field(node, key, json_bool, path, default)  # noqa: E731
     if kind == "Split":
-        return Split(node.get("pattern"), node.get("behavior", "Isolated"), bool(node.get("invert", False)))
+        return Split(node.get("pattern"), json_field(node, "behavior", json_str, path, "Isolated"),
+                     flag("invert", False))
     if kind == "ByteLevel":
-        return ByteLevel(bool(node.get("add_prefix_space", True)), bool(node.get("use_regex", True)),
-                         bool(node.get("trim_offsets", True)))
+        return ByteLevel(flag("add_prefix_space", True), flag("use_regex", True), flag("trim_offsets", True))
     if kind == "Digits":
-        return Digits(bool(node.get("individual_digits", False)))
+        return Digits(flag("individual_digits", False))
     if kind == "Metaspace":
-        scheme = node.get("prepend_scheme")
+        scheme = json_field(node, "prepend_scheme", json_str, path)
         if scheme is None:  # files written before prepend_scheme existed
-            scheme = "always" if node.get("add_prefix_space", True) else "never"
-        return Metaspace(node.get("replacement", "\u2581"), scheme, bool(node.get("split", True)))
+            scheme = "always" if flag("add_prefix_space", True) else "never"
+        return Metaspace(json_field(node, "replacement", json_str, path, "\u2581"), scheme, flag("split", True))
     if kind == "Whitespace":
         return Whitespace()
     if kind == "WhitespaceSplit":
         return WhitespaceSplit()
     if kind == "Sequence":
-        return Sequence([from_json(n) for n in node.get("pretokenizers", [])])
+        steps = json_field(node, "pretokenizers", json_list, path, [])
+        return Sequence([from_json(n, f"{path}.pretokenizers[{k}]") for k, n in enumerate(steps)])
     raise unsupported("pre-tokenizer", node)
 
 

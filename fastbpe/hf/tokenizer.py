@@ -13,14 +13,13 @@ Three paths give the same ids:
 """
 from __future__ import annotations
 
-import json
 import os
 
 import regex
 
 from ..encoding import _parallel_map
 from ..pretokenize import scanner_kind
-from . import decoders, normalizers, post_processors, pre_tokenizers
+from . import _spec, decoders, normalizers, post_processors, pre_tokenizers
 from ._nodes import UnsupportedError
 from .added_tokens import AddedToken, AddedVocabulary
 from .bytelevel import BYTELEVEL_PATTERN
@@ -38,6 +37,7 @@ class Tokenizer:
     def __init__(self, spec: dict):
         if not isinstance(spec, dict):
             raise ValueError("tokenizer.json must hold a JSON object")
+        _spec.check_version(spec)
         model = spec.get("model")
         if not isinstance(model, dict):
             raise ValueError("tokenizer.json has no model object")
@@ -63,19 +63,11 @@ class Tokenizer:
         self.added.add_tokens(_added_tokens_of(spec), self.model.vocab)
         self._truncation = None
         self._padding = None
-        try:
-            if spec.get("truncation"):
-                t = spec["truncation"]
-                self.enable_truncation(t["max_length"], t.get("stride", 0), t.get("strategy", "LongestFirst"),
-                                       t.get("direction", "Right"))
-            if spec.get("padding"):
-                p = spec["padding"]
-                strategy = p.get("strategy", "BatchLongest")
-                length = strategy.get("Fixed") if isinstance(strategy, dict) else None
-                self.enable_padding(p.get("direction", "Right"), p.get("pad_id", 0), p.get("pad_type_id", 0),
-                                    p.get("pad_token", "[PAD]"), length, p.get("pad_to_multiple_of"))
-        except (KeyError, TypeError, AttributeError) as e:
-            raise ValueError(f"tokenizer.json: bad truncation or padding section ({e!r})") from None
+        truncation, padding = _spec.truncation_args(spec), _spec.padding_args(spec)
+        if truncation is not None:
+            self.enable_truncation(**truncation)
+        if padding is not None:
+            self.enable_padding(**padding)
         self._pattern, self._kind, self._pattern_regex = self._fast_pattern(steps)
         self._fast_wraps = None
         self._kernel = None   # KernelEncoder, made on first use
@@ -84,17 +76,16 @@ class Tokenizer:
 
     @classmethod
     def from_str(cls, json_text: str) -> "Tokenizer":
-        try:
-            spec = json.loads(json_text)
-        except json.JSONDecodeError as e:
-            raise ValueError(f"not a valid tokenizer.json: {e}") from None
-        return cls(spec)
+        return cls(_spec.parse(json_text))
 
     @classmethod
     def from_file(cls, path: str | os.PathLike) -> "Tokenizer":
         with open(path, encoding="utf-8") as f:
             text = f.read()
-        return cls.from_str(text)
+        try:
+            return cls.from_str(text)
+        except ValueError as e:  # the same error type (UnsupportedError stays one), naming the file
+            raise type(e)(f"{os.fspath(path)}: {e}") from None
 
     @classmethod
     def from_buffer(cls, data: bytes) -> "Tokenizer":
@@ -261,25 +252,28 @@ class Tokenizer:
         overflow = [e.overflowing for e in encodings]
         for e in encodings:
             e.overflowing = []
-        # (sequences of an overflow, the sequences of its own overflows)
+        # (sequences of an overflow, the sequences of its own overflows); each sequence as
+        # (Encoding, whether it is an overflow piece)
         if len(encodings) == 1:
-            combos = [([o], []) for o in overflow[0]]
+            combos = [([(o, True)], []) for o in overflow[0]]
         else:  # HF's Encoding::merge_with: every overflow of A with B and B's overflows, then A with B's
             a, b = encodings
             combos = []
             for a_o in overflow[0]:
                 # A's overflow merged with B keeps B's overflows, each merged with it in turn
-                with_b = [[a_o.copy(), b_o.copy()] for b_o in overflow[1]]
-                combos.append(([a_o.copy(), b.copy()], with_b))
-                combos.extend(([a_o.copy(), b_o.copy()], []) for b_o in overflow[1])
+                with_b = [[(a_o.copy(), True), (b_o.copy(), True)] for b_o in overflow[1]]
+                combos.append(([(a_o.copy(), True), (b.copy(), False)], with_b))
+                combos.extend(([(a_o.copy(), True), (b_o.copy(), True)], []) for b_o in overflow[1])
             # A merged with one of B's overflows keeps A's overflows, each merged with that one
-            combos.extend(([a.copy(), b_o.copy()], [[a_o.copy(), b_o.copy()] for a_o in overflow[0]])
+            combos.extend(([(a.copy(), False), (b_o.copy(), True)],
+                           [[(a_o.copy(), True), (b_o.copy(), True)] for a_o in overflow[0]])
                           for b_o in overflow[1])
-        out = self._post_process_plain(encodings, add_special_tokens)
+        out = self._post_process_plain(encodings, add_special_tokens=add_special_tokens)
         out.overflowing = []
         for seqs, nested in combos:
-            o = self._post_process_plain(seqs, add_special_tokens)
-            o.overflowing = [self._post_process_plain(n, add_special_tokens) for n in nested]
+            o = self._post_process_plain(*zip(*seqs), add_special_tokens=add_special_tokens)
+            o.overflowing = [self._post_process_plain(*zip(*n), add_special_tokens=add_special_tokens)
+                             for n in nested]
             out.overflowing.append(o)
         if self._padding:
             p = self._padding
@@ -287,10 +281,11 @@ class Tokenizer:
             self._pad(out, length)
         return out
 
-    def _post_process_plain(self, encodings: list, add_special_tokens: bool) -> Encoding:
+    def _post_process_plain(self, encodings, overflows: tuple | None = None, *, add_special_tokens: bool) -> Encoding:
+        """The post-processor on the sequences (overflows[k]: sequence k is an overflow piece)."""
         proc = self.post_processor
-        return proc.process(encodings, add_special_tokens) if proc is not None else \
-            post_processors.default_process(encodings, add_special_tokens)
+        process = proc.process if proc is not None else post_processors.default_process
+        return process(list(encodings), add_special_tokens, overflows)
 
     def _pad(self, enc: Encoding, length: int) -> None:
         p = self._padding
@@ -415,7 +410,7 @@ class Tokenizer:
             wraps = {}
             for flag in (False, True):
                 probe = Encoding([-1], [0], [""], [(0, 0)], [1], [0], [0], [0])
-                ids = self._post_process_plain([probe], flag).ids
+                ids = self._post_process_plain([probe], add_special_tokens=flag).ids
                 k = ids.index(-1)
                 wraps[flag] = (ids[:k], ids[k + 1:])
             self._fast_wraps = wraps
