@@ -56,9 +56,11 @@ from typing import Iterable, Iterator
 
 import numpy as np
 
-from ._core import find_separators
+from ._corpus import find_separators
 from .formats.atomic import atomic_writer
 from .progress import Progress, wants_progress
+from .text import utf8_bytes
+from .threads import available_cores
 
 DEFAULT_BUFFER_BYTES = 64 << 20
 # batches no larger than this, so that a corpus of a few of them still spreads over the cores
@@ -151,7 +153,7 @@ class _Settings:
         self.separator = _separator_id(encoding, separator)
         self.dtype = _choose_dtype(encoding, dtype)
         if num_threads is None:
-            num_threads = _available_cores()
+            num_threads = available_cores()
         if type(num_threads) is not int or num_threads < 1:
             raise ValueError(f"num_threads must be a positive int, not {num_threads!r}")
         if type(buffer_bytes) is not int or buffer_bytes < 1:
@@ -231,13 +233,6 @@ def _check_split_on(split_on) -> bytes | None:
         raise ValueError("split_on cannot be empty (None keeps each file whole)")
     # UTF-8 is self-synchronising: a match in the bytes is a match in the text
     return split_on.encode("utf-8")
-
-
-def _available_cores() -> int:
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:
-        return os.cpu_count() or 1
 
 
 # ----------------------------------------------------------------------------------------
@@ -331,10 +326,7 @@ def _in_place(data: bytearray, starts: np.ndarray, ends: np.ndarray, keep_empty:
 def _utf8_documents(documents: Iterable) -> Iterator[bytes]:
     for doc in documents:
         if isinstance(doc, str):
-            try:
-                yield doc.encode("utf-8")
-            except UnicodeEncodeError:  # lone surrogates: tiktoken's replacement
-                yield doc.encode("utf-16", "surrogatepass").decode("utf-16", "replace").encode("utf-8")
+            yield utf8_bytes(doc)   # lone surrogates: tiktoken's replacement
         elif isinstance(doc, (bytes, bytearray, memoryview)):
             yield bytes(doc)
         else:

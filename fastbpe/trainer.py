@@ -37,6 +37,8 @@ from . import _train
 from .patterns import GPT4_PATTERN
 from .pretokenize import scanner_kind, whole_matches
 from .progress import Progress, wants_progress
+from .text import fix_surrogates
+from .threads import available_cores
 
 __all__ = [
     "BPEModel",
@@ -124,6 +126,13 @@ class BPEModel:
             vocab.append(None if left == NO_MERGE else vocab[left] + vocab[right])
         return vocab
 
+    def tokenizer_json_document(self) -> dict:
+        """This model as a Hugging Face tokenizer.json document.  fastbpe encodes it through
+        its Encoding (rank semantics), so it is exported by ranks."""
+        from .formats.hf_json import document_from_ranks
+
+        return document_from_ranks(self.pattern, self.mergeable_ranks(), self.special_tokens)
+
     def mergeable_ranks(self) -> dict:
         """token bytes -> id, as tiktoken wants.  If two merges made the same bytes (rare,
         possible in BPE), the first id keeps them."""
@@ -199,16 +208,11 @@ def _compile(pattern):
 # step 1: counting
 # ---------------------------------------------------------------------------------------
 
-def _scrub_surrogates(text: str) -> str:
-    # Lone surrogates cannot be UTF-8 encoded; replace them as tiktoken does.
-    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-
-
 def _count_text(counter, compiled, text: str) -> None:
     pieces = whole_matches(compiled)(text)
     done = counter.add_pieces(pieces)
     if done < len(pieces):  # a lone surrogate: count the rest with it replaced
-        counter.add_pieces([_scrub_surrogates(p) for p in pieces[done:]])
+        counter.add_pieces([fix_surrogates(p) for p in pieces[done:]])
 
 
 def _batches(texts, batch_chars, utf8_ok=False):
@@ -229,7 +233,7 @@ def _batches(texts, batch_chars, utf8_ok=False):
 
 def _resolve_workers(num_threads) -> int:
     if num_threads is None:
-        return os.cpu_count() or 1
+        return available_cores()
     if isinstance(num_threads, bool) or not isinstance(num_threads, int) or num_threads < 1:
         raise ValueError("num_threads must be a positive int or None")
     return num_threads
@@ -247,7 +251,7 @@ def _utf8(text: str) -> bytes:
     try:
         return text.encode("utf-8")
     except UnicodeEncodeError:
-        return _scrub_surrogates(text).encode("utf-8")
+        return fix_surrogates(text).encode("utf-8")
 
 
 def _fork_is_safe() -> bool:
@@ -475,7 +479,7 @@ def _counts_to_counter(counts) -> "_train.PieceCounter":
     pair_total = 0  # the sum of all pair counts bounds every count the merge kernel keeps
     for piece, c in counts.items():
         if isinstance(piece, str):
-            piece = _scrub_surrogates(piece).encode("utf-8") if not piece.isascii() else piece.encode()
+            piece = fix_surrogates(piece).encode("utf-8") if not piece.isascii() else piece.encode()
         elif not isinstance(piece, (bytes, bytearray, memoryview)):
             raise TypeError(f"pieces must be str or bytes, got {type(piece).__name__}")
         if isinstance(c, bool) or not isinstance(c, (int, np.integer)):

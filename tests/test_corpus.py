@@ -273,7 +273,7 @@ def test_memory_is_bounded_by_the_buffer(cl100k, tmp_path, monkeypatch):
 
 
 def test_kernel_utf8_check_agrees_with_python():
-    from fastbpe._core import is_valid_utf8
+    from fastbpe._testing import is_valid_utf8
 
     rng = np.random.default_rng(9)
     edge = [b"\xc0\x80", b"\xc2\x80", b"\xe0\x9f\xbf", b"\xe0\xa0\x80", b"\xed\x9f\xbf", b"\xed\xa0\x80",

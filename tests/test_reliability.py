@@ -238,7 +238,7 @@ def test_registry_encoding_pickles_by_name():
 # --- item 14: special-token splitting stays linear ----------------------------------------------
 
 def test_special_token_lookalikes_stay_linear():
-    from fastbpe.encoding import _special_token_regex
+    from fastbpe.special_tokens import special_token_regex
 
     specials = {f"<|reserved_{i}|>": 1000 + i for i in range(1000)}
     specials["<|endoftext|>"] = 999
@@ -249,7 +249,7 @@ def test_special_token_lookalikes_stay_linear():
     assert enc.encode("a<|reserved_12|><|endoftext|>", allowed_special="all") == [97, 1012, 999]
     # a trie shares the common prefixes, so at each place the regex follows one branch per
     # character; a flat alternation (as before) repeats "<\\|reserved_" for every token
-    pattern = _special_token_regex(frozenset(specials)).pattern
+    pattern = special_token_regex(frozenset(specials)).pattern
     assert pattern.count("reserved") == 1
 
 

@@ -3,8 +3,8 @@ Sequence.  Each `decode_chain(tokens) -> tokens`; `decode(tokens) -> str` joins 
 `Tokenizer.decode` and streaming decoders build on these."""
 from __future__ import annotations
 
+from ..formats.bytelevel import CHAR_TO_BYTE
 from ._nodes import USIZE_MAX, compile_pattern, json_bool, json_field, json_list, json_str, json_uint, node_type, unsupported
-from .bytelevel import CHAR_TO_BYTE
 
 
 class Decoder:

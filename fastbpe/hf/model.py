@@ -7,7 +7,7 @@ Two ways in, one pair table each:
   pieces are merged from their bytes by the same kernel `fastbpe.Encoding` uses;
 * every other vocabulary (char-level: byte_fallback, unk tokens, subword prefixes/suffixes):
   a word starts from HF's initial symbols (one per character, or `<0xXX>` tokens, or unk) and
-  `_core.merge_ids` merges them with the same heap loop (also used for BPE-dropout).
+  `_merge_ids.merge_ids` merges them with the same heap loop (also used for BPE-dropout).
 """
 from __future__ import annotations
 
@@ -15,9 +15,10 @@ import random
 
 import numpy as np
 
-from .._core import BPETable, merge_ids
+from .._core import BPETable
+from .._merge_ids import merge_ids
+from ..formats.bytelevel import token_bytes as bytelevel_token_bytes
 from ._nodes import json_bool, json_field, json_str, json_uint
-from .bytelevel import token_bytes as bytelevel_token_bytes
 
 
 class BPE:

@@ -3,8 +3,8 @@ BertProcessing, Sequence.  `process(encodings, add_special_tokens)` takes one En
 sequence and returns the merged Encoding; `n_added(is_pair)` says how many ids it adds."""
 from __future__ import annotations
 
+from ..formats.bytelevel import BYTE_TO_CHAR
 from ._nodes import json_bool, json_field, json_list, json_str, json_uint, node_type, unsupported
-from .bytelevel import BYTE_TO_CHAR
 from .encoding import Encoding
 from .normalizers import is_whitespace
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import regex
 
 from ..pretokenize import _pretokenize, scanner_kind
+from ..formats.bytelevel import BYTE_TO_CHAR, BYTELEVEL_PATTERN
 from ._nodes import compile_pattern, json_bool, json_field, json_list, json_str, node_type, unsupported
-from .bytelevel import BYTE_TO_CHAR, BYTELEVEL_PATTERN
 from .normalized import NormalizedText
 
 BEHAVIORS = ("Removed", "Isolated", "MergedWithPrevious", "MergedWithNext", "Contiguous")

@@ -17,12 +17,12 @@ import os
 
 import regex
 
-from ..encoding import _parallel_map
+from ..threads import parallel_map
 from ..pretokenize import scanner_kind
 from . import _spec, decoders, normalizers, post_processors, pre_tokenizers
 from ._nodes import UnsupportedError
 from .added_tokens import AddedToken, AddedVocabulary
-from .bytelevel import BYTELEVEL_PATTERN
+from ..formats.bytelevel import BYTELEVEL_PATTERN
 from .encoding import Encoding, gc_paused
 from .kernel_encodings import KernelEncoder
 from .model import BPE
@@ -556,7 +556,7 @@ class Tokenizer:
         else:
             if num_threads is None:
                 num_threads = os.cpu_count() or 1
-            bodies = _parallel_map(self._fast_bodies, texts, num_threads, keep_threads=True)
+            bodies = parallel_map(self._fast_bodies, texts, num_threads, keep_threads=True)
         if self._truncation is None and self._padding is None and not any(self._wraps(add_special_tokens)):
             return bodies
         return self._pad_batch([self._finish_ids(b, add_special_tokens) for b in bodies])
