@@ -4,7 +4,8 @@ Sequence.  Each `decode_chain(tokens) -> tokens`; `decode(tokens) -> str` joins 
 from __future__ import annotations
 
 from ..formats.bytelevel import CHAR_TO_BYTE
-from ._nodes import USIZE_MAX, compile_pattern, json_bool, json_field, json_list, json_str, json_uint, node_type, unsupported
+from ._nodes import USIZE_MAX, json_bool, json_field, json_list, json_str, json_uint, node_type, unsupported
+from .oniguruma import compile_split_pattern
 
 
 class Decoder:
@@ -82,11 +83,20 @@ class Strip(Decoder):
 
 class Replace(Decoder):
     def __init__(self, pattern, content: str):
-        self.pattern = compile_pattern("decoder Replace", pattern)
+        self.pattern = compile_split_pattern("decoder Replace", pattern)
         self.content = content
 
     def decode_chain(self, tokens):
-        return [self.pattern.sub(lambda m: self.content, t) for t in tokens]
+        out = []
+        for t in tokens:
+            parts, prev = [], 0
+            for s, e in self.pattern.spans(t):  # empty matches too, as HF
+                parts.append(t[prev:s])
+                parts.append(self.content)
+                prev = e
+            parts.append(t[prev:])
+            out.append("".join(parts))
+        return out
 
 
 class Metaspace(Decoder):

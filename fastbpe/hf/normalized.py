@@ -86,7 +86,9 @@ class NormalizedText:
 
     def replace_matches(self, matches, content: str) -> "NormalizedText":
         """Replace each (start, end) match of text by content; as in HF, the new characters
-        are inserted after the removed ones and so take the span of the match's last character."""
+        are inserted after the removed ones and so take the span of the character before
+        them: the match's last one (for an empty match, the one before it; at the very start,
+        the empty span where the text starts)."""
         if len(content) == 1 and all(e - s == 1 for s, e in matches):
             chars = list(self.text)
             for s, _ in matches:
@@ -99,7 +101,10 @@ class NormalizedText:
             starts.extend(old_starts[prev:start])
             ends.extend(old_ends[prev:start])
             out.append(content)
-            s, e = self.span(end - 1)
+            if end > 0:
+                s, e = self.span(end - 1)
+            else:
+                s = e = self.original_start()
             starts.extend([s] * len(content))
             ends.extend([e] * len(content))
             prev = end

@@ -8,8 +8,9 @@ from array import array
 from itertools import repeat
 
 from .._nfc import nfc_spans
-from ._nodes import compile_pattern, json_bool, json_field, json_list, json_str, node_type, unsupported
+from ._nodes import json_bool, json_field, json_list, json_str, node_type, unsupported
 from .normalized import NormalizedText
+from .oniguruma import compile_split_pattern
 
 
 def is_whitespace(c: str) -> bool:
@@ -86,11 +87,12 @@ class Strip:
 
 class Replace:
     def __init__(self, pattern, content: str):
-        self.pattern = compile_pattern("normalizer Replace", pattern)
+        self.pattern = compile_split_pattern("normalizer Replace", pattern)
         self.content = content
 
     def normalize(self, t: NormalizedText) -> NormalizedText:
-        matches = [m.span() for m in self.pattern.finditer(t.text) if m.end() > m.start()]
+        # as HF, empty matches count: content is inserted there
+        matches = self.pattern.spans(t.text)
         return t.replace_matches(matches, self.content) if matches else t
 
 

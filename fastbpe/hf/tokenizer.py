@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import os
 
-import regex
 
 from ..threads import parallel_map
 from ..pretokenize import scanner_kind
@@ -92,23 +91,26 @@ class Tokenizer:
         return cls.from_str(bytes(data).decode("utf-8"))
 
     def _fast_pattern(self, steps: list):
-        """(pattern, scanner kind, compiled) when the ids can come from the byte-level kernel."""
+        """(pattern, scanner kind, matcher) when the ids can come from the byte-level kernel;
+        the matcher (`spans(text)`, as HF matches) splits when the scanner does not know it."""
         if not self.model.byte_level or not normalizers.is_nfc_or_none(self.normalizer):
             return None, -1, None
         if len(steps) == 1 and isinstance(steps[0], pre_tokenizers.ByteLevel):
             bl = steps[0]
             pattern = BYTELEVEL_PATTERN if bl.use_regex else None
+            matcher = pre_tokenizers.ByteLevel._regex
         elif (len(steps) == 2 and isinstance(steps[0], pre_tokenizers.Split)
               and isinstance(steps[1], pre_tokenizers.ByteLevel)
               and steps[0].behavior == "Isolated" and not steps[0].invert
               and isinstance(steps[0].pattern_node, dict) and "Regex" in steps[0].pattern_node):
             bl = steps[1]
             pattern = steps[0].pattern_node["Regex"] if not bl.use_regex else None
+            matcher = steps[0].pattern
         else:
             return None, -1, None
         if pattern is None or bl.add_prefix_space:
             return None, -1, None
-        return pattern, scanner_kind(pattern), regex.compile(pattern)
+        return pattern, scanner_kind(pattern), matcher
 
     # -- vocabulary -----------------------------------------------------------------------
 
@@ -458,13 +460,8 @@ class Tokenizer:
 
     def _isolated_pieces(self, seg: str) -> list[str]:
         """Split(Isolated): every match and every gap between matches is a piece."""
-        if self._pattern_regex.groups == 0:
-            pieces = self._pattern_regex.findall(seg)
-            if sum(map(len, pieces)) == len(seg):  # the matches tile the text: no gaps
-                return pieces
         pieces, prev = [], 0
-        for m in self._pattern_regex.finditer(seg):
-            s, e = m.span()
+        for s, e in self._pattern_regex.spans(seg):
             if s == e:
                 continue
             if s > prev:
