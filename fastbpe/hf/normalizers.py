@@ -3,11 +3,8 @@ Sequence.  Each maps a `NormalizedText` to a new one, keeping the alignment to t
 from __future__ import annotations
 
 import functools
-import unicodedata
-from array import array
-from itertools import repeat
 
-from .._nfc import nfc_spans
+from .._nfc import lowercase, nfc_spans, nfc_stability_table, normalize
 from ._nodes import json_bool, json_field, json_list, json_str, node_type, unsupported
 from .normalized import NormalizedText
 from .oniguruma import compile_split_pattern
@@ -18,56 +15,23 @@ def is_whitespace(c: str) -> bool:
     return c.isspace() and c not in "\x1c\x1d\x1e\x1f"
 
 
-@functools.lru_cache(maxsize=1)
-def _composes_with_previous() -> frozenset:
-    """Characters of combining class 0 that can still compose with the character before
-    them (the second half of a canonical pair: Hangul vowels/trailing consonants, a few
-    vowel signs).  Normalization never crosses a boundary before any other starter."""
-    seconds = set(range(0x1161, 0x1176)) | set(range(0x11A8, 0x11C3))
-    for cp in range(0x110000):
-        d = unicodedata.decomposition(chr(cp))
-        if d and not d.startswith("<"):
-            parts = d.split()
-            if len(parts) == 2:
-                seconds.add(int(parts[1], 16))
-    return frozenset(chr(c) for c in seconds)
-
-
 class Unicode:
+    """NFC/NFD/NFKC/NFKD as HF (Unicode 9.0 tables, its alignment of each output character)."""
+
     def __init__(self, form: str):
         self.form = form
 
     def normalize(self, t: NormalizedText) -> NormalizedText:
-        if unicodedata.is_normalized(self.form, t.text):
-            return t
-        text, n = t.text, len(t.text)
-        joins = _composes_with_previous()
-        parts = []  # (output character, index of the input character it takes its span from)
-        i = 0
-        while i < n:
-            j = i + 1
-            while j < n and (unicodedata.combining(text[j]) or text[j] in joins):
-                j += 1
-            r = unicodedata.normalize(self.form, text[i:j])
-            # as HF (unicode-normalization-alignments): output characters take the input
-            # characters in order; when the cluster shrinks, the first one absorbs the rest,
-            # when it grows, the extra characters share the last input character
-            m, k = len(r), j - i
-            for q, c in enumerate(r):
-                parts.append((c, i + (q + (k - m) if m <= k and q > 0 else min(q, k - 1))))
-            i = j
-        out = t.from_parts(parts)
-        whole = unicodedata.normalize(self.form, text)
-        if out.text != whole:  # a composition across clusters: one span for all
-            s, e = t.offsets(0, n)
-            out = NormalizedText(whole, 0, array("q", [s] * len(whole)), array("q", [e] * len(whole)))
-        return out
+        text, sources = normalize(t.text, self.form)
+        return t if sources is None else t.from_sources(text, sources)
 
 
 class Lowercase:
+    """Rust's char::to_lowercase per character, as HF (Unicode 17; no final-sigma rule)."""
+
     def normalize(self, t: NormalizedText) -> NormalizedText:
-        # character by character, as HF (no final-sigma rule, which str.lower applies)
-        return t.map_chars(str.lower)
+        text, sources = lowercase(t.text)
+        return t if sources is None else t.from_sources(text, sources)
 
 
 class Strip:
@@ -139,38 +103,16 @@ def from_json(node, path: str = "normalizer"):
     raise unsupported("normalizer", node)
 
 
-# the code points _nfc_table() looks at one by one; the others (planes 4-13, 15, 16:
-# unassigned or private use) count as unstable, which only costs a call to normalize
-_NFC_PLANES = ((0, 0x40000), (0xE0000, 0xE1000))
-
-
 @functools.lru_cache(maxsize=1)
 def _nfc_table() -> bytes:
-    """The table of fastbpe._nfc.nfc_spans, a byte per code point from this Python's
-    unicodedata: 0 for a stable starter (combining class 0, unchanged by NFC, composes with
-    nothing before it), 255 for a code point NFC may change or compose backwards, or that is
-    unassigned (a later Unicode version may make it either), else the combining class of a
-    mark NFC keeps where the marks are in order.  Built once (~0.2 s), with C-level loops."""
-    table = bytearray(b"\xff" * 0x110000)
-    for lo, hi in _NFC_PLANES:
-        chars = list(map(chr, range(lo, hi)))
-        unassigned = map("Cn".__eq__, map(unicodedata.category, chars))
-        changes = map(str.__ne__, map(unicodedata.normalize, repeat("NFC"), chars), chars)
-        table[lo:hi] = bytes(255 if bad else ccc for bad, ccc in zip(map(any, zip(unassigned, changes)),
-                                                                     map(unicodedata.combining, chars)))
-    for c in _composes_with_previous():
-        table[ord(c)] = 255
-    return bytes(table)
+    """The table of fastbpe._nfc.nfc_spans (from fastbpe's Unicode 9.0 tables; built once)."""
+    return nfc_stability_table()
 
 
 def nfc(text: str) -> str:
-    """unicodedata.normalize("NFC", text), fast on text that is NFC already.
-
-    CPython returns text that passes its quick check at once, but one character that only
-    *may* compose (a Devanagari nukta, a Bengali vowel sign, Hangul jamo) sends the whole
-    string through full normalization, ~40x slower.  The C scan finds the spans NFC may
-    change (each starts and ends before a stable starter, so they normalize apart from the
-    rest) and only those go to unicodedata."""
+    """HF's NFC of text, fast on text that is NFC already: the C scan finds the spans NFC
+    may change (each starts and ends before a stable starter, so they normalize apart from
+    the rest) and only those are normalized."""
     if text.isascii():
         return text
     spans = nfc_spans(text, _nfc_table())
@@ -179,7 +121,7 @@ def nfc(text: str) -> str:
     parts, done = [], 0
     for start, end in spans:
         parts.append(text[done:start])
-        parts.append(unicodedata.normalize("NFC", text[start:end]))
+        parts.append(normalize(text[start:end], "NFC")[0])
         done = end
     parts.append(text[done:])
     return "".join(parts)
