@@ -4,7 +4,7 @@ Sequence.  Each `decode_chain(tokens) -> tokens`; `decode(tokens) -> str` joins 
 from __future__ import annotations
 
 from ..formats.bytelevel import CHAR_TO_BYTE
-from ._nodes import USIZE_MAX, json_bool, json_field, json_list, json_str, json_uint, node_type, unsupported
+from ._nodes import json_bool, json_field, json_list, json_str, json_usize, node_type, unsupported
 from .oniguruma import compile_split_pattern
 
 
@@ -144,8 +144,8 @@ def from_json(node, path: str = "decoder"):
         return Fuse()
     if kind == "Strip":
         return Strip(json_field(node, "content", json_str, path, " "),
-                     json_field(node, "start", lambda v, p: json_uint(v, p, USIZE_MAX), path, 0),
-                     json_field(node, "stop", lambda v, p: json_uint(v, p, USIZE_MAX), path, 0))
+                     json_field(node, "start", json_usize, path, 0),
+                     json_field(node, "stop", json_usize, path, 0))
     if kind == "Replace":
         return Replace(node.get("pattern"), json_field(node, "content", json_str, path, ""))
     if kind == "Metaspace":

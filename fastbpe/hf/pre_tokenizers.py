@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import regex
 
-from ..pretokenize import _pretokenize, scanner_kind
+from .. import _pretokenize
+from ..pretokenize import scanner_kind
 from ..formats.bytelevel import BYTE_TO_CHAR, BYTELEVEL_PATTERN
 from ._nodes import json_bool, json_field, json_list, json_str, node_type, unsupported
 from .normalized import NormalizedText
