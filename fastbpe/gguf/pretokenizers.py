@@ -210,7 +210,11 @@ class Splitter:
         for e in self.exprs:
             fast = _SCANNER_PATTERNS.get(e)
             kind = scanner_kind(fast, force_regex) if fast else -1
-            self.steps.append((regex.compile(to_python(e)), kind))
+            rx = regex.compile(to_python(e))
+            if kind < 0 and rx.groups == 0:
+                # split() with the whole regex captured gives gaps and matches in order, in C
+                rx = regex.compile(f"({to_python(e)})")
+            self.steps.append((rx, kind))
         self.scanner_kind = self.steps[0][1] if len(self.steps) == 1 else -1
 
     def split(self, text: str) -> list[str]:
@@ -220,6 +224,11 @@ class Splitter:
             if kind >= 0:
                 for piece in pieces:
                     out.extend(_pretokenize.split(piece, kind))
+                pieces = out
+                continue
+            if rx.groups == 1:
+                for piece in pieces:
+                    out.extend(p for p in rx.split(piece) if p)
                 pieces = out
                 continue
             for piece in pieces:
