@@ -318,3 +318,25 @@ def test_scanner_steps_split_like_regex(pre):
     texts = gf.TEXTS + ["".join(rng.choice(alphabet) for _ in range(rng.randrange(1, 40))) for _ in range(2000)]
     for text in texts:
         assert fast.split(text) == slow.split(text), text
+
+
+def test_cli_model_gguf(bytelevel_vocab, spm_vocab, tmp_path, capsys):
+    from fastbpe.cli import main
+
+    spec, tokens, merges = bytelevel_vocab
+    path = tmp_path / "vocab.gguf"
+    path.write_bytes(gf.gguf_bytes(gf.gpt2_kv(tokens, merges, "qwen2")))
+    text = "Hello world, it's 2024!\n  Ünïcödé"
+    ids = GGUFTokenizer.from_file(path).encode_ids(text)
+    assert main(["encode", "-m", str(path), text]) == 0
+    assert json.loads(capsys.readouterr().out) == ids
+    assert main(["decode", "-m", str(path), json.dumps(ids)]) == 0
+    assert capsys.readouterr().out.rstrip("\n") == text
+    spm_tokens, scores, types = spm_vocab
+    spm_path = tmp_path / "spm.gguf"
+    spm_path.write_bytes(gf.gguf_bytes(gf.spm_kv(spm_tokens, scores, types)))
+    doc = tmp_path / "doc.txt"
+    doc.write_text(text * 50, encoding="utf-8")
+    assert main(["count", "-m", str(spm_path), str(doc)]) == 0
+    want = len(spm_tokenize(text * 50, spm_tokens, scores))
+    assert capsys.readouterr().out.split("\t")[0] == str(want)

@@ -18,7 +18,12 @@ from dataclasses import dataclass
 import regex
 
 from .. import patterns
-from ..pretokenize import _pretokenize, scanner_kind
+from ..pretokenize import scanner_kind
+
+try:  # the C scanner; absent only in a partial build (then scanner_kind is -1 everywhere)
+    from .. import _pretokenize
+except ImportError:  # pragma: no cover
+    _pretokenize = None
 
 _CONTRACTIONS = r"(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])"
 GPT2 = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)"

@@ -16,7 +16,6 @@ import os
 
 import regex
 
-from ..hf.encoding import Encoding
 from .models import ByteLevelBPE, SentencePieceBPE
 from .pretokenizers import Splitter
 from .reader import read_metadata
@@ -135,12 +134,10 @@ class GGUFTokenizer:
             out.append(vocab.ids["eos"])
         return out
 
-    def encode(self, text: str, add_special_tokens: bool = False, parse_special: bool = False) -> Encoding:
-        """`encode_ids` as an Encoding (ids, tokens; offsets are not tracked: all (0, 0))."""
+    def encode(self, text: str, add_special_tokens: bool = False, parse_special: bool = False) -> "GGUFEncoding":
+        """`encode_ids` with the tokens' texts (an HF-style result: .ids, .tokens, masks)."""
         ids = self.encode_ids(text, add_special_tokens, parse_special)
-        tokens = [self.vocab.tokens[i] for i in ids]
-        n = len(ids)
-        return Encoding(ids, [0] * n, tokens, [(0, 0)] * n, [1] * n, [0] * n, [None] * n, [0] * n)
+        return GGUFEncoding(ids, [self.vocab.tokens[i] for i in ids])
 
     def encode_batch(self, texts, add_special_tokens: bool = False, parse_special: bool = False) -> list[list[int]]:
         return [self.encode_ids(t, add_special_tokens, parse_special) for t in texts]
@@ -243,6 +240,29 @@ class GGUFTokenizer:
 
     def decode_batch(self, sequences, skip_special_tokens: bool = False) -> list[str]:
         return [self.decode(s, skip_special_tokens) for s in sequences]
+
+
+class GGUFEncoding:
+    """The ids of one text and their token texts, with the HF Encoding fields that make sense
+    without offsets (llama.cpp does not track them)."""
+    __slots__ = ("ids", "tokens")
+
+    def __init__(self, ids: list[int], tokens: list[str]):
+        self.ids, self.tokens = ids, tokens
+
+    @property
+    def attention_mask(self) -> list[int]:
+        return [1] * len(self.ids)
+
+    @property
+    def type_ids(self) -> list[int]:
+        return [0] * len(self.ids)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def __repr__(self) -> str:
+        return f"GGUFEncoding(num_tokens={len(self.ids)})"
 
 
 def _bytelevel_decode(text: str) -> bytes:
