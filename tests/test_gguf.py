@@ -340,3 +340,17 @@ def test_cli_model_gguf(bytelevel_vocab, spm_vocab, tmp_path, capsys):
     assert main(["count", "-m", str(spm_path), str(doc)]) == 0
     want = len(spm_tokenize(text * 50, spm_tokens, scores))
     assert capsys.readouterr().out.split("\t")[0] == str(want)
+
+
+def test_encode_batch_equals_one_by_one(bytelevel_vocab, tmp_path):
+    spec, tokens, merges = bytelevel_vocab
+    path = tmp_path / "vocab.gguf"
+    path.write_bytes(gf.gguf_bytes(gf.gpt2_kv(tokens, merges, "llama-bpe")))
+    tok = GGUFTokenizer.from_file(path)
+    texts = gf.TEXTS * 3
+    want = [tok.encode_ids(t) for t in texts]
+    assert tok.encode_batch(texts, num_threads=2) == want
+    assert tok.encode_batch(texts) == want
+    assert tok.encode_batch([]) == []
+    with pytest.raises(ValueError, match="num_threads"):
+        tok.encode_batch(texts, num_threads=0)
