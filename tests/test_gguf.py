@@ -349,8 +349,10 @@ def test_encode_batch_equals_one_by_one(bytelevel_vocab, tmp_path):
     tok = GGUFTokenizer.from_file(path)
     texts = gf.TEXTS * 3
     want = [tok.encode_ids(t) for t in texts]
-    assert tok.encode_batch(texts, num_threads=2) == want
-    assert tok.encode_batch(texts) == want
-    assert tok.encode_batch([]) == []
+    assert tok.encode_ids_batch(texts, num_threads=2) == want
+    assert tok.encode_ids_batch(texts) == want
+    assert [e.ids for e in tok.encode_batch(texts)] == want
+    assert tok.encode_batch(texts)[9].tokens == [tokens[i] for i in want[9]]
+    assert tok.encode_ids_batch([]) == []
     with pytest.raises(ValueError, match="num_threads"):
-        tok.encode_batch(texts, num_threads=0)
+        tok.encode_ids_batch(texts, num_threads=0)

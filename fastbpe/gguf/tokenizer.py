@@ -141,7 +141,14 @@ class GGUFTokenizer:
         return GGUFEncoding(ids, [self.vocab.tokens[i] for i in ids])
 
     def encode_batch(self, texts, add_special_tokens: bool = False, parse_special: bool = False,
-                     num_threads: int | None = None) -> list[list[int]]:
+                     num_threads: int | None = None) -> list["GGUFEncoding"]:
+        """`encode` of each text (ids from `encode_ids_batch`)."""
+        tokens = self.vocab.tokens
+        return [GGUFEncoding(ids, [tokens[i] for i in ids])
+                for ids in self.encode_ids_batch(texts, add_special_tokens, parse_special, num_threads)]
+
+    def encode_ids_batch(self, texts, add_special_tokens: bool = False, parse_special: bool = False,
+                         num_threads: int | None = None) -> list[list[int]]:
         """encode_ids of each text, on threads (default: one per core): the merge kernel (and the
         C scanner, for Llama-3 / Qwen2 / GPT-2 splits) runs with the GIL released."""
         check_threads(num_threads)
