@@ -360,3 +360,35 @@ def test_encode_batch_equals_one_by_one(bytelevel_vocab, tmp_path):
     assert tok.encode_ids_batch([]) == []
     with pytest.raises(ValueError, match="num_threads"):
         tok.encode_ids_batch(texts, num_threads=0)
+
+
+def test_clean_spaces_equals_llama_cpp_loops():
+    import random
+
+    from reference_gguf import clean_spaces
+
+    rng = random.Random(7)
+    alphabet = [b" ", b"'", b",", b".", b"?", b"!", b"s", b"m", b"r", b"e", b"v", b"t", b"d", b"l", b"a", b"\0"]
+    for _ in range(20000):
+        text = b"".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 12)))
+        assert _clean_spaces(text) == clean_spaces(text), text
+
+
+def test_decode_bad_ids(spm_vocab, tmp_path):
+    tokens, scores, types = spm_vocab
+    path = tmp_path / "spm.gguf"
+    path.write_bytes(gf.gguf_bytes(gf.spm_kv(tokens, scores, types)))
+    tok = GGUFTokenizer.from_file(path)
+    with pytest.raises(ValueError, match="outside the vocabulary"):
+        tok.decode([len(tokens)])
+    with pytest.raises(ValueError, match="outside the vocabulary"):
+        tok.decode([-1])
+    with pytest.raises(TypeError):
+        tok.decode(["5"])
+    with pytest.raises(TypeError):
+        tok.encode_ids(b"bytes")
+    import numpy as np
+
+    ids = tok.encode_ids("Hello world")
+    assert tok.decode(np.array(ids)) == "Hello world"
+    assert tok.decode([1] + ids) == "<s> Hello world"  # llama.cpp strips the space of the first piece only and tok.decode([1] + ids, skip_special_tokens=True) == " Hello world"
