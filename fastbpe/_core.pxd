@@ -77,6 +77,8 @@ cdef class BPETable:
     cdef readonly Py_ssize_t n_bpe_tokens
     cdef list id_objects     # a Python int per id, so returning a list allocates nothing per token
     cdef readonly uint64_t serial   # unique per table in this process: names its piece caches
+    cdef object last_cache   # the PieceCache of the thread that used the table last ...
+    cdef unsigned long last_thread   # ... and that thread's ident (see thread_cache)
 
     cdef int encode_piece(self, const uint8_t* p, Py_ssize_t n, IdBuf* out, Work* w) except -1 nogil
     cdef int32_t lookup(self, const uint8_t* p, Py_ssize_t n) noexcept nogil

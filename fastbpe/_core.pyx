@@ -27,6 +27,7 @@ from cpython.list cimport PyList_New, PyList_SET_ITEM, PyList_GET_ITEM, PyList_G
 from cpython.long cimport PyLong_FromUnsignedLong
 from cpython.number cimport PyNumber_Index
 from cpython.ref cimport Py_INCREF, PyObject
+from cpython.pythread cimport PyThread_get_thread_ident
 from cpython.unicode cimport PyUnicode_Check, PyUnicode_GET_LENGTH
 
 from fastbpe._hash cimport (PACKED_MAX, hash_bytes, hash_in_text, load_word, mix64, packed_hash,
@@ -311,8 +312,14 @@ cdef PieceCache thread_cache(BPETable table):
     (dropping the least recently used) and they go when the thread ends: memory stays
     bounded, no two threads ever share a cache, and tables never see each other's ids.
     Keyed by the table's serial, so a dead table's cache cannot be mistaken for a new
-    table's (ids of objects are reused)."""
+    table's (ids of objects are reused).  The table
+    also keeps the cache of the thread that used it last, so a thread's repeated calls skip
+    the thread-local lookup (that one cache lives until the table goes or another thread
+    takes the table's slot)."""
     cdef dict caches
+    cdef unsigned long me = PyThread_get_thread_ident()
+    if table.last_cache is not None and table.last_thread == me:
+        return <PieceCache>table.last_cache   # the same thread again: no thread-local lookup
     try:
         caches = _thread_state.caches
     except AttributeError:
@@ -323,6 +330,11 @@ cdef PieceCache thread_cache(BPETable table):
         if len(caches) >= CACHE_TABLES_PER_THREAD:
             del caches[next(iter(caches))]
     caches[table.serial] = cache   # last in the dict's order = most recently used
+    # Remembered for this thread's next call.  Idents are unique among live threads, so no
+    # other live thread is handed this cache; a new thread that reuses a dead one's ident
+    # may take over the dead thread's cache, which no one else uses.
+    table.last_cache = cache
+    table.last_thread = me
     return <PieceCache>cache
 
 
