@@ -1,15 +1,10 @@
 # cython: boundscheck=False, wraparound=False, cdivision=True
-"""UBPE's classic encoder: non-conflicting vocabulary pairs substituted per round (`ClassicMerges`).
-
-Every rule here mirrors the reference `ubpe-native` 0.3.0 exactly (ties, summation order), because
-fitted models and encodings must be identical to it; `fastbpe/ubpe/` documents the rules.
-"""
+"""UBPE's classic encoder: non-conflicting vocabulary pairs substituted per round
+(`ClassicMerges`), as the reference does it (see _ubpe_train.pyx)."""
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
-from libc.stdlib cimport malloc, calloc, realloc, free
-from libc.string cimport memset, memcpy, memcmp
-from libc.math cimport log, fabs, isfinite
+from libc.stdlib cimport calloc, free, malloc
 
-from fastbpe._hash cimport mix64, pow2_at_least
+from fastbpe._hash cimport pow2_at_least
 from fastbpe._ubpe_dag cimport FSum, fsum_add, fsum_value, tf_idf_term
 from fastbpe._ubpe_pairs cimport *
 cimport cython

@@ -40,6 +40,9 @@ cdef struct Edge:            # (node << 32 | symbol) -> child node
     uint64_t key
     int32_t child
 
+cdef enum:
+    EDGE_STRIDE = 2          # sizeof(Edge) / 8: Edge slots for _hash.probe
+
 
 cdef struct Cand:            # one segmentation of a suffix, sharing its tail with others (a cons list)
     int32_t token

@@ -1,15 +1,11 @@
 # cython: boundscheck=False, wraparound=False, cdivision=True
-"""UBPE encoding: token sequences in a prefix tree, each word's top-n segmentations by tf-idf (`UBPELookup`).
+"""UBPE encoding: token sequences in a prefix tree, each word's top-n segmentations by
+tf-idf (`UBPELookup`), as the reference computes them (see _ubpe_train.pyx)."""
+from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
+from libc.stdlib cimport calloc, free, malloc, realloc
+from libc.string cimport memcpy, memset
 
-Every rule here mirrors the reference `ubpe-native` 0.3.0 exactly (ties, summation order), because
-fitted models and encodings must be identical to it; `fastbpe/ubpe/` documents the rules.
-"""
-from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
-from libc.stdlib cimport malloc, calloc, realloc, free
-from libc.string cimport memset, memcpy, memcmp
-from libc.math cimport log, fabs, isfinite
-
-from fastbpe._hash cimport mix64, pow2_at_least
+from fastbpe._hash cimport pow2_at_least, probe
 from fastbpe._ubpe_dag cimport *
 from fastbpe._ubpe_pairs cimport EMPTY, LOW32, pair_hash
 cimport cython
@@ -160,19 +156,13 @@ cdef class UBPELookup:
 
     cdef inline int32_t _child(self, int32_t node, int32_t sym) noexcept nogil:
         cdef uint64_t key = (<uint64_t>node << 32) | <uint32_t>sym
-        cdef uint64_t i = pair_hash(key) & self.mask
-        while True:
-            if self.edges[i].key == key:
-                return self.edges[i].child
-            if self.edges[i].key == EMPTY:
-                return -1
-            i = (i + 1) & self.mask
+        cdef uint64_t i = probe(&self.edges[0].key, EDGE_STRIDE, self.mask, pair_hash(key) & self.mask, key, EMPTY)
+        return self.edges[i].child if self.edges[i].key == key else -1
 
     cdef int32_t _add_child(self, int32_t node, int32_t sym) noexcept:
         cdef uint64_t key = (<uint64_t>node << 32) | <uint32_t>sym
-        cdef uint64_t i = pair_hash(key) & self.mask
-        while self.edges[i].key != EMPTY:
-            i = (i + 1) & self.mask
+        cdef uint64_t i = probe(&self.edges[0].key, EDGE_STRIDE, self.mask, pair_hash(key) & self.mask,
+                                EMPTY, EMPTY)   # absent: its free slot
         self.edges[i].key = key
         self.edges[i].child = self.n_nodes
         self.value[self.n_nodes] = -1

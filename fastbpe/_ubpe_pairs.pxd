@@ -5,6 +5,8 @@ from libc.stdlib cimport malloc, calloc, realloc, free
 from libc.string cimport memset, memcpy, memcmp
 from libc.math cimport log, fabs, isfinite
 
+from fastbpe._hash cimport probe
+
 cdef extern from *:
     """
     #define FB_UBPE_EMPTY 0xFFFFFFFFFFFFFFFFULL
@@ -57,14 +59,13 @@ cdef inline void stats_free(PairStats* t) noexcept nogil:
     t.used = NULL
 
 
+cdef enum:
+    STAT_STRIDE = 4          # sizeof(PairStat) / 8: PairStat slots for _hash.probe
+
+
 cdef inline PairStat* stats_find(const PairStats* t, uint64_t key) noexcept nogil:
-    cdef uint64_t i = pair_hash(key) & t.mask
-    while True:
-        if t.slots[i].key == key:
-            return &t.slots[i]
-        if t.slots[i].key == EMPTY:
-            return NULL
-        i = (i + 1) & t.mask
+    cdef uint64_t i = probe(&t.slots[0].key, STAT_STRIDE, t.mask, pair_hash(key) & t.mask, key, EMPTY)
+    return &t.slots[i] if t.slots[i].key == key else NULL
 
 
 cdef inline int stats_grow(PairStats* t) except -1 nogil:
@@ -76,9 +77,8 @@ cdef inline int stats_grow(PairStats* t) except -1 nogil:
     stats_init(&bigger, (t.mask + 1) * 2)
     for k in range(t.n_used):
         s = &t.slots[t.used[k]]
-        i = pair_hash(s.key) & bigger.mask
-        while bigger.slots[i].key != EMPTY:
-            i = (i + 1) & bigger.mask
+        i = probe(&bigger.slots[0].key, STAT_STRIDE, bigger.mask, pair_hash(s.key) & bigger.mask,
+                  EMPTY, EMPTY)     # a free slot: the keys are distinct
         bigger.slots[i] = s[0]
         bigger.used[bigger.n_used] = <int64_t>i
         bigger.n_used += 1
@@ -95,18 +95,14 @@ cdef inline PairStat* stats_slot(PairStats* t, uint64_t key) except NULL nogil:
     cdef PairStat* s
     if <uint64_t>(t.n_occupied + 1) * 2 > t.mask + 1:
         stats_grow(t)
-    i = pair_hash(key) & t.mask
-    while True:
-        s = &t.slots[i]
-        if s.key == key:
-            if not s.listed:
-                s.listed = 1
-                t.used[t.n_used] = <int64_t>i
-                t.n_used += 1
-            return s
-        if s.key == EMPTY:
-            break
-        i = (i + 1) & t.mask
+    i = probe(&t.slots[0].key, STAT_STRIDE, t.mask, pair_hash(key) & t.mask, key, EMPTY)
+    s = &t.slots[i]
+    if s.key == key:
+        if not s.listed:
+            s.listed = 1
+            t.used[t.n_used] = <int64_t>i
+            t.n_used += 1
+        return s
     s.key = key
     s.count = 0
     s.docs = 0

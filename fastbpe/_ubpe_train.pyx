@@ -1,17 +1,14 @@
 # cython: boundscheck=False, wraparound=False, cdivision=True
 """UBPE training: multi-pair steps over int arrays (`fit_pairs`).
 
-Every rule here mirrors the reference `ubpe-native` 0.3.0 exactly (ties, summation order), because
-fitted models and encodings must be identical to it; `fastbpe/ubpe/` documents the rules.
+Every UBPE kernel mirrors the reference `ubpe-native` 0.3.0 exactly (ties, summation order),
+because fitted models and encodings must be identical to it; `fastbpe/ubpe/` documents the rules.
 """
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
-from libc.stdlib cimport malloc, calloc, realloc, free
-from libc.string cimport memset, memcpy, memcmp
-from libc.math cimport log, fabs, isfinite
+from libc.stdlib cimport calloc, free, malloc
 
-from fastbpe._hash cimport mix64, pow2_at_least
+from fastbpe._hash cimport pow2_at_least, probe
 from fastbpe._ubpe_pairs cimport *
-cimport cython
 
 import numpy as np
 
@@ -58,21 +55,16 @@ cdef int local_flush(PairStats* t, PairStats* stats, uint8_t* left_mark) except 
 
 cdef inline PairStat* local_entry(PairStats* t, uint64_t key) noexcept nogil:
     """The entry of `key` in a per-document table, inserted with zeros (it never fills)."""
-    cdef uint64_t h = pair_hash(key) & t.mask
-    cdef PairStat* s
-    while True:
-        s = &t.slots[h]
-        if s.key == key:
-            return s
-        if s.key == EMPTY:
-            s.key = key
-            s.count = 0
-            s.docs = 0
-            s.listed = 0
-            t.used[t.n_used] = <int64_t>h
-            t.n_used += 1
-            return s
-        h = (h + 1) & t.mask
+    cdef uint64_t h = probe(&t.slots[0].key, STAT_STRIDE, t.mask, pair_hash(key) & t.mask, key, EMPTY)
+    cdef PairStat* s = &t.slots[h]
+    if s.key != key:
+        s.key = key
+        s.count = 0
+        s.docs = 0
+        s.listed = 0
+        t.used[t.n_used] = <int64_t>h
+        t.n_used += 1
+    return s
 
 
 cdef inline uint64_t pair_key(int64_t left, int64_t right) noexcept nogil:
