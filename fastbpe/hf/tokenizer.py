@@ -14,6 +14,7 @@ Three paths give the same ids:
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import os
 
@@ -55,6 +56,7 @@ class Tokenizer:
         the same model node, kept when its byte-level reading does not change)."""
         if not isinstance(doc, dict):
             raise ValueError("tokenizer.json must hold a JSON object")
+        self._short = None  # the short-call plan of encode (see _short_plan), made on first use
         model_json = doc.get("model")
         if not isinstance(model_json, dict):
             raise ValueError("tokenizer.json has no model object")
@@ -164,6 +166,7 @@ class Tokenizer:
 
     def _apply_special_token_encoding(self) -> None:
         self.added.set_encode_special_tokens(self._encode_special_tokens)
+        self._short = None
 
     # -- construction ---------------------------------------------------------------------
 
@@ -300,6 +303,7 @@ class Tokenizer:
             self.added.add(token_id, token)
             counted += 1
         self._fast_wraps = None
+        self._short = None
         return counted
 
     def set_dropout_seed(self, seed: int | None) -> None:
@@ -323,10 +327,12 @@ class Tokenizer:
             raise ValueError(f"truncation direction must be 'right' or 'left', got {direction!r}")
         if stride >= max_length and max_length > 0:
             raise ValueError(f"stride ({stride}) must be smaller than max_length ({max_length})")
+        self._short = None
         self._truncation = {"max_length": max_length, "stride": stride,
                             "strategy": _STRATEGIES[strategy], "direction": direction}
 
     def no_truncation(self) -> None:
+        self._short = None
         self._truncation = None
 
     @property
@@ -339,10 +345,12 @@ class Tokenizer:
         direction = str(direction).lower()
         if direction not in ("right", "left"):
             raise ValueError(f"padding direction must be 'right' or 'left', got {direction!r}")
+        self._short = None
         self._padding = {"length": length, "pad_to_multiple_of": pad_to_multiple_of, "pad_id": pad_id,
                          "pad_token": pad_token, "pad_type_id": pad_type_id, "direction": direction}
 
     def no_padding(self) -> None:
+        self._short = None
         self._padding = None
 
     @property
@@ -488,6 +496,13 @@ class Tokenizer:
         """HF's Tokenizer.encode: ids, tokens, offsets (characters), masks, type ids.  With
         is_pretokenized, sequence (and pair) are lists of words: each word is tokenized on
         its own, its tokens take the word's index as word id and offsets within the word."""
+        short = self._short
+        if short is None:
+            short = self._short = self._short_plan()
+        if short and pair is None and type(sequence) is str and not is_pretokenized:
+            ids = self._short_ids(short, sequence, add_special_tokens)
+            if ids is not None:
+                return Encoding.lazy(ids, functools.partial(self._encode_whole, sequence, add_special_tokens))
         sequences = [sequence] if pair is None else [sequence, pair]
         if is_pretokenized:
             return self._post_process([self._encode_words(_words(s), k) for k, s in enumerate(sequences)],
@@ -495,6 +510,42 @@ class Tokenizer:
         for s in sequences:
             _text(s)
         return self._post_process(self._sequences(sequences, [0, 1], 1), add_special_tokens)
+
+    def _encode_whole(self, sequence: str, add_special_tokens: bool) -> Encoding:
+        """encode(sequence) through the pipeline, every field made (a lazy Encoding's fields)."""
+        return self._post_process(self._sequences([sequence], [0], 1), add_special_tokens)
+
+    def _short_plan(self):
+        """What encode's short-call path needs, or False when this tokenizer cannot take it:
+        the byte-level kernel with a C scanner, no truncation or padding, no added token
+        matched after normalizing.  (kernel encode, scanner kind, NFC or not, the raw added
+        tokens' pattern and first characters, the post-processor's ids around a sequence)."""
+        if not self._uses_fast_path() or self._kind < 0 or self._truncation is not None or self._padding is not None:
+            return False
+        if self.added.matcher(normalized=True)[0] is not None:
+            return False
+        pattern, _, firsts = self.added._matcher_entry(False)
+        wraps = {flag: self._wraps(flag) for flag in (False, True)}
+        return (self.model.table.encode_text, self._kind, self._normalizer is not None, pattern,
+                firsts[0] if firsts is not None and len(firsts) == 1 else None, wraps)
+
+    @staticmethod
+    def _short_ids(short, text: str, add_special_tokens) -> list | None:
+        """encode(text).ids in one kernel call, or None when text needs the whole pipeline
+        (it holds an added token, NFC changes it, or it cannot be UTF-8)."""
+        encode_text, kind, nfc, pattern, first, wraps = short
+        if pattern is not None and (first is None or first in text) and pattern.search(text) is not None:
+            return None
+        if not text.isascii():
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError:
+                return None
+            if nfc and normalizers.nfc(text) != text:
+                return None
+        ids = encode_text(text, kind, False)
+        before, after = wraps[True if add_special_tokens else False]
+        return before + ids + after if before or after else ids
 
     def _encode_words(self, words: list, type_id: int) -> Encoding:
         """One pre-tokenized sequence: each word encoded alone, word ids = word indexes."""
@@ -745,6 +796,13 @@ class Tokenizer:
 
     def encode_ids(self, text: str, add_special_tokens: bool = True) -> list[int]:
         """`encode(text, add_special_tokens=...).ids`, without building an Encoding."""
+        short = self._short
+        if short is None:
+            short = self._short = self._short_plan()
+        if short and type(text) is str:
+            ids = self._short_ids(short, text, add_special_tokens)
+            if ids is not None:
+                return ids
         if not self._uses_fast_path():
             return self.encode(text, add_special_tokens=add_special_tokens).ids
         body = self._body_ids(self._fast_segments(text))
