@@ -38,51 +38,60 @@ def outputs(folder: str, save_dir: str | None) -> dict:
     from transformers import AutoTokenizer
 
     tok = AutoTokenizer.from_pretrained(folder)
+
+    def put(key, make):
+        """One output, or the error it raises (both runs must raise the same)."""
+        try:
+            out[key] = make()
+        except Exception as e:  # noqa: BLE001 - the error itself is the output compared
+            out[key] = {"error": type(e).__name__}
+
     out = {"class": type(tok).__name__, "backend": type(tok.backend_tokenizer).__module__}
     if tok.pad_token is None:  # padding needs one (gpt2 has none); the same choice in both runs
         if tok.eos_token is not None:
             tok.pad_token = tok.eos_token
         else:
             tok.add_special_tokens({"pad_token": "<|pad|>"})
-    out["text"] = [_plain(tok(t)) for t in TEXTS]
-    out["list"] = _plain(tok(TEXTS))
-    out["pairs"] = _plain(tok([p[0] for p in PAIRS], [p[1] for p in PAIRS]))
-    out["pad_true"] = _plain(tok(TEXTS, padding=True))
-    out["pad_max_length"] = _plain(tok(TEXTS, padding="max_length", max_length=40, truncation=True))
-    out["trunc_true"] = _plain(tok(TEXTS, truncation=True, max_length=12))
-    out["trunc_only_second"] = _plain(tok([p[0] for p in PAIRS], [p[1] for p in PAIRS],
-                                          truncation="only_second", max_length=24))
-    out["stride_overflow"] = _plain(tok(TEXTS[1], truncation=True, max_length=16, stride=4,
-                                        return_overflowing_tokens=True))
-    out["offsets"] = _plain(tok(TEXTS, return_offsets_mapping=True))
-    out["numpy"] = _plain(tok(TEXTS[:2], padding=True, return_tensors="np"))
-    out["split_into_words"] = _plain(tok(WORDS, is_split_into_words=True))
+    put("text", lambda: [_plain(tok(t)) for t in TEXTS])
+    put("list", lambda: _plain(tok(TEXTS)))
+    put("pairs", lambda: _plain(tok([p[0] for p in PAIRS], [p[1] for p in PAIRS])))
+    put("pad_true", lambda: _plain(tok(TEXTS, padding=True)))
+    put("pad_max_length", lambda: _plain(tok(TEXTS, padding="max_length", max_length=40, truncation=True)))
+    put("trunc_true", lambda: _plain(tok(TEXTS, truncation=True, max_length=12)))
+    put("trunc_only_second", lambda: _plain(tok([p[0] for p in PAIRS], [p[1] for p in PAIRS],
+                                                truncation="only_second", max_length=24)))
+    put("stride_overflow", lambda: _plain(tok(TEXTS[1], truncation=True, max_length=16, stride=4,
+                                              return_overflowing_tokens=True)))
+    put("offsets", lambda: _plain(tok(TEXTS, return_offsets_mapping=True)))
+    put("numpy", lambda: _plain(tok(TEXTS[:2], padding=True, return_tensors="np")))
+    put("split_into_words", lambda: _plain(tok(WORDS, is_split_into_words=True)))
     enc = tok(TEXTS[2])
-    out["word_ids"] = enc.word_ids()
-    out["char_to_token"] = [enc.char_to_token(i) for i in range(len(TEXTS[2]))]
+    put("word_ids", lambda: enc.word_ids())
+    put("char_to_token", lambda: [enc.char_to_token(i) for i in range(len(TEXTS[2]))])
     ids = tok(TEXTS[0])["input_ids"]
     special = tok.all_special_ids[:1]
-    out["decode"] = [tok.decode(special + ids, skip_special_tokens=flag) for flag in (False, True)]
-    out["batch_decode"] = [tok.batch_decode([special + ids, ids], skip_special_tokens=flag) for flag in (False, True)]
-    out["convert_ids_to_tokens"] = tok.convert_ids_to_tokens(ids)
-    out["tokenize"] = tok.tokenize(TEXTS[2])
-    out["vocab_size"] = [tok.vocab_size, len(tok)]
+    put("decode", lambda: [tok.decode(special + ids, skip_special_tokens=flag) for flag in (False, True)])
+    put("batch_decode", lambda: [tok.batch_decode([special + ids, ids], skip_special_tokens=flag)
+                                 for flag in (False, True)])
+    put("convert_ids_to_tokens", lambda: tok.convert_ids_to_tokens(ids))
+    put("tokenize", lambda: tok.tokenize(TEXTS[2]))
+    put("vocab_size", lambda: [tok.vocab_size, len(tok)])
     if getattr(tok, "chat_template", None):
         chat = [{"role": "system", "content": "You are helpful."}, {"role": "user", "content": "Hi there!"},
                 {"role": "assistant", "content": "Hello! How can I help?"}]
-        templated = tok.apply_chat_template(chat, tokenize=True)
-        out["chat"] = _plain(templated)
+        put("chat", lambda: _plain(tok.apply_chat_template(chat, tokenize=True)))
     added = tok.add_tokens(["<new_tok>", "brandnewword"])
     added_special = tok.add_special_tokens({"additional_special_tokens": ["<|my_special|>"]})
-    out["added"] = [added, added_special]
+    put("added", lambda: [added, added_special])
     with_added = "x<new_tok>y brandnewword <|my_special|> z"
-    out["after_add"] = _plain(tok(with_added, return_offsets_mapping=True))
-    out["after_add_decode"] = [tok.decode(tok(with_added)["input_ids"], skip_special_tokens=f) for f in (False, True)]
+    put("after_add", lambda: _plain(tok(with_added, return_offsets_mapping=True)))
+    put("after_add_decode", lambda: [tok.decode(tok(with_added)["input_ids"], skip_special_tokens=f)
+                                     for f in (False, True)])
     if save_dir:
         tok.save_pretrained(save_dir)
         again = AutoTokenizer.from_pretrained(save_dir)
-        out["reloaded"] = _plain(again(TEXTS + [with_added]))
-        out["reloaded_backend"] = type(again.backend_tokenizer).__module__
+        put("reloaded", lambda: _plain(again(TEXTS + [with_added])))
+        put("reloaded_backend", lambda: type(again.backend_tokenizer).__module__)
     return out
 
 

@@ -35,6 +35,9 @@ def _pending_field(slot: str) -> property:
     return property(get, set_)
 
 
+_new_encoding = object.__new__
+
+
 def _unsigned(index: int) -> int:
     """HF's lookups take usize: a negative index is an OverflowError, as there."""
     if index < 0:
@@ -73,18 +76,24 @@ class Encoding:
         enc._pending = make
         return enc
 
-    @classmethod
-    def lazy(cls, ids: list, make) -> "Encoding":
-        """ids now, every other field from `make() -> Encoding` (with these ids) when first read."""
-        enc = cls.__new__(cls)
+    @staticmethod
+    def lazy(ids: list, source: tuple) -> "Encoding":
+        """ids now, every other field when first read: source is (tokenizer, text,
+        add_special_tokens) and `tokenizer._encode_whole(text, add_special_tokens)` makes them
+        (a tuple, not a closure: this is the short-call path, where each object counts)."""
+        enc = _new_encoding(Encoding)
         enc.ids = ids
-        enc._pending = make
+        enc._pending = source
         return enc
 
     def _make(self) -> None:
         make, self._pending = self._pending, None
         with gc_paused():
-            made = make()
+            if type(make) is tuple:
+                tokenizer, text, add_special_tokens = make
+                made = tokenizer._encode_whole(text, add_special_tokens)
+            else:
+                made = make()
         if isinstance(made, Encoding):
             for slot in Encoding.__slots__[1:-2]:
                 setattr(self, slot, getattr(made, slot))

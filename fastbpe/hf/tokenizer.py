@@ -14,7 +14,6 @@ Three paths give the same ids:
 from __future__ import annotations
 
 import asyncio
-import functools
 import json
 import os
 
@@ -500,9 +499,16 @@ class Tokenizer:
         if short is None:
             short = self._short = self._short_plan()
         if short and pair is None and type(sequence) is str and not is_pretokenized:
+            encode_text, kind, _, pattern, first, wraps = short
+            if (pattern is None or (first is not None and first not in sequence)) and sequence.isascii():
+                # _short_ids inlined: the common short call is one kernel call and this
+                ids = encode_text(sequence, kind, False)
+                before, after = wraps[True if add_special_tokens else False]
+                return Encoding.lazy(before + ids + after if before or after else ids,
+                                     (self, sequence, add_special_tokens))
             ids = self._short_ids(short, sequence, add_special_tokens)
             if ids is not None:
-                return Encoding.lazy(ids, functools.partial(self._encode_whole, sequence, add_special_tokens))
+                return Encoding.lazy(ids, (self, sequence, add_special_tokens))
         sequences = [sequence] if pair is None else [sequence, pair]
         if is_pretokenized:
             return self._post_process([self._encode_words(_words(s), k) for k, s in enumerate(sequences)],
