@@ -55,6 +55,7 @@ class Tokenizer:
         if not isinstance(doc, dict):
             raise ValueError("tokenizer.json must hold a JSON object")
         _nodes.check_version(doc)
+        _nodes.check_nesting(doc)
         model_json = doc.get("model")
         if not isinstance(model_json, dict):
             raise ValueError("tokenizer.json has no model object")
