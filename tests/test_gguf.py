@@ -402,3 +402,14 @@ def test_decode_bad_ids(spm_vocab, tmp_path):
     ids = tok.encode_ids("Hello world")
     assert tok.decode(np.array(ids)) == "Hello world"
     assert tok.decode([1] + ids) == "<s> Hello world"  # llama.cpp strips the space of the first piece only and tok.decode([1] + ids, skip_special_tokens=True) == " Hello world"
+
+
+def test_big_endian_file(spm_vocab, tmp_path):
+    tokens, scores, types = spm_vocab
+    little, big = tmp_path / "le.gguf", tmp_path / "be.gguf"
+    little.write_bytes(gf.gguf_bytes(gf.spm_kv(tokens, scores, types, eos_token_id=(gf.UINT32, 2))))
+    big.write_bytes(gf.gguf_bytes(gf.spm_kv(tokens, scores, types, eos_token_id=(gf.UINT32, 2)), order=">"))
+    a, b = GGUFTokenizer.from_file(little), GGUFTokenizer.from_file(big)
+    assert b.eos_token_id == 2 and list(b.vocab.scores) == list(a.vocab.scores)
+    for text in gf.TEXTS:
+        assert b.encode_ids(text) == a.encode_ids(text)
