@@ -334,6 +334,21 @@ def test_scanner_steps_split_like_regex(pre):
         assert fast.split(text) == slow.split(text), text
 
 
+@pytest.mark.parametrize("kind", sorted(REGEXES))
+def test_joined_steps_split_like_piece_by_piece(kind):
+    """Steps that split all pieces at once (joined by NULs) give each piece's own matches."""
+    import random
+
+    pre = next(p for p in PRE_TOKENIZERS.values() if p.kind == kind)
+    joined, apart = Splitter(pre), Splitter(pre, join=False)
+    alphabet = list("ab Z9 0'sSd\t\n\r.,!?$+<=>^~|`-_()") + ["\u00a0", "\u3000", "é", "中", "가", "ア", "٣", "½",
+                                                               "🦙", "\u0301", "\x85", "＆", "！"]
+    rng = random.Random(99)
+    texts = gf.TEXTS + ["".join(rng.choice(alphabet) for _ in range(rng.randrange(1, 40))) for _ in range(1500)]
+    for text in texts + ["a\x00b 12\x00,"]:
+        assert joined.split(text) == apart.split(text), text
+
+
 def test_cli_model_gguf(bytelevel_vocab, spm_vocab, tmp_path, capsys):
     from fastbpe.cli import main
 
