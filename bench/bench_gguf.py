@@ -78,8 +78,7 @@ def main() -> None:
         path = SHARED / "data" / "gguf" / f"ggml-vocab-{name}.gguf"
         tok = GGUFTokenizer.from_file(path)
         hf = Tokenizer.from_str(json.dumps(hf_spec(tok, read_metadata(path))))
-        how = "SPM merge_ids" if tok.model_type == "llama" else (
-            "C scanner" if tok.splitter.scanner_kind >= 0 else "regex chain")
+        how = "SPM merge_ids" if tok.model_type == "llama" else repr(tok.splitter).split("(", 1)[1].rstrip(">)")
         for c, text in texts.items():
             mb = len(text.encode("utf-8")) / 1e6
             tok.encode_ids(text[:2000])
