@@ -14,7 +14,7 @@
 from __future__ import annotations
 
 from functools import partial
-from itertools import repeat
+from itertools import chain, repeat
 from operator import add
 
 import numpy as np
@@ -56,6 +56,10 @@ class ByteLevelBPE:
 
     def encode_text(self, text: str, kind: int) -> list[int]:
         return self._fix_stand_ins(self.table.encode_text(text, kind))
+
+    def encode_texts(self, texts: list[str], kind: int) -> list[int]:
+        """The ids of texts one after the other, each scanned on its own (one kernel call)."""
+        return self._fix_stand_ins(list(chain.from_iterable(self.table.encode_texts(texts, kind))))
 
     def _fix_stand_ins(self, ids: list[int]) -> list[int]:
         if not self.stand_ins or not ids or max(ids) < self.n_tokens:

@@ -222,11 +222,23 @@ class Splitter:
                 rx = regex.compile(f"({to_python(e)})")
             self.steps.append((rx, kind, captured, join and captured and _separator_safe(to_python(e))))
         self.scanner_kind = self.steps[0][1] if len(self.steps) == 1 else -1
+        # a chain whose last step the scanner knows (starcoder, command-r, refact, chameleon):
+        # the earlier steps' pieces go to the encode kernel, which scans and merges them
+        last = self.steps[-1][1]
+        self.tail_kind = last if len(self.steps) > 1 and last >= 0 else -1
+
+    def split_head(self, text: str) -> list[str]:
+        """The pieces before the last step (for a chain with `tail_kind`)."""
+        return self._run(text, self.steps[:-1])
 
     def split(self, text: str) -> list[str]:
+        return self._run(text, self.steps)
+
+    @staticmethod
+    def _run(text: str, steps: list) -> list[str]:
         pieces = [text]
         can_join = _SEP not in text
-        for rx, kind, captured, joinable in self.steps:
+        for rx, kind, captured, joinable in steps:
             out = []
             if kind >= 0:
                 for piece in pieces:
@@ -267,7 +279,8 @@ class Splitter:
             how = "C scanner"
         else:
             n_fast = sum(k >= 0 for _, k, _, _ in self.steps)
-            how = f"regex fallback ({n_fast} of {len(self.steps)} steps on the C scanner)"
+            how = f"regex fallback ({n_fast} of {len(self.steps)} steps on the C scanner" + (
+                ", the last one inside the encode kernel)" if self.tail_kind >= 0 else ")")
         return f"<gguf Splitter {self.pre.name!r} ({self.pre.kind}, {len(self.exprs)} regexes, {how})>"
 
 
