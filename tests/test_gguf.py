@@ -428,3 +428,21 @@ def test_big_endian_file(spm_vocab, tmp_path):
     assert b.eos_token_id == 2 and list(b.vocab.scores) == list(a.vocab.scores)
     for text in gf.TEXTS:
         assert b.encode_ids(text) == a.encode_ids(text)
+
+
+def test_cli_count_in_blocks_equals_whole(bytelevel_vocab, tmp_path, capsys):
+    from fastbpe.cli import main
+    from fastbpe.cli.tokenizer_args import GGUFFile
+
+    spec, tokens, merges = bytelevel_vocab
+    path = tmp_path / "vocab.gguf"
+    path.write_bytes(gf.gguf_bytes(gf.gpt2_kv(tokens, merges, "llama-bpe")))
+    assert GGUFFile(str(path))._pat_str == patterns.LLAMA3_PATTERN  # may be cut between pieces
+    doc = tmp_path / "doc.txt"
+    text = "\n".join(gf.CORPUS) * 200  # several blocks
+    doc.write_text(text, encoding="utf-8")
+    assert main(["count", "-m", str(path), str(doc)]) == 0
+    assert capsys.readouterr().out.split("\t")[0] == str(len(GGUFTokenizer.from_file(path).encode_ids(text)))
+    starcoder = tmp_path / "star.gguf"
+    starcoder.write_bytes(gf.gguf_bytes(gf.gpt2_kv(tokens, merges, "starcoder")))
+    assert GGUFFile(str(starcoder))._pat_str == r"[\s\S]+"  # a chain: counted whole

@@ -83,7 +83,9 @@ def _merge_rows(merges: list[str], t2i: dict, token_bytes: list) -> np.ndarray:
     if joined.count(" ") == n and joined.count("\n") == n - 1 and not any(m[:1] == " " for m in merges):
         # the usual file: one space a merge, no newline in any (byte-level text has none)
         parts = joined.replace(" ", "\n").split("\n")
+        del joined
         lefts, rights = parts[0::2], parts[1::2]
+        del parts
     else:
         parts = [(m[:c], m[c + 1:]) if (c := m.find(" ", 1)) > 0 else ("", "") for m in merges]
         lefts, rights = (list(x) for x in zip(*parts)) if parts else ([], [])

@@ -222,6 +222,8 @@ class Splitter:
                 rx = regex.compile(f"({to_python(e)})")
             self.steps.append((rx, kind, captured, join and captured and _separator_safe(to_python(e))))
         self.scanner_kind = self.steps[0][1] if len(self.steps) == 1 else -1
+        # the scanner's pattern for a one-regex pre-tokenizer it knows (same pieces), else None
+        self.scanner_pattern = _SCANNER_PATTERNS[self.exprs[0]] if self.scanner_kind >= 0 else None
         # a chain whose last step the scanner knows (starcoder, command-r, refact, chameleon):
         # the earlier steps' pieces go to the encode kernel, which scans and merges them
         last = self.steps[-1][1]
