@@ -1,5 +1,6 @@
 # Declarations shared by the kernels: token and pair tables, and the per-call workspace.
 from libc.stdint cimport uint8_t, uint16_t, uint32_t, int32_t, int64_t, uint64_t
+from fastbpe._hash cimport mix64
 
 ctypedef uint32_t tok_t
 
@@ -87,3 +88,28 @@ cdef void work_free(Work* w) noexcept nogil
 cdef PieceCache thread_cache(BPETable table)
 cdef object idbuf_to_list(IdBuf* b, list id_objects)
 cdef object idbuf_to_numpy(IdBuf* b)
+
+
+# ----------------------------------------------------------------------------------------
+# pair lookup, inline in every kernel that merges (_core, _merge_ids)
+
+cdef extern from *:
+    """
+    #define FB_PAIR_SLOT_FREE 0xFFFFFFFFFFFFFFFFULL
+    """
+    const uint64_t PAIR_SLOT_FREE "FB_PAIR_SLOT_FREE"   # the key of a free PairSlot (_core's EMPTY_KEY)
+
+cdef inline bint pair_get(const PairTable* t, tok_t left, tok_t right,
+                          uint32_t* rank, tok_t* new_id) noexcept nogil:
+    cdef uint64_t key = (<uint64_t>left << 32) | right
+    cdef uint64_t i = mix64(key) & t.mask
+    cdef const PairSlot* s
+    while True:
+        s = &t.slots[i]
+        if s.key == key:
+            rank[0] = s.rank
+            new_id[0] = s.new_id
+            return True
+        if s.key == PAIR_SLOT_FREE:
+            return False
+        i = (i + 1) & t.mask

@@ -31,7 +31,10 @@ from cpython.unicode cimport PyUnicode_Check, PyUnicode_GET_LENGTH
 
 from fastbpe._hash cimport hash_bytes, hash_in_text, load_word, mix64, pow2_at_least
 from fastbpe._pretokenize cimport scan_pieces
-from fastbpe._utf8 cimport PyUnicode_DATA, PyUnicode_KIND, utf8_capacity, utf8_encode
+from fastbpe._heap cimport heap_pop, heap_push
+from fastbpe._utf8 cimport (PyUnicode_DATA, PyUnicode_KIND, Utf8Text, utf8_capacity, utf8_encode,
+                            utf8_text_check, utf8_text_close, utf8_text_convert, utf8_text_open,
+                            utf8_valid)
 from libc.stdint cimport uint8_t, uint16_t, uint32_t, int32_t, int64_t, uint64_t, UINT32_MAX
 from libc.stdlib cimport malloc, calloc, realloc, free
 from libc.string cimport memchr, memcpy, memcmp, memmove, memset
@@ -84,22 +87,6 @@ cdef inline uint64_t load_head(const uint8_t* p, Py_ssize_t n) noexcept nogil:
 
 # ----------------------------------------------------------------------------------------
 # pair table
-
-cdef inline bint pair_get(const PairTable* t, tok_t left, tok_t right,
-                          uint32_t* rank, tok_t* new_id) noexcept nogil:
-    cdef uint64_t key = (<uint64_t>left << 32) | right
-    cdef uint64_t i = mix64(key) & t.mask
-    cdef const PairSlot* s
-    while True:
-        s = &t.slots[i]
-        if s.key == key:
-            rank[0] = s.rank
-            new_id[0] = s.new_id
-            return True
-        if s.key == EMPTY_KEY:
-            return False
-        i = (i + 1) & t.mask
-
 
 cdef int pair_table_init(PairTable* t, Py_ssize_t expected) except -1 nogil:
     cdef uint64_t cap = pow2_at_least(<uint64_t>(expected * 2 + 1))
@@ -298,115 +285,7 @@ cdef PieceCache thread_cache(BPETable table):
     return <PieceCache>cache
 
 
-def thread_piece_cache(BPETable table):
-    """This thread's PieceCache for table (for tests and diagnostics)."""
-    return thread_cache(table)
-
-
 cdef uint64_t _next_serial = 0
-
-
-# ----------------------------------------------------------------------------------------
-# the UTF-8 of a str, made without the GIL (see _utf8.pxd)
-
-cdef struct Utf8Text:
-    const uint8_t* s         # the UTF-8 bytes: CPython's own buffer (ASCII) or owned
-    Py_ssize_t n
-    uint8_t* owned           # our copy for a non-ASCII str, freed by utf8_text_close
-    const void* data         # the str's code units, of `kind` bytes each
-    Py_ssize_t length        # code units
-    int kind
-    Py_ssize_t bad           # index of a lone surrogate, or -1
-
-
-cdef int utf8_text_open(str text, Utf8Text* u) except -1:
-    """With the GIL: point u at an ASCII str's own bytes, or make room for the UTF-8."""
-    memset(u, 0, sizeof(Utf8Text))
-    u.bad = -1
-    u.length = PyUnicode_GET_LENGTH(text)
-    if PyUnicode_IS_ASCII(text):
-        u.s = <const uint8_t*>PyUnicode_AsUTF8AndSize(text, &u.n)   # no copy
-        return 0
-    u.kind = PyUnicode_KIND(text)
-    u.data = PyUnicode_DATA(text)
-    u.owned = <uint8_t*>malloc(utf8_capacity(u.kind, u.length) + 1)
-    if u.owned == NULL:
-        raise MemoryError()
-    return 0
-
-
-cdef int utf8_text_convert(Utf8Text* u) noexcept nogil:
-    """Without the GIL: fill u.owned (the str must stay alive); -1 on a lone surrogate."""
-    if u.owned == NULL or u.s != NULL:
-        return 0
-    u.n = utf8_encode(u.kind, u.data, u.length, u.owned, &u.bad)
-    if u.n < 0:
-        u.n = 0
-        return -1
-    u.s = u.owned
-    return 0
-
-
-cdef int utf8_text_check(str text, Utf8Text* u) except -1:
-    """With the GIL: the UnicodeEncodeError str.encode would raise, if there was one."""
-    if u.bad >= 0:
-        raise UnicodeEncodeError("utf-8", text, u.bad, u.bad + 1, "surrogates not allowed")
-    return 0
-
-
-cdef void utf8_text_close(Utf8Text* u) noexcept nogil:
-    free(u.owned)
-    u.owned = NULL
-    u.s = NULL
-
-
-# ----------------------------------------------------------------------------------------
-# the min-heap of candidate merges: entries are (rank << 32 | position), so the smallest
-# entry is the lowest rank and, among equal ranks, the leftmost position.  4-ary: half the
-# depth of a binary heap, and a node's children share a cache line (a 1 MB piece has a
-# heap of millions of entries, far beyond the caches).
-
-cdef inline void heap_push(uint64_t* h, Py_ssize_t* size, uint64_t v) noexcept nogil:
-    cdef Py_ssize_t i = size[0]
-    cdef Py_ssize_t parent
-    size[0] = i + 1
-    while i > 0:
-        parent = (i - 1) >> 2
-        if h[parent] <= v:
-            break
-        h[i] = h[parent]
-        i = parent
-    h[i] = v
-
-
-cdef inline uint64_t heap_pop(uint64_t* h, Py_ssize_t* size) noexcept nogil:
-    cdef uint64_t top = h[0]
-    cdef Py_ssize_t n = size[0] - 1
-    cdef uint64_t v = h[n]
-    cdef Py_ssize_t i = 0
-    cdef Py_ssize_t c, k, best, lo, hi
-    size[0] = n
-    while True:
-        c = 4 * i + 1
-        if c >= n:
-            break
-        if c + 3 < n:    # four children: two pairs, then the pair winners (branch-free)
-            lo = c if h[c] <= h[c + 1] else c + 1
-            hi = c + 2 if h[c + 2] <= h[c + 3] else c + 3
-            best = lo if h[lo] <= h[hi] else hi
-        else:
-            best = c
-            for k in range(c + 1, n):
-                if h[k] < h[best]:
-                    best = k
-        if v <= h[best]:
-            break
-        h[i] = h[best]
-        i = best
-    if n > 0:
-        h[i] = v
-    return top
-
 
 
 cdef inline void pile_pair(const PairTable* pairs, SmallPart* parts, Py_ssize_t left,
@@ -621,15 +500,25 @@ cdef class BPETable:
 
     @staticmethod
     def from_merges(merges, token_bytes, dict special_bytes=None, bint whole_piece=False,
-                    bint require_all_bytes=True):
+                    bint require_all_bytes=True, ranks=None):
         """Merge-list semantics. merges is an (m, 3) int array of (left, right, new id) in merge
         order (row i has rank i); token_bytes[id] is the bytes of each token (None if unused).
         whole_piece=True also emits a piece that is itself a token directly (HF ignore_merges).
         require_all_bytes=False allows a vocabulary without all 256 single bytes (a char-level
-        model that only merges from given ids, see `merge_ids`); encoding bytes needs them."""
+        model that only merges from given ids, see `merge_ids`); encoding bytes needs them.
+        ranks (optional, m ints): row i's rank instead of i; equal ranks merge leftmost first
+        (SentencePiece BPE by scores: the rank is the merged token's score order)."""
         cdef BPETable self = BPETable.__new__(BPETable)
         cdef int64_t[:, ::1] m = _np().ascontiguousarray(merges, dtype="int64").reshape(-1, 3)
         cdef Py_ssize_t i, n = m.shape[0], n_bpe = len(token_bytes)
+        cdef int64_t[::1] r = None
+        if ranks is not None:
+            r = _np().ascontiguousarray(ranks, dtype="int64").reshape(-1)
+            if r.shape[0] != n:
+                raise ValueError(f"{r.shape[0]} ranks for {n} merges")
+            for i in range(n):
+                if not 0 <= r[i] < 0xFFFFFFFF:
+                    raise ValueError(f"rank {r[i]} of merge {i} is out of range")
         self.whole_piece = whole_piece
         self._load_tokens(_as_list(token_bytes), special_bytes or {}, False)
         if require_all_bytes:
@@ -640,7 +529,7 @@ cdef class BPETable:
                 raise ValueError(f"merge {i} refers to a token id outside the vocabulary")
             if self.tok.start[m[i, 0]] < 0 or self.tok.start[m[i, 1]] < 0 or self.tok.start[m[i, 2]] < 0:
                 raise ValueError(f"merge {i} refers to an unused token id")
-            pair_put(&self.pairs, <tok_t>m[i, 0], <tok_t>m[i, 1], <uint32_t>i, <tok_t>m[i, 2])
+            pair_put(&self.pairs, <tok_t>m[i, 0], <tok_t>m[i, 1], <uint32_t>(i if r is None else r[i]), <tok_t>m[i, 2])
         if all(self.tok.byte_id[i] >= 0 for i in range(256)):
             self._build_byte_pairs()
         # else byte_pairs stays NULL: only merge_ids can use the table (_require_byte_pairs)
@@ -1224,91 +1113,6 @@ cdef class BPETable:
         return res
 
 
-cdef bint utf8_valid(const uint8_t* s, Py_ssize_t n) noexcept nogil:
-    """Whether s[:n] is valid UTF-8 by Python's rules (no overlongs, no surrogates, nothing
-    above U+10FFFF); ASCII runs are checked 8 bytes at a time."""
-    cdef Py_ssize_t i = 0, k, length
-    cdef uint8_t c, c1
-    cdef uint64_t word
-    while i < n:
-        if i + 8 <= n:
-            memcpy(&word, s + i, 8)
-            if (word & 0x8080808080808080ULL) == 0:
-                i += 8
-                continue
-        c = s[i]
-        if c < 0x80:
-            i += 1
-            continue
-        if c < 0xC2 or c > 0xF4:    # a continuation byte, an overlong 2-byte lead, > U+10FFFF
-            return False
-        length = 2 if c < 0xE0 else (3 if c < 0xF0 else 4)
-        if i + length > n:
-            return False
-        for k in range(1, length):
-            if (s[i + k] & 0xC0) != 0x80:
-                return False
-        c1 = s[i + 1]
-        # second-byte limits: overlongs (E0, F0), surrogates (ED), above U+10FFFF (F4)
-        if ((c == 0xE0 and c1 < 0xA0) or (c == 0xED and c1 >= 0xA0)
-                or (c == 0xF0 and c1 < 0x90) or (c == 0xF4 and c1 >= 0x90)):
-            return False
-        i += length
-    return True
-
-
-def find_separators(const uint8_t[::1] data, const uint8_t[::1] sep, Py_ssize_t start=0):
-    """Where `sep` occurs in data[start:], left to right without overlaps (where bytes.split
-    cuts): an int64 array of match positions.  The corpus path cuts files into documents
-    with it, without a Python object per document."""
-    cdef Py_ssize_t n = data.shape[0], m = sep.shape[0], pos = start, count = 0, cap = 0
-    cdef int64_t* hits = NULL
-    cdef int64_t* grown
-    cdef const uint8_t* p
-    cdef bint failed = False
-    cdef int64_t[::1] view
-    if m == 0:
-        raise ValueError("empty separator")
-    if start < 0:
-        raise ValueError("start must be >= 0")
-    with nogil:
-        while pos + m <= n:
-            p = <const uint8_t*>memchr(&data[0] + pos, sep[0], <size_t>(n - m + 1 - pos))
-            if p == NULL:
-                break
-            pos = p - &data[0]
-            if memcmp(p, &sep[0], <size_t>m) != 0:
-                pos += 1
-                continue
-            if count == cap:
-                cap = cap * 2 if cap else 1024
-                grown = <int64_t*>realloc(hits, cap * sizeof(int64_t))
-                if grown == NULL:
-                    failed = True
-                    break
-                hits = grown
-            hits[count] = pos
-            count += 1
-            pos += m
-    try:
-        if failed:
-            raise MemoryError()
-        out = _np().empty(count, dtype=_np().int64)
-        view = out
-        if count:
-            memcpy(&view[0], hits, count * sizeof(int64_t))
-        return out
-    finally:
-        free(hits)
-
-
-def is_valid_utf8(const uint8_t[::1] data):
-    """utf8_valid for Python callers (the tests compare it with bytes.decode)."""
-    if data.shape[0] == 0:
-        return True
-    return utf8_valid(&data[0], data.shape[0])
-
-
 cdef int scan_ends(int kind, const uint8_t* s, Py_ssize_t n, IdBuf* out) except -1 nogil:
     """Append the end byte of every piece of s[:n] (n < 4 GiB) to out."""
     cdef Py_ssize_t ends[512]
@@ -1323,20 +1127,6 @@ cdef int scan_ends(int kind, const uint8_t* s, Py_ssize_t n, IdBuf* out) except 
         out.len += k
         pos = ends[k - 1]
     return 0
-
-
-def utf8_of(str text):
-    """The UTF-8 the GIL-free converter makes of text (the tests compare it with
-    str.encode, lone surrogates included)."""
-    cdef Utf8Text u
-    utf8_text_open(text, &u)
-    try:
-        with nogil:
-            utf8_text_convert(&u)
-        utf8_text_check(text, &u)
-        return PyBytes_FromStringAndSize(<const char*>u.s, u.n) if u.n else b""
-    finally:
-        utf8_text_close(&u)
 
 
 cdef void _locate_pieces(const uint8_t* s, bint ascii, Py_ssize_t n, const char** ptrs,
@@ -1386,146 +1176,9 @@ cdef object _ids_from_sequence(tokens):
     return arr[:i]
 
 
-# =========================================================================================
-# Merging from given initial ids, with optional BPE-dropout (HF `tokenizers` semantics).
-#
-# Char-level HF models (byte_fallback, Metaspace, unk tokens, subword prefixes) start a word
-# from ids that are not one per byte, and BPE-dropout skips merges at random: `merge_ids`
-# runs the plain heap loop below on given ids.  (`_merge_heap`, the byte path of every
-# encode, has its own loop of sorted runs and a pile for long pieces; both take the lowest
-# rank, leftmost on ties, and the tests check they agree.)  Dropout skips each popped
-# candidate with probability `dropout`; skipped candidates go back on the heap after the
-# next merge, as HF does.
-# =========================================================================================
-
 cdef int _require_byte_pairs(BPETable table) except -1:
     """Byte encoding needs every single byte as a token (see from_merges' require_all_bytes)."""
     if table.byte_pairs == NULL:
         raise ValueError("this table lacks single-byte tokens (built with require_all_bytes=False): "
                          "it can only merge given ids (merge_ids), not encode bytes")
     return 0
-
-
-cdef inline uint64_t _splitmix64(uint64_t* state) noexcept nogil:
-    state[0] += 0x9E3779B97F4A7C15ULL
-    cdef uint64_t z = state[0]
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL
-    return z ^ (z >> 31)
-
-
-cdef Py_ssize_t heap_merge_loop(BPETable table, tok_t* ids, int32_t* nxt, int32_t* prv, uint64_t* heap,
-                                Py_ssize_t size, Py_ssize_t n, uint64_t* skipped, double dropout,
-                                uint64_t seed) noexcept nogil:
-    """The heap loop of every merge-list BPE (`_merge_heap` and `merge_ids`): parts ids[0..n)
-    linked by nxt/prv, candidates (rank << 32 | position) in heap[0..size); merged-away parts
-    become DEAD.  With dropout > 0 (skipped: room for as many entries as heap), each popped
-    candidate is skipped with that probability and re-pushed after the next merge (HF's rule).
-    Returns the number of parts left."""
-    cdef Py_ssize_t n_skipped = 0, i, pos, right, after, before, survivors = n
-    cdef uint32_t r, r2
-    cdef tok_t nid
-    cdef uint64_t top, rng = seed
-    # skip when 53 random bits fall below dropout * 2^53
-    cdef uint64_t cut = <uint64_t>(dropout * 9007199254740992.0) if dropout > 0 else 0
-    while size > 0:
-        top = heap_pop(heap, &size)
-        if cut:
-            if (_splitmix64(&rng) >> 11) < cut:
-                skipped[n_skipped] = top
-                n_skipped += 1
-                continue
-            for i in range(n_skipped):
-                heap_push(heap, &size, skipped[i])
-            n_skipped = 0
-        r = <uint32_t>(top >> 32)
-        pos = <Py_ssize_t>(top & 0xFFFFFFFFU)
-        if ids[pos] == DEAD:
-            continue
-        right = nxt[pos]
-        if right >= n:
-            continue
-        # stale if the pair at pos changed since the entry was pushed
-        if not pair_get(&table.pairs, ids[pos], ids[right], &r2, &nid) or r2 != r:
-            continue
-        ids[pos] = nid
-        ids[right] = DEAD
-        survivors -= 1
-        after = nxt[right]
-        nxt[pos] = <int32_t>after
-        if after < n:
-            prv[after] = <int32_t>pos
-            if pair_get(&table.pairs, nid, ids[after], &r2, &nid):
-                heap_push(heap, &size, (<uint64_t>r2 << 32) | <uint64_t>pos)
-        before = prv[pos]
-        if before >= 0:
-            if pair_get(&table.pairs, ids[before], ids[pos], &r2, &nid):
-                heap_push(heap, &size, (<uint64_t>r2 << 32) | <uint64_t>before)
-    return survivors
-
-
-cdef Py_ssize_t merge_ids_kernel(BPETable table, tok_t* ids, int32_t* nxt, int32_t* prv,
-                                 uint64_t* heap, uint64_t* skipped, Py_ssize_t n,
-                                 double dropout, uint64_t seed) noexcept nogil:
-    """Merge the n parts ids[0..n) in place (see heap_merge_loop); heap and skipped hold 3n
-    entries each.  Returns the number of parts left."""
-    cdef Py_ssize_t size = 0, i
-    cdef uint32_t r
-    cdef tok_t nid
-    for i in range(n):
-        nxt[i] = <int32_t>(i + 1)
-        prv[i] = <int32_t>(i - 1)
-    for i in range(n - 1):
-        if pair_get(&table.pairs, ids[i], ids[i + 1], &r, &nid):
-            heap_push(heap, &size, (<uint64_t>r << 32) | <uint64_t>i)
-    return heap_merge_loop(table, ids, nxt, prv, heap, size, n, skipped, dropout, seed)
-
-
-def merge_ids(BPETable table, initial_ids, double dropout=0.0, uint64_t seed=0):
-    """Merge a word given as its initial part ids with table's merges (lowest rank first,
-    leftmost on ties); each candidate merge is skipped with probability `dropout`, drawn
-    from a generator seeded with `seed` (same seed, same result).  Returns (ids, starts):
-    the final ids and, for each, the index of its first initial part."""
-    cdef Py_ssize_t n = len(initial_ids), i, k
-    cdef tok_t* ids
-    cdef int32_t* nxt
-    cdef int32_t* prv
-    cdef uint64_t* heap
-    cdef uint64_t* skipped
-    cdef object t
-    if not 0.0 <= dropout <= 1.0:
-        raise ValueError(f"dropout must be between 0 and 1, got {dropout}")
-    if n >= 0x7FFFFFFF // 4:
-        raise ValueError("a word of 512 Mi parts or more cannot be merged")
-    ids = <tok_t*>malloc((n + 1) * sizeof(tok_t))
-    nxt = <int32_t*>malloc((n + 1) * sizeof(int32_t))
-    prv = <int32_t*>malloc((n + 1) * sizeof(int32_t))
-    heap = <uint64_t*>malloc((3 * n + 4) * sizeof(uint64_t))
-    skipped = <uint64_t*>malloc((3 * n + 4) * sizeof(uint64_t))
-    try:
-        if ids == NULL or nxt == NULL or prv == NULL or heap == NULL or skipped == NULL:
-            raise MemoryError()
-        i = 0
-        for t in initial_ids:
-            if i >= n:
-                break
-            if t < 0 or t >= table.tok.n_ids:
-                raise ValueError(f"initial id {t} is outside the vocabulary")
-            ids[i] = <tok_t>t
-            i += 1
-        with nogil:
-            merge_ids_kernel(table, ids, nxt, prv, heap, skipped, n, dropout, seed)
-        out_ids = []
-        starts = []
-        k = 0
-        while k < n:
-            out_ids.append(ids[k])
-            starts.append(k)
-            k = nxt[k]
-        return out_ids, starts
-    finally:
-        free(ids)
-        free(nxt)
-        free(prv)
-        free(heap)
-        free(skipped)

@@ -11,6 +11,8 @@ import bisect
 import functools
 from typing import TYPE_CHECKING
 
+from .special_tokens import special_token_regex
+
 if TYPE_CHECKING:
     from .encoding import Encoding
 
@@ -23,10 +25,8 @@ def _native_encode(enc: Encoding, text: str, allowed: frozenset) -> tuple[list[i
     ids = enc._encode_with_specials(text, allowed, False) if allowed else enc._encode_ordinary(text, False)
     tail = text
     if allowed:
-        from .encoding import _special_token_regex
-
         last_special = None
-        for last_special in _special_token_regex(allowed).finditer(text):
+        for last_special in special_token_regex(allowed).finditer(text):
             pass
         if last_special is not None:
             tail = text[last_special.end():]

@@ -4,12 +4,16 @@
 # unit at a time with the GIL held: on mostly-English text with a few curly quotes it was a
 # fifth of the whole encode.  These loops copy ASCII runs several code units per step and
 # run inside the kernels' GIL-free section, so batch threads convert in parallel.
+from cpython.unicode cimport PyUnicode_GET_LENGTH
 from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t
-from libc.string cimport memcpy
+from libc.stdlib cimport malloc, free
+from libc.string cimport memcpy, memset
 
 cdef extern from "Python.h":
     int PyUnicode_KIND(object s)
     void* PyUnicode_DATA(object s)
+    const char* PyUnicode_AsUTF8AndSize(object s, Py_ssize_t* size) except NULL
+    bint PyUnicode_IS_ASCII(object s)
 
 
 cdef inline Py_ssize_t utf8_capacity(int kind, Py_ssize_t n) noexcept nogil:
@@ -78,3 +82,93 @@ cdef inline Py_ssize_t utf8_encode(int kind, const void* data, Py_ssize_t n, uin
                 return -1
             o += w
     return o
+
+
+# ----------------------------------------------------------------------------------------
+# the UTF-8 of a str, made without the GIL: open (GIL) -> convert (no GIL) -> check (GIL) -> close
+
+cdef struct Utf8Text:
+    const uint8_t* s         # the UTF-8 bytes: CPython's own buffer (ASCII) or owned
+    Py_ssize_t n
+    uint8_t* owned           # our copy for a non-ASCII str, freed by utf8_text_close
+    const void* data         # the str's code units, of `kind` bytes each
+    Py_ssize_t length        # code units
+    int kind
+    Py_ssize_t bad           # index of a lone surrogate, or -1
+
+
+cdef inline int utf8_text_open(str text, Utf8Text* u) except -1:
+    """With the GIL: point u at an ASCII str's own bytes, or make room for the UTF-8."""
+    memset(u, 0, sizeof(Utf8Text))
+    u.bad = -1
+    u.length = PyUnicode_GET_LENGTH(text)
+    if PyUnicode_IS_ASCII(text):
+        u.s = <const uint8_t*>PyUnicode_AsUTF8AndSize(text, &u.n)   # no copy
+        return 0
+    u.kind = PyUnicode_KIND(text)
+    u.data = PyUnicode_DATA(text)
+    u.owned = <uint8_t*>malloc(utf8_capacity(u.kind, u.length) + 1)
+    if u.owned == NULL:
+        raise MemoryError()
+    return 0
+
+
+cdef inline int utf8_text_convert(Utf8Text* u) noexcept nogil:
+    """Without the GIL: fill u.owned (the str must stay alive); -1 on a lone surrogate."""
+    if u.owned == NULL or u.s != NULL:
+        return 0
+    u.n = utf8_encode(u.kind, u.data, u.length, u.owned, &u.bad)
+    if u.n < 0:
+        u.n = 0
+        return -1
+    u.s = u.owned
+    return 0
+
+
+cdef inline int utf8_text_check(str text, Utf8Text* u) except -1:
+    """With the GIL: the UnicodeEncodeError str.encode would raise, if there was one."""
+    if u.bad >= 0:
+        raise UnicodeEncodeError("utf-8", text, u.bad, u.bad + 1, "surrogates not allowed")
+    return 0
+
+
+cdef inline void utf8_text_close(Utf8Text* u) noexcept nogil:
+    free(u.owned)
+    u.owned = NULL
+    u.s = NULL
+
+
+# ----------------------------------------------------------------------------------------
+# validating UTF-8 bytes (documents read from a corpus file)
+
+cdef inline bint utf8_valid(const uint8_t* s, Py_ssize_t n) noexcept nogil:
+    """Whether s[:n] is valid UTF-8 by Python's rules (no overlongs, no surrogates, nothing
+    above U+10FFFF); ASCII runs are checked 8 bytes at a time."""
+    cdef Py_ssize_t i = 0, k, length
+    cdef uint8_t c, c1
+    cdef uint64_t word
+    while i < n:
+        if i + 8 <= n:
+            memcpy(&word, s + i, 8)
+            if (word & 0x8080808080808080ULL) == 0:
+                i += 8
+                continue
+        c = s[i]
+        if c < 0x80:
+            i += 1
+            continue
+        if c < 0xC2 or c > 0xF4:    # a continuation byte, an overlong 2-byte lead, > U+10FFFF
+            return False
+        length = 2 if c < 0xE0 else (3 if c < 0xF0 else 4)
+        if i + length > n:
+            return False
+        for k in range(1, length):
+            if (s[i + k] & 0xC0) != 0x80:
+                return False
+        c1 = s[i + 1]
+        # second-byte limits: overlongs (E0, F0), surrogates (ED), above U+10FFFF (F4)
+        if ((c == 0xE0 and c1 < 0xA0) or (c == 0xED and c1 >= 0xA0)
+                or (c == 0xF0 and c1 < 0x90) or (c == 0xF4 and c1 >= 0x90)):
+            return False
+        i += length
+    return True

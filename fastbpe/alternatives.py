@@ -2,7 +2,7 @@
 
 - BPE-dropout (subword regularisation, Provilkov et al. 2020; HF `tokenizers`' `dropout`): each
   piece starts from its bytes and every candidate merge is skipped with probability `dropout`
-  (the merge loop is `_core.merge_ids`, shared with the HF front end).  The whole-piece shortcut
+  (the merge loop is `_merge_ids.merge_ids`, shared with the HF front end).  The whole-piece shortcut
   is not taken, so `dropout=1` gives single bytes; `dropout=0` or `None` is the exact encoding.
   A `seed` makes the draws reproducible (piece i uses the i-th 64-bit draw of
   `random.Random(seed)`); `seed=None` draws fresh randomness.
@@ -16,19 +16,19 @@ from __future__ import annotations
 import os
 import random
 
-from ._core import merge_ids
+from ._merge_ids import merge_ids
 from ._segment import byte_ids, shortest_ids
+from .special_tokens import special_token_regex
+from .text import fix_surrogates
 
 
 def encode_with(enc, text: str, allowed: frozenset, pieces_to_ids) -> list:
     """Encode `text` with an `Encoding`'s pattern and allowed special tokens, each ordinary
     segment's byte pieces through `pieces_to_ids(table, pieces)`."""
-    from .encoding import _special_token_regex
-
     out: list = []
     start = 0
     if allowed:
-        for match in _special_token_regex(allowed).finditer(text):
+        for match in special_token_regex(allowed).finditer(text):
             out += pieces_to_ids(enc._table, _byte_pieces(enc._splitter, text[start:match.start()]))
             out.append(enc._special_tokens[match.group()])
             start = match.end()
@@ -38,12 +38,10 @@ def encode_with(enc, text: str, allowed: frozenset, pieces_to_ids) -> list:
 
 def _byte_pieces(splitter, text: str) -> list:
     """UTF-8 of each piece; lone surrogates are replaced as `Encoding.encode` does."""
-    from .encoding import _fix_surrogates
-
     try:
         return [p.encode("utf-8") for p in splitter.findall(text)]
     except UnicodeEncodeError:
-        return [p.encode("utf-8") for p in splitter.findall(_fix_surrogates(text))]
+        return [p.encode("utf-8") for p in splitter.findall(fix_surrogates(text))]
 
 
 def dropout_fn(dropout: float, seed):

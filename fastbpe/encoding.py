@@ -6,17 +6,15 @@ special tokens, and hands each ordinary segment to `_core.BPETable` in one call.
 from __future__ import annotations
 
 import functools
-import os
-import threading
-from concurrent.futures import ThreadPoolExecutor
 from typing import AbstractSet, Collection, Literal, Mapping, Sequence
-
-import regex
 
 from . import alternatives
 from ._core import BPETable
 from .formats.tiktoken_bpe import TokensByRank
 from .pretokenize import Splitter
+from .special_tokens import raise_disallowed_special_token, special_token_regex
+from .text import fix_surrogates
+from .threads import check_threads, parallel_map
 
 
 
@@ -141,7 +139,7 @@ class Encoding:
     def encode_ordinary_batch(self, text: Sequence[str], *, num_threads: int = 8) -> list[list[int]]:
         """Encode many texts on `num_threads` threads (the kernels release the GIL)."""
         _check_batch(text, num_threads)
-        return _parallel_map(self._encode_ordinary_many, text, self._batch_threads(num_threads))
+        return parallel_map(self._encode_ordinary_many, text, self._batch_threads(num_threads))
 
     def encode_batch(
         self,
@@ -166,7 +164,7 @@ class Encoding:
             return [self._encode_with_specials(t, a, False) if a else self._encode_ordinary(t, False)
                     for t, a in zip(texts, allowed)]
 
-        return _parallel_map(chunk, text, self._batch_threads(num_threads))
+        return parallel_map(chunk, text, self._batch_threads(num_threads))
 
     def encode_files(self, paths, out=None, *, separator="<|endoftext|>", split_on=None,
                      keep_empty=False, dtype=None, num_threads=None, buffer_bytes=64 << 20,
@@ -247,7 +245,7 @@ class Encoding:
         the fast path)."""
         if not isinstance(text, str):
             raise TypeError(f"expected str, not {type(text).__name__}")
-        text = _fix_surrogates(text)
+        text = fix_surrogates(text)
         pieces = self._splitter.regex_pieces(text)
         return self._refuse_uncovered(self._table.encode_pieces(pieces, False, text))
 
@@ -348,14 +346,14 @@ class Encoding:
     def decode_batch(self, batch: Sequence[Sequence[int]], *, errors: str = "replace",
                      num_threads: int = 8) -> list[str]:
         """`decode` for many token lists."""
-        _check_threads(num_threads)
+        check_threads(num_threads)
         decode = functools.partial(self.decode, errors=errors)
-        return _parallel_map(lambda chunk: [decode(tokens) for tokens in chunk], batch, num_threads)
+        return parallel_map(lambda chunk: [decode(tokens) for tokens in chunk], batch, num_threads)
 
     def decode_bytes_batch(self, batch: Sequence[Sequence[int]], *, num_threads: int = 8) -> list[bytes]:
         """`decode_bytes` for many token lists."""
-        _check_threads(num_threads)
-        return _parallel_map(lambda chunk: [self.decode_bytes(tokens) for tokens in chunk], batch, num_threads)
+        check_threads(num_threads)
+        return parallel_map(lambda chunk: [self.decode_bytes(tokens) for tokens in chunk], batch, num_threads)
 
     # ====================
     # Miscellaneous
@@ -409,7 +407,7 @@ class Encoding:
             return self._encode_segment(text, as_numpy)
         except UnicodeEncodeError:
             # lone surrogates: tiktoken pairs up what it can and replaces the rest with U+FFFD
-            return self._encode_segment(_fix_surrogates(text), as_numpy)
+            return self._encode_segment(fix_surrogates(text), as_numpy)
 
     def _encode_ordinary_many(self, texts: list) -> list[list[int]]:
         """encode_ordinary of each text; with the C scanner, one kernel call for them all."""
@@ -418,7 +416,7 @@ class Encoding:
             try:
                 out = self._table.encode_texts(plain, self._splitter.kind)
             except UnicodeEncodeError:
-                out = self._table.encode_texts([_fix_surrogates(t) for t in plain], self._splitter.kind)
+                out = self._table.encode_texts([fix_surrogates(t) for t in plain], self._splitter.kind)
             if self._phantom is not None:
                 for ids in out:
                     self._refuse_uncovered(ids)
@@ -466,7 +464,7 @@ class Encoding:
         else:
             disallowed = frozenset(disallowed_special)
         if disallowed:
-            match = _special_token_regex(disallowed).search(text)
+            match = special_token_regex(disallowed).search(text)
             if match is not None:
                 raise_disallowed_special_token(match.group())
         return allowed & self._all_special
@@ -474,7 +472,7 @@ class Encoding:
     def _encode_with_specials(self, text: str, allowed: frozenset[str], as_numpy: bool):
         parts = []
         start = 0
-        for match in _special_token_regex(allowed).finditer(text):
+        for match in special_token_regex(allowed).finditer(text):
             parts.append(self._encode_ordinary(text[start:match.start()], as_numpy))
             parts.append([self._special_tokens[match.group()]])
             start = match.end()
@@ -576,10 +574,6 @@ def _plain_str(text) -> str:
     return str.__str__(text)
 
 
-def _fix_surrogates(text: str) -> str:
-    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-
-
 def _as_token_id(token) -> int:
     import operator
 
@@ -592,14 +586,7 @@ def _as_token_id(token) -> int:
 def _check_batch(texts, num_threads) -> None:
     if isinstance(texts, str):
         raise TypeError("expected a sequence of str, got a single str")
-    _check_threads(num_threads)
-
-
-def _check_threads(num_threads) -> None:
-    # None and floats work as in tiktoken (ThreadPoolExecutor takes them); 0 and negatives
-    # raise there too, so refuse them here with the same meaning
-    if num_threads is not None and not isinstance(num_threads, bool) and num_threads < 1:
-        raise ValueError(f"num_threads must be at least 1, not {num_threads!r}")
+    check_threads(num_threads)
 
 
 def _check_allowed(allowed_special):
@@ -626,85 +613,3 @@ def _index_or_none(value):
         return operator.index(value)
     except TypeError:
         return None
-
-
-def _parallel_map(fn_chunk, items, num_threads: int, keep_threads: bool = False) -> list:
-    """fn_chunk over contiguous chunks of items on up to num_threads threads, results
-    concatenated in order.  Few, large chunks: each thread makes few calls into the kernels,
-    so the threads rarely wait for the GIL.  keep_threads: run on a pool that outlives the
-    call, so each thread's piece cache (see _core.PieceCache) stays warm from one batch to
-    the next instead of starting empty in a new thread."""
-    items = list(items)
-    if num_threads is None or num_threads <= 1 or len(items) <= 1:
-        return fn_chunk(items)
-    n_chunks = min(len(items), num_threads * 2)
-    size = -(-len(items) // n_chunks)
-    chunks = [items[i:i + size] for i in range(0, len(items), size)]
-    if keep_threads:
-        return [r for part in _kept_pool(num_threads).map(fn_chunk, chunks) for r in part]
-    with ThreadPoolExecutor(min(num_threads, len(chunks))) as pool:
-        return [r for part in pool.map(fn_chunk, chunks) for r in part]
-
-
-_kept_pools: dict = {}
-_kept_pools_lock = threading.Lock()
-
-
-def _kept_pool(num_threads: int) -> ThreadPoolExecutor:
-    """The process's pool of num_threads threads, made on first use (and again after a
-    fork: a pool copied into a child process has no threads)."""
-    key = (os.getpid(), num_threads)
-    pool = _kept_pools.get(key)
-    if pool is None:
-        with _kept_pools_lock:
-            pool = _kept_pools.get(key)
-            if pool is None:
-                for k in [k for k in _kept_pools if k[0] != key[0]]:
-                    del _kept_pools[k]  # the parent's pools: their threads are not here
-                pool = _kept_pools[key] = ThreadPoolExecutor(num_threads, thread_name_prefix="fastbpe-batch")
-    return pool
-
-
-@functools.lru_cache(maxsize=128)
-def _special_token_regex(tokens: frozenset[str]) -> "regex.Pattern[str]":
-    """One regex matching any of the tokens, the longest where several start at one place.
-    It is a trie, not a flat alternation: a flat one tries every token at each place where
-    one could start (o200k_harmony's ~1000 `<|...|>` tokens made text full of `<|` take
-    seconds), the trie follows one branch per character, so matching stays linear."""
-    return regex.compile(_trie_pattern(sorted(tokens)))
-
-
-def _trie_pattern(tokens: list[str]) -> str:
-    trie: dict = {}
-    for token in tokens:
-        node = trie
-        for ch in token:
-            node = node.setdefault(ch, {})
-        node[""] = {}  # a token ends here
-
-    def pattern(node: dict) -> str:
-        chain = ""  # a run of single-child nodes becomes one literal (and one recursion)
-        while len(node) == 1 and "" not in node:
-            (ch, node), = node.items()
-            chain += regex.escape(ch)
-        if not node:
-            return chain
-        branches = [regex.escape(ch) + pattern(child) for ch, child in sorted(node.items()) if ch]
-        if "" in node:
-            branches.append("")  # stopping here comes last, so longer tokens win
-        if len(branches) == 1:
-            return chain + branches[0]
-        return chain + "(?:" + "|".join(branches) + ")"
-
-    return pattern(trie)
-
-
-def raise_disallowed_special_token(token: str):
-    raise ValueError(
-        f"Encountered text corresponding to disallowed special token {token!r}.\n"
-        "If you want this text to be encoded as a special token, "
-        f"pass it to `allowed_special`, e.g. `allowed_special={{{token!r}, ...}}`.\n"
-        "If you want this text to be encoded as normal text, disable the check for this token "
-        f"by passing `disallowed_special=(enc.special_tokens_set - {{{token!r}}})`.\n"
-        "To disable this check for all special tokens, pass `disallowed_special=()`.\n"
-    )

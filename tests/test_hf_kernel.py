@@ -1,4 +1,4 @@
-"""`_core.merge_ids` (merging from given initial ids, with BPE-dropout) against pure-Python
+"""`_merge_ids.merge_ids` (merging from given initial ids, with BPE-dropout) against pure-Python
 twins: HF's merge loop with its dropout rule, fed the same random numbers."""
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from fastbpe._core import BPETable, merge_ids
+from fastbpe._core import BPETable
+from fastbpe._merge_ids import merge_ids
 from reference_encode import bpe_merges
 
 MASK = (1 << 64) - 1

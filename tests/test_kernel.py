@@ -99,7 +99,7 @@ _WIDE = ["é", "\xa0", "ü", "—", "語", "\uffff", "😀", "\U0010ffff"]
 def test_utf8_of_ascii_runs_around_blocks(wide):
     """ASCII runs of every length around the 4-, 8- and 16-unit blocks, with the non-ASCII
     character before, between and after them: the converter's output is str.encode's."""
-    from fastbpe._core import utf8_of
+    from fastbpe._testing import utf8_of
 
     for run in range(0, 40):
         body = "".join(chr(0x20 + (i * 7) % 95) for i in range(run))
@@ -112,7 +112,7 @@ def test_utf8_of_ascii_runs_around_blocks(wide):
 @given(st.lists(st.one_of(st.text(st.characters(max_codepoint=0x7F), max_size=40),
                           st.sampled_from(_WIDE)), max_size=30))
 def test_utf8_of_matches_str_encode(parts):
-    from fastbpe._core import utf8_of
+    from fastbpe._testing import utf8_of
 
     text = "".join(parts)
     assert utf8_of(text) == text.encode("utf-8")
@@ -121,7 +121,7 @@ def test_utf8_of_matches_str_encode(parts):
 @pytest.mark.parametrize("at", [0, 3, 15, 16, 17, 40])
 @pytest.mark.parametrize("filler", ["a", "ü", "😀"])
 def test_utf8_of_lone_surrogate_raises_like_str_encode(at, filler):
-    from fastbpe._core import utf8_of
+    from fastbpe._testing import utf8_of
 
     text = filler * at + "\ud800" + "b" * 20
     with pytest.raises(UnicodeEncodeError) as ours:

@@ -22,7 +22,7 @@ import json
 import os
 import re
 
-from ..hf.bytelevel import BYTE_TO_CHAR
+from .bytelevel import BYTE_TO_CHAR
 from .atomic import atomic_write_text
 
 
@@ -141,17 +141,14 @@ def document_from_merges(pattern: str | None, vocab: dict[int, bytes], merges: d
 
 def document_for(obj) -> dict:
     """The tokenizer.json of a fastbpe or tiktoken ``Encoding``, a trained ``BPEModel``, or a
-    minbpe-style tokenizer (``fastbpe.minbpe`` classes); TypeError for anything else."""
-    from ..minbpe import GPT4Tokenizer
-    from ..minbpe import Tokenizer as MinbpeTokenizer
-    from ..trainer import BPEModel
+    minbpe-style tokenizer (``fastbpe.minbpe`` classes); TypeError for anything else.
 
-    if isinstance(obj, GPT4Tokenizer):  # encodes with cl100k_base itself: export that
-        return document_from_ranks(obj._enc._pat_str, obj._enc._mergeable_ranks, obj.special_tokens)
-    if isinstance(obj, MinbpeTokenizer):
-        return document_from_merges(obj.pattern, obj.vocab, obj.merges, obj.special_tokens)
-    if isinstance(obj, BPEModel):  # fastbpe encodes it through its Encoding (rank semantics)
-        return document_from_ranks(obj.pattern, obj.mergeable_ranks(), obj.special_tokens)
+    This module knows no front end: a model describes itself through its
+    ``tokenizer_json_document()`` (BPEModel, the minbpe tokenizers); an ``Encoding``, fastbpe's
+    or tiktoken's own, is read through tiktoken's field names."""
+    describe = getattr(obj, "tokenizer_json_document", None)
+    if callable(describe):
+        return describe()
     ranks = getattr(obj, "_mergeable_ranks", None)
     pattern = getattr(obj, "_pat_str", None)
     if isinstance(ranks, dict) and isinstance(pattern, str):

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..encoding import _parallel_map
+from ..threads import parallel_map
 from .encoding import Encoding
 
 
@@ -55,7 +55,7 @@ class KernelEncoder:
 
     def outputs(self, segments: list, num_threads: int) -> list:
         """_segment_outputs of many segments, on threads when there are several."""
-        return _parallel_map(self._segment_outputs, segments, num_threads, keep_threads=True)
+        return parallel_map(self._segment_outputs, segments, num_threads, keep_threads=True)
 
     # -- one sequence ---------------------------------------------------------------------
 

@@ -10,8 +10,9 @@ import os
 import numpy as np
 
 from .._core import BPETable
-from ..formats import minbpe_files
+from ..formats import hf_json, minbpe_files
 from ..formats.minbpe_files import render_token, replace_control_characters
+from ..pure_bpe import get_stats, merge
 
 __all__ = ["Tokenizer", "SpecialTokenError", "get_stats", "merge", "render_token",
            "replace_control_characters"]
@@ -19,30 +20,6 @@ __all__ = ["Tokenizer", "SpecialTokenError", "get_stats", "merge", "render_token
 
 class SpecialTokenError(ValueError, AssertionError):
     """A special token's text appeared in text encoded with allowed_special="none_raise"."""
-
-
-def get_stats(ids, counts=None):
-    """{(a, b): how many times the pair occurs in ids}, in order of first occurrence;
-    adds to `counts` when given."""
-    counts = {} if counts is None else counts
-    for pair in zip(ids, ids[1:]):
-        counts[pair] = counts.get(pair, 0) + 1
-    return counts
-
-
-def merge(ids, pair, idx):
-    """ids with every non-overlapping occurrence of pair (left to right) replaced by idx."""
-    out = []
-    i = 0
-    n = len(ids)
-    while i < n:
-        if i < n - 1 and ids[i] == pair[0] and ids[i + 1] == pair[1]:
-            out.append(idx)
-            i += 2
-        else:
-            out.append(ids[i])
-            i += 1
-    return out
 
 
 class _Merges(dict):
@@ -88,7 +65,7 @@ for _name in ("update", "pop", "popitem", "clear", "setdefault"):
     setattr(_Merges, _name, _tracked_method(_name))
 
 
-def _check_vocab_size(vocab_size) -> int:
+def check_vocab_size(vocab_size) -> int:
     if isinstance(vocab_size, bool) or not isinstance(vocab_size, (int, np.integer)):
         raise TypeError(f"vocab_size must be an int, got {type(vocab_size).__name__}")
     if vocab_size < 256:
@@ -96,17 +73,10 @@ def _check_vocab_size(vocab_size) -> int:
     return int(vocab_size)
 
 
-def _check_text(text) -> str:
+def check_text(text) -> str:
     if not isinstance(text, str):
         raise TypeError(f"text must be str, got {type(text).__name__}")
     return text
-
-
-def _utf8(text: str) -> bytes:
-    try:
-        return text.encode("utf-8")
-    except UnicodeEncodeError:  # lone surrogates: replace them, as tiktoken does
-        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace").encode("utf-8")
 
 
 class Tokenizer:
@@ -128,6 +98,10 @@ class Tokenizer:
     def merges(self, value):
         self._merges = value if type(value) is _Merges else _Merges(value)
         self._table = None
+
+    def tokenizer_json_document(self) -> dict:
+        """This tokenizer as a Hugging Face tokenizer.json document (its merges in order)."""
+        return hf_json.document_from_merges(self.pattern, self.vocab, self.merges, self.special_tokens)
 
     def __getstate__(self):
         # the encode table is a C object: rebuilt on first use after unpickling or copying

@@ -8,7 +8,8 @@ import numpy as np
 
 from .. import _train, alternatives
 from ..progress import Progress, wants_progress
-from .base import Tokenizer, _check_text, _check_vocab_size, _utf8
+from ..text import utf8_bytes
+from .base import Tokenizer, check_text, check_vocab_size
 
 __all__ = ["BasicTokenizer"]
 
@@ -17,10 +18,10 @@ class BasicTokenizer(Tokenizer):
     """Byte-level BPE on the whole text, no splitting."""
 
     def train(self, text, vocab_size, verbose=False, *, show_progress=None):
-        text = _check_text(text)
-        vocab_size = _check_vocab_size(vocab_size)
+        text = check_text(text)
+        vocab_size = check_vocab_size(vocab_size)
         self._num_merges = vocab_size - 256
-        trainer = _train.SequenceTrainer(np.frombuffer(_utf8(text), dtype=np.uint8))
+        trainer = _train.SequenceTrainer(np.frombuffer(utf8_bytes(text), dtype=np.uint8))
         with Progress("merges", total=self._num_merges,
                       enabled=wants_progress(show_progress)) as bar:
             pairs, counts = trainer.train(self._num_merges, progress=bar.update)
@@ -32,7 +33,7 @@ class BasicTokenizer(Tokenizer):
 
     def encode(self, text, *, dropout=None, seed=None):
         """``dropout=p``: BPE-dropout (each merge skipped with probability p; see alternatives)."""
-        text = _check_text(text)
+        text = check_text(text)
         if dropout is not None and alternatives.check_dropout(dropout, seed) > 0:
-            return alternatives.dropout_fn(dropout, seed)(self._bpe_table(), [_utf8(text)])
-        return self._bpe_table().encode_bytes(_utf8(text))
+            return alternatives.dropout_fn(dropout, seed)(self._bpe_table(), [utf8_bytes(text)])
+        return self._bpe_table().encode_bytes(utf8_bytes(text))

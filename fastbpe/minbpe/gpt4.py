@@ -1,8 +1,8 @@
 """minbpe's ``gpt4`` module: ``GPT4Tokenizer``, tiktoken's cl100k_base in minbpe's clothes."""
 from __future__ import annotations
 
-from ..formats import minbpe_files
-from .base import _check_text
+from ..formats import hf_json, minbpe_files
+from .base import check_text
 from .regex import GPT4_SPLIT_PATTERN, RegexTokenizer
 
 __all__ = ["GPT4Tokenizer", "GPT4_SPECIAL_TOKENS", "recover_merges", "bpe"]
@@ -56,6 +56,10 @@ class GPT4Tokenizer(RegexTokenizer):
     def _build_vocab(self):
         return {}  # recovered on first use
 
+    def tokenizer_json_document(self) -> dict:
+        """cl100k_base's tokenizer.json: this tokenizer encodes with it, not with its merges."""
+        return hf_json.document_from_ranks(self._enc._pat_str, self._enc._mergeable_ranks, self.special_tokens)
+
     def _recover(self):
         if self._recovered is None:
             ranks = self._enc._mergeable_ranks
@@ -93,11 +97,11 @@ class GPT4Tokenizer(RegexTokenizer):
 
     def encode_ordinary(self, text, *, dropout=None, seed=None):
         if dropout is not None:
-            return self._enc.encode(_check_text(text), disallowed_special=(), dropout=dropout, seed=seed)
-        return self._enc.encode_ordinary(_check_text(text))
+            return self._enc.encode(check_text(text), disallowed_special=(), dropout=dropout, seed=seed)
+        return self._enc.encode_ordinary(check_text(text))
 
     def encode(self, text, allowed_special="none_raise", *, dropout=None, seed=None):
-        text = _check_text(text)
+        text = check_text(text)
         special = self._specials_for(text, allowed_special)
         return self._enc.encode(text, allowed_special=set(special), disallowed_special=(),
                                 dropout=dropout, seed=seed)

@@ -4,14 +4,14 @@ Training runs ``_train.PieceTrainer`` over unique pieces in order of first appea
 minbpe's tie rule (first occurrence wins)."""
 from __future__ import annotations
 
-import numpy as np
 import regex
 
 from .. import _train, alternatives
 from ..patterns import GPT2_PATTERN, GPT4_PATTERN
 from ..pretokenize import whole_matches
 from ..progress import Progress, wants_progress
-from .base import SpecialTokenError, Tokenizer, _check_text, _check_vocab_size, _utf8
+from ..text import utf8_bytes
+from .base import SpecialTokenError, Tokenizer, check_text, check_vocab_size
 
 __all__ = ["RegexTokenizer", "GPT2_SPLIT_PATTERN", "GPT4_SPLIT_PATTERN"]
 
@@ -36,8 +36,8 @@ class RegexTokenizer(Tokenizer):
     def train(self, text, vocab_size, verbose=False, *, show_progress=None):
         from ..trainer import count_pieces
 
-        text = _check_text(text)
-        vocab_size = _check_vocab_size(vocab_size)
+        text = check_text(text)
+        vocab_size = check_vocab_size(vocab_size)
         self._num_merges = vocab_size - 256
         # one thread: pieces must be numbered in order of first appearance
         counter = count_pieces([text], self.pattern, num_threads=1,
@@ -69,15 +69,15 @@ class RegexTokenizer(Tokenizer):
 
     def encode_ordinary(self, text, *, dropout=None, seed=None):
         """Encoding that ignores any special tokens; ``dropout=p`` as in BasicTokenizer.encode."""
-        text = _check_text(text)
+        text = check_text(text)
         pieces = whole_matches(self.compiled_pattern)(text)  # as training splits: whole matches
         if dropout is not None and alternatives.check_dropout(dropout, seed) > 0:
-            return alternatives.dropout_fn(dropout, seed)(self._bpe_table(), [_utf8(p) for p in pieces])
+            return alternatives.dropout_fn(dropout, seed)(self._bpe_table(), [utf8_bytes(p) for p in pieces])
         try:
             return self._bpe_table().encode_pieces(pieces)
         except UnicodeEncodeError:
             return self._bpe_table().encode_pieces(
-                [_utf8(p).decode("utf-8") for p in pieces])
+                [utf8_bytes(p).decode("utf-8") for p in pieces])
 
     def _specials_for(self, text, allowed_special):
         if allowed_special == "all":
@@ -98,7 +98,7 @@ class RegexTokenizer(Tokenizer):
     def encode(self, text, allowed_special="none_raise", *, dropout=None, seed=None):
         """Like ``encode_ordinary`` but handles special tokens.  allowed_special: "all",
         "none", "none_raise" (raise if one appears in text) or a custom set."""
-        text = _check_text(text)
+        text = check_text(text)
         special = self._specials_for(text, allowed_special)
         if not special:
             return self.encode_ordinary(text, dropout=dropout, seed=seed)
