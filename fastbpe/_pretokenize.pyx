@@ -71,25 +71,18 @@ ctypedef Py_ssize_t (*run_fn)(const uint8_t* s, Py_ssize_t n, Py_ssize_t p, uint
 # loops (inlined, its size made every piece pay for spilling registers).
 cdef Py_ssize_t cl100k_at(const uint8_t* s, Py_ssize_t n, Py_ssize_t pos) noexcept nogil:
     return piece_cl100k(s, n, pos, True)
-
 cdef Py_ssize_t gpt4_at(const uint8_t* s, Py_ssize_t n, Py_ssize_t pos) noexcept nogil:
     return piece_cl100k(s, n, pos, False)
-
 cdef Py_ssize_t o200k_at(const uint8_t* s, Py_ssize_t n, Py_ssize_t pos) noexcept nogil:
     return piece_o200k(s, n, pos)
-
 cdef Py_ssize_t r50k_at(const uint8_t* s, Py_ssize_t n, Py_ssize_t pos) noexcept nogil:
     return piece_r50k(s, n, pos)
-
 cdef Py_ssize_t qwen2_at(const uint8_t* s, Py_ssize_t n, Py_ssize_t pos) noexcept nogil:
     return piece_qwen2(s, n, pos)
-
 cdef Py_ssize_t run_any_at(const uint8_t* s, Py_ssize_t n, Py_ssize_t p, uint8_t mask) noexcept nogil:
     return run_any(s, n, p, mask)
-
 cdef Py_ssize_t run_none_at(const uint8_t* s, Py_ssize_t n, Py_ssize_t p, uint8_t mask) noexcept nogil:
     return run_none(s, n, p, mask)
-
 cdef Py_ssize_t o200k_tail_at(const uint8_t* s, Py_ssize_t n, Py_ssize_t e) noexcept nogil:
     return o200k_tail(s, n, e)
 
