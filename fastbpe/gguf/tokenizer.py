@@ -1,0 +1,328 @@
+"""`GGUFTokenizer`: llama.cpp's tokenizer of a GGUF file, without llama.cpp.
+
+`encode_ids(text, add_special_tokens, parse_special)` gives the ids of llama.cpp's
+`llama_tokenize(vocab, text, add_special, parse_special)`; `decode(ids)` gives its
+`llama_detokenize`.  The steps follow llama-vocab.cpp:
+
+1. special-token text is cut out (`tokenizer_st_partition`): user-defined tokens always,
+   control and unknown tokens only with parse_special, longest token first;
+2. each remaining fragment is tokenized by the model (byte-level BPE after the pre-tokenizer's
+   regexes, or SentencePiece BPE with ▁ for spaces and a leading space);
+3. BOS / EOS are added when asked and the file says so.
+"""
+from __future__ import annotations
+
+import operator
+import os
+import re
+
+import regex
+
+from ..threads import available_cores, check_threads, parallel_map
+from .models import ByteLevelBPE, SentencePieceBPE
+from .pretokenizers import Splitter
+from .reader import read_metadata
+from .vocab import BYTE, CONTROL, LSTRIP, NORMAL, RSTRIP, UNKNOWN, USER_DEFINED, Vocab
+
+_C_SPACE = " \t\n\v\f\r"  # C's isspace, which llama.cpp's lstrip/rstrip use
+_SPM_SPACE = "\u2581"
+
+
+class GGUFTokenizer:
+    def __init__(self, meta: dict, path: str = "<gguf>"):
+        self.path = path
+        self.metadata = {k: v for k, v in meta.items() if not k.startswith("tokenizer.ggml.")
+                         or k in ("tokenizer.ggml.model", "tokenizer.ggml.pre")}
+        self.vocab = vocab = Vocab(meta, path)
+        if vocab.model == "gpt2":
+            self.model = ByteLevelBPE(vocab, meta.get("tokenizer.ggml.merges"))
+            self.splitter = Splitter(vocab.pre)
+        else:
+            self.model = SentencePieceBPE(vocab)
+            self.splitter = None
+        self._specials_by_mode = {}
+        # token_to_piece per id, filled as ids are decoded (llama.cpp keeps such a cache too)
+        self._pieces = {special: _Pieces(self, special) for special in (False, True)}
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike) -> "GGUFTokenizer":
+        name = os.fspath(path)
+        return cls(read_metadata(name), name)
+
+    # -- facts of the file -----------------------------------------------------------------
+
+    @property
+    def model_type(self) -> str:
+        return self.vocab.model
+
+    @property
+    def pre_tokenizer(self) -> str | None:
+        return self.vocab.pre.name if self.vocab.pre else None
+
+    @property
+    def bos_token_id(self) -> int | None:
+        return self.vocab.ids["bos"]
+
+    @property
+    def eos_token_id(self) -> int | None:
+        return self.vocab.ids["eos"]
+
+    @property
+    def pad_token_id(self) -> int | None:
+        return self.vocab.ids["padding"]
+
+    @property
+    def unk_token_id(self) -> int | None:
+        return self.vocab.ids["unknown"]
+
+    @property
+    def add_bos_token(self) -> bool:
+        return self.vocab.add_bos
+
+    @property
+    def add_eos_token(self) -> bool:
+        return self.vocab.add_eos
+
+    @property
+    def chat_template(self) -> str | None:
+        return self.vocab.chat_template
+
+    def get_vocab(self, with_added_tokens: bool = True) -> dict[str, int]:
+        return dict(self.vocab.text_to_id)
+
+    def get_vocab_size(self, with_added_tokens: bool = True) -> int:
+        return len(self.vocab.tokens)
+
+    def token_to_id(self, token: str) -> int | None:
+        return self.vocab.text_to_id.get(token)
+
+    def id_to_token(self, token_id: int) -> str | None:
+        return self.vocab.tokens[token_id] if 0 <= token_id < len(self.vocab.tokens) else None
+
+    def __repr__(self) -> str:
+        how = f"pre={self.pre_tokenizer!r}, {self.splitter!r}" if self.splitter else "SentencePiece BPE"
+        return f"<GGUFTokenizer {os.path.basename(self.path)!r}: {self.vocab.model}, {len(self.vocab.tokens)} tokens, {how}>"
+
+    # -- encoding ---------------------------------------------------------------------------
+
+    def encode_ids(self, text: str, add_special_tokens: bool = False, parse_special: bool = False) -> list[int]:
+        """llama.cpp's llama_tokenize(text, add_special=add_special_tokens, parse_special)."""
+        if not isinstance(text, str):
+            raise TypeError(f"expected str, not {type(text).__name__}")
+        fragments = self._partition(text, parse_special)
+        vocab = self.vocab
+        out = []
+        if add_special_tokens and vocab.add_bos:
+            if vocab.ids["bos"] is None:
+                raise ValueError(f"{self.path}: the file asks for a BOS token but has none")
+            out.append(vocab.ids["bos"])
+        if vocab.model == "llama":
+            prev_special = True  # a leading space before the first text and after each special token
+            for frag in fragments:
+                if type(frag) is int:
+                    out.append(frag)
+                    prev_special = True
+                    continue
+                if vocab.add_space_prefix and prev_special:
+                    frag = " " + frag
+                out.extend(self.model.encode(frag.replace(" ", _SPM_SPACE)))
+                prev_special = False
+        else:
+            for frag in fragments:
+                if type(frag) is int:
+                    out.append(frag)
+                else:
+                    out.extend(self._encode_bpe(frag))
+        if add_special_tokens and vocab.add_eos:
+            if vocab.ids["eos"] is None:
+                raise ValueError(f"{self.path}: the file asks for an EOS token but has none")
+            out.append(vocab.ids["eos"])
+        return out
+
+    def encode(self, text: str, add_special_tokens: bool = False, parse_special: bool = False) -> "GGUFEncoding":
+        """`encode_ids` with the tokens' texts (an HF-style result: .ids, .tokens, masks)."""
+        ids = self.encode_ids(text, add_special_tokens, parse_special)
+        return GGUFEncoding(ids, [self.vocab.tokens[i] for i in ids])
+
+    def encode_batch(self, texts, add_special_tokens: bool = False, parse_special: bool = False,
+                     num_threads: int | None = None) -> list["GGUFEncoding"]:
+        """`encode` of each text (ids from `encode_ids_batch`)."""
+        tokens = self.vocab.tokens
+        return [GGUFEncoding(ids, [tokens[i] for i in ids])
+                for ids in self.encode_ids_batch(texts, add_special_tokens, parse_special, num_threads)]
+
+    def encode_ids_batch(self, texts, add_special_tokens: bool = False, parse_special: bool = False,
+                         num_threads: int | None = None) -> list[list[int]]:
+        """encode_ids of each text, on threads (default: one per core): the merge kernel (and the
+        C scanner, for Llama-3 / Qwen2 / GPT-2 splits) runs with the GIL released."""
+        check_threads(num_threads)
+        texts = list(texts)
+        if num_threads is None:
+            num_threads = available_cores()
+
+        def chunk(part):
+            return [self.encode_ids(t, add_special_tokens, parse_special) for t in part]
+
+        return parallel_map(chunk, texts, num_threads, keep_threads=True)
+
+    def _encode_bpe(self, text: str) -> list[int]:
+        splitter = self.splitter
+        if splitter.scanner_kind >= 0:
+            return self.model.encode_text(text, splitter.scanner_kind)
+        if splitter.tail_kind >= 0:
+            return self.model.encode_texts(splitter.split_head(text), splitter.tail_kind)
+        return self.model.encode_pieces(splitter.split(text))
+
+    def _partition(self, text: str, parse_special: bool) -> list:
+        """tokenizer_st_partition: text pieces (str) and special-token ids (int), in order."""
+        specials, finder = self._specials(parse_special)
+        if not specials or not text or finder.search(text) is None:
+            return [text] if text else []
+        tokens, attrs = self.vocab.tokens, self.vocab.attrs
+        fragments = [text]
+        for sid in specials:
+            word = tokens[sid]
+            out = []
+            for frag in fragments:
+                if type(frag) is int or word not in frag:
+                    out.append(frag)
+                    continue
+                pos = 0
+                while True:
+                    at = frag.find(word, pos)
+                    if at < 0:
+                        break
+                    left = frag[pos:at]
+                    if attrs[sid] & LSTRIP:
+                        left = left.rstrip(_C_SPACE)
+                    if left:
+                        out.append(left)
+                    out.append(sid)
+                    pos = at + len(word)
+                    if attrs[sid] & RSTRIP:
+                        while pos < len(frag) and frag[pos] in _C_SPACE:
+                            pos += 1
+                if pos < len(frag):
+                    out.append(frag[pos:])
+            fragments = out
+        return fragments
+
+    def _specials(self, parse_special: bool):
+        """The special tokens cut out in this mode, and one regex that finds any of them."""
+        hit = self._specials_by_mode.get(parse_special)
+        if hit is None:
+            skip = 0 if parse_special else CONTROL | UNKNOWN
+            vocab = self.vocab
+            ids = [i for i in vocab.special_ids if not vocab.attrs[i] & skip]
+            finder = regex.compile("|".join(regex.escape(vocab.tokens[i]) for i in ids)) if ids else None
+            hit = self._specials_by_mode[parse_special] = (ids, finder)
+        return hit
+
+    # -- decoding ---------------------------------------------------------------------------
+
+    def token_to_piece(self, token_id: int, special: bool = True) -> bytes:
+        """llama.cpp's token_to_piece: the bytes of one token (control tokens only if special)."""
+        vocab = self.vocab
+        if not 0 <= token_id < len(vocab.tokens):
+            raise ValueError(f"token id {token_id} is outside the vocabulary (size {len(vocab.tokens)})")
+        attr = vocab.attrs[token_id]
+        if attr & (UNKNOWN | CONTROL) and not special:
+            return b""
+        text = vocab.tokens[token_id]
+        if attr & (UNKNOWN | CONTROL | USER_DEFINED):
+            return text.encode("utf-8", "surrogateescape")
+        if attr & NORMAL:
+            if vocab.model == "llama":
+                return text.replace(_SPM_SPACE, " ").encode("utf-8", "surrogateescape")
+            return _bytelevel_decode(text)
+        if attr & BYTE:
+            return bytes([int(text[3:5], 16)])
+        return b""
+
+    def decode_bytes(self, ids, skip_special_tokens: bool = False) -> bytes:
+        """llama_detokenize(ids, remove_special=skip_special_tokens, unparse_special=not skip_special_tokens)."""
+        vocab = self.vocab
+        ids = list(map(operator.index, ids))  # TypeError for a non-integer
+        remove_space = vocab.add_space_prefix
+        if skip_special_tokens and vocab.add_bos and ids and ids[0] == vocab.ids["bos"]:
+            remove_space = False
+            ids = ids[1:]
+        if skip_special_tokens and vocab.add_eos and ids and ids[-1] == vocab.ids["eos"]:
+            ids = ids[:-1]
+        cache = self._pieces[not skip_special_tokens]
+        parts = list(map(cache.__getitem__, ids))
+        if remove_space and parts and parts[0][:1] == b" ":
+            parts[0] = parts[0][1:]
+        text = b"".join(parts)
+        return _clean_spaces(text) if vocab.clean_spaces else text
+
+    def decode(self, ids, skip_special_tokens: bool = False) -> str:
+        """The text of ids, as llama.cpp's detokenize (invalid UTF-8 becomes U+FFFD)."""
+        return self.decode_bytes(ids, skip_special_tokens).decode("utf-8", "replace")
+
+    def decode_batch(self, sequences, skip_special_tokens: bool = False) -> list[str]:
+        return [self.decode(s, skip_special_tokens) for s in sequences]
+
+
+class _Pieces(dict):
+    """token id -> token_to_piece(id, special), made on first use."""
+
+    def __init__(self, tok: "GGUFTokenizer", special: bool):
+        super().__init__()
+        self.tok, self.special = tok, special
+
+    def __missing__(self, token_id: int) -> bytes:
+        piece = self[token_id] = self.tok.token_to_piece(token_id, self.special)
+        return piece
+
+
+class GGUFEncoding:
+    """The ids of one text and their token texts, with the HF Encoding fields that make sense
+    without offsets (llama.cpp does not track them)."""
+    __slots__ = ("ids", "tokens")
+
+    def __init__(self, ids: list[int], tokens: list[str]):
+        self.ids, self.tokens = ids, tokens
+
+    @property
+    def attention_mask(self) -> list[int]:
+        return [1] * len(self.ids)
+
+    @property
+    def type_ids(self) -> list[int]:
+        return [0] * len(self.ids)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def __repr__(self) -> str:
+        return f"GGUFEncoding(num_tokens={len(self.ids)})"
+
+
+def _bytelevel_decode(text: str) -> bytes:
+    """llama_decode_text: byte-level characters back to bytes; others as llama.cpp marks them."""
+    from ..formats.bytelevel import CHAR_TO_BYTE
+
+    out = bytearray()
+    for c in text:
+        b = CHAR_TO_BYTE.get(c)
+        if b is not None:
+            out.append(b)
+        else:
+            utf8 = c.encode("utf-8", "surrogateescape")
+            out += b"[UNK_BYTE_0x" + utf8.hex().encode() + text.encode("utf-8", "surrogateescape") + b"]"
+    return bytes(out)
+
+
+_SPACE_BEFORE_PUNCT = re.compile(rb" (?=[?!.,])")
+_SPACED_QUOTE = re.compile(rb" ' ")
+_SPACE_BEFORE_CONTRACTION = re.compile(rb" (?='(?:s|m|re|ve))")
+
+
+def _clean_spaces(text: bytes) -> bytes:
+    """llama.cpp's clean_up_tokenization_spaces (three passes over the bytes, each a regex here;
+    tests/reference_gguf.py has the byte loops they equal): " ?" " !" " ." " ," lose the space,
+    " ' " becomes "'", and " 's" " 'm" " 're" " 've" lose the space (" 't" " 'd" " 'll" do not)."""
+    text = _SPACE_BEFORE_PUNCT.sub(b"", text)
+    text = _SPACED_QUOTE.sub(b"'", text)
+    return _SPACE_BEFORE_CONTRACTION.sub(b"", text)
