@@ -101,22 +101,24 @@ def _line_cut(data: bytes, start: int, size: int) -> bytes:
     return data[start:end]
 
 
-def parts(corpus: str, total_mb: float = 2.0, n: int = 4, regions: int = 8,
-          window_mb: float = 16.0) -> list[str]:
+def parts(corpus: str, total_mb: float = 2.0, n: int = 4, regions: int = 16,
+          window_mb: float = 16.0, slot: int = 0, slots: int = 1) -> list[str]:
     """`total_mb` of a corpus in `n` disjoint parts of equal size.  Each part takes one line-cut
     chunk from each of `regions` evenly spaced places of the corpus's first `window_mb` MB, so
     every part mixes the whole corpus (code.txt is Python, then C, then Rust; multilingual.txt
-    one language after another) and the parts are alike."""
+    one language after another) and the parts are alike.  `slot` of `slots` picks one of
+    `slots` disjoint sets of parts (for cases that share one process, so no text is seen twice)."""
     data = corpus_bytes(corpus, int(window_mb * 1e6))
     chunk = int(total_mb * 1e6 / n / regions)
     step = len(data) // regions
-    if chunk * n > step:
-        raise Unavailable(f"{corpus}: {len(data)} bytes is too small for {total_mb} MB in parts")
+    sub = step // (n * slots)
+    if chunk > sub:
+        raise Unavailable(f"{corpus}: {len(data) / 1e6:.1f} MB is too small for {slots} x {total_mb:g} MB "
+                          f"in {n} disjoint parts")
     out = [[] for _ in range(n)]
     for r in range(regions):
-        base = r * step
         for i in range(n):
-            out[i].append(_line_cut(data, base + i * (step // n), chunk))
+            out[i].append(_line_cut(data, r * step + (slot * n + i) * sub, chunk))
     return [b"".join(p).decode("utf-8") for p in out]
 
 
