@@ -500,15 +500,25 @@ cdef class BPETable:
 
     @staticmethod
     def from_merges(merges, token_bytes, dict special_bytes=None, bint whole_piece=False,
-                    bint require_all_bytes=True):
+                    bint require_all_bytes=True, ranks=None):
         """Merge-list semantics. merges is an (m, 3) int array of (left, right, new id) in merge
         order (row i has rank i); token_bytes[id] is the bytes of each token (None if unused).
         whole_piece=True also emits a piece that is itself a token directly (HF ignore_merges).
         require_all_bytes=False allows a vocabulary without all 256 single bytes (a char-level
-        model that only merges from given ids, see `merge_ids`); encoding bytes needs them."""
+        model that only merges from given ids, see `merge_ids`); encoding bytes needs them.
+        ranks (optional, m ints): row i's rank instead of i; equal ranks merge leftmost first
+        (SentencePiece BPE by scores: the rank is the merged token's score order)."""
         cdef BPETable self = BPETable.__new__(BPETable)
         cdef int64_t[:, ::1] m = _np().ascontiguousarray(merges, dtype="int64").reshape(-1, 3)
         cdef Py_ssize_t i, n = m.shape[0], n_bpe = len(token_bytes)
+        cdef int64_t[::1] r = None
+        if ranks is not None:
+            r = _np().ascontiguousarray(ranks, dtype="int64").reshape(-1)
+            if r.shape[0] != n:
+                raise ValueError(f"{r.shape[0]} ranks for {n} merges")
+            for i in range(n):
+                if not 0 <= r[i] < 0xFFFFFFFF:
+                    raise ValueError(f"rank {r[i]} of merge {i} is out of range")
         self.whole_piece = whole_piece
         self._load_tokens(_as_list(token_bytes), special_bytes or {}, False)
         if require_all_bytes:
@@ -519,7 +529,7 @@ cdef class BPETable:
                 raise ValueError(f"merge {i} refers to a token id outside the vocabulary")
             if self.tok.start[m[i, 0]] < 0 or self.tok.start[m[i, 1]] < 0 or self.tok.start[m[i, 2]] < 0:
                 raise ValueError(f"merge {i} refers to an unused token id")
-            pair_put(&self.pairs, <tok_t>m[i, 0], <tok_t>m[i, 1], <uint32_t>i, <tok_t>m[i, 2])
+            pair_put(&self.pairs, <tok_t>m[i, 0], <tok_t>m[i, 1], <uint32_t>(i if r is None else r[i]), <tok_t>m[i, 2])
         if all(self.tok.byte_id[i] >= 0 for i in range(256)):
             self._build_byte_pairs()
         # else byte_pairs stays NULL: only merge_ids can use the table (_require_byte_pairs)

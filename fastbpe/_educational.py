@@ -10,7 +10,7 @@ import collections
 
 import regex
 
-from .minbpe.base import merge  # replaces every (a, b) in a list; works on bytes parts too
+from .pure_bpe import merge  # replaces every (a, b) in a list; works on bytes parts too
 from .visualise import visualise_tokens
 from .pretokenize import whole_matches
 

@@ -186,7 +186,7 @@ def count_pieces_dask(paths_or_bag, pattern: str = GPT4_PATTERN, *,
     Returns a :class:`fastbpe._train.PieceCounter` for ``train_from_counts``.
     """
     bag_mod, _ = _import_dask()
-    trainer._compile(pattern)  # a bad pattern fails here, not on every worker
+    trainer.compile_pattern(pattern)  # a bad pattern fails here, not on every worker
     min_frequency = _check_min_frequency(min_frequency)
     with _client(client) as c:
         if isinstance(paths_or_bag, bag_mod.Bag):
@@ -213,7 +213,7 @@ def train_dask(paths, vocab_size: int, *, pattern: str = GPT4_PATTERN, special_t
     vocabulary for the same files and options.  ``min_frequency``, ``max_token_length``,
     ``special_tokens`` and ``name`` mean what they mean there; ``shard_min_frequency`` is
     ``count_pieces_dask``'s per-shard pruning (None: exact counts).  Returns an Encoding."""
-    trainer._check_args(vocab_size, special_tokens, min_frequency, max_token_length)
+    trainer.check_train_args(vocab_size, special_tokens, min_frequency, max_token_length)
     counter = count_pieces_dask(paths, pattern, blocksize=blocksize,
                                 min_frequency=shard_min_frequency, client=client)
     return trainer.train_model(counter, vocab_size, pattern=pattern,

@@ -41,12 +41,21 @@ def trie_pattern(tokens: list[str]) -> str:
     return pattern(trie)
 
 
+class DisallowedSpecialTokenError(ValueError):
+    """The text holds a special token that the call does not allow (tiktoken's ValueError,
+    with the token as a field so callers need not read the message)."""
+
+    def __init__(self, token: str):
+        self.token = token
+        super().__init__(
+            f"Encountered text corresponding to disallowed special token {token!r}.\n"
+            "If you want this text to be encoded as a special token, "
+            f"pass it to `allowed_special`, e.g. `allowed_special={{{token!r}, ...}}`.\n"
+            "If you want this text to be encoded as normal text, disable the check for this token "
+            f"by passing `disallowed_special=(enc.special_tokens_set - {{{token!r}}})`.\n"
+            "To disable this check for all special tokens, pass `disallowed_special=()`.\n"
+        )
+
+
 def raise_disallowed_special_token(token: str):
-    raise ValueError(
-        f"Encountered text corresponding to disallowed special token {token!r}.\n"
-        "If you want this text to be encoded as a special token, "
-        f"pass it to `allowed_special`, e.g. `allowed_special={{{token!r}, ...}}`.\n"
-        "If you want this text to be encoded as normal text, disable the check for this token "
-        f"by passing `disallowed_special=(enc.special_tokens_set - {{{token!r}}})`.\n"
-        "To disable this check for all special tokens, pass `disallowed_special=()`.\n"
-    )
+    raise DisallowedSpecialTokenError(token)

@@ -166,14 +166,14 @@ def test_count_streams_files_and_stdin(model, tmp_path):
 
 def test_count_blocks_equal_whole_text(model, monkeypatch, tmp_path, capsys):
     """Files are counted in blocks: make the blocks tiny and check nothing changes."""
-    from fastbpe import trainer
+    from fastbpe import counting
 
     enc = fastbpe.load_model(model).to_encoding()
     text = "\n".join(f"line {i}:  the  cat\n\n  sat  {i * 7}" for i in range(500)) + "\n"
     path = tmp_path / "t.txt"
     path.write_text(text, encoding="utf-8")
-    monkeypatch.setattr(trainer, "_FILE_BLOCK_CHARS", 97)
-    monkeypatch.setattr(trainer._read_blocks, "__defaults__", (97,))
+    monkeypatch.setattr(counting, "_FILE_BLOCK_CHARS", 97)
+    monkeypatch.setattr(counting.read_blocks, "__defaults__", (97,))
     assert main(["count", "-m", str(model), str(path)]) == 0
     assert capsys.readouterr().out == f"{len(enc.encode_ordinary(text))}\t{path}\n"
 
@@ -210,7 +210,7 @@ def test_count_a_tokenizer_json_in_blocks(model_dir, monkeypatch, tmp_path, caps
     """Blocks of a tokenizer.json count are cut where its own split pattern's pieces end."""
     hf = pytest.importorskip("fastbpe.hf")
     import datasources as ds
-    from fastbpe import trainer
+    from fastbpe import counting
 
     path = ds.VOCAB_DIR / "hf" / model_dir / "tokenizer.json"
     if not path.is_file():
@@ -220,8 +220,8 @@ def test_count_a_tokenizer_json_in_blocks(model_dir, monkeypatch, tmp_path, caps
     text = "".join(f"line {i}:  the  cat 12345678\n\n  sat  {i * 7}'s\r\n" for i in range(300))
     src = tmp_path / "t.txt"
     src.write_bytes(text.encode("utf-8"))
-    monkeypatch.setattr(trainer, "_FILE_BLOCK_CHARS", 97)
-    monkeypatch.setattr(trainer._read_blocks, "__defaults__", (97,))
+    monkeypatch.setattr(counting, "_FILE_BLOCK_CHARS", 97)
+    monkeypatch.setattr(counting.read_blocks, "__defaults__", (97,))
     assert main(["count", "-m", str(path), str(src)]) == 0
     want = len(tok.encode_ids(text, add_special_tokens=False))
     assert capsys.readouterr().out == f"{want}\t{src}\n"

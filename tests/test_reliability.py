@@ -18,7 +18,7 @@ import datasources as ds
 from conftest import encoding_pair
 
 import fastbpe
-from fastbpe import trainer
+from fastbpe import counting, trainer
 from fastbpe.encoding import Encoding
 
 BYTE_RANKS = {bytes([i]): i for i in range(256)}
@@ -373,8 +373,8 @@ def test_file_counts_equal_whole_text_counts(tmp_path, monkeypatch, text_name, b
     text = ADVERSARIAL_TEXTS[text_name]
     path = tmp_path / "f.txt"
     path.write_text(text, encoding="utf-8", newline="")
-    monkeypatch.setattr(trainer, "_FILE_BLOCK_CHARS", block_chars)
-    monkeypatch.setattr(trainer, "_REGEX_MARGIN", 64)  # small blocks need a small margin
+    monkeypatch.setattr(counting, "_FILE_BLOCK_CHARS", block_chars)
+    monkeypatch.setattr(counting, "_REGEX_MARGIN", 64)  # small blocks need a small margin
     custom = r"(?i:'s|'t)|\s*[\r\n]|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,2}|\s+(?!\S)|\s+|."
     for name, pattern in [*BY_NAME.items(), ("custom", custom)]:
         want = trainer.count_pieces([text], pattern, num_threads=1).to_dict()
@@ -388,10 +388,10 @@ def test_file_reader_is_linear_on_one_huge_piece(tmp_path, monkeypatch):
     path = tmp_path / "f.txt"
     path.write_text("x" * (1 << 20) + " tail", encoding="utf-8")
     calls = []
-    real = trainer._train.last_piece_end
-    monkeypatch.setattr(trainer._train, "last_piece_end",
+    real = counting._train.last_piece_end
+    monkeypatch.setattr(counting._train, "last_piece_end",
                         lambda sc, buf, limit: calls.append(len(buf)) or real(sc, buf, limit))
-    blocks = list(trainer._read_blocks(path, fastbpe.patterns.GPT4_PATTERN, 64))
+    blocks = list(counting.read_blocks(path, fastbpe.patterns.GPT4_PATTERN, 64))
     assert b"".join(blocks) == path.read_bytes()
     assert sum(calls) < 4 * path.stat().st_size
 

@@ -13,6 +13,7 @@ import reference as R
 from conftest_train import corpus_text
 from fastbpe.patterns import GPT2_PATTERN, GPT4_PATTERN
 
+from fastbpe import counting
 from fastbpe import trainer as T
 
 
@@ -93,7 +94,7 @@ def test_train_files_equals_train(tmp_path, monkeypatch):
     a, b = tmp_path / "a.txt", tmp_path / "b.txt"
     a.write_text(text[:150_000], encoding="utf-8")
     b.write_text(text[150_000:], encoding="utf-8")
-    monkeypatch.setattr(T, "_FILE_BLOCK_CHARS", 10_000)  # many blocks, cut at safe points
+    monkeypatch.setattr(counting, "_FILE_BLOCK_CHARS", 10_000)  # many blocks, cut at safe points
     from_files = T.count_files([a, b]).to_dict()
     assert from_files == R.count_pieces([text[:150_000], text[150_000:]], GPT4_PATTERN)
     enc = fastbpe.train_files([a, b], 600)
@@ -247,7 +248,7 @@ def test_regex_path_in_worker_processes(monkeypatch):
     # a pattern the C scanner does not know; small batches so several go to workers
     text = corpus_text("tinyshakespeare", 400_000)
     docs = documents(text)
-    monkeypatch.setattr(T, "_BATCH_CHARS", 50_000)
+    monkeypatch.setattr(counting, "_BATCH_CHARS", 50_000)
     pattern = GPT4_PATTERN + "|x"
     one = T.count_pieces(docs, pattern, num_threads=1)
     two = T.count_pieces(docs, pattern, num_threads=2)

@@ -10,26 +10,44 @@ from .normalizers import is_whitespace
 
 
 class AddedToken:
-    """An added token, as `tokenizers.AddedToken` (same fields and defaults)."""
+    """An added token, as `tokenizers.AddedToken`: the same fields, defaults, str(), repr(),
+    equality and hash.  `normalized` left unset follows `special` (a special token is matched
+    in the raw text), so `add_special_tokens` turning a token special also turns it raw."""
 
-    def __init__(self, content: str, single_word: bool = False, lstrip: bool = False, rstrip: bool = False,
+    def __init__(self, content: str = "", single_word: bool = False, lstrip: bool = False, rstrip: bool = False,
                  normalized: bool | None = None, special: bool = False):
         if not isinstance(content, str):
             raise TypeError(f"added token content must be str, not {type(content).__name__}")
         self.content = content
         self.single_word, self.lstrip, self.rstrip = bool(single_word), bool(lstrip), bool(rstrip)
         self.special = bool(special)
-        self.normalized = (not self.special) if normalized is None else bool(normalized)
+        self._normalized = None if normalized is None else bool(normalized)
+
+    @property
+    def normalized(self) -> bool:
+        return (not self.special) if self._normalized is None else self._normalized
+
+    @normalized.setter
+    def normalized(self, value: bool) -> None:
+        self._normalized = bool(value)
 
     @classmethod
     def coerce(cls, token, special: bool) -> "AddedToken":
-        """From a str, our AddedToken or a `tokenizers.AddedToken`."""
+        """From a str, our AddedToken or a `tokenizers.AddedToken`.  As HF, add_special_tokens
+        marks the caller's token object special (its unset `normalized` follows)."""
         if isinstance(token, str):
             return cls(token, special=special)
+        if isinstance(token, AddedToken):
+            if special:
+                token.special = True
+            return cls(token.content, token.single_word, token.lstrip, token.rstrip, token._normalized,
+                       token.special)
         if hasattr(token, "content"):
+            if special:
+                token.special = True
             return cls(token.content, token.single_word, token.lstrip, token.rstrip,
-                       getattr(token, "normalized", None), special or bool(getattr(token, "special", False)))
-        raise TypeError(f"expected str or AddedToken, not {type(token).__name__}")
+                       getattr(token, "normalized", None), bool(getattr(token, "special", False)))
+        raise TypeError(f"Input must be a List[Union[str, AddedToken]], got {type(token).__name__}")
 
     @classmethod
     def from_json(cls, node: dict) -> tuple[int, "AddedToken"]:
@@ -45,14 +63,24 @@ class AddedToken:
     def _fields(self) -> tuple:
         return (self.content, self.single_word, self.lstrip, self.rstrip, self.normalized, self.special)
 
+    def __getstate__(self) -> dict:
+        return {"content": self.content, "single_word": self.single_word, "lstrip": self.lstrip,
+                "rstrip": self.rstrip, "normalized": self.normalized, "special": self.special}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__init__(**state)
+
     def __eq__(self, other) -> bool:
         return isinstance(other, AddedToken) and self._fields() == other._fields()
 
     def __hash__(self) -> int:
         return hash(self._fields())
 
+    def __str__(self) -> str:
+        return self.content
+
     def __repr__(self) -> str:
-        return (f"AddedToken({self.content!r}, rstrip={self.rstrip}, lstrip={self.lstrip}, "
+        return (f'AddedToken("{self.content}", rstrip={self.rstrip}, lstrip={self.lstrip}, '
                 f"single_word={self.single_word}, normalized={self.normalized}, special={self.special})")
 
 
@@ -70,6 +98,11 @@ class AddedVocabulary:
         self.by_content: dict[str, int] = {}
         self._matchers = None
         self._normalize = None  # str -> str: the tokenizer's normalizer (normalized tokens match its output)
+        self._skip_special = False  # HF's encode_special_tokens: special tokens are not cut out
+
+    def set_encode_special_tokens(self, value: bool) -> None:
+        self._skip_special = bool(value)
+        self._matchers = None
 
     def set_normalizer(self, normalize) -> None:
         self._normalize = normalize
@@ -105,7 +138,7 @@ class AddedVocabulary:
             for flag in (False, True):
                 by_text = {}
                 for i, t in sorted(self.by_id.items()):
-                    if t.normalized == flag and t.content:
+                    if t.normalized == flag and t.content and not (self._skip_special and t.special):
                         text = self._normalize(t.content) if flag and self._normalize else t.content
                         if text:
                             by_text.setdefault(text, i)

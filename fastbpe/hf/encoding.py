@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import warnings
 
 
 @contextlib.contextmanager
@@ -34,13 +35,20 @@ def _pending_field(slot: str) -> property:
     return property(get, set_)
 
 
+def _unsigned(index: int) -> int:
+    """HF's lookups take usize: a negative index is an OverflowError, as there."""
+    if index < 0:
+        raise OverflowError("can't convert negative int to unsigned")
+    return index
+
+
 class Encoding:
     """`tokens`, `offsets` and `word_ids` may be pending: an Encoding built from the kernels
     (kernel_encodings.py) keeps a function that makes all three and calls it the first time
     one of them is read, so a caller that needs only ids and masks never pays for them.
     Every method reads them through the properties, so nothing sees a pending field."""
     __slots__ = ("ids", "type_ids", "_tokens", "_offsets", "attention_mask", "special_tokens_mask",
-                 "_word_ids", "sequence_ids", "overflowing", "_pending")
+                 "_word_ids", "sequence_ids", "overflowing", "_pending", "_sequences")
 
     def __init__(self, ids, type_ids, tokens, offsets, attention_mask, special_tokens_mask,
                  word_ids, sequence_ids, overflowing=None):
@@ -49,6 +57,7 @@ class Encoding:
         self._word_ids, self.sequence_ids = word_ids, sequence_ids
         self.overflowing = overflowing if overflowing is not None else []
         self._pending = None
+        self._sequences = None  # the input sequences merged in, empty ones too (HF's sequence ranges)
 
     def __reduce__(self):
         """Pickles (multiprocessing, datasets.map) with every field made."""
@@ -84,11 +93,116 @@ class Encoding:
 
     @property
     def words(self) -> list:
+        """The deprecated name of `word_ids` (HF warns the same way)."""
+        warnings.warn("Encoding.words is deprecated, use Encoding.word_ids instead", DeprecationWarning,
+                      stacklevel=2)
         return self.word_ids
 
     @property
     def n_sequences(self) -> int:
+        if self._sequences:
+            return len(self._sequences)
         return len({s for s in self.sequence_ids if s is not None}) or 1
+
+    # -- alignment lookups, as tokenizers.Encoding's --------------------------------------
+
+    def _sequence_range(self, sequence_index: int) -> tuple[int, int]:
+        """The token span of one input sequence (the whole encoding when it has none)."""
+        _unsigned(sequence_index)
+        seq = self.sequence_ids
+        try:
+            first = seq.index(sequence_index)
+        except ValueError:  # an empty sequence has an empty span; no sequence at all, everything
+            return (0, 0) if self._sequences and sequence_index in self._sequences else (0, len(self.ids))
+        last = first
+        for k in range(first + 1, len(seq)):
+            if seq[k] == sequence_index:
+                last = k
+        return first, last + 1
+
+    def token_to_sequence(self, token_index: int) -> int | None:
+        """The input sequence a token belongs to (None for an added special token)."""
+        n = len(self.ids)
+        if _unsigned(token_index) > n:
+            return None
+        if not self._sequences and all(s is None for s in self.sequence_ids):
+            return 0  # no sequence recorded: HF counts every position as sequence 0
+        return self.sequence_ids[token_index] if token_index < n else None
+
+    def word_to_tokens(self, word_index: int, sequence_index: int = 0) -> tuple[int, int] | None:
+        """(first token, last token + 1) of a word of one sequence, or None."""
+        start, end = self._sequence_range(sequence_index)
+        _unsigned(word_index)
+        first = last = None
+        for k, w in enumerate(self.word_ids[start:end]):
+            if w is not None and w > word_index:
+                break  # word ids only grow within a sequence (as HF stops there)
+            if w == word_index:
+                if first is None:
+                    first = k
+                last = k
+        return None if first is None else (start + first, start + last + 1)
+
+    def word_to_chars(self, word_index: int, sequence_index: int = 0) -> tuple[int, int] | None:
+        span = self.word_to_tokens(word_index, sequence_index)
+        if span is None:
+            return None
+        offsets = self.offsets
+        return offsets[span[0]][0], offsets[span[1] - 1][1]
+
+    def token_to_chars(self, token_index: int) -> tuple[int, int] | None:
+        if self.token_to_sequence(token_index) is None or not 0 <= token_index < len(self.ids):
+            return None
+        return self.offsets[token_index]
+
+    def token_to_word(self, token_index: int) -> int | None:
+        if self.token_to_sequence(token_index) is None or not 0 <= token_index < len(self.ids):
+            return None
+        return self.word_ids[token_index]
+
+    def char_to_token(self, char_pos: int, sequence_index: int = 0) -> int | None:
+        start, end = self._sequence_range(sequence_index)
+        _unsigned(char_pos)
+        for k, (s, e) in enumerate(self.offsets[start:end]):
+            if s <= char_pos < e:
+                return start + k
+        return None
+
+    def char_to_word(self, char_pos: int, sequence_index: int = 0) -> int | None:
+        token = self.char_to_token(char_pos, sequence_index)
+        return None if token is None else self.token_to_word(token)
+
+    def set_sequence_id(self, sequence_id: int) -> None:
+        self.sequence_ids = [sequence_id] * len(self.ids)
+        self._sequences = frozenset((sequence_id,))
+
+    @staticmethod
+    def merge(encodings, growing_offsets: bool = True) -> "Encoding":
+        """One Encoding of several, as HF's Encoding.merge (offsets of each part shifted past
+        the previous part's last offset when growing_offsets)."""
+        out = Encoding.empty()
+        for e in encodings:
+            out._merge_with(e.copy(), growing_offsets)
+        return out
+
+    def _merge_with(self, pair: "Encoding", growing_offsets: bool) -> None:
+        """HF's Encoding::merge_with: every overflowing part meets the pair and its parts."""
+        overflowing = []
+        for mine in self.overflowing:
+            for theirs in [pair, *pair.overflowing]:
+                o = mine.copy()
+                o._merge_with(theirs.copy(), growing_offsets)
+                overflowing.append(o)
+        for theirs in pair.overflowing:
+            o = self.copy()
+            o._merge_with(theirs.copy(), growing_offsets)
+            overflowing.append(o)
+        shift = self.offsets[-1][1] if growing_offsets and self.offsets else 0
+        pair = pair.copy()
+        if shift:
+            pair.offsets = [(s + shift, e + shift) for s, e in pair.offsets]
+        self.extend(pair)
+        self.overflowing = overflowing
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -98,9 +212,11 @@ class Encoding:
                 f"attention_mask, special_tokens_mask, overflowing])")
 
     def copy(self) -> "Encoding":
-        return Encoding(list(self.ids), list(self.type_ids), list(self.tokens), list(self.offsets),
-                        list(self.attention_mask), list(self.special_tokens_mask), list(self.word_ids),
-                        list(self.sequence_ids), [o.copy() for o in self.overflowing])
+        out = Encoding(list(self.ids), list(self.type_ids), list(self.tokens), list(self.offsets),
+                       list(self.attention_mask), list(self.special_tokens_mask), list(self.word_ids),
+                       list(self.sequence_ids), [o.copy() for o in self.overflowing])
+        out._sequences = self._sequences
+        return out
 
     def _slice(self, start: int, end: int) -> "Encoding":
         return Encoding(self.ids[start:end], self.type_ids[start:end], self.tokens[start:end],
@@ -109,7 +225,7 @@ class Encoding:
 
     def set_type_id(self, type_id: int, sequence_id: int) -> None:
         self.type_ids = [type_id] * len(self.ids)
-        self.sequence_ids = [sequence_id] * len(self.ids)
+        self.set_sequence_id(sequence_id)
 
     def extend(self, other: "Encoding") -> None:
         self.ids += other.ids
@@ -120,10 +236,14 @@ class Encoding:
         self.special_tokens_mask += other.special_tokens_mask
         self.word_ids += other.word_ids
         self.sequence_ids += other.sequence_ids
+        if other._sequences:
+            self._sequences = other._sequences | self._sequences if self._sequences else other._sequences
 
     def truncate(self, max_length: int, stride: int = 0, direction: str = "right") -> None:
         """Keep max_length tokens; the rest goes to `overflowing` in windows that overlap by
         `stride` tokens, as HF's Encoding::truncate."""
+        if direction not in ("right", "left"):
+            raise ValueError(f"Invalid truncation direction value : {direction}")
         n = len(self.ids)
         if max_length >= n:
             return
@@ -156,10 +276,13 @@ class Encoding:
         self.__init__(first.ids, first.type_ids, first.tokens, first.offsets, first.attention_mask,
                       first.special_tokens_mask, first.word_ids, first.sequence_ids, parts[1:])
 
-    def pad(self, length: int, pad_id: int = 0, pad_type_id: int = 0, pad_token: str = "[PAD]",
-            direction: str = "right") -> None:
+    def pad(self, length: int, direction: str = "right", pad_id: int = 0, pad_type_id: int = 0,
+            pad_token: str = "[PAD]") -> None:
+        """HF's Encoding.pad (same argument order); overflowing parts are padded too."""
+        if direction not in ("right", "left"):
+            raise ValueError(f"Invalid padding direction value : {direction}")
         for o in self.overflowing:
-            o.pad(length, pad_id, pad_type_id, pad_token, direction)
+            o.pad(length, direction, pad_id, pad_type_id, pad_token)
         k = length - len(self.ids)
         if k <= 0:
             return

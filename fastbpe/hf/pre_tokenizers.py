@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import regex
 
-from ..pretokenize import _pretokenize, scanner_kind
+from .. import _pretokenize
+from ..pretokenize import scanner_kind
 from ._nodes import compile_pattern, node_type, unsupported
 from ..formats.bytelevel import BYTE_TO_CHAR, BYTELEVEL_PATTERN
 from .normalized import NormalizedText

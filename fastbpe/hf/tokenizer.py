@@ -13,6 +13,7 @@ Three paths give the same ids:
 """
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 
@@ -20,7 +21,7 @@ import regex
 
 from ..threads import parallel_map
 from ..pretokenize import scanner_kind
-from . import decoders, normalizers, post_processors, pre_tokenizers
+from . import decoders, normalizers, post_processors, pre_tokenizers, spec
 from ._nodes import UnsupportedError
 from .added_tokens import AddedToken, AddedVocabulary
 from ..formats.bytelevel import BYTELEVEL_PATTERN
@@ -35,21 +36,45 @@ _STRATEGIES = {"longest_first": "longest_first", "LongestFirst": "longest_first"
 
 
 class Tokenizer:
-    def __init__(self, spec: dict):
-        if not isinstance(spec, dict):
+    """A tokenizer.json model with `tokenizers.Tokenizer`'s interface.  `Tokenizer(spec)`
+    takes the parsed file (a dict) or, as HF's `Tokenizer(model)`, a model: a `tokenizers`
+    model object or a model node."""
+
+    def __init__(self, model):
+        if isinstance(model, dict) and "model" not in model and "type" in model:
+            model = spec.spec_of_model(model)           # a bare model node
+        elif not isinstance(model, dict):
+            if type(model).__module__.split(".")[0] != "tokenizers":
+                raise ValueError("tokenizer.json must hold a JSON object")
+            model = spec.spec_of_model(model)
+        self._encode_special_tokens = False
+        self._load(model)
+
+    def _load(self, doc: dict, model: "BPE | None" = None) -> None:
+        """Build every stage from a tokenizer.json document (model: a BPE already built from
+        the same model node, kept when its byte-level reading does not change)."""
+        if not isinstance(doc, dict):
             raise ValueError("tokenizer.json must hold a JSON object")
-        model = spec.get("model")
-        if not isinstance(model, dict):
+        model_json = doc.get("model")
+        if not isinstance(model_json, dict):
             raise ValueError("tokenizer.json has no model object")
-        kind = model.get("type", "BPE" if "merges" in model else None)  # old files omit the type
+        kind = model_json.get("type", "BPE" if "merges" in model_json else None)  # old files omit the type
         if kind != "BPE":
             raise UnsupportedError(f"tokenizer.json: model {kind!r} is not supported by fastbpe (only BPE)")
-        self.normalizer = _stage("normalizer", normalizers.from_json, spec)
-        self.pre_tokenizer = _stage("pre_tokenizer", pre_tokenizers.from_json, spec)
-        self.post_processor = _stage("post_processor", post_processors.from_json, spec)
-        self.decoder = _stage("decoder", decoders.from_json, spec)
-        steps = pre_tokenizers.steps_of(self.pre_tokenizer)
-        self.model = BPE(model, any(isinstance(s, pre_tokenizers.ByteLevel) for s in steps))
+        self._normalizer = _stage("normalizer", normalizers.from_json, doc)
+        self._pre_tokenizer = _stage("pre_tokenizer", pre_tokenizers.from_json, doc)
+        self._post_processor = _stage("post_processor", post_processors.from_json, doc)
+        self._decoder = _stage("decoder", decoders.from_json, doc)
+        if model is None:  # the vocabulary is written back from model.vocab, in its place
+            self._model_json = {k: (None if k == "vocab" else v) for k, v in model_json.items()}
+        self._version = doc.get("version", "1.0")
+        steps = pre_tokenizers.steps_of(self._pre_tokenizer)
+        byte_level_input = any(isinstance(s, pre_tokenizers.ByteLevel) for s in steps)
+        if model is None or model._byte_level_input != byte_level_input:
+            model_node = model_json if model is None else spec.model_node(self._model_json, model.vocab)
+            model = BPE(model_node, byte_level_input)
+            model._byte_level_input = byte_level_input
+        self._model = model
         # ByteLevel last with a byte-level model: pieces stay in original characters and the
         # model reads their UTF-8 (the same ids and spans as mapping every byte to a character)
         if steps and isinstance(steps[-1], pre_tokenizers.ByteLevel) and self.model.byte_level:
@@ -57,20 +82,22 @@ class Tokenizer:
         else:
             self._byte_split, self._steps_before = None, None
         self.added = AddedVocabulary()
-        if self.normalizer is not None:
-            self.added.set_normalizer(lambda text: self.normalizer.normalize(NormalizedText.from_original(text)).text)
-        for node in spec.get("added_tokens") or []:
+        if self._normalizer is not None:
+            norm = self._normalizer
+            self.added.set_normalizer(lambda text: norm.normalize(NormalizedText.from_original(text)).text)
+        for node in doc.get("added_tokens") or []:
             token_id, token = AddedToken.from_json(node)
             self.added.add(token_id, token)
+        self._apply_special_token_encoding()
         self._truncation = None
         self._padding = None
         try:
-            if spec.get("truncation"):
-                t = spec["truncation"]
+            if doc.get("truncation"):
+                t = doc["truncation"]
                 self.enable_truncation(t["max_length"], t.get("stride", 0), t.get("strategy", "LongestFirst"),
                                        t.get("direction", "Right"))
-            if spec.get("padding"):
-                p = spec["padding"]
+            if doc.get("padding"):
+                p = doc["padding"]
                 strategy = p.get("strategy", "BatchLongest")
                 length = strategy.get("Fixed") if isinstance(strategy, dict) else None
                 self.enable_padding(p.get("direction", "Right"), p.get("pad_id", 0), p.get("pad_type_id", 0),
@@ -80,6 +107,63 @@ class Tokenizer:
         self._pattern, self._kind, self._pattern_regex = self._fast_pattern(steps)
         self._fast_wraps = None
         self._kernel = None   # KernelEncoder, made on first use
+
+    # -- the pipeline's stages, replaceable as HF's ---------------------------------------
+
+    def _document(self, with_model: bool = True) -> dict:
+        """This tokenizer as a tokenizer.json document (what `to_str` writes)."""
+        return {
+            "version": self._version,
+            "truncation": spec.truncation_node(self._truncation),
+            "padding": spec.padding_node(self._padding),
+            "added_tokens": [t.to_json(i) for i, t in sorted(self.added.by_id.items())],
+            "normalizer": spec.node_of(self._normalizer, "normalizer"),
+            "pre_tokenizer": spec.node_of(self._pre_tokenizer, "pre_tokenizer"),
+            "post_processor": spec.node_of(self._post_processor, "post_processor"),
+            "decoder": spec.node_of(self._decoder, "decoder"),
+            "model": spec.model_node(self._model_json, self.model.vocab) if with_model else self._model_json,
+        }
+
+    def _replace(self, key: str, value) -> None:
+        """Rebuild with one stage (or the model) replaced; added tokens and options stay."""
+        doc = self._document(with_model=False)
+        doc[key] = spec.node_of(value, key)
+        if key == "model":
+            self._load(doc)
+        else:
+            self._load(doc, model=self.model)
+
+    @property
+    def model(self) -> BPE:
+        """The BPE model (settable, as HF: a tokenizers model object or a model node)."""
+        return self._model
+
+    @model.setter
+    def model(self, value) -> None:
+        self._replace("model", value)
+
+    normalizer = property(lambda self: self._normalizer, lambda self, v: self._replace("normalizer", v),
+                          doc="The normalizer (settable: None, a node, a fastbpe or tokenizers normalizer).")
+    pre_tokenizer = property(lambda self: self._pre_tokenizer, lambda self, v: self._replace("pre_tokenizer", v),
+                             doc="The pre-tokenizer (settable as `normalizer`).")
+    post_processor = property(lambda self: self._post_processor,
+                              lambda self, v: self._replace("post_processor", v),
+                              doc="The post-processor (settable as `normalizer`).")
+    decoder = property(lambda self: self._decoder, lambda self, v: self._replace("decoder", v),
+                       doc="The decoder (settable as `normalizer`).")
+
+    @property
+    def encode_special_tokens(self) -> bool:
+        """When True, special added tokens in the text are tokenized as ordinary text (HF's flag)."""
+        return self._encode_special_tokens
+
+    @encode_special_tokens.setter
+    def encode_special_tokens(self, value: bool) -> None:
+        self._encode_special_tokens = bool(value)
+        self._apply_special_token_encoding()
+
+    def _apply_special_token_encoding(self) -> None:
+        self.added.set_encode_special_tokens(self._encode_special_tokens)
 
     # -- construction ---------------------------------------------------------------------
 
@@ -93,13 +177,77 @@ class Tokenizer:
 
     @classmethod
     def from_file(cls, path: str | os.PathLike) -> "Tokenizer":
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
+        """A tokenizer.json; a llama.cpp .gguf file (told by its magic bytes) goes to `from_gguf`."""
+        with open(path, "rb") as f:
+            data = f.read(4)
+            if data == b"GGUF":
+                return cls.from_gguf(path)
+            data += f.read()
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise ValueError(f"{os.fspath(path)}: not a tokenizer.json (not UTF-8: {e.reason} at byte {e.start})") from None
         return cls.from_str(text)
+
+    @classmethod
+    def from_gguf(cls, path: str | os.PathLike):
+        """llama.cpp's tokenizer of a GGUF file (metadata only, memory-mapped): a
+        `fastbpe.gguf.GGUFTokenizer`, whose encode/decode give llama.cpp's ids and text."""
+        from ..gguf import GGUFTokenizer  # the one place hf/ reaches the gguf front end (lazily)
+
+        return GGUFTokenizer.from_file(path)
 
     @classmethod
     def from_buffer(cls, data: bytes) -> "Tokenizer":
         return cls.from_str(bytes(data).decode("utf-8"))
+
+    @classmethod
+    def from_pretrained(cls, identifier: str, revision: str = "main", token: str | None = None) -> "Tokenizer":
+        """From a local model folder (its tokenizer.json), a tokenizer.json path, or a Hub
+        repository id (downloaded with huggingface_hub when that is installed)."""
+        return cls.from_file(spec.resolve_pretrained(identifier, revision, token))
+
+    def to_str(self, pretty: bool = False) -> str:
+        """This tokenizer as tokenizer.json text (added tokens, truncation and padding as now)."""
+        return spec.dumps(self._document(), pretty)
+
+    def save(self, path: str | os.PathLike, pretty: bool = True) -> None:
+        """Write `to_str(pretty)` to path (atomically: the old file or the new one, whole)."""
+        spec.write_atomically(path, self.to_str(pretty))
+
+    def __repr__(self) -> str:
+        """HF's repr when `tokenizers` is installed (the same text), else a short one."""
+        twin = _hf_tokenizer_class()
+        if twin is None:
+            return (f"Tokenizer(model=BPE(vocab_size={len(self.model.vocab)}), "
+                    f"added_tokens={len(self.added.by_id)})")
+        return repr(twin.from_str(self.to_str()))
+
+    def __str__(self) -> str:
+        twin = _hf_tokenizer_class()
+        return repr(self) if twin is None else str(twin.from_str(self.to_str()))
+
+    # -- training: HF's trainers, then this tokenizer takes the trained model -------------
+
+    def train(self, files: list, trainer=None) -> None:
+        """HF's Tokenizer.train (a `tokenizers.trainers` trainer; needs tokenizers): trains
+        with this pipeline and takes the trained model and added tokens."""
+        hf = self._hf_twin()
+        hf.train(files, trainer) if trainer is not None else hf.train(files)
+        self._load(json.loads(hf.to_str()))
+
+    def train_from_iterator(self, iterator, trainer=None, length: int | None = None) -> None:
+        """HF's Tokenizer.train_from_iterator, as `train`."""
+        hf = self._hf_twin()
+        hf.train_from_iterator(iterator, trainer=trainer, length=length)
+        self._load(json.loads(hf.to_str()))
+
+    def _hf_twin(self):
+        twin = _hf_tokenizer_class()
+        if twin is None:
+            raise ImportError("training a fastbpe.Tokenizer uses HF tokenizers' trainers: "
+                              "pip install tokenizers")
+        return twin.from_str(self.to_str())
 
     def _fast_pattern(self, steps: list):
         """(pattern, scanner kind, compiled) when the ids can come from the byte-level kernel."""
@@ -309,7 +457,7 @@ class Tokenizer:
         multiple = p["pad_to_multiple_of"]
         if multiple and length % multiple:
             length += multiple - length % multiple
-        enc.pad(length, p["pad_id"], p["pad_type_id"], p["pad_token"], p["direction"])
+        enc.pad(length, p["direction"], p["pad_id"], p["pad_type_id"], p["pad_token"])
 
     def _truncate(self, encodings: list, add_special_tokens: bool) -> None:
         """HF's truncate_encodings, with max_length less the post-processor's added tokens."""
@@ -351,45 +499,117 @@ class Tokenizer:
                              f"{remove} tokens (strategy {t['strategy']})")
         target.truncate(len(target) - remove, stride, direction)
 
-    def encode(self, sequence: str, pair: str | None = None, is_pretokenized: bool = False,
+    def encode(self, sequence, pair=None, is_pretokenized: bool = False,
                add_special_tokens: bool = True) -> Encoding:
-        """HF's Tokenizer.encode: ids, tokens, offsets (characters), masks, type ids."""
-        if is_pretokenized:
-            raise UnsupportedError("fastbpe's Tokenizer.encode does not take pre-tokenized input")
+        """HF's Tokenizer.encode: ids, tokens, offsets (characters), masks, type ids.  With
+        is_pretokenized, sequence (and pair) are lists of words: each word is tokenized on
+        its own, its tokens take the word's index as word id and offsets within the word."""
         sequences = [sequence] if pair is None else [sequence, pair]
+        if is_pretokenized:
+            return self._post_process([self._encode_words(_words(s), k) for k, s in enumerate(sequences)],
+                                      add_special_tokens)
+        for s in sequences:
+            _text(s)
         return self._post_process(self._sequences(sequences, [0, 1], 1), add_special_tokens)
+
+    def _encode_words(self, words: list, type_id: int) -> Encoding:
+        """One pre-tokenized sequence: each word encoded alone, word ids = word indexes."""
+        out = Encoding.empty()
+        for index, enc in enumerate(self._sequences(words, [type_id] * len(words), 1)):
+            enc.word_ids = [index] * len(enc.ids)
+            out.extend(enc)
+        return out
 
     def encode_batch(self, inputs, is_pretokenized: bool = False, add_special_tokens: bool = True,
                      *, num_threads: int | None = None) -> list[Encoding]:
         """`encode` for many inputs (str or (sequence, pair)); with padding, to the longest.
         A plain byte-level file runs the kernels for the whole batch on `num_threads`
         threads (default: one per core) with the GIL released."""
-        if isinstance(inputs, str):
-            raise TypeError("encode_batch expects a list of inputs, not a single str")
+        return self._encode_batch(inputs, is_pretokenized, add_special_tokens, num_threads, True)
+
+    def _encode_batch(self, inputs, is_pretokenized: bool, add_special_tokens: bool, num_threads, with_offsets: bool):
+        if isinstance(inputs, str) or not hasattr(inputs, "__iter__"):
+            raise TypeError(f"encode_batch expects a list of inputs, not {type(inputs).__name__}")
         if is_pretokenized:
-            raise UnsupportedError("fastbpe's Tokenizer.encode does not take pre-tokenized input")
+            out = []
+            for item in inputs:
+                if _is_words(item):
+                    seqs = [_words(item)]
+                elif isinstance(item, (list, tuple)) or type(item).__name__ == "ndarray":
+                    if len(item) != 2:
+                        raise TypeError("encode_batch: a pre-tokenized pair input must hold two word lists")
+                    seqs = [_words(item[0]), _words(item[1])]
+                else:
+                    raise TypeError("PreTokenizedInputSequence must be Union[List[str], Tuple[str]]")
+                encodings = [self._encode_words(w, k) for k, w in enumerate(seqs)]
+                if not with_offsets:
+                    encodings = list(map(_without_offsets, encodings))
+                out.append(self._post_process(encodings, add_special_tokens))
+            return self._pad_encodings(out)
         flat, type_ids, shapes = [], [], []
         for item in inputs:
-            if isinstance(item, (tuple, list)):
+            if isinstance(item, str):
+                flat.append(item)
+                type_ids.append(0)
+                shapes.append(1)
+            elif isinstance(item, (tuple, list)) or type(item).__name__ == "ndarray":
                 if len(item) != 2:
                     raise ValueError("encode_batch: a pair input must hold two sequences")
-                flat.extend(item)
+                flat.extend((_text(item[0]), _text(item[1])))
                 type_ids.extend((0, 1))
                 shapes.append(2)
             else:
-                flat.append(item)
+                flat.append(_text(item))
                 type_ids.append(0)
                 shapes.append(1)
         if num_threads is None:
             num_threads = os.cpu_count() or 1
         with gc_paused():
-            encodings = iter(self._sequences(flat, type_ids, num_threads))
+            encodings = self._sequences(flat, type_ids, num_threads)
+            if not with_offsets:
+                encodings = map(_without_offsets, encodings)
+            encodings = iter(encodings)
             out = [self._post_process([next(encodings) for _ in range(k)], add_special_tokens) for k in shapes]
+        return self._pad_encodings(out)
+
+    def _pad_encodings(self, out: list) -> list:
+        """encode_batch's padding to the longest Encoding, when no length is fixed."""
         if self._padding and self._padding["length"] is None and out:
             longest = max(len(e) for e in out)
             for e in out:
                 self._pad(e, longest)
         return out
+
+    def encode_batch_fast(self, inputs, is_pretokenized: bool = False, add_special_tokens: bool = True,
+                          *, num_threads: int | None = None) -> list[Encoding]:
+        """HF's encode_batch_fast: encode_batch without alignments.  As HF, the input's tokens
+        then have offsets (0, 0), no word id and an empty token string (HF reads a token's
+        text through its offsets); the post-processor's special tokens and padding keep theirs."""
+        return self._encode_batch(inputs, is_pretokenized, add_special_tokens, num_threads, False)
+
+    def post_process(self, encoding: Encoding, pair: Encoding | None = None,
+                     add_special_tokens: bool = True) -> Encoding:
+        """HF's post_process: truncation, the post-processor and padding, applied to
+        Encodings made with them off or already applied (the inputs are not changed)."""
+        encodings = [encoding.copy()] if pair is None else [encoding.copy(), pair.copy()]
+        return self._post_process(encodings, add_special_tokens)
+
+    # -- asyncio: the same calls on a worker thread (the kernels release the GIL) ---------
+
+    async def async_encode(self, sequence, pair=None, is_pretokenized: bool = False,
+                           add_special_tokens: bool = True) -> Encoding:
+        return await asyncio.to_thread(self.encode, sequence, pair, is_pretokenized, add_special_tokens)
+
+    async def async_encode_batch(self, inputs, is_pretokenized: bool = False,
+                                 add_special_tokens: bool = True) -> list[Encoding]:
+        return await asyncio.to_thread(self.encode_batch, inputs, is_pretokenized, add_special_tokens)
+
+    async def async_encode_batch_fast(self, inputs, is_pretokenized: bool = False,
+                                      add_special_tokens: bool = True) -> list[Encoding]:
+        return await asyncio.to_thread(self.encode_batch_fast, inputs, is_pretokenized, add_special_tokens)
+
+    async def async_decode_batch(self, sequences, skip_special_tokens: bool = True) -> list[str]:
+        return await asyncio.to_thread(self.decode_batch, sequences, skip_special_tokens)
 
     def _sequences(self, texts: list, type_ids: list, num_threads: int) -> list[Encoding]:
         """The Encoding of each text (with its type id) before post-processing: from the
@@ -638,9 +858,45 @@ class Tokenizer:
         return enc
 
 
-def _stage(key: str, build, spec: dict):
+def _hf_tokenizer_class():
+    """HF's own Tokenizer class (from its compiled module, which stays HF's even where
+    `tokenizers.Tokenizer` has been pointed at this class), or None without tokenizers."""
+    try:
+        from tokenizers.tokenizers import Tokenizer as HFTokenizer
+    except ImportError:
+        return None
+    return HFTokenizer
+
+
+def _text(value) -> str:
+    """A text input, as HF checks it."""
+    if not isinstance(value, str):
+        raise TypeError(f"TextInputSequence must be str, not {type(value).__name__}")
+    return value
+
+
+def _is_words(value) -> bool:
+    return (isinstance(value, (list, tuple)) or type(value).__name__ == "ndarray") and \
+        all(isinstance(w, str) for w in value)
+
+
+def _words(value) -> list:
+    """A pre-tokenized input: a list, tuple or numpy array of str."""
+    if isinstance(value, str) or not _is_words(value):
+        raise TypeError("PreTokenizedInputSequence must be Union[List[str], Tuple[str]]")
+    return [str(w) for w in value]
+
+
+def _without_offsets(enc: Encoding) -> Encoding:
+    """A sequence's Encoding as HF makes it without offsets (its fields never made)."""
+    n = len(enc.ids)
+    return Encoding(enc.ids, enc.type_ids, [""] * n, [(0, 0)] * n, enc.attention_mask, enc.special_tokens_mask,
+                    [None] * n, enc.sequence_ids)
+
+
+def _stage(key: str, build, doc: dict):
     """One pipeline stage from its node; a malformed node is a ValueError naming the stage."""
     try:
-        return build(spec.get(key))
+        return spec.remember_node(build(doc.get(key)), doc.get(key))
     except (KeyError, TypeError, IndexError, AttributeError) as e:
         raise ValueError(f"tokenizer.json: malformed {key} ({e!r})") from None

@@ -12,6 +12,7 @@ import numpy as np
 from .._core import BPETable
 from ..formats import hf_json, minbpe_files
 from ..formats.minbpe_files import render_token, replace_control_characters
+from ..pure_bpe import get_stats, merge
 
 __all__ = ["Tokenizer", "SpecialTokenError", "get_stats", "merge", "render_token",
            "replace_control_characters"]
@@ -19,30 +20,6 @@ __all__ = ["Tokenizer", "SpecialTokenError", "get_stats", "merge", "render_token
 
 class SpecialTokenError(ValueError, AssertionError):
     """A special token's text appeared in text encoded with allowed_special="none_raise"."""
-
-
-def get_stats(ids, counts=None):
-    """{(a, b): how many times the pair occurs in ids}, in order of first occurrence;
-    adds to `counts` when given."""
-    counts = {} if counts is None else counts
-    for pair in zip(ids, ids[1:]):
-        counts[pair] = counts.get(pair, 0) + 1
-    return counts
-
-
-def merge(ids, pair, idx):
-    """ids with every non-overlapping occurrence of pair (left to right) replaced by idx."""
-    out = []
-    i = 0
-    n = len(ids)
-    while i < n:
-        if i < n - 1 and ids[i] == pair[0] and ids[i + 1] == pair[1]:
-            out.append(idx)
-            i += 2
-        else:
-            out.append(ids[i])
-            i += 1
-    return out
 
 
 class _Merges(dict):

@@ -1,7 +1,8 @@
-"""The import graph of the fastbpe package, read from the code (ast): which module imports
-which, whether lazily (inside a function), and which names it takes.  Used by
-tests/test_layers.py and by hand: `python tools/imports.py` prints circles, imports that go up
-a layer, and private names read across modules."""
+"""The import graph of the fastbpe package, read from the code (ast for .py, the import
+lines of .pyx/.pxd): which module imports which, whether lazily (inside a function), and
+which names it takes; and the layers of docs/architecture.md.  Used by tests/test_layers.py
+and by hand: `python tests/import_graph.py` prints circles, imports that go up a layer, and
+private names read across modules."""
 from __future__ import annotations
 
 import ast
@@ -52,19 +53,18 @@ def imports_of(path: pathlib.Path):
             line = text.count("\n", 0, m.start()) + 1
             if target.startswith("fastbpe"):
                 found.append((target, names, False, line))
-        text = "\n".join(l for l in text.splitlines() if "cimport" not in l)
         if path.suffix == ".pxd":
             return found
-        try:
-            tree = ast.parse(_strip_cython(text))
-        except SyntaxError:
-            return found
+        text, indented = _strip_cython(text)
+        tree = ast.parse(text)
     else:
         tree = ast.parse(text)
+        indented = set()
 
     def visit(node, lazy):
         for child in ast.iter_child_nodes(node):
             inner = lazy or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+            lazy_here = lazy or getattr(child, "lineno", 0) in indented
             if isinstance(child, ast.If) and _is_type_checking(child.test):
                 continue        # typing only: never imported at run time
             if isinstance(child, ast.ImportFrom):
@@ -74,14 +74,14 @@ def imports_of(path: pathlib.Path):
                     # `from . import x` imports the module fastbpe.x
                     subs = [n for n in names if _is_module(f"{target}.{n}")]
                     for s in subs:
-                        found.append((f"{target}.{s}", [], lazy, child.lineno))
+                        found.append((f"{target}.{s}", [], lazy_here, child.lineno))
                     rest = [n for n in names if n not in subs]
                     if rest:
-                        found.append((target, rest, lazy, child.lineno))
+                        found.append((target, rest, lazy_here, child.lineno))
             elif isinstance(child, ast.Import):
                 for a in child.names:
                     if a.name.startswith("fastbpe"):
-                        found.append((a.name, [], lazy, child.lineno))
+                        found.append((a.name, [], lazy_here, child.lineno))
             visit(child, inner)
 
     visit(tree, False)
@@ -93,22 +93,33 @@ def _is_type_checking(test) -> bool:
         (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
 
 
-def _strip_cython(text: str) -> str:
-    """Enough of a .pyx as Python for ast to find its imports: keep only import lines."""
-    keep = []
+def _strip_cython(text: str) -> tuple[str, set[int]]:
+    """Enough of a .pyx as Python for ast to find its imports: its import lines, at their
+    own line numbers (other lines blank), and the numbers of the indented (lazy) ones."""
     lines = text.splitlines()
+    keep = [""] * len(lines)
+    lazy = set()
     i = 0
     while i < len(lines):
         line = lines[i]
         s = line.strip()
         if s.startswith(("import ", "from ")) and " cimport " not in s:
+            first = i
             block = [s]
             while block[-1].endswith(("(", ",", "\\")) and i + 1 < len(lines):
                 i += 1
                 block.append(lines[i].strip())
-            keep.append(" ".join(block).replace("\\", ""))
+            statement = " ".join(block).replace("\\", "")
+            try:
+                ast.parse(statement)
+            except SyntaxError:     # prose in a docstring that starts with "from"
+                i += 1
+                continue
+            keep[first] = statement
+            if line[:1].isspace():
+                lazy.add(first + 1)
         i += 1
-    return "\n".join(keep)
+    return "\n".join(keep), lazy
 
 
 _MODULES: set[str] | None = None
@@ -188,9 +199,80 @@ def private_reads():
     return out
 
 
+# The layers of docs/architecture.md, by the module's first name under fastbpe.  A private
+# module not listed here (fastbpe._core, ...) is a kernel: layer 0.
+LAYERS = {
+    1: ["patterns", "pretokenize", "text", "threads", "special_tokens", "progress", "pure_bpe",
+        "formats", "visualise", "show_html", "shards"],
+    2: ["encoding", "alternatives", "_unstable", "registry", "vocab_sources", "corpus", "core",
+        "load", "model"],
+    3: ["counting", "trainer", "bpe_model"],
+    4: ["minbpe", "hf", "gguf", "ubpe", "distributed", "_educational"],
+    5: ["cli", "__main__"],
+}
+FRONT_END = 4
+
+# Imports that go up a layer on purpose, with the reason (docs/architecture.md lists them).
+ALLOWED_UP = {
+    ("fastbpe._pretokenize", "fastbpe.patterns"):
+        "the C scanner recognises the known pattern strings, kept once in patterns.py (constants only)",
+}
+
+
+# Circles kept on purpose, with the reason (docs/architecture.md lists them).
+ALLOWED_CIRCLES = {
+    ("fastbpe.encoding", "fastbpe.registry"):
+        "the registry builds encodings; Encoding.__getstate__/__setstate__ import it lazily "
+        "so that a registered encoding pickles by name",
+}
+
+
+def layer_of(module: str) -> tuple[int | None, str]:
+    """(layer, the module's first name under fastbpe); the package itself is the top."""
+    parts = module.split(".")
+    if len(parts) == 1:
+        return 5, "fastbpe"
+    top = parts[1]
+    for number, names in LAYERS.items():
+        if top in names:
+            return number, top
+    if top.startswith("_"):
+        return 0, top
+    return None, top
+
+
+def resolve_module(target: str) -> str:
+    """The module an import names (`fastbpe.x.y` where y is a name in module x -> fastbpe.x)."""
+    while target not in all_modules() and "." in target:
+        target = target.rsplit(".", 1)[0]
+    return target
+
+
+def upward_imports():
+    """(importer, imported, lazy, line) for every import that goes up a layer, or from one
+    front end into another."""
+    out = []
+    for p in source_files():
+        src = module_name(p)
+        src_layer, src_top = layer_of(src)
+        for target, _names, lazy, line in imports_of(p):
+            target = resolve_module(target)
+            dst_layer, dst_top = layer_of(target)
+            if src_layer is None or dst_layer is None:
+                continue    # unlisted: test_layers reports it
+            if dst_layer > src_layer or (src_layer == dst_layer == FRONT_END and src_top != dst_top):
+                out.append((src, target, lazy, line))
+    return out
+
+
 if __name__ == "__main__":
+    print("imports up a layer or across front ends:")
+    for src, dst, lazy, line in upward_imports():
+        why = ALLOWED_UP.get((src, dst), "NOT ALLOWED")
+        print(f"   {src}:{line} -> {dst}{' (lazy)' if lazy else ''}: {why}")
     g = graph()
     print("circles (lazy imports included):")
+    print("   (allowed: " + "; ".join(" <-> ".join(c) for c in ALLOWED_CIRCLES) + ")")
     for c in cycles(g):
         print("  ", " <-> ".join(c))
     print("private names read across modules:")

@@ -1,10 +1,10 @@
-"""`fastbpe encode-files`: the command line of `fastbpe.corpus` (cli.py imports this module)."""
+"""`fastbpe encode-files`: the command line of `fastbpe.corpus`."""
 from __future__ import annotations
 
 import argparse
 import sys
 
-from .cli import UsageError, arg, subcommand
+from .app import UsageError, arg, subcommand
 
 DESCRIPTION = """\
 Encode text files for training into OUT (raw little-endian token ids) and OUT.offsets
@@ -34,7 +34,7 @@ error in the input or output (a message on stderr), 2 bad arguments."""
     description=DESCRIPTION,
 )
 def run(args) -> int:
-    from . import get_encoding
+    from .. import get_encoding
 
     split_on = None if args.split_on is None else _unescape(args.split_on)
     separator = args.separator

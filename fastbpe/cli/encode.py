@@ -1,0 +1,133 @@
+"""`fastbpe encode`, `decode` and `count`."""
+from __future__ import annotations
+
+import json
+import sys
+
+from ..special_tokens import DisallowedSpecialTokenError
+from .app import UsageError, arg, subcommand
+from .text_io import read_text, text_blocks, write_output
+from .tokenizer_args import TOKENIZER_ARGS, open_tokenizer
+
+
+def _special_set(values: list[str] | None, default):
+    """--allowed-special/--disallowed-special values: "all", "none" or token texts."""
+    if not values:
+        return default
+    if values == ["all"]:
+        return "all"
+    if values == ["none"]:
+        return frozenset()
+    if "all" in values or "none" in values:
+        raise UsageError('"all" and "none" cannot be mixed with token texts')
+    return frozenset(values)
+
+
+# ----------------------------------------------------------------------------------------
+
+@subcommand(
+    "encode", "print the token ids of TEXT (or of -f FILE, or of stdin) as a JSON list",
+    arg("text", nargs="?", help="text to encode (default: read stdin)"),
+    arg("-f", "--file", default=None, help="encode this file instead (- for stdin)"),
+    TOKENIZER_ARGS,
+    arg("--allowed-special", action="append", metavar="TOKEN",
+        help='special token text to encode as its special token (repeatable), or "all" '
+             "(default: none)"),
+    arg("--disallowed-special", action="append", metavar="TOKEN",
+        help='special token text that is an error in the input (repeatable), "all" (every '
+             'token not allowed; the default) or "none" (encode such text as ordinary text)'),
+    arg("--numpy", action="store_true",
+        help="write the ids as a .npy array of uint32 (needs -o) instead of JSON"),
+    arg("-o", "--output", default=None, metavar="FILE",
+        help="write the ids to FILE (atomically) instead of stdout"),
+    arg("--show", action="store_true", help="also print each token's id and bytes"),
+)
+def cmd_encode(args) -> int:
+    if args.numpy and args.output is None:
+        raise UsageError("--numpy writes a binary .npy file: give it a name with -o FILE")
+    enc = open_tokenizer(args)
+    text = read_text(args)
+    allowed = _special_set(args.allowed_special, frozenset())
+    disallowed = _special_set(args.disallowed_special, "all")
+    try:
+        ids = enc.encode(text, allowed_special=allowed, disallowed_special=disallowed)
+    except DisallowedSpecialTokenError as e:
+        token = repr(e.token)
+        raise ValueError(f"the input contains the special token {token}: pass "
+                         f"--allowed-special {token} (or all) to encode it as that token, or "
+                         "--disallowed-special none to encode it as text") from None
+    if args.numpy:
+        import io
+
+        import numpy as np
+
+        buf = io.BytesIO()
+        np.save(buf, np.asarray(ids, dtype=np.uint32))
+        write_output(args.output, buf.getvalue())
+    else:
+        lines = [json.dumps(list(ids))]
+        if args.show:
+            lines += [f"{token:>8}  {enc.decode_single_token_bytes(token)!r}" for token in ids]
+        write_output(args.output, ("\n".join(lines) + "\n").encode("utf-8"))
+    return 0
+
+
+def _parse_ids(values: list[str]) -> list[int]:
+    ids = []
+    for value in values:
+        for part in value.replace(",", " ").replace("[", " ").replace("]", " ").split():
+            try:
+                token = int(part)
+            except ValueError:
+                raise ValueError(f"not a token id: {part!r}") from None
+            if token < 0:
+                raise ValueError(f"not a token id: {token} is negative")
+            ids.append(token)
+    return ids
+
+
+def _decodes(enc, token: int) -> bool:
+    try:
+        enc.decode_single_token_bytes(token)
+        return True
+    except (KeyError, OverflowError, ValueError):
+        return False
+
+
+@subcommand(
+    "decode", "print the text of token ids (arguments, or a JSON list / whitespace-separated "
+              "ids on stdin)",
+    arg("ids", nargs="*", help="token ids (default: read them from stdin)"),
+    TOKENIZER_ARGS,
+)
+def cmd_decode(args) -> int:
+    enc = open_tokenizer(args)
+    ids = _parse_ids(args.ids if args.ids else [sys.stdin.read()])
+    try:
+        text = enc.decode(ids)
+    except (KeyError, OverflowError):
+        unknown = [t for t in ids if not _decodes(enc, t)]
+        raise ValueError(f"token id {unknown[0] if unknown else '?'} is not in the "
+                         "vocabulary") from None
+    sys.stdout.write(text + "\n")
+    return 0
+
+
+@subcommand(
+    "count", "count the tokens of files (or stdin), reading each in blocks: any size, "
+             "bounded memory",
+    arg("files", nargs="*", help="files to count (default: stdin; - also means stdin)"),
+    TOKENIZER_ARGS,
+)
+def cmd_count(args) -> int:
+    enc = open_tokenizer(args)
+    sources = args.files or ["-"]
+    total = 0
+    for src in sources:
+        n = sum(len(enc.encode_ordinary(block))
+                for block in text_blocks(src, getattr(enc, "_pat_str", None)))
+        total += n
+        print(f"{n}\t{src}")
+    if len(sources) > 1:
+        print(f"{total}\ttotal")
+    return 0

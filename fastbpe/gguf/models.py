@@ -1,0 +1,186 @@
+"""The two GGUF tokenizer models, each on fastbpe's one merge kernel (`_core.BPETable`).
+
+* `ByteLevelBPE` (`tokenizer.ggml.model = "gpt2"`): token texts are bytes in GPT-2's byte
+  alphabet and `tokenizer.ggml.merges` ranks the pairs, so the table is `from_merges` over the
+  bytes, exactly as for a byte-level tokenizer.json; pieces come from the pre-tokenizer's regexes
+  (or the C scanner for the standard patterns) and are merged by the same GIL-free kernel.
+* `SentencePieceBPE` (`"llama"`): llama.cpp's llm_tokenizer_spm merges adjacent symbols (UTF-8
+  characters at first) whose concatenation is a token, highest score first, leftmost on ties.
+  As a pair table: every split of every token into two symbols is a merge whose rank is the
+  order of the token's score (equal scores share a rank, so ties go leftmost, as llama.cpp).
+  A character that is not a token starts as its own symbol and, if it stays alone, becomes its
+  `<0xNN>` byte tokens.
+"""
+from __future__ import annotations
+
+from functools import partial
+from itertools import repeat
+from operator import add
+
+import numpy as np
+
+from .._core import BPETable
+from .._merge_ids import merge_ids
+from ..formats.bytelevel import token_bytes as bytelevel_bytes
+from .vocab import Vocab
+
+
+class ByteLevelBPE:
+    def __init__(self, vocab: Vocab, merges):
+        path = vocab.path
+        if not isinstance(merges, list):
+            raise ValueError(f"{path}: tokenizer.ggml.merges is missing or not an array of strings "
+                             "(a 'gpt2' vocabulary needs it)")
+        t2i = vocab.text_to_id
+        token_bytes = [None] * len(vocab.tokens)
+        for text, i in t2i.items():  # only the id a text lookup gives (the last of equal texts)
+            token_bytes[i] = bytelevel_bytes(text)
+        rows = _merge_rows(merges, t2i, token_bytes)
+        # A byte with no token of its own (Falcon lacks 28) gets a stand-in id past the vocabulary
+        # so the kernel can start from bytes; llama.cpp looks a symbol that is no token up byte by
+        # byte as raw one-byte text and drops what it does not find: `_fix_stand_ins` does the same.
+        self.n_tokens = n = len(token_bytes)
+        present = {b[0] for b in token_bytes if b is not None and len(b) == 1}
+        self.stand_ins = {}
+        for byte in range(256):
+            if byte not in present:
+                self.stand_ins[n + len(self.stand_ins)] = _bytelevel_char_lookups(byte, t2i)
+                token_bytes.append(bytes([byte]))
+        try:
+            self.table = BPETable.from_merges(rows, token_bytes, None, whole_piece=vocab.ignore_merges)
+        except ValueError as e:
+            raise ValueError(f"{path}: {e}") from None
+
+    def encode_pieces(self, pieces: list[str]) -> list[int]:
+        return self._fix_stand_ins(self.table.encode_pieces(pieces))
+
+    def encode_text(self, text: str, kind: int) -> list[int]:
+        return self._fix_stand_ins(self.table.encode_text(text, kind))
+
+    def _fix_stand_ins(self, ids: list[int]) -> list[int]:
+        if not self.stand_ins or not ids or max(ids) < self.n_tokens:
+            return ids
+        out = []
+        for i in ids:
+            if i < self.n_tokens:
+                out.append(i)
+            else:
+                out.extend(self.stand_ins[i])
+        return out
+
+
+def _merge_rows(merges: list[str], t2i: dict, token_bytes: list) -> np.ndarray:
+    """(left, right, merged) ids of llama.cpp's bpe_ranks in rank order: a merge is split at its
+    first space after the first character, the first of equal pairs wins, and a merge whose
+    parts or result are not byte-level tokens is left out (it cannot apply to bytes).  Bulk
+    operations: a vocabulary has 10^5 merges."""
+    n = len(merges)
+    joined = "\n".join(merges)
+    if joined.count(" ") == n and joined.count("\n") == n - 1 and not any(m[:1] == " " for m in merges):
+        # the usual file: one space a merge, no newline in any (byte-level text has none)
+        parts = joined.replace(" ", "\n").split("\n")
+        lefts, rights = parts[0::2], parts[1::2]
+    else:
+        parts = [(m[:c], m[c + 1:]) if (c := m.find(" ", 1)) > 0 else ("", "") for m in merges]
+        lefts, rights = (list(x) for x in zip(*parts)) if parts else ([], [])
+    ids = partial(np.fromiter, dtype=np.int64, count=n)
+    a = ids(map(t2i.get, lefts, repeat(-1)))
+    b = ids(map(t2i.get, rights, repeat(-1)))
+    c = ids(map(t2i.get, map(add, lefts, rights), repeat(-1)))
+    has_bytes = np.fromiter((t is not None for t in token_bytes), dtype=bool, count=len(token_bytes))
+    has_bytes = np.append(has_bytes, False)  # index -1: not a token
+    ok = has_bytes[a] & has_bytes[b] & has_bytes[c] & (a >= 0) & (b >= 0) & (c >= 0)
+    rows = np.stack([a, b, c], axis=1)[ok]
+    # keep the first row of each pair
+    _, first = np.unique(rows[:, 0] * (len(token_bytes) + 1) + rows[:, 1], return_index=True)
+    return rows[np.sort(first)]
+
+
+def _bytelevel_char_lookups(byte: int, t2i: dict) -> list[int]:
+    """What llama.cpp emits for a lone byte with no token: the byte's byte-level character is
+    looked up one UTF-8 byte at a time as raw text; the ids found (usually none)."""
+    from ..formats.bytelevel import BYTE_TO_CHAR
+
+    out = []
+    for b in BYTE_TO_CHAR[byte].encode("utf-8"):
+        i = t2i.get(chr(b) if b < 0x80 else chr(0xDC00 + b))
+        if i is not None:
+            out.append(i)
+    return out
+
+
+class SentencePieceBPE:
+    def __init__(self, vocab: Vocab):
+        self.vocab = vocab
+        path = vocab.path
+        if vocab.scores is None:
+            raise ValueError(f"{path}: tokenizer.ggml.scores is missing (a 'llama' vocabulary needs it)")
+        n = len(vocab.tokens)
+        t2i = vocab.text_to_id
+        # rank = position of the token's score among the distinct scores, highest first
+        scores = vocab.scores.astype(np.float64)
+        distinct = np.unique(scores)[::-1]
+        rank_of = np.searchsorted(-distinct, -scores)
+        # symbols that are not tokens: single characters (they may still merge into a token)
+        extra: dict[str, int] = {}
+
+        def symbol(s: str) -> int | None:
+            i = t2i.get(s)
+            if i is not None:
+                return i
+            if len(s) == 1:
+                if s not in extra:
+                    extra[s] = n + len(extra)
+                return extra[s]
+            return None
+
+        rows, ranks = [], []
+        for text, c in t2i.items():
+            for k in range(1, len(text)):
+                a = symbol(text[:k])
+                if a is None:
+                    continue
+                b = symbol(text[k:])
+                if b is None:
+                    continue
+                rows.append((a, b, c))
+                ranks.append(rank_of[c])
+        self.n_tokens = n
+        self.extra = extra
+        self.lone = n + len(extra)  # a character in no token and no merge
+        token_bytes = [vocab.token_bytes(i) for i in range(n)] + [s.encode("utf-8", "surrogateescape") for s in extra]
+        token_bytes.append(b"\0")
+        self.table = BPETable.from_merges(np.array(rows, dtype=np.int64).reshape(-1, 3), token_bytes, None,
+                                          whole_piece=False, require_all_bytes=False,
+                                          ranks=np.array(ranks, dtype=np.int64))
+        self._byte_ids = [self._byte_token(b) for b in range(256)]
+
+    def _byte_token(self, b: int) -> int | None:
+        i = self.vocab.text_to_id.get(f"<0x{b:02X}>")
+        if i is None and b < 128:
+            i = self.vocab.text_to_id.get(chr(b))
+        return i
+
+    def encode(self, text: str) -> list[int]:
+        """llm_tokenizer_spm on text (spaces already escaped as ▁)."""
+        if not text:
+            return []
+        t2i, extra, lone = self.vocab.text_to_id, self.extra, self.lone
+        initial = [t2i.get(c) for c in text]
+        if None in initial:
+            initial = [i if i is not None else extra.get(c, lone) for i, c in zip(initial, text)]
+        merged, starts = merge_ids(self.table, initial)
+        if max(merged) < self.n_tokens:
+            return merged
+        out = []
+        for i, s in zip(merged, starts):
+            if i < self.n_tokens:
+                out.append(i)
+                continue
+            for b in text[s].encode("utf-8", "surrogateescape"):
+                t = self._byte_ids[b]
+                if t is None:
+                    raise ValueError(f"{self.vocab.path}: the vocabulary has no byte token <0x{b:02X}> "
+                                     f"for the character {text[s]!r}")
+                out.append(t)
+        return out

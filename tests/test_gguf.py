@@ -1,0 +1,320 @@
+"""GGUF tokenizers: llama.cpp's own vocab test files (../shared), and GGUF files written here from
+vocabularies trained with HF tokenizers, checked against HF tokenizers (fresh machine)."""
+from __future__ import annotations
+
+import json
+import os
+import resource
+import struct
+import tracemalloc
+
+import pytest
+
+import fastbpe
+from fastbpe import patterns
+from fastbpe.gguf import GGUFTokenizer, is_gguf, read_metadata
+from fastbpe.gguf.pretokenizers import PRE_TOKENIZERS, REGEXES, Splitter, to_python
+from fastbpe.gguf.tokenizer import _clean_spaces
+
+import datasources as ds
+import gguf_files as gf
+from reference_gguf import spm_tokenize
+
+GGUF_DIR = ds.SHARED / "data" / "gguf"
+SHARED_VOCABS = ["gpt-2", "llama-bpe", "qwen2", "deepseek-coder", "falcon", "starcoder", "command-r", "llama-spm"]
+
+
+def _shared(name: str):
+    path = GGUF_DIR / f"ggml-vocab-{name}.gguf"
+    if not path.is_file():
+        pytest.skip(f"{path} not found (llama.cpp's vocab test files are in ../shared/data/gguf, absent here)")
+    return path
+
+
+@pytest.fixture(scope="module")
+def shared_tokenizers():
+    return {}
+
+
+def _load_shared(cache: dict, name: str) -> GGUFTokenizer:
+    if name not in cache:
+        cache[name] = GGUFTokenizer.from_file(_shared(name))
+    return cache[name]
+
+
+def _cases(path) -> list[tuple[str, list[int]]]:
+    texts = open(f"{path}.inp", encoding="utf-8").read().split("\n__ggml_vocab_test__\n")
+    ids = open(f"{path}.out", encoding="utf-8").read().split("\n")
+    assert len(ids) >= len(texts)
+    return [(t, [int(x) for x in line.split()]) for t, line in zip(texts, ids)]
+
+
+# -- llama.cpp's vocab test files --------------------------------------------------------------
+
+@pytest.mark.parametrize("name", SHARED_VOCABS)
+def test_shared_vocab_gives_llama_cpp_ids(name, shared_tokenizers):
+    tok = _load_shared(shared_tokenizers, name)
+    cases = _cases(_shared(name))
+    wrong = [(text, want, tok.encode_ids(text)) for text, want in cases if tok.encode_ids(text) != want]
+    assert not wrong, f"{len(wrong)} of {len(cases)} inputs differ; first: {wrong[0]!r}"
+
+
+@pytest.mark.parametrize("name", SHARED_VOCABS)
+def test_shared_vocab_decode_round_trips(name, shared_tokenizers):
+    tok = _load_shared(shared_tokenizers, name)
+    for text, want in _cases(_shared(name)):
+        expected = text
+        if tok.vocab.clean_spaces:  # llama.cpp's detokenize tidies " ," " 's" ... on these models
+            expected = _clean_spaces(text.encode("utf-8")).decode("utf-8")
+        assert tok.decode(want) == expected
+        assert tok.decode(want, skip_special_tokens=True) == expected
+
+
+@pytest.mark.parametrize("name", ["gpt-2", "starcoder"])
+def test_shared_vocab_regex_path_equals_scanner_or_chain(name, shared_tokenizers):
+    """The C scanner (gpt-2) and the regex chain give the same ids."""
+    tok = _load_shared(shared_tokenizers, name)
+    slow = Splitter(tok.vocab.pre, force_regex=True)
+    for text, want in _cases(_shared(name)):
+        assert tok.model.encode_pieces(slow.split(text)) == want
+
+
+def test_shared_special_tokens(shared_tokenizers):
+    llama3 = _load_shared(shared_tokenizers, "llama-bpe")
+    bos = llama3.bos_token_id
+    assert bos == 128000 and llama3.add_bos_token
+    assert llama3.encode_ids("Hello", add_special_tokens=True) == [bos] + llama3.encode_ids("Hello")
+    # control-token text is plain text unless parse_special, as llama.cpp
+    text = "<|begin_of_text|>Hi<|eot_id|>"
+    assert bos not in llama3.encode_ids(text)
+    special = llama3.encode_ids(text, parse_special=True)
+    assert special[0] == bos and special[-1] == llama3.token_to_id("<|eot_id|>")
+    assert llama3.decode(special) == text and llama3.decode(special, skip_special_tokens=True) == "Hi"
+    spm = _load_shared(shared_tokenizers, "llama-spm")
+    assert spm.encode_ids("Hello", add_special_tokens=True) == [1] + spm.encode_ids("Hello")
+    # after a special token SentencePiece adds the leading space again
+    ids = spm.encode_ids("a</s>b", parse_special=True)
+    assert ids == spm.encode_ids("a") + [2] + spm.encode_ids("b")
+    assert spm.decode([1] + spm.encode_ids("Hello"), skip_special_tokens=True) == " Hello"  # llama.cpp keeps it
+    assert spm.decode(spm.encode_ids("Hello")) == "Hello"
+
+
+def test_shared_from_file_dispatch_and_metadata(shared_tokenizers):
+    path = _shared("qwen2")
+    tok = fastbpe.Tokenizer.from_file(path)
+    assert isinstance(tok, GGUFTokenizer)
+    assert fastbpe.Tokenizer.from_gguf(path).encode_ids("Hello world") == tok.encode_ids("Hello world")
+    assert tok.pre_tokenizer == "qwen2" and tok.model_type == "gpt2"
+    assert tok.eos_token_id == 151643 and tok.pad_token_id == 151643
+    assert tok.chat_template and "messages" in tok.chat_template
+    assert tok.encode("Hello world").ids == tok.encode_ids("Hello world")
+    assert tok.encode("Hello world").tokens == ["Hello", "Ġworld"]
+
+
+# -- files written here, checked against HF tokenizers -----------------------------------------
+
+@pytest.fixture(scope="module")
+def bytelevel_vocab():
+    pytest.importorskip("tokenizers")
+    return gf.train_bytelevel()
+
+
+def _hf_equivalent(spec: dict, pre: str):
+    """HF tokenizers with the pre-tokenizer llama.cpp runs for `pre`: its regexes as isolated
+    splits, then ByteLevel without its own regex."""
+    from tokenizers import Tokenizer
+
+    spec = json.loads(json.dumps(spec))
+    info = PRE_TOKENIZERS[pre]
+    exprs = REGEXES[info.kind]
+    originals = {gf_expr: gf_expr for gf_expr in exprs}
+    # llama.cpp's rewritten Llama-3 / Qwen2 regexes mean the tokenizer.json originals
+    originals.update({REGEXES["llama3"][0]: patterns.LLAMA3_PATTERN, REGEXES["qwen2"][0]: patterns.QWEN2_PATTERN})
+    steps = [{"type": "Split", "pattern": {"Regex": originals[e] if e in (REGEXES["llama3"][0], REGEXES["qwen2"][0])
+                                           else to_python(e)},
+              "behavior": "Isolated", "invert": False} for e in exprs]
+    steps.append({"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False, "use_regex": False})
+    spec["pre_tokenizer"] = {"type": "Sequence", "pretokenizers": steps}
+    spec["model"]["ignore_merges"] = info.ignore_merges
+    spec["added_tokens"] = []
+    return Tokenizer.from_str(json.dumps(spec))
+
+
+@pytest.mark.parametrize("pre", ["gpt-2", "llama-bpe", "qwen2", "starcoder", "falcon", "deepseek-coder", "command-r",
+                                 "refact", "mpt", "olmo", "smollm"])
+def test_written_bytelevel_file_matches_hf(pre, bytelevel_vocab, tmp_path):
+    spec, tokens, merges = bytelevel_vocab
+    types = [3 if t == "<|endoftext|>" else 1 for t in tokens]
+    path = tmp_path / "vocab.gguf"
+    path.write_bytes(gf.gguf_bytes(gf.gpt2_kv(tokens, merges, pre, types)))
+    tok = fastbpe.Tokenizer.from_file(path)
+    hf = _hf_equivalent(spec, pre)
+    for text in gf.TEXTS:
+        want = hf.encode(text, add_special_tokens=False).ids
+        assert tok.encode_ids(text) == want, text
+        assert tok.decode_bytes(want) == (_clean_spaces(text.encode()) if tok.vocab.clean_spaces else text.encode())
+
+
+def test_written_file_user_defined_tokens_always_split(bytelevel_vocab, tmp_path):
+    spec, tokens, merges = bytelevel_vocab
+    tokens = tokens + ["<tool>", "<tool_call>"]
+    types = [3 if t == "<|endoftext|>" else 1 for t in tokens[:-2]] + [4, 4]
+    path = tmp_path / "vocab.gguf"
+    path.write_bytes(gf.gguf_bytes(gf.gpt2_kv(tokens, merges, "gpt-2", types)))
+    tok = GGUFTokenizer.from_file(path)
+    n = len(tokens)
+    ids = tok.encode_ids("a<tool_call>b<tool> <|endoftext|>")
+    # user-defined tokens are cut out even without parse_special, longest first; control ones are not
+    assert ids[1] == n - 1 and n - 2 in ids and tokens.index("<|endoftext|>") not in ids
+    assert tokens.index("<|endoftext|>") in tok.encode_ids("x<|endoftext|>", parse_special=True)
+
+
+@pytest.fixture(scope="module")
+def spm_vocab():
+    pytest.importorskip("tokenizers")
+    return gf.train_metaspace()
+
+
+def test_written_spm_file_matches_reference(spm_vocab, tmp_path):
+    tokens, scores, types = spm_vocab
+    path = tmp_path / "spm.gguf"
+    path.write_bytes(gf.gguf_bytes(gf.spm_kv(tokens, scores, types)))
+    tok = GGUFTokenizer.from_file(path)
+    assert tok.model_type == "llama" and tok.bos_token_id == 1 and tok.add_bos_token
+    for text in gf.TEXTS:
+        want = spm_tokenize(text, tokens, scores)
+        assert tok.encode_ids(text) == want, text
+        assert tok.decode(want) == text
+        assert tok.encode_ids(text, add_special_tokens=True) == ([1] + want)
+
+
+def test_spm_equal_scores_merge_leftmost(tmp_path):
+    """Two tokens with one score: llama.cpp merges the leftmost pair first, whatever the token."""
+    tokens = ["<unk>", "<s>", "</s>", "a", "b", "c", "ab", "bc", "\u2581", "\u2581a"]
+    scores = [0, 0, 0, -1, -1, -1, -5, -5, -1, -9]
+    types = [2, 3, 3] + [1] * 7
+    path = tmp_path / "tie.gguf"
+    path.write_bytes(gf.gguf_bytes(gf.spm_kv(tokens, [float(s) for s in scores], types,
+                                             add_space_prefix=(gf.BOOL, False))))
+    tok = GGUFTokenizer.from_file(path)
+    for text in ["abc", "bcab", "abcabc", "cbabc"]:
+        assert tok.encode_ids(text) == spm_tokenize(text, tokens, scores, add_space_prefix=False), text
+    assert tok.encode_ids("abc") == [6, 5]
+
+
+# -- bad files ---------------------------------------------------------------------------------
+
+def _small_file(tmp_path, **kw):
+    tokens = ["<|endoftext|>"] + [chr(c) for c in range(33, 127)] + ["ab", "abc"]
+    from fastbpe.formats.bytelevel import BYTE_TO_CHAR
+
+    tokens += [BYTE_TO_CHAR[b] for b in range(256) if not 33 <= b < 127]
+    merges = ["a b", "ab c"]
+    data = gf.gguf_bytes(gf.gpt2_kv(tokens, merges, kw.get("pre", "gpt-2")))
+    path = tmp_path / "small.gguf"
+    path.write_bytes(data)
+    return path, data
+
+
+def test_truncated_files_fail_cleanly(tmp_path):
+    path, data = _small_file(tmp_path)
+    assert GGUFTokenizer.from_file(path).encode_ids("abc") == [96]
+    cuts = sorted(set(list(range(0, 120)) + list(range(120, len(data), max(1, len(data) // 97)))))
+    for cut in cuts:
+        if cut >= len(data) - 31:  # only alignment padding left: still a whole file
+            continue
+        bad = tmp_path / f"cut{cut}.gguf"
+        bad.write_bytes(data[:cut])
+        with pytest.raises(ValueError, match="cut"):
+            GGUFTokenizer.from_file(bad)
+
+
+def _header(n_keys: int) -> bytes:
+    return b"GGUF" + struct.pack("<IQQ", 3, 0, n_keys)
+
+
+@pytest.mark.parametrize("body,problem", [
+    (b"GGML" + b"\0" * 40, "no GGUF magic"),
+    (b"GGUF" + struct.pack("<IQQ", 7, 0, 0), "unsupported GGUF version 7"),
+    (b"GGUF" + struct.pack("<IQQ", 1, 0, 0), "version 1"),
+    (_header(1 << 40), "absurd key count"),
+    (_header(1) + gf._string("k") + struct.pack("<IIQ", gf.ARRAY, gf.STRING, 1 << 60), "strings"),
+    (_header(1) + gf._string("k") + struct.pack("<IIQ", gf.ARRAY, gf.UINT32, 1 << 61), "elements"),
+    (_header(1) + struct.pack("<Q", 1 << 62) + b"k", "key 0"),
+    (_header(1) + gf._string("k") + struct.pack("<I", 99), "unknown value type 99"),
+])
+def test_garbage_files_fail_cleanly(tmp_path, body, problem):
+    path = tmp_path / "bad.gguf"
+    path.write_bytes(body)
+    with pytest.raises(ValueError, match=problem) as info:
+        read_metadata(path)
+    assert str(path) in str(info.value)
+
+
+def test_bad_tokenizer_metadata_is_named(tmp_path):
+    path, _ = _small_file(tmp_path, pre="no-such-pre")
+    with pytest.raises(ValueError, match="unknown pre-tokenizer 'no-such-pre'"):
+        GGUFTokenizer.from_file(path)
+    path, _ = _small_file(tmp_path, pre="kimi-k2")
+    with pytest.raises(ValueError, match="'kimi-k2' is not supported"):
+        GGUFTokenizer.from_file(path)
+    t5 = tmp_path / "t5.gguf"
+    t5.write_bytes(gf.gguf_bytes([("tokenizer.ggml.model", gf.STRING, "t5"),
+                                  ("tokenizer.ggml.tokens", gf.ARRAY, ["a"], gf.STRING)]))
+    with pytest.raises(ValueError, match="tokenizer model 't5'"):
+        GGUFTokenizer.from_file(t5)
+    nothing = tmp_path / "none.gguf"
+    nothing.write_bytes(gf.gguf_bytes([("general.architecture", gf.STRING, "llama")]))
+    with pytest.raises(ValueError, match="tokenizer model None"):
+        GGUFTokenizer.from_file(nothing)
+    not_json = tmp_path / "x.bin"
+    not_json.write_bytes(b"\xff\xfe\x00garbage")
+    assert not is_gguf(not_json)
+    with pytest.raises(ValueError, match="not a tokenizer.json"):
+        fastbpe.Tokenizer.from_file(not_json)
+
+
+def test_big_sparse_file_opens_without_reading_tensors(tmp_path, bytelevel_vocab):
+    """A 4 GiB model file (sparse: the tensor data is a hole) opens with memory of its vocabulary."""
+    spec, tokens, merges = bytelevel_vocab
+    size = 1 << 30
+    path = tmp_path / "model.gguf"
+    path.write_bytes(gf.gguf_bytes(gf.gpt2_kv(tokens, merges, "llama-bpe"), n_tensors=4, tensor_data=size))
+    os.truncate(path, path.stat().st_size + 4 * size)
+    rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    tracemalloc.start()
+    try:
+        tok = fastbpe.Tokenizer.from_file(path)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    grown_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss_before
+    assert read_metadata(path)["GGUF.tensor_count"] == 4
+    assert peak < 16 << 20, f"{peak} bytes allocated to open a {len(tokens)}-token vocabulary"
+    assert grown_kib < 64 << 10, f"resident memory grew by {grown_kib} KiB"
+    assert tok.encode_ids("Hello world") == _hf_equivalent(spec, "llama-bpe").encode("Hello world").ids
+
+
+def test_unknown_and_supported_pre_names_are_consistent():
+    for name, info in PRE_TOKENIZERS.items():
+        assert info.kind in REGEXES, name
+    for kind, exprs in REGEXES.items():
+        for e in exprs:
+            to_python(e)  # compiles in Splitter; here: the rewrite does not raise
+    assert to_python(r"\s+$") == r"\s+\Z" and to_python(r"[\d]\d") == "[0-9][0-9]"
+    assert to_python(r"[\p{Lu}\p{M}]+\p{N}") == r"[\p{L}\p{M}]+\p{N}"
+
+
+@pytest.mark.parametrize("pre", ["gpt-2", "llama-bpe", "qwen2", "starcoder", "falcon", "default", "chameleon",
+                                 "chatglm-bpe", "laguna"])
+def test_scanner_steps_split_like_regex(pre):
+    """Steps run on the C scanner give the pieces llama.cpp's regex gives (fuzzed)."""
+    import random
+
+    fast, slow = Splitter(PRE_TOKENIZERS[pre]), Splitter(PRE_TOKENIZERS[pre], force_regex=True)
+    alphabet = list("ab Z9 0'sSdtlLmvre\t\n\r.,!?;:$+<=>^~|`-_()[]{}\"\\") + ["\u00a0", "\u3000", "\u2009", "é", "ß",
+                                                                                  "中", "٣", "½", "🦙", "\u0301", "\x85"]
+    rng = random.Random(1234)
+    texts = gf.TEXTS + ["".join(rng.choice(alphabet) for _ in range(rng.randrange(1, 40))) for _ in range(2000)]
+    for text in texts:
+        assert fast.split(text) == slow.split(text), text

@@ -1,0 +1,84 @@
+"""The house rules of docs/architecture.md, read from the code (tests/import_graph.py):
+imports point down the layers, no import circles, no private names read across modules,
+and no product file grows past ~600 lines."""
+import pathlib
+
+import import_graph as ig
+
+# Files allowed past the size limit, with the reason.  Shrink this list, never grow it.
+LONG_FILES = {
+    "fastbpe/_core.pyx": "the encode kernel, being rewritten by the encode-speed work (issue 19)",
+    "fastbpe/_train.pyx": "two trainers sharing one merge loop: being split (issue 18)",
+    "fastbpe/_ubpe.pyx": "the UBPE kernel: being split by concern (issue 18)",
+}
+LINE_LIMIT = 650
+GENERATED = ("_tables.h", "_tables.c")
+
+
+def test_every_module_has_a_layer():
+    unplaced = sorted({ig.layer_of(m)[1] for m in ig.all_modules() if ig.layer_of(m)[0] is None})
+    assert not unplaced, f"add these to LAYERS in tests/import_graph.py and docs/architecture.md: {unplaced}"
+
+
+def test_imports_point_down():
+    bad = [f"{src}:{line} -> {dst}" for src, dst, _lazy, line in ig.upward_imports()
+           if (src, dst) not in ig.ALLOWED_UP]
+    assert not bad, "imports that go up a layer or across front ends: " + "; ".join(bad)
+
+
+def test_allowed_exceptions_are_still_needed():
+    # an exception whose import is gone is removed from the list (and from the docs)
+    present = {(src, dst) for src, dst, _lazy, _line in ig.upward_imports()}
+    assert set(ig.ALLOWED_UP) <= present, set(ig.ALLOWED_UP) - present
+
+
+def test_allowed_circles_are_still_circles():
+    circles = {tuple(c) for c in ig.cycles(ig.graph())}
+    for pair in ig.ALLOWED_CIRCLES:
+        assert tuple(sorted(pair)) in circles, f"{pair} is no circle now: remove it from ALLOWED_CIRCLES"
+
+
+def test_no_import_circles():
+    allowed = {tuple(sorted(pair)) for pair in ig.ALLOWED_CIRCLES}
+    circles = [c for c in ig.cycles(ig.graph()) if tuple(c) not in allowed]
+    assert not circles, circles
+
+
+def test_no_private_names_across_modules():
+    reads = [f"{src}:{line} takes {name} from {dst}" for src, dst, name, line in ig.private_reads()]
+    assert not reads, reads
+
+
+def test_no_god_files():
+    long = {}
+    for path in ig.source_files() + sorted(ig.PACKAGE.rglob("*.h")):
+        rel = path.relative_to(ig.ROOT).as_posix()
+        if rel.endswith(GENERATED) or rel in LONG_FILES:
+            continue
+        n = len(path.read_text(encoding="utf-8").splitlines())
+        if n > LINE_LIMIT:
+            long[rel] = n
+    assert not long, f"split these by concern (limit {LINE_LIMIT} lines): {long}"
+
+
+def test_long_file_exceptions_are_still_long():
+    for rel in LONG_FILES:
+        path = ig.ROOT / rel
+        assert path.exists() and len(path.read_text(encoding="utf-8").splitlines()) > LINE_LIMIT, \
+            f"{rel} fits now: remove it from LONG_FILES"
+
+
+def test_the_checker_sees_imports():
+    # the graph is read from the code: a known import must be found, lazily or not
+    g = ig.graph()
+    assert "fastbpe.registry" in g["fastbpe.encoding"]          # lazy, for pickling
+    assert "fastbpe._core" in g["fastbpe.encoding"]             # module level
+    assert "fastbpe._core" in g["fastbpe._merge_ids"]           # a cimport
+    assert ig.layer_of("fastbpe.hf.tokenizer") == (4, "hf")
+    assert ig.cycles({"a": {"b"}, "b": {"a"}, "c": {"a"}}) == [["a", "b"]]
+
+
+def test_docs_list_every_allowed_exception():
+    doc = (ig.ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    for src, dst in [*ig.ALLOWED_UP, *ig.ALLOWED_CIRCLES]:
+        assert f"`{src}` → `{dst}`" in doc, (src, dst)
