@@ -26,6 +26,8 @@ Sections (--sections, default all):
   transformers  AutoTokenizer on the Qwen2.5 folder: tok(docs) on 2 kB documents and
                 tok(long_doc) on 800 kB, stock vs fastbpe.patch_transformers() vs
                 fastokens.patch_transformers(), one core and two; input_ids checked equal.
+  gguf          llama.cpp vocab files (shared data): fastbpe's GGUFTokenizer vs HF tokenizers on the
+                equivalent tokenizer.json, the encode rows' protocol, ids checked.
   worst         1 MiB of one character, letters, spaces, digits: seconds of one call.
   pretokenize   the split patterns alone: fastbpe's Splitter vs regex.findall, pieces checked.
   train         training wall time and peak memory: fastbpe, rustbpe, bpeasy, HF tokenizers,
@@ -53,8 +55,8 @@ sys.path.insert(0, str(HERE))
 
 import common as c  # noqa: E402
 
-SECTIONS = ["encode", "short", "batch", "encodings", "load", "transformers", "worst", "pretokenize", "train",
-            "corpus"]
+SECTIONS = ["encode", "short", "batch", "encodings", "load", "transformers", "gguf", "worst", "pretokenize",
+            "train", "corpus"]
 SHORT_VOCABS = ["cl100k_base", "Qwen2.5 tokenizer.json"]
 BATCH_VOCABS = ["cl100k_base", "Qwen2.5 tokenizer.json"]
 HF_MODEL = "qwen2.5"
@@ -380,7 +382,21 @@ def child_encodings(job: dict) -> dict:
     return out
 
 
-CHILDREN = {"encodings": child_encodings, "pretokenize": child_pretokenize, "encode": child_encode, "batch": child_batch, "transformers": child_transformers,
+def child_gguf(job: dict) -> dict:
+    try:
+        fn, how = c.gguf_encoder(job["lib"], job["name"])
+    except c.Unavailable as e:
+        return {"unavailable": str(e)}
+    out = {"how": how, "rows": {}}
+    for label, paths in job["parts"].items():
+        texts = [_read(p) for p in paths]
+        seconds, results = _timed_parts(fn, texts)
+        out["rows"][label] = {"seconds": seconds, "bytes": [len(t.encode()) for t in texts[1:]],
+                              "digests": [c.digest(r) for r in results]}
+    return out
+
+
+CHILDREN = {"gguf": child_gguf, "encodings": child_encodings, "pretokenize": child_pretokenize, "encode": child_encode, "batch": child_batch, "transformers": child_transformers,
             "worst": child_worst, "train": child_train, "corpus": child_corpus}
 
 
@@ -817,6 +833,37 @@ def encodings_rows(run: Run, vocabs: list, corpora: list) -> list[str]:
     return lines
 
 
+# ------------------------------------------------------------------ GGUF
+
+
+def gguf_rows(run: Run, corpora: list) -> list[str]:
+    parts = {label: run.parts(c.CORPORA[label], run.args.mb) for label in corpora}
+    lines = ["| GGUF vocab | fastbpe path | corpus | fastbpe `GGUFTokenizer` | HF tokenizers | fastbpe / HF |",
+             "|---|---|---|---:|---:|---:|"]
+    for name in c.GGUF_NAMES:
+        res = {lib: run.child({"kind": "gguf", "lib": lib, "name": name, "parts": parts})
+               for lib in ("fastbpe", "HF tokenizers")}
+        log(f"gguf   {name:<16} " + " | ".join(f"{lib}: {summary(r)}" for lib, r in res.items()))
+        ours, ref = res["fastbpe"], res["HF tokenizers"]
+        for label in corpora:
+            cells, vals = [], {}
+            for lib, r in res.items():
+                if "rows" not in r:
+                    why = r.get("unavailable") or r.get("error")
+                    run.note(f"gguf:{lib}:{why}", f"GGUF {name}, {lib}: {why}")
+                    cells.append("n/a")
+                    continue
+                vals[lib] = speed(r["rows"][label])
+                cells.append(fmt_mbs(vals[lib]))
+            same = ("rows" in ours and "rows" in ref
+                    and ours["rows"][label]["digests"] == ref["rows"][label]["digests"])
+            if "rows" in ours and "rows" in ref and not same:
+                cells[0] = "inexact"
+            rt = f"{vals['fastbpe'] / vals['HF tokenizers']:.1f}×" if same and len(vals) == 2 else "–"
+            lines.append(f"| {name} | {ours.get('how', '–')} | {label} | " + " | ".join(cells) + f" | {rt} |")
+    return lines
+
+
 # ------------------------------------------------------------------ pre-tokenizing
 
 
@@ -1155,6 +1202,15 @@ def main(argv=None) -> int:
               "input_ids checked equal to stock (\"differs\" otherwise). Targets (issue 21): ≥ 2× on "
               "batches, ≥ 5× on the long document."],
              transformers_rows(run), ("tf",))
+    if "gguf" in sections:
+        emit("gguf", "## GGUF files: fastbpe vs HF tokenizers on the same vocabulary (MB/s, one core; higher is better)",
+             [f"Method: llama.cpp's vocab files; fastbpe `GGUFTokenizer.from_file(path).encode_ids(text)` "
+              "(no BOS/EOS) against HF tokenizers on an equivalent tokenizer.json (the file's tokens and "
+              "merges, llama.cpp's split regexes as isolated Splits then ByteLevel; SentencePiece files: "
+              "Llama's pipeline with merges by score), each in a fresh process on one core; the encode "
+              f"rows' protocol ({a.mb:g} MB in 4 parts, first warms up), ids checked after timing. "
+              "The fastbpe path column says how fastbpe splits (C scanner, regex chain, SPM)."],
+             gguf_rows(run, corpora), ("gguf",))
     if "worst" in sections:
         emit("worst", "## Worst cases (1 MiB of one kind of character; seconds of one call, lower is better)",
              ["Method: one `encode_ordinary` call per input in a process pinned to one core, after a "
