@@ -55,6 +55,10 @@ VOCABS = {
     "DeepSeek-R1-Distill-Llama tokenizer.json":
         ("json", str(HF_DIR / "deepseek-r1-distill-llama-8b" / "tokenizer.json")),
 }
+# the same vocabulary as cl100k_base behind tokenizer.json (written by fastbpe's exporter): fastbpe's
+# two front ends on one kernel, and every tokenizer.json peer on tiktoken's ids
+EXPORTED = "cl100k_base as tokenizer.json"
+VOCABS[EXPORTED] = ("json", str(WORK / "cl100k_base.tokenizer.json"))
 CORPORA = {"English": "large_en", "code": "code", "multilingual": "multilingual"}
 THREAD_ENV_NAMES = ("RAYON_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
@@ -194,8 +198,26 @@ def tiktoken_file(name: str) -> str:
     return str(path)
 
 
+def export_tokenizer_json(root: str | Path = ROOT) -> None:
+    """Write EXPORTED's file: cl100k_base's ranks, pattern and special tokens as a tokenizer.json
+    (fastbpe's exporter, checked against tiktoken by the project's tests)."""
+    path = Path(VOCABS[EXPORTED][1])
+    if path.exists():
+        return
+    WORK.mkdir(parents=True, exist_ok=True)
+    code = ("import sys; from fastbpe import get_encoding; from fastbpe.formats.hf_json import write_tokenizer_json; "
+            "write_tokenizer_json(sys.argv[1], get_encoding('cl100k_base'))")
+    subprocess.run([sys.executable, "-c", code, str(path)], check=True, cwd=str(root),
+                   env=dict(os.environ, PYTHONPATH=str(root)))
+
+
 def _vocab(vocab: str) -> tuple[str, str]:
     kind, ref = VOCABS[vocab]
+    if vocab == EXPORTED:
+        try:
+            export_tokenizer_json()
+        except (OSError, subprocess.CalledProcessError) as e:
+            raise Unavailable(f"cannot export cl100k_base to tokenizer.json: {e}") from None
     if kind == "json" and not Path(ref).is_file():
         raise Unavailable(f"{ref} not found (shared data absent)")
     if kind == "tiktoken" and ds.missing_reason(ref):

@@ -480,6 +480,11 @@ def encode_jobs(run: Run, libs: list, vocabs: list, corpora: list, short: bool) 
         if not short_file.exists():
             short_file.write_text(json.dumps(c.short_strings(a.short_n)), encoding="utf-8")
     parts = {label: run.parts(c.CORPORA[label], a.mb) for label in corpora}
+    if c.EXPORTED in vocabs:
+        try:
+            c.export_tokenizer_json(a.root)
+        except Exception as e:  # the row shows n/a for every library
+            log(f"cannot export cl100k_base to tokenizer.json: {e}")
     results = {}
     # references first, so a peer's "inexact" is known as soon as it finishes
     order = sorted(libs, key=lambda lib: lib not in c.REFERENCE.values())
@@ -567,7 +572,27 @@ def encode_table(run: Run, results_runs: list, libs: list, vocabs: list, corpora
                 elif v is not None:
                     best = v if best is None else max(best, v)
             lines.append(f"| {vocab} | {label} | " + " | ".join(cells) + f" | {ratio(best, ours)} |")
+    lines += same_kernel_lines(results_runs, corpora)
     return lines
+
+
+def same_kernel_lines(results_runs: list, corpora: list) -> list[str]:
+    """fastbpe behind tokenizer.json vs behind get_encoding on the same vocabulary (cl100k_base)."""
+    out = []
+    for label in corpora:
+        rt = []
+        for results in results_runs:
+            j = results.get(("fastbpe", c.EXPORTED), {}).get("rows", {}).get(label)
+            g = results.get(("fastbpe", "cl100k_base"), {}).get("rows", {}).get(label)
+            if j and g:
+                rt.append(speed(j) / speed(g))
+        if rt:
+            out.append(f"{label} {statistics.median(rt):.2f}")
+    if not out:
+        return []
+    return ["", "Same kernel, two front ends: fastbpe `Tokenizer.from_file(cl100k_base exported as tokenizer.json)"
+            "`.encode_ids over `get_encoding(\"cl100k_base\")`.encode_ordinary, MB/s ratio (target ≥ 0.90): "
+            + ", ".join(out) + "."]
 
 
 def short_table(run: Run, results: dict, libs: list) -> list[str]:
