@@ -396,7 +396,31 @@ def child_gguf(job: dict) -> dict:
     return out
 
 
-CHILDREN = {"gguf": child_gguf, "encodings": child_encodings, "pretokenize": child_pretokenize, "encode": child_encode, "batch": child_batch, "transformers": child_transformers,
+def child_minbpe(job: dict) -> dict:
+    """minbpe-compatible training (fastbpe.minbpe) vs the pure-Python minbpe algorithm of the
+    project's tests (tests/reference.py), on taylorswift; merges checked equal."""
+    import regex
+
+    import reference
+    from fastbpe.minbpe import BasicTokenizer, RegexTokenizer
+    from fastbpe.patterns import GPT4_PATTERN
+
+    text = c.corpus_bytes("taylorswift", 1 << 30).decode("utf-8")
+    vocab, rows = job["vocab"], {}
+    for name, cls, chunks in (("RegexTokenizer", RegexTokenizer, [x.encode() for x in regex.findall(GPT4_PATTERN, text)]),
+                              ("BasicTokenizer", BasicTokenizer, [text.encode()])):
+        t0 = time.perf_counter()
+        tok = cls()
+        tok.train(text, vocab)
+        fast = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        ref = reference.train_minbpe(chunks, vocab - 256)
+        slow = time.perf_counter() - t0
+        rows[name] = {"fast": fast, "slow": slow, "same": [tuple(m[:2]) for m in ref] == list(tok.merges)}
+    return {"rows": rows}
+
+
+CHILDREN = {"minbpe": child_minbpe, "gguf": child_gguf, "encodings": child_encodings, "pretokenize": child_pretokenize, "encode": child_encode, "batch": child_batch, "transformers": child_transformers,
             "worst": child_worst, "train": child_train, "corpus": child_corpus}
 
 
@@ -937,6 +961,17 @@ def train_rows(run: Run) -> list[str]:
                     lines.append(f"| {mb:g} MB | {vocab} | {trainer} | {r['seconds']:.2f} | "
                                  f"{r['peak_mb']:.0f} | {r['n_vocab']} |")
                 log(f"train  {lines[-1]}")
+    vocab = 300 if a.quick else 512
+    r = run.child({"kind": "minbpe", "vocab": vocab}, timeout=a.timeout)
+    lines += ["", f"minbpe-compatible training (taylorswift, vocab {vocab}) against the minbpe algorithm in pure "
+              "Python (tests/reference.py), same merges checked:", "",
+              "| class | fastbpe (s) | minbpe algorithm, pure Python (s) | speed-up | same merges |",
+              "|---|---:|---:|---:|---|"]
+    if "rows" not in r:
+        lines.append(f"| – | error: {r.get('error')} | | | |")
+    for name, x in r.get("rows", {}).items():
+        lines.append(f"| {name} | {x['fast']:.3f} | {x['slow']:.2f} | {x['slow'] / x['fast']:.0f}× | {x['same']} |")
+    log("train  minbpe done")
     return lines
 
 
