@@ -620,12 +620,13 @@ def same_kernel_lines(results_runs: list, corpora: list) -> list[str]:
 
 
 def short_table(run: Run, results: dict, libs: list) -> list[str]:
-    head = ["call", *libs, "best exact / fastbpe"]
+    peers = [lib for lib in libs if lib not in c.REFERENCE.values()]
+    head = ["call", *peers, "tiktoken / HF", "best exact / fastbpe"]
     lines = ["| " + " | ".join(head) + " |", "|---|" + "---:|" * (len(head) - 1)]
     for vocab in SHORT_VOCABS:
         ref = results.get((reference_lib(vocab), vocab), {}).get("short")
         cells, best, ours = [], None, None
-        for lib in libs:
+        for lib in peers + [reference_lib(vocab)]:
             r = results.get((lib, vocab), {})
             s = r.get("short")
             if s is None:
@@ -636,7 +637,7 @@ def short_table(run: Run, results: dict, libs: list) -> list[str]:
             if ref is not None and s["digest"] != ref["digest"]:
                 cells.append("inexact")
                 continue
-            cells.append(f"{s['us']:.2f}")
+            cells.append(("HF " if lib == "HF tokenizers" else "") + f"{s['us']:.2f}")
             if lib == "fastbpe":
                 ours = s["us"]
             else:
@@ -666,7 +667,8 @@ def batch_results(run: Run, libs: list, corpora: list) -> dict:
 
 
 def batch_table(run: Run, results: dict, libs: list, corpora: list) -> list[str]:
-    head = ["vocab", "corpus", "threads", *libs, "best exact / fastbpe"]
+    peers = [lib for lib in libs if lib not in c.REFERENCE.values()]
+    head = ["vocab", "corpus", "threads", *peers, "tiktoken / HF", "best exact / fastbpe"]
     lines = ["| " + " | ".join(head) + " |", "|---|---|---:|" + "---:|" * (len(head) - 3)]
     for vocab in BATCH_VOCABS:
         ref_lib = reference_lib(vocab)
@@ -674,7 +676,7 @@ def batch_table(run: Run, results: dict, libs: list, corpora: list) -> list[str]
             for k in (1, 2):
                 ref = results.get((ref_lib, vocab, k), {}).get("rows", {}).get(label)
                 cells, best, ours = [], None, None
-                for lib in libs:
+                for lib in peers + [ref_lib]:
                     r = results.get((lib, vocab, k), {})
                     if "rows" not in r:
                         why = r.get("unavailable") or r.get("error") or "not run"
@@ -686,7 +688,7 @@ def batch_table(run: Run, results: dict, libs: list, corpora: list) -> list[str]
                         cells.append("inexact")
                         continue
                     v = speed(row)
-                    text = fmt_mbs(v)
+                    text = ("HF " if lib == "HF tokenizers" else "") + fmt_mbs(v)
                     one = results.get((lib, vocab, 1), {}).get("rows", {}).get(label)
                     if k == 2 and one:
                         text += f" ({v / speed(one):.2f}×)"
