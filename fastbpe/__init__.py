@@ -17,16 +17,19 @@ _LAZY = {
     "load_model": "trainer", "save_model": "trainer", "train": "trainer",
     "train_files": "trainer", "train_from_counts": "trainer",
     "Tokenizer": "hf",
+    "patch_transformers": "hf.transformers_patch", "unpatch_transformers": "hf.transformers_patch",
 }
 
 
 def __getattr__(name: str):
-    if name in _LAZY:
-        import importlib
+    import importlib
 
+    if name in _LAZY:
         value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
         globals()[name] = value
         return value
+    if name in _TIKTOKEN_SUBMODULES:  # `import fastbpe as tiktoken; tiktoken.core.Encoding`
+        return importlib.import_module(f".{name}", __name__)  # sets the attribute itself
     raise AttributeError(f"module 'fastbpe' has no attribute {name!r}")
 
 
@@ -39,6 +42,8 @@ TIKTOKEN_MODULES = {
     "tiktoken.registry": "fastbpe.registry",
     "tiktoken._educational": "fastbpe._educational",
 }
+# the submodules tiktoken's code reaches as attributes of the package, loaded on first use
+_TIKTOKEN_SUBMODULES = {m.split(".", 1)[1] for m in TIKTOKEN_MODULES.values() if "." in m}
 
 
 def install_as_tiktoken() -> None:
@@ -53,7 +58,7 @@ def install_as_tiktoken() -> None:
 
 
 def __dir__():
-    return sorted(set(globals()) | set(_LAZY))
+    return sorted(set(globals()) | set(_LAZY) | _TIKTOKEN_SUBMODULES)
 
 __all__ = [
     "BasicTokenizer",
@@ -69,10 +74,12 @@ __all__ = [
     "install_as_tiktoken",
     "list_encoding_names",
     "load_model",
+    "patch_transformers",
     "load_tiktoken_bpe",
     "save_model",
     "train",
     "train_files",
     "train_from_counts",
+    "unpatch_transformers",
 ]
 

@@ -940,6 +940,10 @@ cdef class PieceCounter:
     def to_dict(self):
         return dict(self.items())
 
+    def __reduce__(self):
+        # pickles and deep-copies by value: its export(), read back by add_exported
+        return (_counter_from_export, self.export())
+
     def export(self):
         """(arena bytes, lengths int64 array, counts int64 array), in order of first
         appearance: a compact picklable form for ``add_exported`` (e.g. across processes)."""
@@ -1115,3 +1119,10 @@ def last_piece_end(Scanner scanner, const unsigned char[::1] data, Py_ssize_t li
                     best = ends[j]
             pos = ends[k - 1]
     return best
+
+
+def _counter_from_export(arena, lengths, counts):
+    """A PieceCounter holding an export() (how a pickled counter is rebuilt)."""
+    counter = PieceCounter()
+    counter.add_exported(arena, lengths, counts)
+    return counter

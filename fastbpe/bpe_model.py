@@ -112,7 +112,9 @@ class BPEModel:
 _FORMATS = ("native", "tiktoken", "minbpe", "huggingface")
 
 
-def _format_for(path, format):
+def _format_for(path, format, saving: bool = False):
+    """The format `format` names, else the one the file name says.  Saving, a name that
+    says none (``x.txt``) is refused rather than silently written in the native format."""
     if format is not None:
         if format not in _FORMATS:
             raise ValueError(f"unknown format {format!r}; use one of {_FORMATS}")
@@ -124,6 +126,10 @@ def _format_for(path, format):
         return "tiktoken"
     if p.endswith(".model"):
         return "minbpe"
+    if saving and not p.endswith(".json"):
+        raise ValueError(f"{p}: the name does not say which format to write: use a name ending "
+                         "in .json (fastbpe's own), .tiktoken or .model, or tokenizer.json, or "
+                         "pass format= (one of " + ", ".join(_FORMATS) + ")")
     return "native"
 
 
@@ -172,14 +178,18 @@ def _file_stamp(path) -> tuple | None:
 
 def save_model(model, path, format=None) -> None:
     """Save a trained model (BPEModel or Encoding), atomically.  ``format``: "native"
-    (JSON: pattern, special tokens, merges; the default), "tiktoken" (ranks only; the
-    default for ``*.tiktoken``) or "minbpe" (``.model`` + ``.vocab`` next to it; the
-    default for ``*.model``) or "huggingface" (a ``tokenizer.json`` for HF tokenizers; the
-    default for a file named ``tokenizer.json``; minbpe tokenizers too)."""
+    (JSON: pattern, special tokens, merges; the default for ``*.json``), "tiktoken" (the
+    default for ``*.tiktoken``: the ranks, which tiktoken reads, plus ``<path>.meta.json``
+    beside it with the split pattern and special tokens, which ranks cannot hold and
+    `load_model` reads back), "minbpe" (``.model`` + ``.vocab`` next to it; the default for
+    ``*.model``) or "huggingface" (a ``tokenizer.json`` for HF tokenizers; the default for a
+    file named ``tokenizer.json``; minbpe tokenizers too).  Any other name needs
+    ``format=`` (ValueError otherwise)."""
     from .formats import minbpe_files, native
-    from .formats.tiktoken_bpe import dump_tiktoken_bpe
+    from .formats.atomic import atomic_write_many
+    from .formats.tiktoken_bpe import SIDE_SUFFIX, format_side, format_tiktoken_bpe
 
-    fmt = _format_for(path, format)
+    fmt = _format_for(path, format, saving=True)
     path = os.fspath(path)
     if fmt == "huggingface":
         from .formats.hf_json import write_tokenizer_json
@@ -190,7 +200,8 @@ def save_model(model, path, format=None) -> None:
     if fmt == "native":
         native.write_native(path, model.pattern, model.special_tokens, merges, model.byte_order)
     elif fmt == "tiktoken":
-        dump_tiktoken_bpe(model.mergeable_ranks(), path)
+        atomic_write_many({path: format_tiktoken_bpe(model.mergeable_ranks()),
+                           path + SIDE_SUFFIX: format_side(model.pattern, model.special_tokens)})
     else:
         if model.byte_order is not None or (model.merges == NO_MERGE).any():
             raise ValueError("minbpe's .model format cannot store a byte order other than "
@@ -207,10 +218,11 @@ def save_model(model, path, format=None) -> None:
 
 def load_model(path, format=None, *, pattern=None) -> BPEModel:
     """Load a model saved by :func:`save_model` (or by minbpe, or any byte-level
-    ``.tiktoken`` file).  ``pattern`` sets the split pattern for ``.tiktoken`` files,
-    which do not store one (default: the GPT-4 pattern)."""
+    ``.tiktoken`` file).  A ``.tiktoken`` file's pattern and special tokens come from the
+    ``<path>.meta.json`` save_model writes beside it; without one it has none and the
+    pattern is the GPT-4 pattern.  ``pattern`` overrides the split pattern."""
     from .formats import minbpe_files, native
-    from .formats.tiktoken_bpe import load_tiktoken_bpe
+    from .formats.tiktoken_bpe import SIDE_SUFFIX, load_tiktoken_bpe, read_side
 
     fmt = _format_for(path, format)
     if fmt == "huggingface":
@@ -222,8 +234,10 @@ def load_model(path, format=None, *, pattern=None) -> BPEModel:
     elif fmt == "minbpe":
         pat, specials, merges = minbpe_files.read_model(path)
     else:
-        model = _model_from_ranks(load_tiktoken_bpe(path), GPT4_PATTERN, {})
-        pat, specials, merges, byte_order = model.pattern, {}, model.merges, model.byte_order
+        side = os.fspath(path) + SIDE_SUFFIX
+        pat, specials = read_side(side) if os.path.exists(side) else (GPT4_PATTERN, {})
+        model = _model_from_ranks(load_tiktoken_bpe(path), pat, specials)
+        merges, byte_order = model.merges, model.byte_order
     model = BPEModel(merges=np.asarray(merges, dtype=np.int32).reshape(-1, 2),
                      pattern=pat if pattern is None else pattern, special_tokens=specials,
                      byte_order=byte_order)

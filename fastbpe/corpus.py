@@ -23,11 +23,18 @@ On-disk layout (``out="train.bin"``)
 ``train.bin``          the ids: raw little-endian uint16 or uint32, no header (nanoGPT reads
                        it with ``np.memmap("train.bin", dtype=np.uint16, mode="r")``).
 ``train.bin.offsets``  the offsets: raw little-endian int64, ``n_documents + 1`` entries.
+``train.bin.manifest.json``  what makes the two one unit: both names, their sizes, the id
+                       type, a CRC-32 of the offsets and of the first and last 64 KiB of ids.
 
-The id width follows from the two files: ``size(train.bin) / offsets[-1]`` bytes per id;
-`load` reads both back, and `save` writes arrays made elsewhere (a shard of a cluster job) in
-the same layout.  Both files are written atomically (temporary files renamed over the
-targets at the end): an interrupted run leaves the old files or none.
+`load` reads the pair back and refuses it (ValueError) when the manifest is missing or does
+not describe the files beside it; `save` writes arrays made elsewhere (a shard of a cluster
+job) in the same layout.  All three files are written atomically as one set: temporaries
+first, then the old manifest is removed, the ids and offsets renamed into place, and the new
+manifest renamed last.  An interrupted run leaves the old set, or files without a manifest
+that `load` refuses; never a pair that reads as the wrong ids.
+
+``out`` may also be a device or FIFO (``/dev/null``, a pipe to another program): the ids are
+streamed into it, nothing is written beside it, and the result is ``(None, offsets)``.
 
 Memory
 ------
@@ -49,7 +56,10 @@ the GIL: that path encodes on one thread.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
+import stat
+import zlib
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from typing import Iterable, Iterator
@@ -57,7 +67,7 @@ from typing import Iterable, Iterator
 import numpy as np
 
 from ._corpus import find_separators
-from .formats.atomic import atomic_writer
+from .formats.atomic import atomic_file_set, is_special_file
 from .progress import Progress, wants_progress
 from .text import utf8_bytes
 from .threads import available_cores
@@ -66,8 +76,14 @@ DEFAULT_BUFFER_BYTES = 64 << 20
 # batches no larger than this, so that a corpus of a few of them still spreads over the cores
 # and the last batch leaves no core idle for long; larger ones gain nothing per call
 MAX_BATCH_BYTES = 2 << 20
+# the least read from a file (one that has reached its size may still be growing)
+_MIN_READ = 1 << 16
 EOT = "<|endoftext|>"
 OFFSETS_SUFFIX = ".offsets"
+MANIFEST_SUFFIX = ".manifest.json"
+_MANIFEST_FORMAT = "fastbpe-corpus"
+# the ids are checked at load by a CRC of this many bytes at each end (cheap for any size)
+_SAMPLE_BYTES = 1 << 16
 _DTYPES = {"uint16": np.dtype("<u2"), "uint32": np.dtype("<u4")}
 
 
@@ -77,7 +93,7 @@ def encode_files(encoding, paths, out=None, *, separator=EOT, split_on=None, kee
     """Encode the files at `paths` (a path or an iterable of paths); see the module docstring.
 
     Returns ``(ids, offsets)``: numpy arrays, or with `out` read-only memory maps of the
-    written files."""
+    written files (``(None, offsets)`` when `out` is a device or FIFO)."""
     paths = _check_paths(paths)
     sizes = [os.path.getsize(p) for p in paths]
     split = _check_split_on(split_on)
@@ -104,9 +120,9 @@ def encode_documents(encoding, documents, out=None, *, separator=EOT, keep_empty
 
 
 def save(path, ids, offsets) -> None:
-    """Write (ids, offsets) in the layout above, both files atomically: for corpora encoded
-    elsewhere (e.g. one shard per worker).  ids must be uint16 or uint32; offsets start at 0,
-    never decrease and end at len(ids)."""
+    """Write (ids, offsets) in the layout above, as one atomic set with its manifest: for
+    corpora encoded elsewhere (e.g. one shard per worker).  ids must be uint16 or uint32;
+    offsets start at 0, never decrease and end at len(ids)."""
     path = os.fspath(path)
     ids = np.asarray(ids)
     if ids.ndim != 1 or ids.dtype.name not in _DTYPES:
@@ -115,30 +131,75 @@ def save(path, ids, offsets) -> None:
     if (offsets.ndim != 1 or offsets.dtype.kind not in "iu" or offsets.size == 0 or offsets[0] != 0
             or offsets[-1] != len(ids) or np.any(np.diff(offsets.astype(np.int64)) < 0)):
         raise ValueError("offsets must be integers from 0 to len(ids), never decreasing")
-    with atomic_writer(path) as ids_file, atomic_writer(path + OFFSETS_SUFFIX) as offsets_file:
-        ids_file.write(ids.astype(_DTYPES[ids.dtype.name], copy=False).data)
-        offsets_file.write(offsets.astype("<i8", copy=False).data)
+    dtype = _DTYPES[ids.dtype.name]
+    with _sink_to(path, dtype) as sink:
+        sink.add(ids, offsets[1:].astype(np.int64, copy=False))
 
 
 def load(path, *, mmap=True):
-    """``(ids, offsets)`` of a corpus written with ``out=path``; the id width is read off the
-    file sizes.  ValueError when the two files do not belong together."""
+    """``(ids, offsets)`` of a corpus written with ``out=path``.  ValueError when its
+    manifest is missing or does not describe the ids and offsets beside it (an interrupted
+    write, or files copied from different runs)."""
     path = os.fspath(path)
+    manifest = _read_manifest(path)
+    dtype = _DTYPES[manifest["dtype"]]
     offsets = np.fromfile(path + OFFSETS_SUFFIX, dtype="<i8")
+    if zlib.crc32(offsets.data) != manifest["offsets_crc32"]:
+        raise ValueError(f"{path + OFFSETS_SUFFIX} is not the offsets its manifest "
+                         f"{path + MANIFEST_SUFFIX} describes (written by another run?)")
     if offsets.size == 0 or offsets[0] != 0 or np.any(np.diff(offsets) < 0):
         raise ValueError(f"{path + OFFSETS_SUFFIX} is not an offsets file")
-    n_ids = int(offsets[-1])
-    size = os.path.getsize(path)
-    if n_ids == 0:
-        if size:
-            raise ValueError(f"{path} holds {size} bytes but its offsets say no ids")
-        return np.empty(0, dtype=_DTYPES["uint32"]), offsets
-    width, rest = divmod(size, n_ids)
-    if rest or width not in (2, 4):
-        raise ValueError(f"{path} holds {size} bytes, not {n_ids} ids of 2 or 4 bytes")
-    dtype = _DTYPES["uint16"] if width == 2 else _DTYPES["uint32"]
+    if int(offsets[-1]) * dtype.itemsize != manifest["ids_bytes"]:
+        raise ValueError(f"{path + OFFSETS_SUFFIX} ends at {int(offsets[-1])} ids, but "
+                         f"{path} holds {manifest['ids_bytes']} bytes of {dtype.name}")
+    if manifest["ids_bytes"] == 0:
+        return np.empty(0, dtype=dtype), offsets
     ids = np.memmap(path, dtype=dtype, mode="r") if mmap else np.fromfile(path, dtype=dtype)
     return ids, offsets
+
+
+def _read_manifest(path: str) -> dict:
+    """The manifest of the pair at `path`, checked against the files' sizes and the CRC
+    of the ids' first and last bytes."""
+    where = path + MANIFEST_SUFFIX
+    try:
+        with open(where, "rb") as f:
+            manifest = json.loads(f.read(1 << 20))
+    except FileNotFoundError:
+        raise ValueError(f"{path}: no {os.path.basename(where)} beside it, so the ids and "
+                         "offsets are not known to belong together (an interrupted write, or "
+                         "not written by fastbpe): write them again with encode_files or "
+                         "fastbpe.corpus.save") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ValueError(f"{where}: not a corpus manifest ({e})") from None
+    fields = {"format": str, "ids": str, "offsets": str, "dtype": str, "ids_bytes": int,
+              "offsets_bytes": int, "offsets_crc32": int, "ids_sample_crc32": int}
+    if (not isinstance(manifest, dict) or manifest.get("format") != _MANIFEST_FORMAT
+            or any(type(manifest.get(k)) is not t for k, t in fields.items())
+            or manifest["dtype"] not in _DTYPES):
+        raise ValueError(f"{where}: not a corpus manifest written by fastbpe")
+    for key, name in (("ids", os.path.basename(path)),
+                      ("offsets", os.path.basename(path) + OFFSETS_SUFFIX)):
+        if manifest[key] != name:
+            raise ValueError(f"{where} describes {manifest[key]!r}, not {name!r}")
+    for file, key in ((path, "ids_bytes"), (path + OFFSETS_SUFFIX, "offsets_bytes")):
+        size = os.path.getsize(file)
+        if size != manifest[key]:
+            raise ValueError(f"{file} holds {size} bytes, its manifest {where} says "
+                             f"{manifest[key]}: the files do not belong together (an "
+                             "interrupted write?)")
+    with open(path, "rb") as f:
+        if _ends_crc32(f, manifest["ids_bytes"]) != manifest["ids_sample_crc32"]:
+            raise ValueError(f"{path} is not the ids its manifest {where} describes "
+                             "(written by another run?)")
+    return manifest
+
+
+def _ends_crc32(f, size: int) -> int:
+    """CRC-32 of the first and the last _SAMPLE_BYTES of an open file of `size` bytes."""
+    head = f.read(min(size, _SAMPLE_BYTES))
+    f.seek(max(0, size - _SAMPLE_BYTES))
+    return zlib.crc32(f.read(_SAMPLE_BYTES), zlib.crc32(head))
 
 
 # ----------------------------------------------------------------------------------------
@@ -151,6 +212,9 @@ class _Settings:
     def __init__(self, encoding, separator, dtype, num_threads, buffer_bytes):
         self.encoding = encoding
         self.separator = _separator_id(encoding, separator)
+        # a special token far above the other ids is not in the kernel's table (see
+        # encoding._build_table): the kernel leaves it out and it is put in afterwards
+        self.kernel_separator = -1 if self.separator in encoding._far_special_bytes else self.separator
         self.dtype = _choose_dtype(encoding, dtype)
         if num_threads is None:
             num_threads = available_cores()
@@ -251,28 +315,30 @@ def _file_batches(paths: list[str], split: bytes | None, block_bytes: int, keep_
 
 
 def _split_files(paths: list[str], split: bytes, block_bytes: int, keep_empty: bool):
-    """Each file's batches: read in blocks, each block's complete documents one batch."""
+    """Each file's batches: read in blocks, each block's complete documents one batch.
+    Linear whatever the input: the carried-over document grows in place (amortised), a
+    file that grows while it is read is read on in blocks, and a FIFO or stdin is read as
+    a stream (no seek, no size)."""
     for path in paths:
         with open(path, "rb") as f:
+            regular = stat.S_ISREG(os.fstat(f.fileno()).st_mode)
             carry = bytearray()
-            size = os.fstat(f.fileno()).st_size
             while True:
                 # the carried-over document and what is read make one batch of block_bytes; a
-                # document longer than that doubles its buffer (linear, however long it is)
-                room = block_bytes - len(carry) if len(carry) < block_bytes else len(carry)
-                room = min(room, max(1, size - f.tell()))  # a small file: no large buffer
-                buf = bytearray(len(carry) + room)
-                buf[:len(carry)] = carry
-                got = f.readinto(memoryview(buf)[len(carry):])
-                if not got:
+                # document longer than that doubles what is read (linear, however long it is)
+                want = block_bytes - len(carry) if len(carry) < block_bytes else len(carry)
+                if regular:  # a small file: no large buffer; a growing one: still blocks
+                    left = os.fstat(f.fileno()).st_size - f.tell()
+                    want = min(want, max(left, _MIN_READ))
+                chunk = f.read(want)
+                if not chunk:
                     break
-                if got < room:
-                    del buf[len(carry) + got:]
-                # the carry held no separator: look only where a new one can start
-                hits = find_separators(buf, split, max(0, len(carry) - len(split) + 1))
+                searched = max(0, len(carry) - len(split) + 1)  # the carry held no separator
+                carry += chunk
+                hits = find_separators(carry, split, searched)
                 if not len(hits):
-                    carry = buf
                     continue
+                buf = carry
                 starts = np.empty(len(hits), dtype=np.int64)
                 starts[0] = 0
                 starts[1:] = hits[:-1] + len(split)
@@ -375,10 +441,15 @@ def _encode_batch(settings: _Settings, data: bytes, starts: np.ndarray, ends: np
     """(uint32 ids, int64 stops) of one batch; runs on a worker thread."""
     enc = settings.encoding
     if settings.kind >= 0:
-        done = enc._table.encode_documents(data, starts, ends, settings.kind, settings.separator)
+        sep = settings.kernel_separator
+        done = enc._table.encode_documents(data, starts, ends, settings.kind, sep)
         if done is None:  # not valid UTF-8 (checked in the kernel, off the GIL)
             data, starts, ends = _replace_bad_utf8(data, starts, ends)
-            done = enc._table.encode_documents(data, starts, ends, settings.kind, settings.separator)
+            done = enc._table.encode_documents(data, starts, ends, settings.kind, sep)
+        if sep != settings.separator:
+            ids, stops = done
+            ids = np.insert(ids, stops, np.uint32(settings.separator))
+            done = ids, stops + np.arange(1, len(stops) + 1)
         return done
     parts, stops, total = [], np.empty(len(starts), dtype=np.int64), 0
     for i, (start, end) in enumerate(zip(starts.tolist(), ends.tolist())):
@@ -456,19 +527,76 @@ class _ArraySink:
 
 
 class _FileSink:
-    """Streams ids and offsets to two open files."""
+    """Streams ids and offsets to two open files, noting what the manifest records."""
 
     def __init__(self, dtype, ids_file, offsets_file):
         self.dtype = dtype
         self.ids_file = ids_file
         self.offsets_file = offsets_file
         self.n_ids = 0
-        offsets_file.write(np.zeros(1, dtype="<i8").tobytes())
+        self.ids_bytes = 0
+        self.offsets_bytes = 0
+        self.offsets_crc32 = 0
+        self.head = bytearray()  # the ids' first and last _SAMPLE_BYTES
+        self.tail = b""
+        self._write_offsets(np.zeros(1, dtype="<i8"))
 
     def add(self, ids, ends) -> None:
-        self.ids_file.write(ids.astype(self.dtype, copy=False).data)
-        self.offsets_file.write((ends + self.n_ids).astype("<i8", copy=False).data)
+        data = memoryview(np.ascontiguousarray(ids.astype(self.dtype, copy=False))).cast("B")
+        self.ids_file.write(data)
+        self.ids_bytes += len(data)
+        if len(self.head) < _SAMPLE_BYTES:
+            self.head += data[:_SAMPLE_BYTES - len(self.head)]
+        self.tail = (self.tail + bytes(data[-_SAMPLE_BYTES:]))[-_SAMPLE_BYTES:]
+        self._write_offsets((ends + self.n_ids).astype("<i8", copy=False))
         self.n_ids += len(ids)
+
+    def _write_offsets(self, offsets: np.ndarray) -> None:
+        data = memoryview(np.ascontiguousarray(offsets)).cast("B")
+        self.offsets_file.write(data)
+        self.offsets_bytes += len(data)
+        self.offsets_crc32 = zlib.crc32(data, self.offsets_crc32)
+
+    def manifest(self, path: str) -> bytes:
+        return json.dumps({
+            "format": _MANIFEST_FORMAT, "version": 1,
+            "ids": os.path.basename(path), "offsets": os.path.basename(path) + OFFSETS_SUFFIX,
+            "dtype": self.dtype.name, "n_tokens": self.n_ids,
+            "n_documents": self.offsets_bytes // 8 - 1,
+            "ids_bytes": self.ids_bytes, "offsets_bytes": self.offsets_bytes,
+            "offsets_crc32": self.offsets_crc32,
+            "ids_sample_crc32": zlib.crc32(self.tail, zlib.crc32(self.head)),
+        }, indent=1).encode("utf-8") + b"\n"
+
+
+class _StreamSink:
+    """Streams ids into a device or FIFO; the offsets stay in memory (8 bytes a document)."""
+
+    def __init__(self, dtype, ids_file):
+        self.dtype = dtype
+        self.ids_file = ids_file
+        self.n_ids = 0
+        self.ends: list[np.ndarray] = [np.zeros(1, dtype=np.int64)]
+
+    def add(self, ids, ends) -> None:
+        self.ids_file.write(np.ascontiguousarray(ids.astype(self.dtype, copy=False)).data)
+        self.ends.append(ends + self.n_ids)
+        self.n_ids += len(ids)
+
+
+@contextlib.contextmanager
+def _sink_to(path: str, dtype):
+    """The sink that writes to `path`: the ids, offsets and manifest as one atomic set (see
+    the module docstring), or for a device or FIFO the ids streamed into it."""
+    if is_special_file(path):
+        with atomic_file_set([path]) as (ids_file,):
+            yield _StreamSink(dtype, ids_file)
+        return
+    with atomic_file_set([path, path + OFFSETS_SUFFIX, path + MANIFEST_SUFFIX]) as files:
+        ids_file, offsets_file, manifest_file = files
+        sink = _FileSink(dtype, ids_file, offsets_file)
+        yield sink
+        manifest_file.write(sink.manifest(path))
 
 
 def _run(settings: _Settings, batches, out, progress: Progress):
@@ -478,10 +606,8 @@ def _run(settings: _Settings, batches, out, progress: Progress):
             _Pipeline(settings, sink, progress).run(batches)
             return sink.result()
         out = os.fspath(out)
-        with contextlib.ExitStack() as files:
-            # entered ids first, so the offsets file is renamed into place first and the ids
-            # last: a reader that finds the ids finds their offsets
-            ids_file = files.enter_context(atomic_writer(out))
-            offsets_file = files.enter_context(atomic_writer(out + OFFSETS_SUFFIX))
-            _Pipeline(settings, _FileSink(settings.dtype, ids_file, offsets_file), progress).run(batches)
+        with _sink_to(out, settings.dtype) as sink:
+            _Pipeline(settings, sink, progress).run(batches)
+    if isinstance(sink, _StreamSink):
+        return None, np.concatenate(sink.ends)
     return load(out)

@@ -291,17 +291,20 @@ def load_encoded(out_dir, *, mmap: bool = True):
     """(ids, document offsets) of what :func:`encode_files_dask` wrote: the shards laid
     end to end, as one local encode of the files would give (with a separator, document
     i is ``ids[offsets[i]:offsets[i + 1]]``).  Shard ids are memory-mapped unless
-    ``mmap=False``; the result is one array (a copy)."""
-    path = os.path.join(os.fspath(out_dir), MANIFEST)
-    with open(path, encoding="utf-8") as f:
-        manifest = json.load(f)
-    if manifest.get("format") != _MANIFEST_FORMAT:
-        raise ValueError(f"{path} is not a manifest written by encode_files_dask")
+    ``mmap=False``; the result is one array (a copy).  ValueError for a manifest that is
+    malformed or names a file outside ``out_dir``."""
     from . import corpus
 
+    out_dir = os.fspath(out_dir)
+    path = os.path.join(out_dir, MANIFEST)
+    manifest = _read_manifest(path)
     parts, ends, n = [], [0], 0
-    for row in manifest["shards"]:
-        file = os.path.join(os.fspath(out_dir), row["bin"])
+    for i, row in enumerate(manifest["shards"]):
+        where = f"{path}: shards[{i}]"
+        if (not isinstance(row, dict) or type(row.get("n_tokens")) is not int
+                or row["n_tokens"] < 0 or type(row.get("ends_document")) is not bool):
+            raise ValueError(f"{where} is not a shard row (bin, n_tokens, ends_document)")
+        file = os.path.join(out_dir, _inside_folder(row.get("bin"), where))
         ids, _ = corpus.load(file, mmap=mmap)
         if ids.shape[0] != row["n_tokens"]:
             raise ValueError(f"{file} holds {ids.shape[0]} ids, the manifest says {row['n_tokens']}")
@@ -312,3 +315,32 @@ def load_encoded(out_dir, *, mmap: bool = True):
     dtype = corpus._DTYPES[manifest["dtype"]]
     ids = np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype)
     return ids, np.array(ends, dtype=np.int64)
+
+
+def _read_manifest(path: str) -> dict:
+    """encode_files_dask's manifest.json, its top-level fields checked."""
+    from . import corpus
+
+    try:
+        with open(path, "rb") as f:
+            manifest = json.loads(f.read())
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ValueError(f"{path}: not a manifest written by encode_files_dask ({e})") from None
+    if not isinstance(manifest, dict) or manifest.get("format") != _MANIFEST_FORMAT:
+        raise ValueError(f"{path} is not a manifest written by encode_files_dask")
+    if manifest.get("version") != 1:
+        raise ValueError(f"{path}: unsupported manifest version {manifest.get('version')!r}")
+    if manifest.get("dtype") not in corpus._DTYPES:
+        raise ValueError(f"{path}: dtype must be uint16 or uint32, not {manifest.get('dtype')!r}")
+    if not isinstance(manifest.get("shards"), list):
+        raise ValueError(f"{path}: \"shards\" must be a list")
+    return manifest
+
+
+def _inside_folder(name, where: str) -> str:
+    """A shard's file name from the manifest: a plain name in the manifest's folder (no
+    folder part, absolute path or ..), so a manifest cannot make us read elsewhere."""
+    if (not isinstance(name, str) or not name or name in (".", "..") or "\0" in name
+            or os.path.basename(name) != name or (os.altsep and os.altsep in name)):
+        raise ValueError(f"{where}: bin must be a file name in the manifest's folder, not {name!r}")
+    return name

@@ -203,11 +203,12 @@ def test_out_file_layout_and_load(small, cl100k, tmp_path):
     assert out.read_bytes() == np.array(want[0], dtype="<u2").tobytes()
     assert (tmp_path / "train.bin.offsets").read_bytes() == np.array(want[1], dtype="<i8").tobytes()
     assert_result(corpus.load(out, mmap=False), want)
-    assert sorted(os.listdir(tmp_path)) == ["a.txt", "train.bin", "train.bin.offsets"]
+    assert sorted(os.listdir(tmp_path)) == ["a.txt", "train.bin", "train.bin.manifest.json",
+                                            "train.bin.offsets"]
     cl100k.encode_files(path, out, split_on="\n\n")  # overwrites, now uint32
     assert_result(corpus.load(out), expected(cl100k, TEXTS))
     (tmp_path / "train.bin").write_bytes(b"\x00" * 7)
-    with pytest.raises(ValueError, match="ids of 2 or 4 bytes"):
+    with pytest.raises(ValueError, match="holds 7 bytes, its manifest"):
         corpus.load(out)
 
 
@@ -222,7 +223,8 @@ def test_out_is_atomic_when_encoding_fails(cl100k, tmp_path):
     with pytest.raises(RuntimeError, match="the source broke"):
         cl100k.encode_documents(documents(), out, buffer_bytes=200)
     assert_result(corpus.load(out), expected(cl100k, ["old content"]))
-    assert sorted(os.listdir(tmp_path)) == ["train.bin", "train.bin.offsets"]  # no temp files
+    # no temp files
+    assert sorted(os.listdir(tmp_path)) == ["train.bin", "train.bin.manifest.json", "train.bin.offsets"]
     with pytest.raises(FileNotFoundError):
         cl100k.encode_documents(["x"], tmp_path / "no such dir" / "train.bin")
 
@@ -328,7 +330,7 @@ def test_save_writes_the_same_layout(small, tmp_path):
     ids, offsets = small.encode_files(path, split_on="\n\n")
     corpus.save(tmp_path / "saved.bin", ids, offsets)
     small.encode_files(path, tmp_path / "direct.bin", split_on="\n\n")
-    for suffix in ("", ".offsets"):
+    for suffix in ("", ".offsets"):  # the manifests differ only in the names they hold
         assert ((tmp_path / f"saved.bin{suffix}").read_bytes()
                 == (tmp_path / f"direct.bin{suffix}").read_bytes())
     with pytest.raises(ValueError, match="uint16 or uint32"):

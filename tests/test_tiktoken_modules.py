@@ -54,6 +54,27 @@ def test_install_as_tiktoken_serves_every_module():
     assert proc.stdout.strip() == "fastbpe._educational"
 
 
+def test_submodules_are_attributes_of_the_package():
+    """`import fastbpe as tiktoken` and then tiktoken's submodules as attributes, without
+    importing them first; the rarely used ones load only when asked for."""
+    proc = run_python("""
+        import sys
+        import fastbpe as tiktoken
+        assert "fastbpe._educational" not in sys.modules  # `import fastbpe` stays light
+        assert tiktoken.core.Encoding is tiktoken.Encoding
+        assert tiktoken.core.raise_disallowed_special_token
+        assert tiktoken._educational.SimpleBytePairEncoding.__module__ == "fastbpe._educational"
+        assert tiktoken.load.load_tiktoken_bpe and tiktoken.model.encoding_for_model
+        assert tiktoken.registry.get_encoding is tiktoken.get_encoding
+        assert {"core", "_educational", "load"} <= set(dir(tiktoken))
+        try:
+            tiktoken.no_such_module
+        except AttributeError:
+            print("ok")
+    """)
+    assert proc.stdout.strip() == "ok"
+
+
 # -- Llama 3's tokenizer class: built on tiktoken.load and tiktoken.core ----------------------
 
 LLAMA3_STYLE = '''

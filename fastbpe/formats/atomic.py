@@ -1,17 +1,23 @@
 """Atomic file writes: write a temporary file beside the target, then rename it over.
 
-A crash mid-write leaves the old file (or none), never a half-written one.  The result is
-what `open(path, "w")` would give otherwise: a new file gets 0o666 minus the umask, an
-existing one keeps its mode, and a symlink is written through (its target is replaced, the
-link stays).  Temporary files are named `.<name>.fastbpe-tmp-<pid>-<random>`; those left by
-a killed process are removed by the next write beside them.
+Every file fastbpe writes (models, corpora, CLI output) goes through here.  A crash
+mid-write leaves the old file (or none), never a half-written one.  The result is what
+`open(path, "w")` would give otherwise: a new file gets 0o666 minus the umask, an existing
+one keeps its mode, and a symlink is written through (its target is replaced, the link
+stays).  Only a regular file (or nothing) is ever renamed over: a device (/dev/null,
+/dev/stdout), a FIFO or a Unix socket is opened and written to, as the shell's `>` does,
+since replacing it would destroy it.  Temporary files are named
+`.<name>.fastbpe-tmp-<pid>-<random>`; those left by a killed process are removed by the
+next write beside them.
 """
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import re
 import secrets
+import socket
 import stat
 from typing import BinaryIO, Iterator
 
@@ -33,11 +39,18 @@ def atomic_write_many(files: dict) -> None:
     of them (disk full, bad directory) changes none.  The renames themselves are not one
     atomic step: a crash between them can leave some files new and some old."""
     plan = []  # (temporary path, final path)
+    through = []  # (special file, data): written after every temporary, before the renames
     try:
         for path, data in files.items():
+            if is_special_file(path):
+                through.append((path, data))
+                continue
             target = _resolve(path)
             _remove_stale_temporaries(target)
             plan.append((_write_temporary(target, data), target))
+        for path, data in through:
+            with _written_through(path) as f:
+                f.write(data)
         for tmp, target in plan:
             os.replace(tmp, target)
     except BaseException:
@@ -52,7 +65,11 @@ def atomic_write_many(files: dict) -> None:
 def atomic_writer(path: str | os.PathLike) -> Iterator[BinaryIO]:
     """A binary file to stream into; it appears at `path` (mode, symlink and temporary
     handling as above) only when the block ends without an exception (flushed and fsynced
-    first), and is removed otherwise."""
+    first), and is removed otherwise.  A device, FIFO or socket is written to directly."""
+    if is_special_file(path):
+        with _written_through(path) as f:
+            yield f
+        return
     target = _resolve(path)
     _remove_stale_temporaries(target)
     with _synced_temporary(target) as (tmp, f):
@@ -65,11 +82,81 @@ def atomic_writer(path: str | os.PathLike) -> Iterator[BinaryIO]:
     _fsync_directory(os.path.dirname(target))
 
 
+@contextlib.contextmanager
+def atomic_file_set(paths) -> Iterator[list]:
+    """Several files streamed as one save: a list of binary files, one per path, in order.
+    When the block ends without an exception they are all renamed into place (else all
+    removed).  The last path is the set's commit mark: an old file there is removed before
+    any other file is replaced, and the new one is renamed into place last, so a mark
+    exists only beside a complete set (readers check for it and what it records)."""
+    plan = []  # (temporary path, final path) of the regular files
+    with contextlib.ExitStack() as stack:
+        files = []
+        for path in paths:
+            if is_special_file(path):
+                files.append(stack.enter_context(_written_through(path)))
+                continue
+            target = _resolve(path)
+            _remove_stale_temporaries(target)
+            tmp, f = stack.enter_context(_synced_temporary(target))
+            files.append(f)
+            plan.append((tmp, target))
+        yield files
+    # every temporary is flushed, synced and closed here (an exception removed them)
+    try:
+        if plan:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(plan[-1][1])
+        for tmp, target in plan:
+            os.replace(tmp, target)
+    except BaseException:
+        for tmp, _ in plan:
+            _unlink_quietly(tmp)
+        raise
+    for directory in {os.path.dirname(t) for _, t in plan}:
+        _fsync_directory(directory)
+
+
+def is_special_file(path) -> bool:
+    """Does `path` (through symlinks) name something that exists and is not a regular
+    file: a device, FIFO or socket, written to in place?  A directory is refused here."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return False
+    if stat.S_ISDIR(mode):
+        raise IsADirectoryError(errno.EISDIR, "is a folder, not a file", os.fspath(path))
+    return not stat.S_ISREG(mode)
+
+
+@contextlib.contextmanager
+def _written_through(path):
+    """A binary file that writes straight into the device, FIFO or socket at `path`
+    (opened through the original name: /dev/stdout's link only resolves when opened)."""
+    if stat.S_ISSOCK(os.stat(path).st_mode):
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.connect(os.fspath(path))
+            with sock.makefile("wb") as f:
+                yield f
+            sock.shutdown(socket.SHUT_WR)
+        return
+    # no O_CREAT, no O_TRUNC: it exists, and truncating means nothing to a device or FIFO
+    with os.fdopen(os.open(path, os.O_WRONLY), "wb") as f:
+        yield f
+
+
 def _resolve(path) -> str:
     """The file to replace: a symlink's final target (so the link survives), as an
-    absolute path."""
+    absolute path.  A missing folder is an error that names the folder (not the
+    temporary file that could not be made in it)."""
     path = os.path.abspath(os.fspath(path))
-    return os.path.realpath(path) if os.path.islink(path) else path
+    target = os.path.realpath(path) if os.path.islink(path) else path
+    directory = os.path.dirname(target)
+    if not os.path.isdir(directory):
+        problem = "is not a folder" if os.path.exists(directory) else "no such folder"
+        raise FileNotFoundError(errno.ENOENT, f"cannot write here: {problem}: {directory}",
+                                os.fspath(path))
+    return target
 
 
 @contextlib.contextmanager

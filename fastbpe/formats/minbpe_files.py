@@ -18,6 +18,7 @@ import os
 import unicodedata
 
 from .atomic import atomic_write_many, atomic_write_text
+from .text_files import read_text
 
 MAGIC = "minbpe v1"
 
@@ -77,8 +78,7 @@ def read_model(path):
     """Read a ``.model`` file -> (pattern, special_tokens {str: id}, merges [(l, r)]).
     ValueError for a file that is not a minbpe model."""
     path = os.fspath(path)
-    with open(path, "r", encoding="utf-8") as f:
-        text = f.read()
+    text = read_text(path, "a minbpe model")
     lines = text.split("\n")
     if not lines or lines[0].strip() != MAGIC:
         raise ValueError(f"{path}: not a minbpe model (first line must be {MAGIC!r})")

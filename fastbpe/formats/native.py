@@ -19,6 +19,7 @@ import json
 import os
 
 from .atomic import atomic_write_text
+from .text_files import parse_json, read_text
 
 FORMAT = "fastbpe-bpe"
 VERSION = 1
@@ -46,11 +47,10 @@ def read_native(path):
     """-> (pattern, special_tokens, merges [(l, r)], byte_order bytes or None); ValueError
     for a bad file."""
     path = os.fspath(path)
-    with open(path, "r", encoding="utf-8") as f:
-        try:
-            doc = json.load(f)
-        except json.JSONDecodeError as e:
-            raise ValueError(f"{path}: not a fastbpe model: {e}") from None
+    doc = parse_json(read_text(path, "a fastbpe model"), path, "a fastbpe model")
+    if isinstance(doc, dict) and "model" in doc and doc.get("format") is None:
+        raise ValueError(f"{path}: a Hugging Face tokenizer.json, not a fastbpe model: load it "
+                         "with fastbpe.Tokenizer.from_file")
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise ValueError(f"{path}: not a fastbpe model (no \"format\": \"{FORMAT}\")")
     if doc.get("version") != VERSION:

@@ -87,6 +87,34 @@ def dump_tiktoken_bpe(ranks: dict[bytes, int], path: str | os.PathLike) -> None:
     atomic_write_bytes(path, format_tiktoken_bpe(ranks))
 
 
+# The side file `save_model` writes beside a `.tiktoken` file: what ranks cannot hold.
+SIDE_SUFFIX = ".meta.json"
+SIDE_FORMAT = "fastbpe-tiktoken-meta"
+
+
+def format_side(pattern: str, special_tokens: dict) -> bytes:
+    """The side file of a `.tiktoken` save: the split pattern and the special tokens."""
+    doc = {"format": SIDE_FORMAT, "version": 1, "pattern": pattern,
+           "special_tokens": dict(special_tokens)}
+    return json.dumps(doc, ensure_ascii=False).encode("utf-8") + b"\n"
+
+
+def read_side(path) -> tuple[str, dict]:
+    """(pattern, special tokens) of a side file; ValueError naming it if malformed."""
+    from .text_files import parse_json, read_text
+
+    path = os.fspath(path)
+    what = "the pattern and special tokens of a .tiktoken file"
+    doc = parse_json(read_text(path, what), path, what)
+    if (not isinstance(doc, dict) or doc.get("format") != SIDE_FORMAT
+            or not isinstance(doc.get("pattern"), str)
+            or not isinstance(doc.get("special_tokens"), dict)
+            or not all(type(i) is int and i >= 0 for i in doc["special_tokens"].values())):
+        raise ValueError(f"{path}: not {what} (a JSON object with \"format\": "
+                         f"\"{SIDE_FORMAT}\", a \"pattern\" and \"special_tokens\" with ids >= 0)")
+    return doc["pattern"], doc["special_tokens"]
+
+
 def _gpt2_unicode_to_byte() -> dict[str, int]:
     """GPT-2 stores each byte as a printable character: printable Latin-1 bytes stand for
     themselves, the other 68 bytes are shifted to U+0100 onwards in byte order."""

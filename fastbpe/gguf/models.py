@@ -14,7 +14,7 @@
 from __future__ import annotations
 
 from functools import partial
-from itertools import repeat
+from itertools import chain, repeat
 from operator import add
 
 import numpy as np
@@ -57,6 +57,10 @@ class ByteLevelBPE:
     def encode_text(self, text: str, kind: int) -> list[int]:
         return self._fix_stand_ins(self.table.encode_text(text, kind))
 
+    def encode_texts(self, texts: list[str], kind: int) -> list[int]:
+        """The ids of texts one after the other, each scanned on its own (one kernel call)."""
+        return self._fix_stand_ins(list(chain.from_iterable(self.table.encode_texts(texts, kind))))
+
     def _fix_stand_ins(self, ids: list[int]) -> list[int]:
         if not self.stand_ins or not ids or max(ids) < self.n_tokens:
             return ids
@@ -79,7 +83,9 @@ def _merge_rows(merges: list[str], t2i: dict, token_bytes: list) -> np.ndarray:
     if joined.count(" ") == n and joined.count("\n") == n - 1 and not any(m[:1] == " " for m in merges):
         # the usual file: one space a merge, no newline in any (byte-level text has none)
         parts = joined.replace(" ", "\n").split("\n")
+        del joined
         lefts, rights = parts[0::2], parts[1::2]
+        del parts
     else:
         parts = [(m[:c], m[c + 1:]) if (c := m.find(" ", 1)) > 0 else ("", "") for m in merges]
         lefts, rights = (list(x) for x in zip(*parts)) if parts else ([], [])
@@ -154,6 +160,7 @@ class SentencePieceBPE:
                                           whole_piece=False, require_all_bytes=False,
                                           ranks=np.array(ranks, dtype=np.int64))
         self._byte_ids = [self._byte_token(b) for b in range(256)]
+        self._char_ids = _CharIds(vocab.text_to_id, extra, self.lone)
 
     def _byte_token(self, b: int) -> int | None:
         i = self.vocab.text_to_id.get(f"<0x{b:02X}>")
@@ -165,11 +172,7 @@ class SentencePieceBPE:
         """llm_tokenizer_spm on text (spaces already escaped as ▁)."""
         if not text:
             return []
-        t2i, extra, lone = self.vocab.text_to_id, self.extra, self.lone
-        initial = [t2i.get(c) for c in text]
-        if None in initial:
-            initial = [i if i is not None else extra.get(c, lone) for i, c in zip(initial, text)]
-        merged, starts = merge_ids(self.table, initial)
+        merged, starts = merge_ids(self.table, list(map(self._char_ids.__getitem__, text)))
         if max(merged) < self.n_tokens:
             return merged
         out = []
@@ -184,3 +187,19 @@ class SentencePieceBPE:
                                      f"for the character {text[s]!r}")
                 out.append(t)
         return out
+
+
+class _CharIds(dict):
+    """char -> the id of its initial symbol (its token, its stand-in, or the id of characters in
+    no token), filled on first sight: one C-level lookup a character."""
+
+    def __init__(self, text_to_id: dict, extra: dict, lone: int):
+        super().__init__()
+        self.text_to_id, self.extra, self.lone = text_to_id, extra, lone
+
+    def __missing__(self, c: str) -> int:
+        i = self.text_to_id.get(c)
+        if i is None:
+            i = self.extra.get(c, self.lone)
+        self[c] = i
+        return i

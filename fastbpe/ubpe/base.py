@@ -63,6 +63,21 @@ class UBPEBase:
         self._fitted = False
         self._build_splitter()
 
+    def __getstate__(self) -> dict:
+        # pickles and deep-copies by value: the model's own fields; the splitter, kernel
+        # tables and caches are rebuilt from them (the same as loads() does)
+        state = {k: v for k, v in self.__dict__.items() if k not in _DERIVED}
+        state["tokens_mapper"] = {"backward": self.tokens_mapper["backward"], "forward": {}}
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._build_splitter()
+        self._expanded = {}
+        if self._fitted:
+            self.tokens_mapper["forward"] = {seq: t for t, seq in self.tokens_mapper["backward"].items()}
+            self._build_encoder()
+
     def _build_splitter(self) -> None:
         self.split_pipeline = Splitter(self.alphabet, self.known_words, self.break_tokens,
                                        self.stop_tokens, self.regex_str)
@@ -188,6 +203,22 @@ class UBPEBase:
         self.tokens_mapper["backward"] = {
             new: tuple(renumber.get(t, t) for t in backward[old]) for old, new in renumber.items()
         }
+
+    def _check_ids(self) -> None:
+        """A loaded model's ids are about as many as the tokens it defines (a fitted model's
+        are exactly 0..n-1): an id far beyond would size the per-id tables (8+ bytes each)
+        by a number the file does not pay for, so it is refused, as is a negative id."""
+        backward = self.tokens_mapper["backward"]
+        limit = self._first_new_id + len(backward) + len(self.tokens_weights) + _ID_SLACK
+        ids = [*backward, *self.tokens_weights, *(t for seq in backward.values() for t in seq)]
+        if self.inverse_known_words:
+            ids += list(self.inverse_known_words)
+        low, high = min(ids, default=0), max(ids, default=0)
+        if low < 0 or high >= limit:
+            bad = low if low < 0 else high
+            raise ValueError(f"not a UBPE model dump: token id {bad} is out of range (a model "
+                             f"of {len(backward)} tokens over {self._first_new_id} symbols "
+                             f"uses ids below {limit})")
 
     def _after_vocabulary_change(self) -> None:
         self.n_tokens = self._first_new_id + len(self.tokens_weights)
@@ -324,11 +355,19 @@ class UBPEBase:
             inst.tokens_weights = {int(t): float(w) for t, w in model["weights"].items()}
         except (KeyError, AttributeError, TypeError) as e:
             raise ValueError(f"not a UBPE model dump: {e}") from None
+        except RecursionError:
+            raise ValueError("not a UBPE model dump: nested too deeply") from None
+        inst._check_ids()
         inst._build_splitter()
         n_tokens = inst.n_tokens
         inst._after_vocabulary_change()
         inst.n_tokens = n_tokens      # loads keeps the stored value, like the reference
         return inst
+
+
+# rebuilt after unpickling, not pickled: the splitter, the memo of expansions, the kernels
+_DERIVED = frozenset({"split_pipeline", "_expanded", "_lookup", "_merges", "_max_id"})
+_ID_SLACK = 1024  # ids a loaded model may use beyond one per token it defines
 
 
 def _known_words_dict(known_words, key_type, n_alphabet: int) -> dict:

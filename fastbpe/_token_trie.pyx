@@ -1,0 +1,247 @@
+# cython: language_level=3
+"""Finding added tokens in text: an Aho-Corasick automaton over code points, leftmost-longest.
+
+HF's AddedVocabulary finds its tokens with a leftmost-longest Aho-Corasick automaton; a
+tokenizer.json may hold 100k+ of them.  The trie is built from the sorted tokens breadth
+first: a node is a run of sorted tokens sharing a prefix, its children the runs of their next
+character, so each node is made by one scan of its run (linear in the tokens' total length),
+children sit next to each other in character order (found by binary search; the root's BMP
+children by a table), and failure links are set as nodes are made (parents first).  A search
+follows one edge or failure link per step.  All memory is owned by the TokenTrie object;
+searches run without the GIL."""
+from libc.stdint cimport uint8_t, uint16_t, uint32_t, int32_t, int64_t
+from libc.stdlib cimport malloc, free
+
+cdef extern from "Python.h":
+    int PyUnicode_KIND(object u)
+    void* PyUnicode_DATA(object u)
+    Py_ssize_t PyUnicode_GET_LENGTH(object u)
+
+
+cdef inline uint32_t code_point(int kind, const void* data, Py_ssize_t i) noexcept nogil:
+    if kind == 1:
+        return (<const uint8_t*>data)[i]
+    if kind == 2:
+        return (<const uint16_t*>data)[i]
+    return (<const uint32_t*>data)[i]
+
+
+cdef enum:
+    ROOT = 0
+    NONE = -1
+    ROOT_TABLE = 0x10000   # the root's children below U+10000 by direct lookup
+
+
+cdef class TokenTrie:
+    """TokenTrie(tokens, values): `find(text)` gives the leftmost-longest non-overlapping
+    occurrences as (start, end, value), in characters.  Empty tokens are ignored; a token
+    given twice keeps its first value."""
+    cdef uint32_t* chars      # the character on the edge into each node
+    cdef int32_t* first       # first[i] .. first[i + 1]: node i's children (nodes + 1 entries)
+    cdef int32_t* fail        # the longest proper suffix of a node's string that is a node
+    cdef int32_t* out         # the deepest node on the failure chain (self included) ending a token
+    cdef int32_t* depth
+    cdef int32_t* token_of    # the token ending at a node (index into values), else NONE
+    cdef int64_t* values
+    cdef int32_t* root_table
+    cdef readonly Py_ssize_t nodes
+    cdef readonly Py_ssize_t build_steps   # work done building (token characters read + failure steps)
+
+    def __cinit__(self):
+        self.chars = NULL
+        self.first = self.fail = self.out = self.depth = self.token_of = self.root_table = NULL
+        self.values = NULL
+
+    def __dealloc__(self):
+        free(self.chars)
+        free(self.first)
+        free(self.fail)
+        free(self.out)
+        free(self.depth)
+        free(self.token_of)
+        free(self.values)
+        free(self.root_table)
+
+    def __init__(self, tokens, values):
+        tokens = list(tokens)
+        values = list(values)
+        if len(tokens) != len(values):
+            raise ValueError("TokenTrie needs one value per token")
+        first_value = {}
+        for token, value in zip(tokens, values):
+            if not isinstance(token, str):
+                raise TypeError(f"tokens must be str, not {type(token).__name__}")
+            if token and token not in first_value:
+                first_value[token] = value
+        order = sorted(first_value)
+        cdef Py_ssize_t n = len(order), total = 1, k
+        for token in order:
+            total += PyUnicode_GET_LENGTH(token)
+        if total >= 2 ** 31 - 1:
+            raise ValueError("added tokens too long in total for the matcher")
+        cdef int* kinds = <int*>malloc((n + 1) * sizeof(int))
+        cdef const void** datas = <const void**>malloc((n + 1) * sizeof(void*))
+        cdef Py_ssize_t* lens = <Py_ssize_t*>malloc((n + 1) * sizeof(Py_ssize_t))
+        cdef int32_t* lo = <int32_t*>malloc(total * sizeof(int32_t))
+        cdef int32_t* hi = <int32_t*>malloc(total * sizeof(int32_t))
+        self.values = <int64_t*>malloc((n + 1) * sizeof(int64_t))
+        self.chars = <uint32_t*>malloc(total * sizeof(uint32_t))
+        self.first = <int32_t*>malloc((total + 1) * sizeof(int32_t))
+        self.fail = <int32_t*>malloc(total * sizeof(int32_t))
+        self.out = <int32_t*>malloc(total * sizeof(int32_t))
+        self.depth = <int32_t*>malloc(total * sizeof(int32_t))
+        self.token_of = <int32_t*>malloc(total * sizeof(int32_t))
+        self.root_table = <int32_t*>malloc(ROOT_TABLE * sizeof(int32_t))
+        try:
+            if (kinds == NULL or datas == NULL or lens == NULL or lo == NULL or hi == NULL or self.values == NULL
+                    or self.chars == NULL or self.first == NULL or self.fail == NULL or self.out == NULL
+                    or self.depth == NULL or self.token_of == NULL or self.root_table == NULL):
+                raise MemoryError()
+            for k in range(n):
+                token = order[k]
+                kinds[k] = PyUnicode_KIND(token)
+                datas[k] = PyUnicode_DATA(token)
+                lens[k] = PyUnicode_GET_LENGTH(token)
+                self.values[k] = first_value[token]
+            with nogil:
+                self._build(n, kinds, datas, lens, lo, hi)
+        finally:
+            free(kinds)
+            free(datas)
+            free(lens)
+            free(lo)
+            free(hi)
+
+    cdef void _build(self, Py_ssize_t n_tokens, const int* kinds, const void** datas, const Py_ssize_t* lens,
+                     int32_t* lo, int32_t* hi) noexcept nogil:
+        cdef Py_ssize_t i, k, j, d, count = 1
+        cdef uint32_t c
+        cdef int32_t f, nxt
+        for k in range(ROOT_TABLE):
+            self.root_table[k] = NONE
+        self.chars[ROOT] = 0
+        self.depth[ROOT] = 0
+        self.fail[ROOT] = ROOT
+        self.out[ROOT] = NONE
+        self.token_of[ROOT] = NONE
+        lo[ROOT], hi[ROOT] = 0, <int32_t>n_tokens
+        i = 0
+        while i < count:   # nodes in the order made: breadth first
+            d = self.depth[i]
+            self.first[i] = <int32_t>count
+            k = lo[i]
+            if k < hi[i] and lens[k] == d:
+                k += 1     # the token ending here sorts first in the run
+            while k < hi[i]:
+                c = code_point(kinds[k], datas[k], d)
+                j = k + 1
+                while j < hi[i] and code_point(kinds[j], datas[j], d) == c:
+                    j += 1
+                self.build_steps += j - k
+                self.chars[count] = c
+                self.depth[count] = <int32_t>(d + 1)
+                lo[count], hi[count] = <int32_t>k, <int32_t>j
+                self.token_of[count] = <int32_t>k if lens[k] == d + 1 else NONE
+                if i == ROOT:
+                    self.fail[count] = ROOT
+                    if c < ROOT_TABLE:
+                        self.root_table[c] = <int32_t>count
+                else:
+                    f = self.fail[i]
+                    while True:
+                        self.build_steps += 1
+                        nxt = self.child(f, c)
+                        if nxt != NONE or f == ROOT:
+                            break
+                        f = self.fail[f]
+                    self.fail[count] = nxt if nxt != NONE else ROOT
+                self.out[count] = <int32_t>count if self.token_of[count] != NONE else self.out[self.fail[count]]
+                count += 1
+                k = j
+            i += 1
+        self.first[count] = <int32_t>count
+        self.nodes = count
+
+    cdef inline int32_t child(self, int32_t node, uint32_t c) noexcept nogil:
+        """node's child on character c, or NONE (children are in character order)."""
+        if node == ROOT and c < ROOT_TABLE:
+            return self.root_table[c]
+        cdef int32_t a = self.first[node], b = self.first[node + 1], mid
+        while a < b:
+            mid = (a + b) >> 1
+            if self.chars[mid] < c:
+                a = mid + 1
+            else:
+                b = mid
+        if a < self.first[node + 1] and self.chars[a] == c:
+            return a
+        return NONE
+
+    cdef Py_ssize_t _search(self, int kind, const void* data, Py_ssize_t n, Py_ssize_t pos,
+                            Py_ssize_t* found_start, Py_ssize_t* found_end, int64_t* found_value,
+                            Py_ssize_t* steps) noexcept nogil:
+        """The leftmost-longest occurrence at or after pos (its start, or -1 for none).  The
+        state's string starts where no earlier match can start; once it starts past the best
+        candidate's start, nothing later can beat that candidate."""
+        cdef int32_t state = ROOT, nxt, hit
+        cdef Py_ssize_t j = pos, s, best_start = -1, best_end = -1
+        cdef int64_t best_value = NONE
+        cdef uint32_t c
+        while j < n:
+            c = code_point(kind, data, j)
+            while True:
+                steps[0] += 1
+                nxt = self.child(state, c)
+                if nxt != NONE or state == ROOT:
+                    break
+                state = self.fail[state]
+            state = nxt if nxt != NONE else ROOT
+            j += 1
+            if best_start >= 0 and j - self.depth[state] > best_start:
+                break
+            hit = self.out[state]
+            if hit != NONE:
+                s = j - self.depth[hit]
+                if best_start < 0 or s < best_start or (s == best_start and j > best_end):
+                    best_start, best_end, best_value = s, j, self.values[self.token_of[hit]]
+        found_start[0], found_end[0], found_value[0] = best_start, best_end, best_value
+        return best_start
+
+    def find(self, str text):
+        """[(start, end, value)] of the tokens in text, leftmost-longest, not overlapping."""
+        cdef int kind = PyUnicode_KIND(text)
+        cdef const void* data = PyUnicode_DATA(text)
+        cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text), pos = 0, s, e, steps = 0
+        cdef int64_t v
+        out = []
+        while pos < n:
+            with nogil:
+                self._search(kind, data, n, pos, &s, &e, &v, &steps)
+            if s < 0:
+                break
+            out.append((s, e, v))
+            pos = e
+        return out
+
+    def search_steps(self, str text):
+        """The automaton steps `find(text)` takes (edges tried): a measure of its work."""
+        cdef int kind = PyUnicode_KIND(text)
+        cdef const void* data = PyUnicode_DATA(text)
+        cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text), pos = 0, s, e, steps = 0
+        cdef int64_t v
+        while pos < n:
+            self._search(kind, data, n, pos, &s, &e, &v, &steps)
+            if s < 0:
+                break
+            pos = e
+        return steps
+
+    def contains_any(self, str text):
+        """Whether any token occurs in text."""
+        cdef int kind = PyUnicode_KIND(text)
+        cdef const void* data = PyUnicode_DATA(text)
+        cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text), s, e, steps = 0
+        cdef int64_t v
+        with nogil:
+            self._search(kind, data, n, 0, &s, &e, &v, &steps)
+        return s >= 0

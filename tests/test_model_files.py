@@ -1,0 +1,130 @@
+"""Saving and loading model files: what a format cannot hold is kept beside it (not
+dropped), a name that says no format is refused, and a file that is not a model (binary,
+deeply nested JSON, an absurd id) is a ValueError naming it."""
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+import fastbpe
+from fastbpe.ubpe import UBPE, UBPEClassic
+
+CORPUS = ["hello world, hello there; the world is wide and the sea is deep"] * 20
+PATTERN = r" ?\w+| ?[^\w\s]+|\s+"
+
+
+@pytest.fixture(scope="module")
+def enc():
+    return fastbpe.train(CORPUS, 300, pattern=PATTERN, special_tokens=["<|endoftext|>", "<|pad|>"])
+
+
+# --- item 3: .tiktoken keeps the pattern and special tokens beside it ----------------------
+
+def test_tiktoken_save_keeps_pattern_and_special_tokens(enc, tmp_path):
+    path = tmp_path / "m.tiktoken"
+    fastbpe.save_model(enc, path)
+    assert sorted(os.listdir(tmp_path)) == ["m.tiktoken", "m.tiktoken.meta.json"]
+    model = fastbpe.load_model(path)
+    assert model.pattern == PATTERN
+    assert model.special_tokens == enc._special_tokens
+    back = model.to_encoding()
+    text = "hello wide<|pad|> sea<|endoftext|>"
+    assert back.encode(text, allowed_special="all") == enc.encode(text, allowed_special="all")
+    # the ranks file itself is what tiktoken reads: ranks only
+    tiktoken_load = pytest.importorskip("tiktoken.load")
+    assert tiktoken_load.load_tiktoken_bpe(str(path)) == enc._mergeable_ranks
+
+
+def test_tiktoken_without_side_file_is_ranks_with_the_default_pattern(enc, tmp_path):
+    path = tmp_path / "m.tiktoken"
+    fastbpe.save_model(enc, path)
+    os.unlink(tmp_path / "m.tiktoken.meta.json")
+    model = fastbpe.load_model(path)
+    assert model.special_tokens == {} and model.pattern == fastbpe.trainer.GPT4_PATTERN
+    assert fastbpe.load_model(path, pattern=PATTERN).pattern == PATTERN
+
+
+def test_a_bad_side_file_is_a_value_error(enc, tmp_path):
+    path = tmp_path / "m.tiktoken"
+    fastbpe.save_model(enc, path)
+    side = tmp_path / "m.tiktoken.meta.json"
+    for bad in ("{", "[]", json.dumps({"format": "fastbpe-tiktoken-meta", "pattern": 1,
+                                       "special_tokens": {}}),
+                json.dumps({"format": "fastbpe-tiktoken-meta", "pattern": "x",
+                            "special_tokens": {"<|x|>": -1}})):
+        side.write_text(bad)
+        with pytest.raises(ValueError, match="m.tiktoken.meta.json"):
+            fastbpe.load_model(path)
+
+
+# --- new user: a name that says no format ----------------------------------------------------
+
+@pytest.mark.parametrize("name", ["x.txt", "model", "x.JSON.bak"])
+def test_save_model_refuses_a_name_without_a_format(enc, tmp_path, name):
+    with pytest.raises(ValueError, match="format"):
+        fastbpe.save_model(enc, tmp_path / name)
+    assert os.listdir(tmp_path) == []
+    fastbpe.save_model(enc, tmp_path / name, format="native")  # said explicitly: fine
+    assert fastbpe.load_model(tmp_path / name).special_tokens == enc._special_tokens
+
+
+# --- items 24 and 16: not a model ------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["m.json", "m.model", "m.tiktoken"])
+def test_a_binary_file_is_a_value_error_naming_it(tmp_path, name):
+    path = tmp_path / name
+    path.write_bytes(b"\xff\xfe\x00\x89PNG garbage \x80\x81")
+    with pytest.raises(ValueError, match=name):
+        fastbpe.load_model(path)
+
+
+def test_deeply_nested_model_json_is_a_value_error(tmp_path):
+    for name, text in [("deep.json", "[" * 200_000),
+                       ("deep2.json", '{"format": "fastbpe-bpe", "version": 1, "pattern": '
+                        + "[" * 200_000 + "]" * 200_000 + "}")]:
+        (tmp_path / name).write_text(text)
+        with pytest.raises(ValueError, match=name):
+            fastbpe.load_model(tmp_path / name)
+
+
+def test_a_tokenizer_json_given_to_load_model_says_what_to_use(enc, tmp_path):
+    fastbpe.save_model(enc, tmp_path / "tokenizer.json")
+    os.rename(tmp_path / "tokenizer.json", tmp_path / "hf.json")
+    with pytest.raises(ValueError, match="Tokenizer.from_file"):
+        fastbpe.load_model(tmp_path / "hf.json")
+
+
+# --- item 13 (and 16 for UBPE dumps): untrusted UBPE JSON ------------------------------------
+
+@pytest.fixture(scope="module", params=[UBPE, UBPEClassic])
+def ubpe_dump(request):
+    docs = ["the cat sat on the mat", "the dog sat on the log", "cats and dogs"] * 5
+    model = request.param(alphabet=sorted(set("".join(docs))), n_tokens=40)
+    model.fit(docs, quiet=True)
+    return request.param, json.loads(model.dumps())
+
+
+@pytest.mark.parametrize("where", ["key", "sequence", "weight", "negative"])
+def test_ubpe_loads_refuses_absurd_ids(ubpe_dump, where):
+    cls, dump = ubpe_dump
+    dump = json.loads(json.dumps(dump))
+    token = next(iter(dump["mapper"]))
+    if where == "key":
+        dump["mapper"][str(10**9)] = dump["mapper"].pop(token)
+        dump["weights"][str(10**9)] = dump["weights"].pop(token)
+    elif where == "sequence":
+        dump["mapper"][token] = [0, 10**9]
+    elif where == "weight":
+        dump["weights"][str(10**9)] = 1.0
+    else:
+        dump["mapper"][token] = [0, -5]
+    with pytest.raises(ValueError, match="out of range"):
+        cls.loads(json.dumps(dump), str)
+
+
+def test_ubpe_loads_refuses_deep_nesting(ubpe_dump):
+    cls, _ = ubpe_dump
+    with pytest.raises(ValueError, match="UBPE"):
+        cls.loads('{"n_tokens": 3, "alphabet": ' + "[" * 200_000 + "]" * 200_000 + "}", str)

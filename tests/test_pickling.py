@@ -1,0 +1,51 @@
+"""Multiprocessing needs pickling: UBPE, UBPEClassic, PieceCounter and fastbpe.Tokenizer
+pickle and deep-copy by value (compactly: the model's own data, not its kernel tables) and
+behave as the original afterwards."""
+from __future__ import annotations
+
+import copy
+import pickle
+
+import pytest
+
+import fastbpe
+from fastbpe import trainer
+from fastbpe.ubpe import UBPE, UBPEClassic
+
+DOCS = ["the cat sat on the mat", "the dog sat on the log", "cats and dogs and logs"] * 5
+
+
+def copies(obj):
+    return [pickle.loads(pickle.dumps(obj)), copy.deepcopy(obj), copy.copy(obj)]
+
+
+@pytest.mark.parametrize("cls", [UBPE, UBPEClassic])
+def test_ubpe_models_pickle_by_value(cls):
+    model = cls(alphabet=sorted(set("".join(DOCS))), n_tokens=40)
+    unfitted = pickle.loads(pickle.dumps(model))
+    with pytest.raises(ValueError, match="not fitted"):
+        unfitted.encode("the cat")
+    model.fit(DOCS, quiet=True)
+    unfitted.fit(DOCS, quiet=True)
+    assert len(pickle.dumps(model)) < 2 * len(model.dumps())
+    for other in copies(model) + [unfitted]:
+        assert type(other) is cls
+        assert other.dumps() == model.dumps()
+        for doc in DOCS[:3] + ["dogs sat on cats"]:
+            assert other.encode(doc) == model.encode(doc)
+            assert other.decode(model.encode(doc)[0][0]) == doc
+
+
+def test_piece_counter_pickles_by_value():
+    counter = trainer.count_pieces(DOCS, show_progress=False)
+    assert len(pickle.dumps(counter)) < 1000
+    for other in copies(counter):
+        assert len(other) == len(counter) and other.total == counter.total
+        got, want = other.export(), counter.export()
+        assert got[0] == want[0] and got[1].tolist() == want[1].tolist()
+        assert got[2].tolist() == want[2].tolist()
+        # an independent counter: adding to the copy leaves the original as it was
+        other.add_exported(*want)
+        assert other.total == 2 * counter.total
+    assert (trainer.train_from_counts(copy.deepcopy(counter), 270)._mergeable_ranks
+            == trainer.train_from_counts(counter, 270)._mergeable_ranks)
