@@ -316,3 +316,20 @@ def test_train_from_iterator_takes_the_trained_model():
         t.train_from_iterator(CORPUS, trainers.BpeTrainer(vocab_size=300, show_progress=False))
     assert ours.get_vocab() == hf.get_vocab()
     same(hf.encode("The quick brown fox"), ours.encode("The quick brown fox"))
+
+
+def test_bytelevel_normalizer_matches_hf():
+    """HF's ByteLevel normalizer (bytes to the byte-level alphabet, aligned to their character)."""
+    from tokenizers import normalizers
+
+    hf = tokenizers.Tokenizer(models.BPE())
+    hf.normalizer = normalizers.ByteLevel()
+    hf.pre_tokenizer = pre_tokenizers.Whitespace()
+    hf.decoder = decoders.ByteLevel()
+    hf.train_from_iterator(CORPUS, trainers.BpeTrainer(vocab_size=300, show_progress=False,
+                                                       initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    hf.add_tokens([tokenizers.AddedToken("Začnimo", normalized=False, special=True), "kuća"])
+    ours = Tokenizer.from_str(hf.to_str())
+    for t in TEXTS + ["Začnimokuća međa", "kuća!"]:
+        same(hf.encode(t), ours.encode(t))
+        assert ours.decode(ours.encode(t).ids, False) == hf.decode(hf.encode(t).ids, False)
