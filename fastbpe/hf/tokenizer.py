@@ -60,6 +60,7 @@ class Tokenizer(IdsPath, PostProcessing, HFExtras):
             raise ValueError("tokenizer.json must hold a JSON object")
         self._short = None  # the short-call plan of encode (see _short_plan), made on first use
         _nodes.check_version(doc)
+        _nodes.check_nesting(doc)
         model_json = doc.get("model")
         if not isinstance(model_json, dict):
             raise ValueError("tokenizer.json has no model object")
