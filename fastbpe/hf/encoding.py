@@ -35,7 +35,7 @@ def _pending_field(slot: str) -> property:
     return property(get, set_)
 
 
-_new_encoding = object.__new__
+new_object = object.__new__  # an Encoding without __init__ (the short-call path fills two slots)
 
 
 def _unsigned(index: int) -> int:
@@ -81,7 +81,7 @@ class Encoding:
         """ids now, every other field when first read: source is (tokenizer, text,
         add_special_tokens) and `tokenizer._encode_whole(text, add_special_tokens)` makes them
         (a tuple, not a closure: this is the short-call path, where each object counts)."""
-        enc = _new_encoding(Encoding)
+        enc = new_object(Encoding)
         enc.ids = ids
         enc._pending = source
         return enc
