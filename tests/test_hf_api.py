@@ -333,3 +333,18 @@ def test_bytelevel_normalizer_matches_hf():
     for t in TEXTS + ["Začnimokuća međa", "kuća!"]:
         same(hf.encode(t), ours.encode(t))
         assert ours.decode(ours.encode(t).ids, False) == hf.decode(hf.encode(t).ids, False)
+
+
+@pytest.mark.parametrize("add_special_tokens", [True, False])
+def test_short_call_path_is_lazy_and_exact(pair, add_special_tokens):
+    """A plain byte-level file: encode's ids come from one kernel call and every other
+    field is made when first read; both equal HF's."""
+    hf, ours = pair
+    for text in TEXTS + ["brown fox <tool> x", "Café\u0301 e\u0301"]:  # added tokens, NFC: the pipeline
+        enc = ours.encode(text, add_special_tokens=add_special_tokens)
+        assert enc.ids == hf.encode(text, add_special_tokens=add_special_tokens).ids
+        same(hf.encode(text, add_special_tokens=add_special_tokens), enc)
+    lazy = ours.encode("Hello world", add_special_tokens=add_special_tokens)
+    assert lazy._pending is not None  # nothing but ids made yet
+    assert pickle.loads(pickle.dumps(lazy)).tokens == hf.encode("Hello world", add_special_tokens=add_special_tokens).tokens
+    assert ours.encode_ids("Hello world", add_special_tokens=add_special_tokens) == lazy.ids

@@ -87,7 +87,9 @@ class Encoding:
         return enc
 
     def _make(self) -> None:
-        make, self._pending = self._pending, None
+        # fields first, then _pending cleared: a thread reading at the same time makes them
+        # again (the same values) instead of finding a field not yet set
+        make = self._pending
         with gc_paused():
             if type(make) is tuple:
                 tokenizer, text, add_special_tokens = make
@@ -95,11 +97,14 @@ class Encoding:
             else:
                 made = make()
         if isinstance(made, Encoding):
+            if made._pending is not None:
+                made._make()
             for slot in Encoding.__slots__[1:-2]:
                 setattr(self, slot, getattr(made, slot))
             self._sequences = made._sequences
         else:
             self._tokens, self._offsets, self._word_ids = made
+        self._pending = None
 
     type_ids = _pending_field("_type_ids")
     attention_mask = _pending_field("_attention_mask")
