@@ -351,3 +351,17 @@ def test_short_call_path_is_lazy_and_exact(template, add_special_tokens):
     assert lazy._pending is not None  # nothing but ids made yet
     assert pickle.loads(pickle.dumps(lazy)).tokens == hf.encode("Hello world", add_special_tokens=add_special_tokens).tokens
     assert ours.encode_ids("Hello world", add_special_tokens=add_special_tokens) == lazy.ids
+
+
+def test_remaining_methods_match_hf(pair, hf_json):
+    hf, ours = pair
+    assert Tokenizer.from_buffer(hf_json.encode("utf-8")).encode("Hello world").ids == hf.encode("Hello world").ids
+    for is_pair in (False, True):
+        assert ours.num_special_tokens_to_add(is_pair) == hf.num_special_tokens_to_add(is_pair)
+    ids = [hf.encode(t).ids for t in TEXTS]
+    for flag in (True, False):
+        assert ours.decode_batch(ids, skip_special_tokens=flag) == hf.decode_batch(ids, skip_special_tokens=flag)
+    for t in (hf, ours):
+        t.no_truncation()
+        t.no_padding()
+    assert ours.truncation is hf.truncation is None and ours.padding is hf.padding is None
