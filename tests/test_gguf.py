@@ -446,3 +446,16 @@ def test_cli_count_in_blocks_equals_whole(bytelevel_vocab, tmp_path, capsys):
     starcoder = tmp_path / "star.gguf"
     starcoder.write_bytes(gf.gguf_bytes(gf.gpt2_kv(tokens, merges, "starcoder")))
     assert GGUFFile(str(starcoder))._pat_str == r"[\s\S]+"  # a chain: counted whole
+
+
+def test_afmoe_digit_groups_follow_llama_cpp():
+    """llama.cpp's custom digit split (afmoe, tiny_aya): groups of three from the right, the
+    text before a run glued to its first group (what its code does, not what a regex would)."""
+    from fastbpe.gguf.pretokenizers import afmoe_digits
+
+    assert afmoe_digits("ab12345cd") == ["ab12", "345", "cd"]
+    assert afmoe_digits("x1y22z333w4444") == ["x1", "y22", "z333", "w4", "444"]
+    assert afmoe_digits("1234567 89") == ["1", "234", "567", " 89"]
+    assert afmoe_digits("٣٣٣٣") == ["٣", "٣٣٣"] and afmoe_digits("abc") == ["abc"] and afmoe_digits("") == []
+    assert Splitter(PRE_TOKENIZERS["tiny_aya"]).split("Cost: 1234567 units") == \
+        ["Cost", ":", " ", "1", "234", "567", " units"]
