@@ -320,7 +320,7 @@ def test_unknown_and_supported_pre_names_are_consistent():
 
 
 @pytest.mark.parametrize("pre", ["gpt-2", "llama-bpe", "qwen2", "starcoder", "falcon", "default", "chameleon",
-                                 "chatglm-bpe", "laguna"])
+                                 "chatglm-bpe", "laguna", "qwen35"])
 def test_scanner_steps_split_like_regex(pre):
     """Steps run on the C scanner give the pieces llama.cpp's regex gives (fuzzed)."""
     import random

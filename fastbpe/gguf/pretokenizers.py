@@ -209,6 +209,12 @@ _SCANNER_PATTERNS = {GPT2: patterns.HF_GPT2_PATTERN, LLAMA3: patterns.LLAMA3_PAT
 
 
 _NUMBERS = regex.compile(r"\p{N}+")
+_MARK = regex.compile(r"\p{M}")
+
+
+def has_marks(text: str) -> bool:
+    """Whether text has a combining mark (never in ASCII)."""
+    return not text.isascii() and _MARK.search(text) is not None
 
 
 def afmoe_digits(piece: str) -> list[str]:
@@ -258,6 +264,11 @@ class Splitter:
                 rx = regex.compile(f"({to_python(e)})")
             self.steps.append((rx, kind, captured, join and captured and _separator_safe(to_python(e))))
         self.scanner_kind = self.steps[0][1] if len(self.steps) == 1 else -1
+        # Qwen3.5's regex is Qwen2's with combining marks (\p{M}) read as letters: on a text
+        # without marks both give the same pieces, so such texts take Qwen2's scanner
+        self.markless_kind = -1
+        if self.exprs == [QWEN35]:
+            self.markless_kind = scanner_kind(patterns.QWEN2_PATTERN, force_regex)
         # the scanner's pattern for a one-regex pre-tokenizer it knows (same pieces), else None
         self.scanner_pattern = _SCANNER_PATTERNS[self.exprs[0]] if self.scanner_kind >= 0 else None
         # a chain whose last step the scanner knows (starcoder, command-r, refact, chameleon):
@@ -270,6 +281,8 @@ class Splitter:
         return self._run(text, self.steps[:-1])
 
     def split(self, text: str) -> list[str]:
+        if self.markless_kind >= 0 and not has_marks(text):
+            return _pretokenize.split(text, self.markless_kind)
         return self._run(text, self.steps)
 
     @staticmethod
@@ -320,6 +333,8 @@ class Splitter:
     def __repr__(self) -> str:
         if self.scanner_kind >= 0:
             how = "C scanner"
+        elif self.markless_kind >= 0:
+            how = "C scanner (Qwen2's) for texts without combining marks, else regex"
         else:
             n_fast = sum(k >= 0 for _, k, _, _ in self.steps)
             how = f"regex fallback ({n_fast} of {len(self.steps)} steps on the C scanner" + (
