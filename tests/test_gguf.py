@@ -459,3 +459,27 @@ def test_afmoe_digit_groups_follow_llama_cpp():
     assert afmoe_digits("٣٣٣٣") == ["٣", "٣٣٣"] and afmoe_digits("abc") == ["abc"] and afmoe_digits("") == []
     assert Splitter(PRE_TOKENIZERS["tiny_aya"]).split("Cost: 1234567 units") == \
         ["Cost", ":", " ", "1", "234", "567", " units"]
+
+
+def test_spm_word_by_word_equals_whole_text(spm_vocab, tmp_path):
+    """Merging word by word (a vocabulary with no token like 'a▁') gives the whole-text ids."""
+    import random
+
+    tokens, scores, types = spm_vocab
+    path = tmp_path / "spm.gguf"
+    path.write_bytes(gf.gguf_bytes(gf.spm_kv(tokens, scores, types)))
+    tok = GGUFTokenizer.from_file(path)
+    assert tok.model.word_cut
+    rng = random.Random(3)
+    alphabet = list("the quick  brown\n\tfox 12 ,.!é中") + ["  ", "\u2581"]
+    texts = gf.TEXTS + ["".join(rng.choice(alphabet) for _ in range(rng.randrange(1, 60))) for _ in range(500)]
+    by_word = [tok.encode_ids(t) for t in texts]
+    tok.model.word_cut = False
+    assert [tok.encode_ids(t) for t in texts] == by_word
+    # a token with a space after a letter: merges may cross words, so the text is merged whole
+    glued = tokens + ["s\u2581"]
+    path.write_bytes(gf.gguf_bytes(gf.spm_kv(glued, scores + [-0.5], types + [1])))
+    tok = GGUFTokenizer.from_file(path)
+    assert not tok.model.word_cut
+    for text in ["its a test", "this is"]:
+        assert tok.encode_ids(text) == spm_tokenize(text, glued, scores + [-0.5])
