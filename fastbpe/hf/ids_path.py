@@ -136,8 +136,9 @@ class IdsPath:
         """Truncation, the post-processor's ids and fixed-length padding, on ids alone: what
         `encode` does for one sequence."""
         t = self._truncation
-        if t is not None:
-            keep = max(t["max_length"] - (self.num_special_tokens_to_add(False) if add_special_tokens else 0), 0)
+        n_added = self.num_special_tokens_to_add(False) if add_special_tokens else 0
+        if t is not None and n_added <= t["max_length"]:  # else HF's unsigned subtraction wraps: no cut
+            keep = t["max_length"] - n_added
             if len(body) > keep:
                 if t["strategy"] == "only_second":
                     raise ValueError("truncation strategy only_second needs a pair of sequences")
