@@ -72,18 +72,29 @@ def cmd_encode(args) -> int:
     return 0
 
 
-def _parse_ids(values: list[str]) -> list[int]:
-    ids = []
-    for value in values:
-        for part in value.replace(",", " ").replace("[", " ").replace("]", " ").split():
-            try:
-                token = int(part)
-            except ValueError:
-                raise ValueError(f"not a token id: {part!r}") from None
-            if token < 0:
-                raise ValueError(f"not a token id: {token} is negative")
-            ids.append(token)
-    return ids
+def _parse_ids(text: str) -> list[int]:
+    """Token ids: a JSON list of non-negative ints, or ints separated by whitespace or
+    commas.  Anything else (a cut-off list, text, floats, booleans, nesting) is refused:
+    decoding part of what was meant would print wrong text and succeed."""
+    text = text.strip()
+    if text.startswith("["):
+        try:
+            ids = json.loads(text)
+        except (json.JSONDecodeError, RecursionError) as e:
+            raise ValueError(f"token ids: not a JSON list ({e})") from None
+        if not isinstance(ids, list):
+            raise ValueError("token ids: expected one JSON list of ints")
+        for part in ids:
+            if type(part) is not int or part < 0:
+                raise ValueError(f"not a token id: {json.dumps(part)} (ids are non-negative "
+                                 "integers)")
+        return ids
+    out = []
+    for part in text.replace(",", " ").split():
+        if not part.isdigit() or not part.isascii():
+            raise ValueError(f"not a token id: {part!r} (ids are non-negative integers)")
+        out.append(int(part))
+    return out
 
 
 def _decodes(enc, token: int) -> bool:
@@ -102,7 +113,7 @@ def _decodes(enc, token: int) -> bool:
 )
 def cmd_decode(args) -> int:
     enc = open_tokenizer(args)
-    ids = _parse_ids(args.ids if args.ids else [sys.stdin.read()])
+    ids = _parse_ids(" ".join(args.ids) if args.ids else sys.stdin.read())
     try:
         text = enc.decode(ids)
     except (KeyError, OverflowError):
