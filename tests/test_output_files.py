@@ -240,3 +240,13 @@ def test_cli_encode_files_to_dev_null_and_a_fifo(enc, tmp_path, capsys):
     cl100k = fastbpe.get_encoding("cl100k_base")
     assert np.frombuffer(bytes(got), dtype="<u4").tolist() == cl100k.encode("hello world")
     assert sorted(os.listdir(tmp_path)) == ["a.txt", "ids.bin"]
+
+
+def test_tokenizer_save_writes_into_a_fifo(enc, tmp_path):
+    fastbpe.save_model(enc, tmp_path / "tokenizer.json")
+    tok = fastbpe.Tokenizer.from_file(tmp_path / "tokenizer.json")
+    fifo = tmp_path / "out.json"
+    with fifo_reader(fifo) as got:
+        tok.save(fifo)
+    assert json.loads(got) == json.loads(tok.to_str())
+    tok.save(os.devnull)

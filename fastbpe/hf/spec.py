@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 
 STAGES = ("normalizer", "pre_tokenizer", "post_processor", "decoder")
 
@@ -80,23 +79,6 @@ def dumps(spec: dict, pretty: bool) -> str:
     if pretty:
         return json.dumps(spec, ensure_ascii=False, indent=2)
     return json.dumps(spec, ensure_ascii=False, separators=(",", ":"))
-
-
-def write_atomically(path: str | os.PathLike, text: str) -> None:
-    """The file is the whole new text or the old one, never half written."""
-    path = os.fspath(path)
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".tokenizer-", suffix=".json.tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 def resolve_pretrained(identifier: str, revision: str = "main", token: str | None = None) -> str:
