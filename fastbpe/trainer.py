@@ -126,7 +126,8 @@ def _counts_to_counter(counts) -> "_train.PieceCounter":
 
 def _merge(counter, num_merges, min_frequency, max_token_length, tie, show_progress):
     if counter.total == 0:
-        raise ValueError("the corpus is empty: no pieces to train on")
+        raise ValueError("no pieces to train on: the corpus is empty, or the split pattern "
+                         "matched none of its text")
     tokens, offsets, counts = counter.to_arrays()
     # each merge shortens some piece by a symbol: no more merges than that can happen, so a
     # huge vocab_size asks for no more memory than the corpus gives

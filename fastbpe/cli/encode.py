@@ -41,6 +41,9 @@ def _special_set(values: list[str] | None, default):
     arg("-o", "--output", default=None, metavar="FILE",
         help="write the ids to FILE (atomically) instead of stdout"),
     arg("--show", action="store_true", help="also print each token's id and bytes"),
+    description="Print the token ids of TEXT (or of -f FILE, or of stdin) as a JSON list.  "
+                "Wherever the text comes from, invalid UTF-8 is read the same way: each bad "
+                "sequence becomes U+FFFD (as `count`, `train` and `encode-files` read files).",
 )
 def cmd_encode(args) -> int:
     if args.numpy and args.output is None:
