@@ -1,15 +1,18 @@
 # cython: language_level=3
-"""Where a str may change under NFC: one GIL-free pass over its code units.
+"""Unicode normalization as HF tokenizers does it, and where a str may change under NFC.
 
-Text to tokenize is almost always NFC already.  CPython's unicodedata.normalize returns such
-text at once, unless it holds one character that only *may* compose with the one before it
-(a Devanagari nukta, a Bengali vowel sign, Hangul jamo, a combining acute): then the whole
-string goes through full normalization, ~40x slower.  Here a table (built by
-fastbpe/hf/normalizers.py from this Python's unicodedata) marks every code point that is
-not stable under NFC (combining class != 0, may compose with the one before, changes on its
-own, or unassigned); a text without one is NFC as it is, and otherwise only the spans around
-those code points need normalizing."""
-from libc.stdint cimport uint8_t, uint16_t, uint32_t
+`normalize` / `lowercase` give HF's NFC/NFD/NFKC/NFKD (Unicode 9.0, the tables of its
+unicode-normalization-alignments crate) and Lowercase (Unicode 17), with the input character
+each output character aligns to, from fastbpe's own tables (_normalize_tables.h, made by
+tools/gen_normalization_tables.py): results do not depend on this Python's unicodedata.
+
+Text to tokenize is almost always NFC already.  `nfc_spans` finds, in one GIL-free pass, the
+spans NFC may change, from a table (`nfc_stability_table`) that marks every code point that
+is not a stable starter (combining class != 0, may compose with the one before, changes on
+its own); a text without one is NFC as it is, and otherwise only those spans need
+normalizing."""
+from libc.stdint cimport uint8_t, uint16_t, uint32_t, int32_t, int64_t, uint64_t
+from libc.string cimport memcpy
 from libc.stdlib cimport malloc, realloc, free
 
 cdef extern from "Python.h":
@@ -17,6 +20,7 @@ cdef extern from "Python.h":
     void* PyUnicode_DATA(object u)
     Py_ssize_t PyUnicode_GET_LENGTH(object u)
     bint PyUnicode_IS_ASCII(object u)
+    object PyUnicode_FromKindAndData(int kind, const void* buffer, Py_ssize_t size)
 
 
 cdef inline uint32_t code_point(int kind, const void* data, Py_ssize_t i) noexcept nogil:
@@ -104,3 +108,387 @@ def nfc_spans(str text, const uint8_t[::1] unstable, Py_ssize_t gap=8):
     finally:
         free(spans)
 
+
+
+# ---------------------------------------------------------------------------------------
+# Normalization as HF tokenizers does it (the unicode-normalization-alignments crate on
+# Unicode 9.0 tables; Lowercase on Unicode 17): the normalized text, and for each of its
+# characters the input character whose span it takes.  Tables: _normalize_tables.h, made by
+# tools/gen_normalization_tables.py, so results do not depend on this Python's unicodedata.
+
+cdef extern from "_normalize_tables.h":
+    const uint8_t fb_ccc_index[4352]
+    const uint8_t fb_ccc_blocks[]
+    const uint8_t fb_decomp_index[4352]
+    const uint16_t fb_decomp_blocks[]
+    const uint32_t fb_decomp_entries[][4]
+    const uint32_t fb_decomp_pool[]
+    int FB_N_COMPOSE
+    const uint64_t fb_compose_keys[]
+    const uint32_t fb_compose_values[]
+    const uint8_t fb_lower_index[4352]
+    const uint16_t fb_lower_blocks[]
+    const uint32_t fb_lower_entries[][2]
+    const uint32_t fb_lower_pool[]
+    const char* FB_NORM_UNICODE_VERSION
+
+
+NORMALIZATION_UNICODE_VERSION = FB_NORM_UNICODE_VERSION.decode()
+
+cdef enum:
+    S_BASE = 0xAC00
+    L_BASE = 0x1100
+    V_BASE = 0x1161
+    T_BASE = 0x11A7
+    L_COUNT = 19
+    V_COUNT = 21
+    T_COUNT = 28
+    N_COUNT = 588       # V_COUNT * T_COUNT
+    S_COUNT = 11172     # L_COUNT * N_COUNT
+
+FORMS = {"NFC": 0, "NFD": 1, "NFKC": 2, "NFKD": 3}
+
+
+cdef inline uint8_t ccc_of(uint32_t c) noexcept nogil:
+    if c >= 0x110000:
+        return 0
+    return fb_ccc_blocks[(<Py_ssize_t>fb_ccc_index[c >> 8] << 8) | (c & 255)]
+
+
+cdef inline int64_t compose_pair(uint32_t a, uint32_t b) noexcept nogil:
+    """The primary composite of a and b, or -1."""
+    cdef uint32_t s
+    if L_BASE <= a < L_BASE + L_COUNT and V_BASE <= b < V_BASE + V_COUNT:
+        return S_BASE + ((a - L_BASE) * V_COUNT + (b - V_BASE)) * T_COUNT
+    if S_BASE <= a < S_BASE + S_COUNT and T_BASE < b < T_BASE + T_COUNT and (a - S_BASE) % T_COUNT == 0:
+        return a + (b - T_BASE)
+    if a >= 0x110000 or b >= 0x110000:
+        return -1
+    cdef uint64_t key = (<uint64_t>a << 21) | b
+    cdef Py_ssize_t lo = 0, hi = FB_N_COMPOSE, mid
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if fb_compose_keys[mid] < key:
+            lo = mid + 1
+        else:
+            hi = mid
+    if lo < FB_N_COMPOSE and fb_compose_keys[lo] == key:
+        return fb_compose_values[lo]
+    return -1
+
+
+cdef struct Item:
+    uint32_t ch
+    int32_t change   # HF's: 0 replaces an input character, 1 is inserted, -k also removes k
+    uint8_t ccc
+
+
+cdef struct Items:
+    Item* items
+    Py_ssize_t n, cap
+
+
+cdef int items_push(Items* v, uint32_t ch, int32_t change, uint8_t ccc) except -1 nogil:
+    cdef Item* grown
+    if v.n == v.cap:
+        v.cap = 2 * v.cap + 16
+        grown = <Item*>realloc(v.items, v.cap * sizeof(Item))
+        if grown == NULL:
+            with gil:
+                raise MemoryError()
+        v.items = grown
+    v.items[v.n].ch = ch
+    v.items[v.n].change = change
+    v.items[v.n].ccc = ccc
+    v.n += 1
+    return 0
+
+
+cdef void sort_marks(Item* a, Py_ssize_t n, Item* tmp) noexcept nogil:
+    """Stable sort by combining class (HF sorts each run after a starter): insertion sort for
+    short runs, merging for long ones (a hostile run of marks stays n log n)."""
+    cdef Py_ssize_t i, j, width, lo, mid, hi, p, q, k
+    cdef Item x
+    if n < 32:
+        for i in range(1, n):
+            x = a[i]
+            j = i
+            while j > 0 and a[j - 1].ccc > x.ccc:
+                a[j] = a[j - 1]
+                j -= 1
+            a[j] = x
+        return
+    width = 1
+    while width < n:
+        lo = 0
+        while lo < n:
+            mid = lo + width if lo + width < n else n
+            hi = lo + 2 * width if lo + 2 * width < n else n
+            p, q, k = lo, mid, lo
+            while p < mid and q < hi:
+                if a[q].ccc < a[p].ccc:
+                    tmp[k] = a[q]
+                    q += 1
+                else:
+                    tmp[k] = a[p]
+                    p += 1
+                k += 1
+            while p < mid:
+                tmp[k] = a[p]
+                p += 1
+                k += 1
+            while q < hi:
+                tmp[k] = a[q]
+                q += 1
+                k += 1
+            lo = hi
+        memcpy(a, tmp, n * sizeof(Item))
+        width *= 2
+
+
+cdef int decompose(int kind, const void* data, Py_ssize_t n, bint compat, Items* out) except -1 nogil:
+    """The crate's Decompositions: every character's full decomposition (first character
+    change 0, the others 1), each run of marks after a starter stably sorted by class."""
+    cdef Py_ssize_t i, k, run = 0, m
+    cdef uint32_t c, s, entry, off, length
+    cdef uint8_t cc
+    cdef Item* tmp = NULL
+    cdef uint32_t buf[3]
+    cdef const uint32_t* seq
+    for i in range(n):
+        c = code_point(kind, data, i)
+        if c < 0x80:
+            seq = &buf[0]
+            buf[0] = c
+            length = 1
+        elif S_BASE <= c < S_BASE + S_COUNT:
+            s = c - S_BASE
+            buf[0] = L_BASE + s // N_COUNT
+            buf[1] = V_BASE + (s % N_COUNT) // T_COUNT
+            buf[2] = T_BASE + s % T_COUNT
+            length = 3 if s % T_COUNT else 2
+            seq = &buf[0]
+        else:
+            entry = fb_decomp_blocks[(<Py_ssize_t>fb_decomp_index[c >> 8] << 8) | (c & 255)] if c < 0x110000 else 0
+            length = 0
+            if entry:
+                if compat and fb_decomp_entries[entry][3]:
+                    off, length = fb_decomp_entries[entry][2], fb_decomp_entries[entry][3]
+                elif fb_decomp_entries[entry][1]:
+                    off, length = fb_decomp_entries[entry][0], fb_decomp_entries[entry][1]
+            if length:
+                seq = &fb_decomp_pool[off]
+            else:
+                seq = &buf[0]
+                buf[0] = c
+                length = 1
+        for k in range(length):
+            cc = ccc_of(seq[k])
+            if cc == 0:
+                m = out.n - run
+                if m > 1:
+                    free(tmp)
+                    tmp = <Item*>malloc(m * sizeof(Item))
+                    if tmp == NULL:
+                        with gil:
+                            raise MemoryError()
+                    sort_marks(&out.items[run], m, tmp)
+                run = out.n
+            items_push(out, seq[k], 0 if k == 0 else 1, cc)
+    m = out.n - run
+    if m > 1:
+        free(tmp)
+        tmp = <Item*>malloc(m * sizeof(Item))
+        if tmp == NULL:
+            with gil:
+                raise MemoryError()
+        sort_marks(&out.items[run], m, tmp)
+    free(tmp)
+    return 0
+
+
+cdef int recompose(Items* dec, Items* out) except -1 nogil:
+    """The crate's Recompositions state machine over the decomposed items."""
+    cdef Py_ssize_t i, k, blocked_start = 0
+    cdef bint has = False
+    cdef uint32_t comp_ch = 0, ch
+    cdef int32_t comp_change = 0, change
+    cdef int last_ccc = -1
+    cdef uint8_t cc
+    cdef int64_t r
+    cdef Items blocked
+    blocked.items = NULL
+    blocked.n = blocked.cap = 0
+    try:
+        for i in range(dec.n):
+            ch, change, cc = dec.items[i].ch, dec.items[i].change, dec.items[i].ccc
+            if not has:
+                if cc != 0:
+                    items_push(out, ch, change, cc)
+                    continue
+                has, comp_ch, comp_change = True, ch, change
+                continue
+            if last_ccc < 0:
+                r = compose_pair(comp_ch, ch)
+                if r >= 0:
+                    comp_ch, comp_change = <uint32_t>r, comp_change + change - 1
+                    continue
+                if cc == 0:
+                    items_push(out, comp_ch, comp_change, 0)
+                    comp_ch, comp_change = ch, change
+                    continue
+                items_push(&blocked, ch, change, cc)
+                last_ccc = cc
+            else:
+                if last_ccc >= cc:
+                    if cc == 0:   # purge: the composee, then the blocked marks
+                        items_push(out, comp_ch, comp_change, 0)
+                        for k in range(blocked.n):
+                            items_push(out, blocked.items[k].ch, blocked.items[k].change, blocked.items[k].ccc)
+                        blocked.n = 0
+                        comp_ch, comp_change = ch, change
+                        last_ccc = -1
+                        continue
+                    items_push(&blocked, ch, change, cc)
+                    last_ccc = cc
+                    continue
+                r = compose_pair(comp_ch, ch)
+                if r >= 0:
+                    comp_ch, comp_change = <uint32_t>r, comp_change + change - 1
+                    continue
+                items_push(&blocked, ch, change, cc)
+                last_ccc = cc
+        if has:
+            items_push(out, comp_ch, comp_change, 0)
+        for k in range(blocked.n):
+            items_push(out, blocked.items[k].ch, blocked.items[k].change, blocked.items[k].ccc)
+    finally:
+        free(blocked.items)
+    return 0
+
+
+cdef object finish(str text, Items* out, bint identity_possible):
+    """(normalized str, sources) from the items: sources[k] is the input character whose span
+    character k takes, by HF's rule (a replacing character takes the next input character and
+    an inserted one the previous; -1: before the first), as int64 bytes; (text, None) when
+    nothing changed."""
+    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text), k, p = 0
+    cdef int kind = PyUnicode_KIND(text)
+    cdef const void* data = PyUnicode_DATA(text)
+    cdef bint same = identity_possible and out.n == n
+    if same:
+        for k in range(n):
+            if out.items[k].change != 0 or out.items[k].ch != code_point(kind, data, k):
+                same = False
+                break
+    if same:
+        return text, None
+    cdef uint32_t* chars = <uint32_t*>malloc((out.n + 1) * sizeof(uint32_t))
+    cdef int64_t* src = <int64_t*>malloc((out.n + 1) * sizeof(int64_t))
+    if chars == NULL or src == NULL:
+        free(chars)
+        free(src)
+        raise MemoryError()
+    try:
+        for k in range(out.n):
+            chars[k] = out.items[k].ch
+            if out.items[k].change > 0:
+                src[k] = p - 1
+            else:
+                src[k] = p if p < n else n - 1
+                p += 1 - out.items[k].change
+        return (PyUnicode_FromKindAndData(4, chars, out.n),
+                (<char*>src)[:out.n * sizeof(int64_t)])
+    finally:
+        free(chars)
+        free(src)
+
+
+def normalize(str text, str form):
+    """HF's NFC/NFD/NFKC/NFKD of text: (normalized, sources or None), see finish()."""
+    if form not in FORMS:
+        raise ValueError(f"unknown normalization form {form!r}")
+    cdef int f = FORMS[form]
+    cdef int kind = PyUnicode_KIND(text)
+    cdef const void* data = PyUnicode_DATA(text)
+    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text)
+    cdef Items dec, out
+    if PyUnicode_IS_ASCII(text):
+        return text, None
+    dec.items = out.items = NULL
+    dec.n = dec.cap = out.n = out.cap = 0
+    try:
+        with nogil:
+            decompose(kind, data, n, f >= 2, &dec)
+            if f == 0 or f == 2:
+                recompose(&dec, &out)
+        return finish(text, &out if (f == 0 or f == 2) else &dec, True)
+    finally:
+        free(dec.items)
+        free(out.items)
+
+
+def lowercase(str text):
+    """Rust's char::to_lowercase on every character (as HF's Lowercase): (lowered, sources
+    or None); every character of a character's lowercase takes its span."""
+    cdef int kind = PyUnicode_KIND(text)
+    cdef const void* data = PyUnicode_DATA(text)
+    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text), i, k
+    cdef uint32_t c, entry
+    cdef Items out
+    cdef bint changed = False
+    out.items = NULL
+    out.n = out.cap = 0
+    try:
+        with nogil:
+            for i in range(n):
+                c = code_point(kind, data, i)
+                entry = fb_lower_blocks[(<Py_ssize_t>fb_lower_index[c >> 8] << 8) | (c & 255)] if c < 0x110000 else 0
+                if entry == 0:
+                    items_push(&out, c, 0, 0)
+                    continue
+                changed = True
+                for k in range(fb_lower_entries[entry][1]):
+                    items_push(&out, fb_lower_pool[fb_lower_entries[entry][0] + k], 0 if k == 0 else 1, 0)
+        if not changed:
+            return text, None
+        return finish(text, &out, False)
+    finally:
+        free(out.items)
+
+
+def nfc_stability_table():
+    """The table nfc_spans reads, from the Unicode 9.0 tables: 0 for a stable starter
+    (class 0, NFC keeps it, composes with nothing before it), 255 for a code point NFC may
+    change or compose backwards, else the class of a mark NFC keeps."""
+    cdef bytearray table = bytearray(0x110000)
+    cdef uint8_t* t = table
+    cdef uint32_t cp, k
+    cdef Items dec, out
+    cdef uint32_t one[1]
+    dec.items = out.items = NULL
+    dec.cap = out.cap = 0
+    try:
+        with nogil:
+            for cp in range(0x110000):
+                if 0xD800 <= cp < 0xE000:
+                    t[cp] = 0
+                    continue
+                one[0] = cp
+                dec.n = out.n = 0
+                decompose(4, one, 1, False, &dec)
+                recompose(&dec, &out)
+                if out.n != 1 or out.items[0].ch != cp:
+                    t[cp] = UNSTABLE
+                else:
+                    t[cp] = ccc_of(cp)
+            for k in range(FB_N_COMPOSE):   # second halves of pairs compose backwards
+                t[fb_compose_keys[k] & 0x1FFFFF] = UNSTABLE
+            for cp in range(V_BASE, V_BASE + V_COUNT):
+                t[cp] = UNSTABLE
+            for cp in range(T_BASE + 1, T_BASE + T_COUNT):
+                t[cp] = UNSTABLE
+    finally:
+        free(dec.items)
+        free(out.items)
+    return bytes(table)

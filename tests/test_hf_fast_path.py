@@ -23,6 +23,9 @@ from fastbpe.hf import Tokenizer  # noqa: E402
 from fastbpe.hf.normalizers import _nfc_table, nfc  # noqa: E402
 from fastbpe.patterns import LLAMA3_PATTERN  # noqa: E402
 
+# the reference NFC is HF's (Unicode 9.0 tables), not this Python's unicodedata
+_hf_nfc = N.NFC().normalize_str
+
 # characters that compose with (or reorder around) their neighbours: a combining acute and
 # cedilla, a Devanagari nukta, a Bengali vowel sign that composes with the one before it,
 # Hangul jamo (L, V, T), a Tibetan vowel that decomposes, a singleton (Ohm sign)
@@ -37,26 +40,28 @@ def _tricky_lines() -> list[str]:
     return out
 
 
-def test_nfc_is_unicodedata_nfc():
-    for text in _tricky_lines() + [TRICKY, TRICKY.replace(" ", "\n"), "", "\n", "plain ascii\n", "déjà vu"]:
-        assert nfc(text) == unicodedata.normalize("NFC", text), ascii(text)
+def test_nfc_is_hfs_nfc():
+    for text in _tricky_lines() + [TRICKY, TRICKY.replace(" ", "\n"), "", "\n", "plain ascii\n", "déjà vu",
+                                   "\U00011935\U00011930", "\U000105d2\u0307"]:
+        assert nfc(text) == _hf_nfc(text), ascii(text)
 
 
 def test_nfc_around_every_code_point_that_is_not_a_stable_starter():
     """Each such code point (marks of every class, backward-composing vowels and jamo,
-    singletons, unassigned ones) after a starter, between marks in and out of order, at
-    the ends of the text, and next to another of them."""
+    singletons) after a starter, between marks in and out of order, at the ends of the
+    text, and next to another of them."""
     table = _nfc_table()
     points = [chr(cp) for cp in range(0x40000)
               if table[cp] and not 0xD800 <= cp <= 0xDFFF and unicodedata.category(chr(cp)) != "Cn"]
-    assert len(points) > 2000 and table[ord("a")] == 0 and table[0x0378] == 255  # 0x378: unassigned
+    # 0x11930 composes backwards in Unicode 13, not in HF's 9.0 tables: a stable starter
+    assert len(points) > 1500 and table[ord("a")] == 0 and table[0x05B0] == 10 and table[0x11930] == 0
     for k in range(0, len(points), 64):
         chunk = points[k:k + 64]
         for c in chunk:
             for text in (f"a{c}", f"{c}a", f"e\u0323{c}\u0301x", f"\u1100{c}\u11a8", f"{c}{c}\u094d\u0e48"):
-                assert nfc(text) == unicodedata.normalize("NFC", text), ascii(text)
+                assert nfc(text) == _hf_nfc(text), ascii(text)
         joined = "a".join(chunk) + "".join(chunk)
-        assert nfc(joined) == unicodedata.normalize("NFC", joined)
+        assert nfc(joined) == _hf_nfc(joined)
 
 
 _NFC_ALPHABET = ("ae \n\u0301\u0327\u0300\u0323\u0334\u093c\u094d\u0915\u0e01\u0e48\u0e38\u05b0\u05b4"
@@ -66,7 +71,7 @@ _NFC_ALPHABET = ("ae \n\u0301\u0327\u0300\u0323\u0334\u093c\u094d\u0915\u0e01\u0
 @settings(max_examples=400, deadline=None)
 @given(st.text(st.sampled_from(_NFC_ALPHABET), max_size=40))
 def test_nfc_on_generated_text(text):
-    assert nfc(text) == unicodedata.normalize("NFC", text)
+    assert nfc(text) == _hf_nfc(text)
 
 
 def _ref(normalizer=None, added=(), post_processor=None):

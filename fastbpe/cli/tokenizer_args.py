@@ -13,7 +13,7 @@ TOKENIZER_ARGS = [
              f"{DEFAULT_ENCODING}"),
     arg("-m", "--model", default=None, metavar="FILE",
         help="a model file instead of a named encoding: one saved by `train` or save_model "
-             "(.json, .tiktoken, .model) or a Hugging Face tokenizer.json"),
+             "(.json, .tiktoken, .model), a Hugging Face tokenizer.json or a llama.cpp .gguf"),
 ]
 
 
@@ -56,6 +56,23 @@ class HFTokenizer:
         return self._tok.decode([token]).encode("utf-8")
 
 
+class GGUFFile(HFTokenizer):
+    """A llama.cpp GGUF file (fastbpe.gguf) behind the same methods: llama.cpp's ids without
+    BOS/EOS, special-token text as plain text."""
+
+    # counted as one block: SentencePiece files and special tokens need the whole text
+    _pat_str = r"[\s\S]+"
+
+    def __init__(self, path: str):
+        from ..gguf import GGUFTokenizer
+
+        self.name = os.path.basename(path)
+        self._tok = GGUFTokenizer.from_file(path)
+
+    def decode_single_token_bytes(self, token):
+        return self._tok.token_to_piece(token)
+
+
 def is_hf_tokenizer_json(path: str) -> bool:
     if not path.endswith(".json"):
         return False
@@ -76,6 +93,9 @@ def open_tokenizer(args):
             raise FileNotFoundError(f"model file not found: {path}")
         if is_hf_tokenizer_json(path):
             return HFTokenizer(path)
+        with open(path, "rb") as f:
+            if f.read(4) == b"GGUF":
+                return GGUFFile(path)
         if not path.endswith(MODEL_SUFFIXES):
             raise ValueError(f"{path}: unknown model file type; expected one of "
                              f"{', '.join(MODEL_SUFFIXES)} or a tokenizer.json")

@@ -154,6 +154,7 @@ class SentencePieceBPE:
                                           whole_piece=False, require_all_bytes=False,
                                           ranks=np.array(ranks, dtype=np.int64))
         self._byte_ids = [self._byte_token(b) for b in range(256)]
+        self._char_ids = _CharIds(vocab.text_to_id, extra, self.lone)
 
     def _byte_token(self, b: int) -> int | None:
         i = self.vocab.text_to_id.get(f"<0x{b:02X}>")
@@ -165,11 +166,7 @@ class SentencePieceBPE:
         """llm_tokenizer_spm on text (spaces already escaped as ▁)."""
         if not text:
             return []
-        t2i, extra, lone = self.vocab.text_to_id, self.extra, self.lone
-        initial = [t2i.get(c) for c in text]
-        if None in initial:
-            initial = [i if i is not None else extra.get(c, lone) for i, c in zip(initial, text)]
-        merged, starts = merge_ids(self.table, initial)
+        merged, starts = merge_ids(self.table, list(map(self._char_ids.__getitem__, text)))
         if max(merged) < self.n_tokens:
             return merged
         out = []
@@ -184,3 +181,19 @@ class SentencePieceBPE:
                                      f"for the character {text[s]!r}")
                 out.append(t)
         return out
+
+
+class _CharIds(dict):
+    """char -> the id of its initial symbol (its token, its stand-in, or the id of characters in
+    no token), filled on first sight: one C-level lookup a character."""
+
+    def __init__(self, text_to_id: dict, extra: dict, lone: int):
+        super().__init__()
+        self.text_to_id, self.extra, self.lone = text_to_id, extra, lone
+
+    def __missing__(self, c: str) -> int:
+        i = self.text_to_id.get(c)
+        if i is None:
+            i = self.extra.get(c, self.lone)
+        self[c] = i
+        return i

@@ -18,7 +18,12 @@ from dataclasses import dataclass
 import regex
 
 from .. import patterns
-from ..pretokenize import _pretokenize, scanner_kind
+from ..pretokenize import scanner_kind
+
+try:  # the C scanner; absent only in a partial build (then scanner_kind is -1 everywhere)
+    from .. import _pretokenize
+except ImportError:  # pragma: no cover
+    _pretokenize = None
 
 _CONTRACTIONS = r"(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])"
 GPT2 = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)"
@@ -43,7 +48,7 @@ REGEXES: dict[str, list[str]] = {
               r"|\s{4}(?!\S)|\s{1,2}(?!\S)|\s{1}"],
     "deepseek-llm": [
         "[\r\n]",
-        "\\s?[A-Za-zµÀ-ÖØ-öø-ƺƼ-ƿǄ-ʓʕ-ʯͰ-ͳͶͷͻ-ͽͿΆΈ-ΊΌΎ-ΡΣ-ϵϷ-ҁҊ-ԯԱ-ՖႠ-ჅᎠ-Ᏽᏸ-ᏽᲐ-ᲺᲽ-Ჿᴀ-ᴫᵫ-ᵷᵹ-ᶚḀ-ἕἘ-Ἕἠ-ὅὈ-Ὅὐ-ὗὙὛὝὟ-ώᾀ-ᾴᾶ-ᾼιῂ-ῄῆ-ῌῐ-ΐῖ-Ίῠ-Ῥῲ-ῴῶ-ῼℂℇℊ-ℓℕℙ-ℝℤΩℨK-ℭℯ-ℴℹℼ-ℿⅅ-ⅉⅎↃↄⰀ-ⱻⱾ-ⳤⳫ-ⳮⳲⳳꙀ-ꙭꚀ-ꚛꜢ-ꝯꝱ-ꞇꞋ-ꞎꭰ-ꮿﬀ-ﬆﬓ-ﬗＡ-Ｚａ-ｚ𐐀-𐑏𐒰-𐓓𐓘-𐓻𐲀-𐲲𐳀-𐳲𑢠-𑣟𞤀-𞥃]+",
+        "\\s?[A-Za-zµÀ-ÖØ-öø-ƺƼ-ƿǄ-ʓʕ-ʯͰ-ͳͶͷͻ-ͽͿΆΈ-ΊΌΎ-ΡΣ-ϵϷ-ҁҊ-ԯԱ-ՖႠ-ჅᎠ-Ᏽᏸ-ᏽᲐ-ᲺᲽ-Ჿᴀ-ᴫᵫ-ᵷᵹ-ᶚḀ-ἕἘ-Ἕἠ-ὅὈ-Ὅὐ-ὗὙὛὝὟ-\u1f7dᾀ-ᾴᾶ-ᾼ\u1fbeῂ-ῄῆ-ῌῐ-\u1fd3ῖ-\u1fdbῠ-Ῥῲ-ῴῶ-ῼℂℇℊ-ℓℕℙ-ℝℤ\u2126ℨ\u212a-ℭℯ-ℴℹℼ-ℿⅅ-ⅉⅎↃↄⰀ-ⱻⱾ-ⳤⳫ-ⳮⳲⳳꙀ-ꙭꚀ-ꚛꜢ-ꝯꝱ-ꞇꞋ-ꞎꭰ-ꮿﬀ-ﬆﬓ-ﬗＡ-Ｚａ-ｚ𐐀-𐑏𐒰-𐓓𐓘-𐓻𐲀-𐲲𐳀-𐳲𑢠-𑣟𞤀-𞥃]+",  # \u escapes: these letters change under NFC, which editors apply
         "\\s?[!-/:-~！-／：-～‘-‟　-。]+",
         "\\s+$",
         _CJK,
@@ -210,16 +215,26 @@ class Splitter:
         for e in self.exprs:
             fast = _SCANNER_PATTERNS.get(e)
             kind = scanner_kind(fast, force_regex) if fast else -1
-            self.steps.append((regex.compile(to_python(e)), kind))
+            rx = regex.compile(to_python(e))
+            captured = kind < 0 and rx.groups == 0
+            if captured:
+                # split() with the whole regex captured gives gaps and matches in order, in C
+                rx = regex.compile(f"({to_python(e)})")
+            self.steps.append((rx, kind, captured))
         self.scanner_kind = self.steps[0][1] if len(self.steps) == 1 else -1
 
     def split(self, text: str) -> list[str]:
         pieces = [text]
-        for rx, kind in self.steps:
+        for rx, kind, captured in self.steps:
             out = []
             if kind >= 0:
                 for piece in pieces:
                     out.extend(_pretokenize.split(piece, kind))
+                pieces = out
+                continue
+            if captured:
+                for piece in pieces:
+                    out.extend(p for p in rx.split(piece) if p)
                 pieces = out
                 continue
             for piece in pieces:
@@ -240,7 +255,7 @@ class Splitter:
         if self.scanner_kind >= 0:
             how = "C scanner"
         else:
-            n_fast = sum(k >= 0 for _, k in self.steps)
+            n_fast = sum(k >= 0 for _, k, _ in self.steps)
             how = f"regex fallback ({n_fast} of {len(self.steps)} steps on the C scanner)"
         return f"<gguf Splitter {self.pre.name!r} ({self.pre.kind}, {len(self.exprs)} regexes, {how})>"
 

@@ -12,11 +12,13 @@
 """
 from __future__ import annotations
 
+import operator
 import os
+import re
 
 import regex
 
-from ..hf.encoding import Encoding
+from ..threads import available_cores, check_threads, parallel_map
 from .models import ByteLevelBPE, SentencePieceBPE
 from .pretokenizers import Splitter
 from .reader import read_metadata
@@ -39,6 +41,8 @@ class GGUFTokenizer:
             self.model = SentencePieceBPE(vocab)
             self.splitter = None
         self._specials_by_mode = {}
+        # token_to_piece per id, filled as ids are decoded (llama.cpp keeps such a cache too)
+        self._pieces = {special: _Pieces(self, special) for special in (False, True)}
 
     @classmethod
     def from_file(cls, path: str | os.PathLike) -> "GGUFTokenizer":
@@ -135,15 +139,31 @@ class GGUFTokenizer:
             out.append(vocab.ids["eos"])
         return out
 
-    def encode(self, text: str, add_special_tokens: bool = False, parse_special: bool = False) -> Encoding:
-        """`encode_ids` as an Encoding (ids, tokens; offsets are not tracked: all (0, 0))."""
+    def encode(self, text: str, add_special_tokens: bool = False, parse_special: bool = False) -> "GGUFEncoding":
+        """`encode_ids` with the tokens' texts (an HF-style result: .ids, .tokens, masks)."""
         ids = self.encode_ids(text, add_special_tokens, parse_special)
-        tokens = [self.vocab.tokens[i] for i in ids]
-        n = len(ids)
-        return Encoding(ids, [0] * n, tokens, [(0, 0)] * n, [1] * n, [0] * n, [None] * n, [0] * n)
+        return GGUFEncoding(ids, [self.vocab.tokens[i] for i in ids])
 
-    def encode_batch(self, texts, add_special_tokens: bool = False, parse_special: bool = False) -> list[list[int]]:
-        return [self.encode_ids(t, add_special_tokens, parse_special) for t in texts]
+    def encode_batch(self, texts, add_special_tokens: bool = False, parse_special: bool = False,
+                     num_threads: int | None = None) -> list["GGUFEncoding"]:
+        """`encode` of each text (ids from `encode_ids_batch`)."""
+        tokens = self.vocab.tokens
+        return [GGUFEncoding(ids, [tokens[i] for i in ids])
+                for ids in self.encode_ids_batch(texts, add_special_tokens, parse_special, num_threads)]
+
+    def encode_ids_batch(self, texts, add_special_tokens: bool = False, parse_special: bool = False,
+                         num_threads: int | None = None) -> list[list[int]]:
+        """encode_ids of each text, on threads (default: one per core): the merge kernel (and the
+        C scanner, for Llama-3 / Qwen2 / GPT-2 splits) runs with the GIL released."""
+        check_threads(num_threads)
+        texts = list(texts)
+        if num_threads is None:
+            num_threads = available_cores()
+
+        def chunk(part):
+            return [self.encode_ids(t, add_special_tokens, parse_special) for t in part]
+
+        return parallel_map(chunk, texts, num_threads, keep_threads=True)
 
     def _encode_bpe(self, text: str) -> list[int]:
         kind = self.splitter.scanner_kind
@@ -220,20 +240,17 @@ class GGUFTokenizer:
     def decode_bytes(self, ids, skip_special_tokens: bool = False) -> bytes:
         """llama_detokenize(ids, remove_special=skip_special_tokens, unparse_special=not skip_special_tokens)."""
         vocab = self.vocab
-        ids = [int(i) for i in ids]
+        ids = list(map(operator.index, ids))  # TypeError for a non-integer
         remove_space = vocab.add_space_prefix
         if skip_special_tokens and vocab.add_bos and ids and ids[0] == vocab.ids["bos"]:
             remove_space = False
             ids = ids[1:]
         if skip_special_tokens and vocab.add_eos and ids and ids[-1] == vocab.ids["eos"]:
             ids = ids[:-1]
-        parts = []
-        for i in ids:
-            piece = self.token_to_piece(i, not skip_special_tokens)
-            if remove_space and piece[:1] == b" ":
-                piece = piece[1:]
-            remove_space = False
-            parts.append(piece)
+        cache = self._pieces[not skip_special_tokens]
+        parts = list(map(cache.__getitem__, ids))
+        if remove_space and parts and parts[0][:1] == b" ":
+            parts[0] = parts[0][1:]
         text = b"".join(parts)
         return _clean_spaces(text) if vocab.clean_spaces else text
 
@@ -243,6 +260,41 @@ class GGUFTokenizer:
 
     def decode_batch(self, sequences, skip_special_tokens: bool = False) -> list[str]:
         return [self.decode(s, skip_special_tokens) for s in sequences]
+
+
+class _Pieces(dict):
+    """token id -> token_to_piece(id, special), made on first use."""
+
+    def __init__(self, tok: "GGUFTokenizer", special: bool):
+        super().__init__()
+        self.tok, self.special = tok, special
+
+    def __missing__(self, token_id: int) -> bytes:
+        piece = self[token_id] = self.tok.token_to_piece(token_id, self.special)
+        return piece
+
+
+class GGUFEncoding:
+    """The ids of one text and their token texts, with the HF Encoding fields that make sense
+    without offsets (llama.cpp does not track them)."""
+    __slots__ = ("ids", "tokens")
+
+    def __init__(self, ids: list[int], tokens: list[str]):
+        self.ids, self.tokens = ids, tokens
+
+    @property
+    def attention_mask(self) -> list[int]:
+        return [1] * len(self.ids)
+
+    @property
+    def type_ids(self) -> list[int]:
+        return [0] * len(self.ids)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def __repr__(self) -> str:
+        return f"GGUFEncoding(num_tokens={len(self.ids)})"
 
 
 def _bytelevel_decode(text: str) -> bytes:
@@ -260,35 +312,15 @@ def _bytelevel_decode(text: str) -> bytes:
     return bytes(out)
 
 
+_SPACE_BEFORE_PUNCT = re.compile(rb" (?=[?!.,])")
+_SPACED_QUOTE = re.compile(rb" ' ")
+_SPACE_BEFORE_CONTRACTION = re.compile(rb" (?='(?:s|m|re|ve))")
+
+
 def _clean_spaces(text: bytes) -> bytes:
-    """llama.cpp's clean_up_tokenization_spaces, three passes over the bytes."""
-    t = bytearray(text)
-    # " ?", " !", " .", " ,"
-    out = bytearray(t[:1])
-    for i in range(1, len(t)):
-        if t[i - 1] == 0x20 and t[i] in b"?!.,":
-            out.pop()
-        out.append(t[i])
-    t = out
-    # " ' " -> "'" (llama.cpp zeroes the dropped space in place, which the next step sees)
-    out = bytearray(t[:1])
-    i = 1
-    while i < len(t):
-        x = t[i]
-        if x == 0x27 and i + 1 < len(t) and t[i - 1] == 0x20 and t[i + 1] == 0x20:
-            out.pop()
-            i += 1
-            t[i] = 0
-        out.append(x)
-        i += 1
-    t = out
-    # " 's", " 'm", " 're", " 've" lose their space
-    out = bytearray(t[:1])
-    for i in range(1, len(t)):
-        x = t[i]
-        if t[i - 1] == 0x20 and x == 0x27 and i + 1 < len(t):
-            x1 = t[i + 1]
-            if x1 in b"sm" or (i + 2 < len(t) and (t[i + 1:i + 3] in (b"re", b"ve"))):
-                out.pop()
-        out.append(x)
-    return bytes(out)
+    """llama.cpp's clean_up_tokenization_spaces (three passes over the bytes, each a regex here;
+    tests/reference_gguf.py has the byte loops they equal): " ?" " !" " ." " ," lose the space,
+    " ' " becomes "'", and " 's" " 'm" " 're" " 've" lose the space (" 't" " 'd" " 'll" do not)."""
+    text = _SPACE_BEFORE_PUNCT.sub(b"", text)
+    text = _SPACED_QUOTE.sub(b"'", text)
+    return _SPACE_BEFORE_CONTRACTION.sub(b"", text)

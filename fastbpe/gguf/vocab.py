@@ -60,7 +60,10 @@ class Vocab:
         if types is None:
             self.attrs = [NORMAL] * n
         else:
-            self.attrs = [_TYPE_ATTR.get(int(t), 0) for t in types]
+            table = np.zeros(8, dtype=np.int64)
+            for t, a in _TYPE_ATTR.items():
+                table[t] = a
+            self.attrs = table[np.where((types >= 0) & (types < 8), types, 0)].tolist()
         self.text_to_id = {t: i for i, t in enumerate(self.tokens)}  # the last of equal texts wins, as llama.cpp
         self.pre: PreTokenizer | None = None
         if self.model == "gpt2":
@@ -129,12 +132,13 @@ class Vocab:
                     ids[key] = t2i[name]
                     attrs[t2i[name]] |= CONTROL
                     break
-        for text, i in t2i.items():
-            if attrs[i] & CONTROL and "unused" in text:
+        for i in [i for i, a in enumerate(attrs) if a & CONTROL]:
+            if "unused" in self.tokens[i] and t2i[self.tokens[i]] == i:
                 attrs[i] |= UNUSED
         eog = {ids[k] for k in ("fim_pad", "fim_rep", "fim_sep") if ids[k] is not None}
-        for text, i in t2i.items():
-            if text in _EOG_NAMES:
+        for text in _EOG_NAMES:
+            i = t2i.get(text)
+            if i is not None:
                 eog.add(i)
                 attrs[i] |= CONTROL
         for name in ("<|channel|>", "<|message|>", "<|start|>", "<|constrain|>"):

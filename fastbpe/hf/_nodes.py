@@ -1,7 +1,9 @@
-"""Reading tokenizer.json nodes: one error type for what the file asks and we cannot do."""
+"""Reading tokenizer.json: one error type for what the file asks and we cannot do; the JSON read
+safely (nesting bounded as HF's reader bounds it) and its values read with the types and ranges
+HF's serde accepts, so that a malformed value is a ValueError naming its JSON path."""
 from __future__ import annotations
 
-import regex
+import json
 
 
 class UnsupportedError(ValueError):
@@ -19,15 +21,136 @@ def node_type(stage: str, node) -> str:
     return node["type"]
 
 
-def compile_pattern(stage: str, pattern) -> "regex.Pattern[str]":
-    """A Split/Replace pattern node: {"String": s} (literal) or {"Regex": r}."""
-    if isinstance(pattern, dict) and isinstance(pattern.get("String"), str):
-        return regex.compile(regex.escape(pattern["String"]))
-    if isinstance(pattern, dict) and isinstance(pattern.get("Regex"), str):
-        try:
-            return regex.compile(pattern["Regex"])
-        except regex.error as e:
-            raise ValueError(f"tokenizer.json: {stage} has an invalid regex {pattern['Regex']!r}: {e}") from None
-    if isinstance(pattern, str):
-        return regex.compile(regex.escape(pattern))
-    raise ValueError(f"tokenizer.json: {stage} has a bad pattern {pattern!r}")
+# Typed reads of tokenizer.json values.  HF (serde) refuses a value of the wrong type or out of
+# range; reading them loosely ("false" as true, -1 or 2**40 as an id) gives silently wrong ids.
+# `path` names the value in the file (e.g. "added_tokens[3].lstrip") for the error.
+
+U32_MAX = 2**32 - 1
+USIZE_MAX = 2**64 - 1
+
+
+def json_bool(value, path: str) -> bool:
+    if type(value) is not bool:
+        raise ValueError(f"tokenizer.json: {path} must be true or false, got {value!r}")
+    return value
+
+
+def json_uint(value, path: str, limit: int = U32_MAX) -> int:
+    """An unsigned integer up to limit (u32 for ids and type ids, usize for lengths)."""
+    if type(value) is not int or not 0 <= value <= limit:
+        kind = "an id (an integer from 0 to 2**32-1)" if limit == U32_MAX else "a non-negative integer"
+        raise ValueError(f"tokenizer.json: {path} must be {kind}, got {value!r}")
+    return value
+
+
+def json_str(value, path: str) -> str:
+    if type(value) is not str:
+        raise ValueError(f"tokenizer.json: {path} must be a string, got {value!r}")
+    return value
+
+
+def json_list(value, path: str) -> list:
+    if type(value) is not list:
+        raise ValueError(f"tokenizer.json: {path} must be a list, got {value!r}")
+    return value
+
+
+def json_field(node: dict, key: str, read, path: str, default=None):
+    """node[key] read with read(value, path) (a missing key or null gives default)."""
+    value = node.get(key)
+    if value is None:
+        return default
+    return read(value, f"{path}.{key}")
+
+
+# nesting deeper than this is refused as HF's JSON reader (serde_json) refuses it, before
+# Python's recursion limit could turn it into a RecursionError
+MAX_DEPTH = 128
+
+
+def parse(json_text: str) -> dict:
+    _check_depth(json_text)
+    try:
+        spec = json.loads(json_text)
+    except json.JSONDecodeError as e:
+        raise ValueError(f"not a valid tokenizer.json: {e}") from None
+    except RecursionError:
+        raise ValueError(f"tokenizer.json: nested more than {MAX_DEPTH} levels deep") from None
+    return spec
+
+
+def _check_depth(json_text: str) -> None:
+    """Refuse nesting deeper than MAX_DEPTH (brackets outside strings), in one pass."""
+    depth, in_string, escaped = 0, False, False
+    if json_text.count("[") + json_text.count("{") <= MAX_DEPTH:
+        return
+    for c in json_text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif c == "\\":
+                escaped = True
+            elif c == '"':
+                in_string = False
+        elif c == '"':
+            in_string = True
+        elif c in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise ValueError(f"tokenizer.json: nested more than {MAX_DEPTH} levels deep")
+        elif c in "]}":
+            depth -= 1
+
+
+def check_version(spec: dict) -> None:
+    version = spec.get("version")
+    if version is not None and version != "1.0":
+        raise ValueError(f"tokenizer.json: version must be \"1.0\", got {version!r}")
+
+
+def json_usize(value, path: str) -> int:
+    return json_uint(value, path, USIZE_MAX)
+
+
+def _choice(value, path: str, names: tuple) -> str:
+    if value not in names:
+        raise ValueError(f"tokenizer.json: {path} must be one of {', '.join(names)}, got {value!r}")
+    return value
+
+
+def truncation_args(spec: dict) -> dict | None:
+    """Tokenizer.enable_truncation's arguments from the file (None: no truncation)."""
+    node = spec.get("truncation")
+    if node is None:
+        return None
+    if not isinstance(node, dict):
+        raise ValueError(f"tokenizer.json: truncation must be an object or null, got {node!r}")
+    if "max_length" not in node:
+        raise ValueError("tokenizer.json: truncation.max_length is missing")
+    return {"max_length": json_usize(node["max_length"], "truncation.max_length"),
+            "stride": json_field(node, "stride", json_usize, "truncation", 0),
+            "strategy": _choice(node.get("strategy", "LongestFirst"), "truncation.strategy",
+                                ("LongestFirst", "OnlyFirst", "OnlySecond")),
+            "direction": _choice(node.get("direction", "Right"), "truncation.direction", ("Left", "Right"))}
+
+
+def padding_args(spec: dict) -> dict | None:
+    """Tokenizer.enable_padding's arguments from the file (None: no padding)."""
+    node = spec.get("padding")
+    if node is None:
+        return None
+    if not isinstance(node, dict):
+        raise ValueError(f"tokenizer.json: padding must be an object or null, got {node!r}")
+    strategy = node.get("strategy", "BatchLongest")
+    if isinstance(strategy, dict) and list(strategy) == ["Fixed"]:
+        length = json_usize(strategy["Fixed"], "padding.strategy.Fixed")
+    elif strategy == "BatchLongest":
+        length = None
+    else:
+        raise ValueError(f"tokenizer.json: padding.strategy must be \"BatchLongest\" or {{\"Fixed\": n}}, got {strategy!r}")
+    return {"direction": _choice(node.get("direction", "Right"), "padding.direction", ("Left", "Right")),
+            "pad_id": json_field(node, "pad_id", json_uint, "padding", 0),
+            "pad_type_id": json_field(node, "pad_type_id", json_uint, "padding", 0),
+            "pad_token": json_field(node, "pad_token", json_str, "padding", "[PAD]"),
+            "length": length,
+            "pad_to_multiple_of": json_field(node, "pad_to_multiple_of", json_usize, "padding")}

@@ -2,10 +2,13 @@
 with HF's flags: `single_word`, `lstrip`, `rstrip`, `normalized`, `special`.
 
 Tokens with normalized=False are matched in the original text, the others in the normalized
-text of what is left, each set leftmost-longest like HF's Aho-Corasick matcher."""
+text of what is left, each set leftmost-longest by an Aho-Corasick automaton, as HF."""
 from __future__ import annotations
 
-from ..special_tokens import special_token_regex
+import regex
+
+from .._token_trie import TokenTrie
+from ._nodes import json_bool, json_uint
 from .normalizers import is_whitespace
 
 
@@ -50,11 +53,20 @@ class AddedToken:
         raise TypeError(f"Input must be a List[Union[str, AddedToken]], got {type(token).__name__}")
 
     @classmethod
-    def from_json(cls, node: dict) -> tuple[int, "AddedToken"]:
-        if not isinstance(node, dict) or not isinstance(node.get("content"), str) or type(node.get("id")) is not int:
-            raise ValueError(f"tokenizer.json: bad added token {node!r}")
-        return node["id"], cls(node["content"], node.get("single_word", False), node.get("lstrip", False),
-                               node.get("rstrip", False), node.get("normalized", True), node.get("special", False))
+    def from_json(cls, node, path: str = "added token") -> "AddedToken":
+        """An entry of tokenizer.json's added_tokens.  Its "id" must be a valid id (HF
+        refuses others) but, as in HF, the id the token gets is assigned when it is added."""
+        if not isinstance(node, dict):
+            raise ValueError(f"tokenizer.json: {path} must be an object, got {node!r}")
+        content = node.get("content")
+        if not isinstance(content, str):
+            raise ValueError(f"tokenizer.json: {path}.content must be a string, got {content!r}")
+        if "id" in node:
+            json_uint(node["id"], f"{path}.id")
+        flags = {key: json_bool(node.get(key, default), f"{path}.{key}")
+                 for key, default in (("single_word", False), ("lstrip", False), ("rstrip", False),
+                                      ("normalized", True), ("special", False))}
+        return cls(content, **flags)
 
     def to_json(self, token_id: int) -> dict:
         return {"id": token_id, "content": self.content, "single_word": self.single_word, "lstrip": self.lstrip,
@@ -84,18 +96,23 @@ class AddedToken:
                 f"single_word={self.single_word}, normalized={self.normalized}, special={self.special})")
 
 
-# up to this many distinct first characters, occurs_in looks for them before the regex
+# up to this many distinct first characters, occurs_in looks for them before the automaton
 _MAX_FIRSTS = 4
+
+# Rust regex's Unicode `\w`, which HF's single_word check uses (marks, ZWJ and VS16 are word
+# characters; `½` and `²` are not: they are No, not Nd)
+_WORD_CHAR = regex.compile(r"[\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\p{Join_Control}]")
 
 
 def _is_word_char(c: str) -> bool:
-    return c.isalnum() or c == "_"
+    return _WORD_CHAR.match(c) is not None
 
 
 class AddedVocabulary:
     def __init__(self):
         self.by_id: dict[int, AddedToken] = {}
         self.by_content: dict[str, int] = {}
+        self._special: set[str] = set()   # as HF's special_tokens_set: contents only ever added
         self._matchers = None
         self._normalize = None  # str -> str: the tokenizer's normalizer (normalized tokens match its output)
         self._skip_special = False  # HF's encode_special_tokens: special tokens are not cut out
@@ -111,10 +128,36 @@ class AddedVocabulary:
     def add(self, token_id: int, token: AddedToken) -> None:
         self.by_id[token_id] = token
         self.by_content[token.content] = token_id
+        if token.special:
+            self._special.add(token.content)
         self._matchers = None
 
+    def add_tokens(self, tokens, model_vocab: dict) -> int:
+        """HF's AddedVocabulary::add_tokens: an empty token, or one identical to the token
+        already added with its content, is ignored; content already added or in the model's
+        vocabulary keeps that id (and takes the new flags); other tokens get the next ids
+        after the model's vocabulary size (or after the largest added id beyond it).
+        Returns the number of tokens not ignored."""
+        size = len(model_vocab)
+        top = max(self.by_id, default=None)
+        next_id = size if top is None or (top < size and size > 0) else top + 1
+        counted = 0
+        for token in tokens:
+            if not token.content:
+                continue
+            token_id = self.by_content.get(token.content)
+            if token_id is not None and self.by_id.get(token_id) == token:
+                continue
+            if token_id is None:
+                token_id = model_vocab.get(token.content)
+            if token_id is None:
+                token_id, next_id = next_id, next_id + 1
+            self.add(token_id, token)
+            counted += 1
+        return counted
+
     def special_contents(self) -> set[str]:
-        return {t.content for t in self.by_id.values() if t.special}
+        return set(self._special)
 
     def token_text(self, token_id: int) -> str | None:
         """The token string HF gives for an added token id: its content, normalized when the
@@ -127,47 +170,51 @@ class AddedVocabulary:
         return t.content
 
     def matcher(self, normalized: bool):
-        """(compiled pattern or None, {matched text: id}) for one of the two token sets."""
+        """(TokenTrie or None, {matched text: id}) for one of the two token sets."""
         return self._matcher_entry(normalized)[:2]
 
     def _matcher_entry(self, normalized: bool):
-        """(pattern, {matched text: id}, the tokens' first characters or None when many)."""
+        """(automaton, {matched text: id}, the tokens' first characters or None when many)."""
         matchers = self._matchers
         if matchers is None:  # built whole, then published: threads may call this at once
             matchers = {}
             for flag in (False, True):
                 by_text = {}
-                for i, t in sorted(self.by_id.items()):
-                    if t.normalized == flag and t.content and not (self._skip_special and t.special):
+                # HF's automaton keeps the first of two tokens with the same text, in its
+                # map's order; ours takes the lower id
+                for i in sorted(self.by_id):
+                    t = self.by_id[i]
+                    if t.normalized == flag and t.content:
                         text = self._normalize(t.content) if flag and self._normalize else t.content
                         if text:
                             by_text.setdefault(text, i)
-                # a trie, not a flat alternation: linear in text full of "<|" (see encoding.py)
-                pattern = special_token_regex(frozenset(by_text)) if by_text else None
+                trie = TokenTrie(by_text, by_text.values()) if by_text else None
                 firsts = tuple(sorted({c[0] for c in by_text}))
-                matchers[flag] = (pattern, by_text, firsts if len(firsts) <= _MAX_FIRSTS else None)
+                matchers[flag] = (trie, by_text, firsts if len(firsts) <= _MAX_FIRSTS else None)
             self._matchers = matchers
         return matchers[normalized]
 
     def occurs_in(self, text: str, normalized: bool) -> bool:
         """Whether any token of the set occurs in text.  Usually every token starts with one
-        of a few characters ("<"): looking for those (memchr) is ~30x faster than the regex
-        on text that has none of them."""
-        pattern, _, firsts = self._matcher_entry(normalized)
-        if pattern is None or (firsts is not None and not any(c in text for c in firsts)):
+        of a few characters ("<"): looking for those (memchr) first is faster still."""
+        trie, _, firsts = self._matcher_entry(normalized)
+        if trie is None or (firsts is not None and not any(c in text for c in firsts)):
             return False
-        return pattern.search(text) is not None
+        return trie.contains_any(text)
 
     def find(self, text: str, normalized: bool) -> list[tuple[int, int, int | None]]:
-        """HF's AddedVocabulary::find_matches: text tiled as (start, end, added id or None)."""
-        matcher, by_text = self.matcher(normalized)
+        """HF's AddedVocabulary::find_matches: (start, end, added id or None) pieces of text.
+
+        As in HF, a token's lstrip/rstrip spans are not cut back where they reach into the
+        previous or next piece: pieces may overlap (both then hold the same characters)."""
         if not text or not self.occurs_in(text, normalized):
             return [(0, len(text), None)]
+        trie = self._matcher_entry(normalized)[0]
         out, done = [], 0
-        for m in matcher.finditer(text):
-            start, stop = m.span()
-            token_id = by_text[m.group()]
+        for start, stop, token_id in trie.find(text):
             token = self.by_id[token_id]
+            if self._skip_special and token.content in self._special:
+                continue  # as HF: the match is found, then left as text
             if token.single_word:
                 if (start > 0 and _is_word_char(text[start - 1])) or (stop < len(text) and _is_word_char(text[stop])):
                     continue
@@ -179,8 +226,6 @@ class AddedVocabulary:
             if token.rstrip:
                 while stop < len(text) and is_whitespace(text[stop]):
                     stop += 1
-            if start < done:  # a previous rstrip took these characters
-                start = done
             if done < start:
                 out.append((done, start, None))
             out.append((start, stop, token_id))

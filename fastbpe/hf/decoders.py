@@ -3,8 +3,9 @@ Sequence.  Each `decode_chain(tokens) -> tokens`; `decode(tokens) -> str` joins 
 `Tokenizer.decode` and streaming decoders build on these."""
 from __future__ import annotations
 
-from ._nodes import compile_pattern, node_type, unsupported
 from ..formats.bytelevel import CHAR_TO_BYTE
+from ._nodes import json_bool, json_field, json_list, json_str, json_usize, node_type, unsupported
+from .oniguruma import compile_split_pattern
 
 
 class Decoder:
@@ -82,11 +83,20 @@ class Strip(Decoder):
 
 class Replace(Decoder):
     def __init__(self, pattern, content: str):
-        self.pattern = compile_pattern("decoder Replace", pattern)
+        self.pattern = compile_split_pattern("decoder Replace", pattern)
         self.content = content
 
     def decode_chain(self, tokens):
-        return [self.pattern.sub(lambda m: self.content, t) for t in tokens]
+        out = []
+        for t in tokens:
+            parts, prev = [], 0
+            for s, e in self.pattern.spans(t):  # empty matches too, as HF
+                parts.append(t[prev:s])
+                parts.append(self.content)
+                prev = e
+            parts.append(t[prev:])
+            out.append("".join(parts))
+        return out
 
 
 class Metaspace(Decoder):
@@ -122,7 +132,7 @@ class Sequence(Decoder):
         return tokens
 
 
-def from_json(node):
+def from_json(node, path: str = "decoder"):
     if node is None:
         return None
     kind = node_type("decoder", node)
@@ -133,16 +143,19 @@ def from_json(node):
     if kind == "Fuse":
         return Fuse()
     if kind == "Strip":
-        return Strip(node.get("content", " "), int(node.get("start", 0)), int(node.get("stop", 0)))
+        return Strip(json_field(node, "content", json_str, path, " "),
+                     json_field(node, "start", json_usize, path, 0),
+                     json_field(node, "stop", json_usize, path, 0))
     if kind == "Replace":
-        return Replace(node.get("pattern"), str(node.get("content", "")))
+        return Replace(node.get("pattern"), json_field(node, "content", json_str, path, ""))
     if kind == "Metaspace":
-        scheme = node.get("prepend_scheme")
+        scheme = json_field(node, "prepend_scheme", json_str, path)
         if scheme is None:
-            scheme = "always" if node.get("add_prefix_space", True) else "never"
-        return Metaspace(node.get("replacement", "\u2581"), scheme)
+            scheme = "always" if json_field(node, "add_prefix_space", json_bool, path, True) else "never"
+        return Metaspace(json_field(node, "replacement", json_str, path, "\u2581"), scheme)
     if kind == "BPEDecoder":
-        return BPEDecoder(node.get("suffix", "</w>"))
+        return BPEDecoder(json_field(node, "suffix", json_str, path, "</w>"))
     if kind == "Sequence":
-        return Sequence([from_json(n) for n in node.get("decoders", [])])
+        steps = json_field(node, "decoders", json_list, path, [])
+        return Sequence([from_json(n, f"{path}.decoders[{k}]") for k, n in enumerate(steps)])
     raise unsupported("decoder", node)

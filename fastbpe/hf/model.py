@@ -18,6 +18,7 @@ import numpy as np
 from .._core import BPETable
 from .._merge_ids import merge_ids
 from ..formats.bytelevel import token_bytes as bytelevel_token_bytes
+from ._nodes import json_bool, json_field, json_str, json_uint
 
 
 class BPE:
@@ -27,18 +28,16 @@ class BPE:
             raise ValueError("tokenizer.json: model.vocab must be an object {token: id}")
         self.vocab: dict[str, int] = {}
         for token, i in vocab.items():
-            if type(i) is not int or i < 0:
-                raise ValueError(f"tokenizer.json: token {token!r} has a bad id {i!r}")
-            self.vocab[token] = i
+            self.vocab[token] = json_uint(i, f"model.vocab[{token!r}]")
         self.id_to_token: dict[int, str] = {i: t for t, i in self.vocab.items()}
-        self.unk_token = node.get("unk_token")
-        self.prefix = node.get("continuing_subword_prefix") or ""
-        self.suffix = node.get("end_of_word_suffix") or ""
-        self.fuse_unk = bool(node.get("fuse_unk", False))
-        self.byte_fallback = bool(node.get("byte_fallback", False))
-        self.ignore_merges = bool(node.get("ignore_merges", False))
+        self.unk_token = json_field(node, "unk_token", json_str, "model")
+        self.prefix = json_field(node, "continuing_subword_prefix", json_str, "model", "")
+        self.suffix = json_field(node, "end_of_word_suffix", json_str, "model", "")
+        self.fuse_unk = json_field(node, "fuse_unk", json_bool, "model", False)
+        self.byte_fallback = json_field(node, "byte_fallback", json_bool, "model", False)
+        self.ignore_merges = json_field(node, "ignore_merges", json_bool, "model", False)
         dropout = node.get("dropout")
-        if dropout is not None and not 0.0 <= float(dropout) <= 1.0:
+        if dropout is not None and (type(dropout) not in (int, float) or not 0.0 <= dropout <= 1.0):
             raise ValueError(f"tokenizer.json: BPE dropout must be between 0 and 1, got {dropout}")
         self.dropout = float(dropout) if dropout else 0.0
         self._rng = random.Random()

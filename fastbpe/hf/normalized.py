@@ -86,7 +86,9 @@ class NormalizedText:
 
     def replace_matches(self, matches, content: str) -> "NormalizedText":
         """Replace each (start, end) match of text by content; as in HF, the new characters
-        are inserted after the removed ones and so take the span of the match's last character."""
+        are inserted after the removed ones and so take the span of the character before
+        them: the match's last one (for an empty match, the one before it; at the very start,
+        the empty span where the text starts)."""
         if len(content) == 1 and all(e - s == 1 for s, e in matches):
             chars = list(self.text)
             for s, _ in matches:
@@ -99,7 +101,10 @@ class NormalizedText:
             starts.extend(old_starts[prev:start])
             ends.extend(old_ends[prev:start])
             out.append(content)
-            s, e = self.span(end - 1)
+            if end > 0:
+                s, e = self.span(end - 1)
+            else:
+                s = e = self.original_start()
             starts.extend([s] * len(content))
             ends.extend([e] * len(content))
             prev = end
@@ -108,11 +113,19 @@ class NormalizedText:
         ends.extend(old_ends[prev:])
         return NormalizedText("".join(out), 0, starts, ends)
 
-    def from_parts(self, pieces: list) -> "NormalizedText":
-        """A new text from (output str, index of the source character) pairs."""
+    def from_sources(self, text: str, sources: bytes) -> "NormalizedText":
+        """text with character k taking the span of our character sources[k] (int64 bytes;
+        -1: HF's (0, 0), the empty span where this text starts in the original)."""
+        index = array("q")
+        index.frombytes(sources)
+        old_starts, old_ends = self._spans()
+        origin = self.original_start()
         starts, ends = array("q"), array("q")
-        for r, src in pieces:
-            s, e = self.span(src)
-            starts.extend([s] * len(r))
-            ends.extend([e] * len(r))
-        return NormalizedText("".join(r for r, _ in pieces), 0, starts, ends)
+        for k in index:
+            if k < 0:
+                starts.append(origin)
+                ends.append(origin)
+            else:
+                starts.append(old_starts[k])
+                ends.append(old_ends[k])
+        return NormalizedText(text, 0, starts, ends)

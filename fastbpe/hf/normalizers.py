@@ -3,13 +3,11 @@ Sequence.  Each maps a `NormalizedText` to a new one, keeping the alignment to t
 from __future__ import annotations
 
 import functools
-import unicodedata
-from array import array
-from itertools import repeat
 
-from .._nfc import nfc_spans
-from ._nodes import compile_pattern, node_type, unsupported
+from .._nfc import lowercase, nfc_spans, nfc_stability_table, normalize
+from ._nodes import json_bool, json_field, json_list, json_str, node_type, unsupported
 from .normalized import NormalizedText
+from .oniguruma import compile_split_pattern
 
 
 def is_whitespace(c: str) -> bool:
@@ -17,56 +15,23 @@ def is_whitespace(c: str) -> bool:
     return c.isspace() and c not in "\x1c\x1d\x1e\x1f"
 
 
-@functools.lru_cache(maxsize=1)
-def _composes_with_previous() -> frozenset:
-    """Characters of combining class 0 that can still compose with the character before
-    them (the second half of a canonical pair: Hangul vowels/trailing consonants, a few
-    vowel signs).  Normalization never crosses a boundary before any other starter."""
-    seconds = set(range(0x1161, 0x1176)) | set(range(0x11A8, 0x11C3))
-    for cp in range(0x110000):
-        d = unicodedata.decomposition(chr(cp))
-        if d and not d.startswith("<"):
-            parts = d.split()
-            if len(parts) == 2:
-                seconds.add(int(parts[1], 16))
-    return frozenset(chr(c) for c in seconds)
-
-
 class Unicode:
+    """NFC/NFD/NFKC/NFKD as HF (Unicode 9.0 tables, its alignment of each output character)."""
+
     def __init__(self, form: str):
         self.form = form
 
     def normalize(self, t: NormalizedText) -> NormalizedText:
-        if unicodedata.is_normalized(self.form, t.text):
-            return t
-        text, n = t.text, len(t.text)
-        joins = _composes_with_previous()
-        parts = []  # (output character, index of the input character it takes its span from)
-        i = 0
-        while i < n:
-            j = i + 1
-            while j < n and (unicodedata.combining(text[j]) or text[j] in joins):
-                j += 1
-            r = unicodedata.normalize(self.form, text[i:j])
-            # as HF (unicode-normalization-alignments): output characters take the input
-            # characters in order; when the cluster shrinks, the first one absorbs the rest,
-            # when it grows, the extra characters share the last input character
-            m, k = len(r), j - i
-            for q, c in enumerate(r):
-                parts.append((c, i + (q + (k - m) if m <= k and q > 0 else min(q, k - 1))))
-            i = j
-        out = t.from_parts(parts)
-        whole = unicodedata.normalize(self.form, text)
-        if out.text != whole:  # a composition across clusters: one span for all
-            s, e = t.offsets(0, n)
-            out = NormalizedText(whole, 0, array("q", [s] * len(whole)), array("q", [e] * len(whole)))
-        return out
+        text, sources = normalize(t.text, self.form)
+        return t if sources is None else t.from_sources(text, sources)
 
 
 class Lowercase:
+    """Rust's char::to_lowercase per character, as HF (Unicode 17; no final-sigma rule)."""
+
     def normalize(self, t: NormalizedText) -> NormalizedText:
-        # character by character, as HF (no final-sigma rule, which str.lower applies)
-        return t.map_chars(str.lower)
+        text, sources = lowercase(t.text)
+        return t if sources is None else t.from_sources(text, sources)
 
 
 class Strip:
@@ -86,11 +51,12 @@ class Strip:
 
 class Replace:
     def __init__(self, pattern, content: str):
-        self.pattern = compile_pattern("normalizer Replace", pattern)
+        self.pattern = compile_split_pattern("normalizer Replace", pattern)
         self.content = content
 
     def normalize(self, t: NormalizedText) -> NormalizedText:
-        matches = [m.span() for m in self.pattern.finditer(t.text) if m.end() > m.start()]
+        # as HF, empty matches count: content is inserted there
+        matches = self.pattern.spans(t.text)
         return t.replace_matches(matches, self.content) if matches else t
 
 
@@ -115,7 +81,7 @@ class Sequence:
         return all(isinstance(s, Unicode) and s.form == "NFC" for s in self.steps)
 
 
-def from_json(node):
+def from_json(node, path: str = "normalizer"):
     """The normalizer of a tokenizer.json node (None for none)."""
     if node is None:
         return None
@@ -125,48 +91,28 @@ def from_json(node):
     if kind == "Lowercase":
         return Lowercase()
     if kind == "Strip":
-        return Strip(bool(node.get("strip_left", True)), bool(node.get("strip_right", True)))
+        return Strip(json_field(node, "strip_left", json_bool, path, True),
+                     json_field(node, "strip_right", json_bool, path, True))
     if kind == "Replace":
-        return Replace(node.get("pattern"), str(node.get("content", "")))
+        return Replace(node.get("pattern"), json_field(node, "content", json_str, path, ""))
     if kind == "Prepend":
-        return Prepend(str(node.get("prepend", "")))
+        return Prepend(json_field(node, "prepend", json_str, path, ""))
     if kind == "Sequence":
-        return Sequence([from_json(n) for n in node.get("normalizers", [])])
+        steps = json_field(node, "normalizers", json_list, path, [])
+        return Sequence([from_json(n, f"{path}.normalizers[{k}]") for k, n in enumerate(steps)])
     raise unsupported("normalizer", node)
-
-
-# the code points _nfc_table() looks at one by one; the others (planes 4-13, 15, 16:
-# unassigned or private use) count as unstable, which only costs a call to normalize
-_NFC_PLANES = ((0, 0x40000), (0xE0000, 0xE1000))
 
 
 @functools.lru_cache(maxsize=1)
 def _nfc_table() -> bytes:
-    """The table of fastbpe._nfc.nfc_spans, a byte per code point from this Python's
-    unicodedata: 0 for a stable starter (combining class 0, unchanged by NFC, composes with
-    nothing before it), 255 for a code point NFC may change or compose backwards, or that is
-    unassigned (a later Unicode version may make it either), else the combining class of a
-    mark NFC keeps where the marks are in order.  Built once (~0.2 s), with C-level loops."""
-    table = bytearray(b"\xff" * 0x110000)
-    for lo, hi in _NFC_PLANES:
-        chars = list(map(chr, range(lo, hi)))
-        unassigned = map("Cn".__eq__, map(unicodedata.category, chars))
-        changes = map(str.__ne__, map(unicodedata.normalize, repeat("NFC"), chars), chars)
-        table[lo:hi] = bytes(255 if bad else ccc for bad, ccc in zip(map(any, zip(unassigned, changes)),
-                                                                     map(unicodedata.combining, chars)))
-    for c in _composes_with_previous():
-        table[ord(c)] = 255
-    return bytes(table)
+    """The table of fastbpe._nfc.nfc_spans (from fastbpe's Unicode 9.0 tables; built once)."""
+    return nfc_stability_table()
 
 
 def nfc(text: str) -> str:
-    """unicodedata.normalize("NFC", text), fast on text that is NFC already.
-
-    CPython returns text that passes its quick check at once, but one character that only
-    *may* compose (a Devanagari nukta, a Bengali vowel sign, Hangul jamo) sends the whole
-    string through full normalization, ~40x slower.  The C scan finds the spans NFC may
-    change (each starts and ends before a stable starter, so they normalize apart from the
-    rest) and only those go to unicodedata."""
+    """HF's NFC of text, fast on text that is NFC already: the C scan finds the spans NFC
+    may change (each starts and ends before a stable starter, so they normalize apart from
+    the rest) and only those are normalized."""
     if text.isascii():
         return text
     spans = nfc_spans(text, _nfc_table())
@@ -175,7 +121,7 @@ def nfc(text: str) -> str:
     parts, done = [], 0
     for start, end in spans:
         parts.append(text[done:start])
-        parts.append(unicodedata.normalize("NFC", text[start:end]))
+        parts.append(normalize(text[start:end], "NFC")[0])
         done = end
     parts.append(text[done:])
     return "".join(parts)

@@ -3,8 +3,8 @@ BertProcessing, Sequence.  `process(encodings, add_special_tokens)` takes one En
 sequence and returns the merged Encoding; `n_added(is_pair)` says how many ids it adds."""
 from __future__ import annotations
 
-from ._nodes import node_type, unsupported
 from ..formats.bytelevel import BYTE_TO_CHAR
+from ._nodes import json_bool, json_field, json_list, json_str, json_uint, node_type, unsupported
 from .encoding import Encoding
 from .normalizers import is_whitespace
 
@@ -36,98 +36,132 @@ def trim_offsets(enc: Encoding, add_prefix_space: bool) -> None:
 
 
 def _merge(encodings: list) -> Encoding:
+    if not encodings:
+        return Encoding.empty()
     out = encodings[0]
     for e in encodings[1:]:
         out.extend(e)
     return out
 
 
-def _default(encodings: list) -> Encoding:
-    """No post-processor: sequence i gets type id i."""
+class PostProcessor:
+    """As HF: `process_encodings` maps the list of sequences to a list of parts, which
+    `process` merges.  `overflows[k]` says that sequence k is an overflow piece of a truncated
+    sequence: HF keeps those inside the main Encodings, and some processors leave them as they
+    are (their type ids) where they change the main ones."""
+
+    def n_added(self, is_pair: bool) -> int:
+        return 0
+
+    def process_encodings(self, encodings: list, add_special_tokens: bool, overflows: tuple) -> list:
+        raise NotImplementedError
+
+    def process(self, encodings: list, add_special_tokens: bool, overflows: tuple | None = None) -> Encoding:
+        if overflows is None:
+            overflows = (False,) * len(encodings)
+        return _merge(self.process_encodings(encodings, add_special_tokens, overflows))
+
+
+def default_process(encodings: list, add_special_tokens: bool, overflows: tuple | None = None) -> Encoding:
+    """No post-processor: sequence i keeps type id i."""
     for k, e in enumerate(encodings):
         e.set_type_id(k, k)
     return _merge(encodings)
 
 
-class ByteLevel:
+class ByteLevel(PostProcessor):
     def __init__(self, add_prefix_space: bool, trim: bool):
         self.add_prefix_space, self.trim = add_prefix_space, trim
 
-    def n_added(self, is_pair: bool) -> int:
-        return 0
-
-    def process(self, encodings: list, add_special_tokens: bool) -> Encoding:
+    def process_encodings(self, encodings: list, add_special_tokens: bool, overflows: tuple) -> list:
         if self.trim:
             for e in encodings:
                 trim_offsets(e, self.add_prefix_space)
-        return _default(encodings)
+        for k, e in enumerate(encodings):  # HF's set_sequence_id: part k is sequence k
+            e.sequence_ids = [k] * len(e.ids)
+        return encodings
 
 
-class Template:
-    def __init__(self, single: list, pair: list, special_tokens: dict):
+class Template(PostProcessor):
+    def __init__(self, single: list, pair: list, special_tokens: dict, path: str):
         self.special_tokens = {}
+        if not isinstance(special_tokens or {}, dict):
+            raise ValueError(f"tokenizer.json: {path}.special_tokens must be an object, got {special_tokens!r}")
         for name, node in (special_tokens or {}).items():
-            ids, tokens = node.get("ids"), node.get("tokens")
-            if not isinstance(ids, list) or not isinstance(tokens, list) or len(ids) != len(tokens):
-                raise ValueError(f"tokenizer.json: TemplateProcessing special token {name!r} needs ids and tokens")
-            self.special_tokens[name] = (ids, tokens)
-        self.single = self._parse(single)
-        self.pair = self._parse(pair)
+            where = f"{path}.special_tokens[{name!r}]"
+            if not isinstance(node, dict):
+                raise ValueError(f"tokenizer.json: {where} must be an object, got {node!r}")
+            ids = json_list(node.get("ids"), f"{where}.ids")
+            tokens = json_list(node.get("tokens"), f"{where}.tokens")
+            if len(ids) != len(tokens):
+                raise ValueError(f"tokenizer.json: {where} needs as many ids as tokens")
+            self.special_tokens[name] = ([json_uint(i, f"{where}.ids[{k}]") for k, i in enumerate(ids)],
+                                         [json_str(t, f"{where}.tokens[{k}]") for k, t in enumerate(tokens)])
+        self.single = self._parse(single, f"{path}.single")
+        self.pair = self._parse(pair, f"{path}.pair")
 
-    def _parse(self, template: list) -> list:
+    def _parse(self, template, path: str) -> list:
         pieces = []
-        for p in template or []:
-            if "SpecialToken" in p:
-                name, type_id = p["SpecialToken"]["id"], p["SpecialToken"].get("type_id", 0)
+        for k, p in enumerate(json_list(template, path) if template is not None else []):
+            where = f"{path}[{k}]"
+            if isinstance(p, dict) and isinstance(p.get("SpecialToken"), dict):
+                name = p["SpecialToken"].get("id")
+                type_id = json_uint(p["SpecialToken"].get("type_id", 0), f"{where}.SpecialToken.type_id")
                 if name not in self.special_tokens:
-                    raise ValueError(f"tokenizer.json: TemplateProcessing uses {name!r}, missing from special_tokens")
+                    raise ValueError(f"tokenizer.json: {where} uses {name!r}, missing from special_tokens")
                 pieces.append(("special", name, type_id))
-            elif "Sequence" in p:
-                seq = p["Sequence"]["id"]
+            elif isinstance(p, dict) and isinstance(p.get("Sequence"), dict):
+                seq = p["Sequence"].get("id")
                 if seq not in ("A", "B"):
-                    raise ValueError(f"tokenizer.json: TemplateProcessing sequence {seq!r} is not A or B")
-                pieces.append(("sequence", 0 if seq == "A" else 1, p["Sequence"].get("type_id", 0)))
+                    raise ValueError(f"tokenizer.json: {where} sequence {seq!r} is not A or B")
+                type_id = json_uint(p["Sequence"].get("type_id", 0), f"{where}.Sequence.type_id")
+                pieces.append(("sequence", 0 if seq == "A" else 1, type_id))
             else:
-                raise ValueError(f"tokenizer.json: bad TemplateProcessing piece {p!r}")
+                raise ValueError(f"tokenizer.json: {where} is not a SpecialToken or Sequence piece: {p!r}")
         return pieces
 
     def n_added(self, is_pair: bool) -> int:
         return sum(len(self.special_tokens[name][0]) for kind, name, _ in (self.pair if is_pair else self.single)
                    if kind == "special")
 
-    def process(self, encodings: list, add_special_tokens: bool) -> Encoding:
+    def process_encodings(self, encodings: list, add_special_tokens: bool, overflows: tuple) -> list:
         template = self.pair if len(encodings) == 2 else self.single
         parts = []
         for kind, what, type_id in template:
             if kind == "sequence":
+                if what >= len(encodings):
+                    raise ValueError("TemplateProcessing: the template names sequence B of a single input")
                 e = encodings[what]
                 e.set_type_id(type_id, what)
                 parts.append(e)
             elif add_special_tokens:
                 ids, tokens = self.special_tokens[what]
                 parts.append(Encoding.specials(ids, tokens, type_id))
-        return _merge(parts) if parts else Encoding.empty()
+        return parts
 
 
-class Roberta:
+class Roberta(PostProcessor):
     """RobertaProcessing / BertProcessing: <cls> A <sep> (<sep> B <sep>)."""
 
     def __init__(self, sep, cls, trim: bool, add_prefix_space: bool, pair_sep_twice: bool, pair_type_id: int):
-        self.sep, self.cls = (sep[0], sep[1]), (cls[0], cls[1])
+        self.sep, self.cls = sep, cls
         self.trim, self.add_prefix_space = trim, add_prefix_space
         self.pair_sep_twice, self.pair_type_id = pair_sep_twice, pair_type_id
 
     def n_added(self, is_pair: bool) -> int:
         return (4 if self.pair_sep_twice else 3) if is_pair else 2
 
-    def process(self, encodings: list, add_special_tokens: bool) -> Encoding:
+    def process_encodings(self, encodings: list, add_special_tokens: bool, overflows: tuple) -> list:
         if self.trim:
             for e in encodings:
                 trim_offsets(e, self.add_prefix_space)
-        if not add_special_tokens:  # the pair keeps its type id (0 for Roberta, 1 for Bert)
+        if not add_special_tokens:
+            # Roberta sets type id 0 on the sequences but not on their overflow pieces, which
+            # keep the type id they were encoded with; Bert leaves all as they are
             for k, e in enumerate(encodings):
-                e.set_type_id(self.pair_type_id if k else 0, k)
-            return _merge(encodings)
+                if self.pair_type_id == 0 and not overflows[k]:
+                    e.set_type_id(0, k)
+            return encodings
         (sep_tok, sep_id), (cls_tok, cls_id) = self.sep, self.cls
         first = encodings[0]
         first.set_type_id(0, 0)
@@ -139,45 +173,52 @@ class Roberta:
             if self.pair_sep_twice:
                 parts.append(Encoding.specials([sep_id], [sep_tok], t))
             parts += [second, Encoding.specials([sep_id], [sep_tok], t)]
-        return _merge(parts)
+        return parts
 
 
-class Sequence:
+class Sequence(PostProcessor):
     def __init__(self, steps: list):
         self.steps = steps
 
     def n_added(self, is_pair: bool) -> int:
         return sum(s.n_added(is_pair) for s in self.steps)
 
-    def process(self, encodings: list, add_special_tokens: bool) -> Encoding:
-        # HF runs each processor on the list; all but the merging step keep the sequences apart
-        for step in self.steps[:-1]:
-            if isinstance(step, ByteLevel):
-                if step.trim:
-                    for e in encodings:
-                        trim_offsets(e, step.add_prefix_space)
-            else:
-                raise unsupported("post-processor", {}, f"Sequence with {type(step).__name__} before its last step")
-        return self.steps[-1].process(encodings, add_special_tokens) if self.steps else _default(encodings)
+    def process_encodings(self, encodings: list, add_special_tokens: bool, overflows: tuple) -> list:
+        # as HF: each processor maps the list of parts; later ones see the earlier ones' parts
+        # (an overflow piece stays one only while the parts are still the sequences)
+        for step in self.steps:
+            flags = overflows if len(overflows) == len(encodings) else (False,) * len(encodings)
+            encodings = step.process_encodings(encodings, add_special_tokens, flags)
+        if not self.steps:
+            for k, e in enumerate(encodings):
+                e.set_type_id(k, k)
+        return encodings
 
 
-def from_json(node):
+def _special(node, path: str) -> tuple:
+    """A [token, id] pair of RobertaProcessing / BertProcessing."""
+    if type(node) is not list or len(node) != 2:
+        raise ValueError(f"tokenizer.json: {path} must be [token, id], got {node!r}")
+    return json_str(node[0], f"{path}[0]"), json_uint(node[1], f"{path}[1]")
+
+
+def from_json(node, path: str = "post_processor"):
     if node is None:
         return None
     kind = node_type("post-processor", node)
     if kind == "ByteLevel":
-        return ByteLevel(bool(node.get("add_prefix_space", True)), bool(node.get("trim_offsets", True)))
+        return ByteLevel(json_field(node, "add_prefix_space", json_bool, path, True),
+                         json_field(node, "trim_offsets", json_bool, path, True))
     if kind == "TemplateProcessing":
-        return Template(node.get("single"), node.get("pair"), node.get("special_tokens"))
+        return Template(node.get("single"), node.get("pair"), node.get("special_tokens"), path)
     if kind == "RobertaProcessing":
-        return Roberta(node["sep"], node["cls"], bool(node.get("trim_offsets", True)),
-                       bool(node.get("add_prefix_space", True)), True, 0)
+        return Roberta(_special(node.get("sep"), f"{path}.sep"), _special(node.get("cls"), f"{path}.cls"),
+                       json_field(node, "trim_offsets", json_bool, path, True),
+                       json_field(node, "add_prefix_space", json_bool, path, True), True, 0)
     if kind == "BertProcessing":
-        return Roberta(node["sep"], node["cls"], False, False, False, 1)
+        return Roberta(_special(node.get("sep"), f"{path}.sep"), _special(node.get("cls"), f"{path}.cls"),
+                       False, False, False, 1)
     if kind == "Sequence":
-        return Sequence([from_json(n) for n in node.get("processors", [])])
+        steps = json_list(node.get("processors", []), f"{path}.processors")
+        return Sequence([from_json(n, f"{path}.processors[{k}]") for k, n in enumerate(steps)])
     raise unsupported("post-processor", node)
-
-
-def default_process(encodings: list, add_special_tokens: bool) -> Encoding:
-    return _default(encodings)

@@ -7,23 +7,33 @@ import regex
 
 from .. import _pretokenize
 from ..pretokenize import scanner_kind
-from ._nodes import compile_pattern, node_type, unsupported
 from ..formats.bytelevel import BYTE_TO_CHAR, BYTELEVEL_PATTERN
+from ._nodes import json_bool, json_field, json_list, json_str, node_type, unsupported
 from .normalized import NormalizedText
+from .oniguruma import compile_split_pattern
 
 BEHAVIORS = ("Removed", "Isolated", "MergedWithPrevious", "MergedWithNext", "Contiguous")
 
 
-def split_by(t: NormalizedText, pattern: "regex.Pattern[str]", behavior: str, invert: bool = False) -> list:
-    """HF's NormalizedString::split with a pattern: the text tiled by (span, is_match)."""
+class RegexSpans:
+    """A Python `regex` pattern as a matcher (`spans(text)`): for the fixed patterns HF runs
+    on Rust's regex crate (Whitespace, digits, Metaspace's delimiter), which agree with it."""
+
+    def __init__(self, pattern: str):
+        self.pattern = regex.compile(pattern)
+
+    def spans(self, text: str) -> list:
+        return [m.span() for m in self.pattern.finditer(text)]
+
+
+def split_by(t: NormalizedText, matcher, behavior: str, invert: bool = False) -> list:
+    """HF's NormalizedString::split with a pattern: the text tiled by (span, is_match), empty
+    matches included (they change what MergedWith*/Contiguous join), then merged."""
     text = t.text
     if not text:
         return []
     tiles, prev = [], 0
-    for m in pattern.finditer(text):
-        start, end = m.span()
-        if start == end:
-            continue
+    for start, end in matcher.spans(text):
         if prev != start:
             tiles.append((prev, start, False))
         tiles.append((start, end, True))
@@ -67,9 +77,9 @@ def split_by(t: NormalizedText, pattern: "regex.Pattern[str]", behavior: str, in
     return [t.slice(s, e) for s, e, removed in spans if not removed and e > s]
 
 
-def split_isolated(t: NormalizedText, pattern: "regex.Pattern[str]", kind: int) -> list:
+def split_isolated(t: NormalizedText, matcher, kind: int) -> list:
     """Split(Isolated): with the C scanner when it knows the pattern (kind >= 0), so that the
-    pieces are those of the ids fast path (and its Unicode tables), else with `regex`."""
+    pieces are those of the ids fast path (and its Unicode tables), else with the matcher."""
     if kind >= 0:
         pieces = _pretokenize.split(t.text, kind)
         if sum(map(len, pieces)) == len(t.text):  # the known patterns tile the text
@@ -78,7 +88,7 @@ def split_isolated(t: NormalizedText, pattern: "regex.Pattern[str]", kind: int) 
                 out.append(t.slice(pos, pos + len(piece)))
                 pos += len(piece)
             return out
-    return split_by(t, pattern, "Isolated")
+    return split_by(t, matcher, "Isolated")
 
 
 class Split:
@@ -86,10 +96,12 @@ class Split:
         if behavior not in BEHAVIORS:
             raise ValueError(f"tokenizer.json: pre-tokenizer Split has an unknown behavior {behavior!r}")
         self.pattern_node = pattern
-        self.pattern = compile_pattern("pre-tokenizer Split", pattern)
-        self.behavior, self.invert = behavior, invert
         known = isinstance(pattern, dict) and "Regex" in pattern and behavior == "Isolated" and not invert
         self.kind = scanner_kind(pattern["Regex"]) if known else -1
+        # patterns the scanner knows never reach Oniguruma (it is only needed for the others)
+        self.pattern = (RegexSpans(pattern["Regex"]) if self.kind >= 0
+                        else compile_split_pattern("pre-tokenizer Split", pattern))
+        self.behavior, self.invert = behavior, invert
 
     def pre_tokenize(self, pieces: list) -> list:
         if self.kind >= 0:
@@ -100,7 +112,7 @@ class Split:
 class ByteLevel:
     """Optional prefix space, GPT-2 regex split (use_regex), then each byte as one character
     of the byte-level alphabet (every byte keeps the span of its character)."""
-    _regex = regex.compile(BYTELEVEL_PATTERN)
+    _regex = RegexSpans(BYTELEVEL_PATTERN)
 
     def __init__(self, add_prefix_space: bool, use_regex: bool, trim_offsets: bool):
         self.add_prefix_space, self.use_regex, self.trim_offsets = add_prefix_space, use_regex, trim_offsets
@@ -124,7 +136,7 @@ def _char_to_bytelevel(c: str) -> str:
 
 
 class Digits:
-    _digit = regex.compile(r"\p{N}")
+    _digit = RegexSpans(r"\p{N}")
 
     def __init__(self, individual_digits: bool):
         self.individual_digits = individual_digits
@@ -141,7 +153,7 @@ class Metaspace:
         if prepend_scheme not in ("always", "first", "never"):
             raise ValueError(f"tokenizer.json: Metaspace has an unknown prepend_scheme {prepend_scheme!r}")
         self.replacement, self.prepend_scheme, self.split = replacement, prepend_scheme, split
-        self._delimiter = regex.compile(regex.escape(replacement))
+        self._delimiter = RegexSpans(regex.escape(replacement))
 
     def pre_tokenize(self, pieces: list) -> list:
         out = []
@@ -156,14 +168,14 @@ class Metaspace:
 
 
 class Whitespace:
-    _words = regex.compile(r"\w+|[^\w\s]+")
+    _words = RegexSpans(r"\w+|[^\w\s]+")
 
     def pre_tokenize(self, pieces: list) -> list:
         return [p for t in pieces for p in split_by(t, self._words, "Removed", invert=True)]
 
 
 class WhitespaceSplit:
-    _space = regex.compile(r"\s+")
+    _space = RegexSpans(r"\s+")
 
     def pre_tokenize(self, pieces: list) -> list:
         return [p for t in pieces for p in split_by(t, self._space, "Removed")]
@@ -179,29 +191,31 @@ class Sequence:
         return pieces
 
 
-def from_json(node):
+def from_json(node, path: str = "pre_tokenizer"):
     """The pre-tokenizer of a tokenizer.json node (None for none)."""
     if node is None:
         return None
     kind = node_type("pre-tokenizer", node)
+    flag = lambda key, default: json_field(node, key, json_bool, path, default)  # noqa: E731
     if kind == "Split":
-        return Split(node.get("pattern"), node.get("behavior", "Isolated"), bool(node.get("invert", False)))
+        return Split(node.get("pattern"), json_field(node, "behavior", json_str, path, "Isolated"),
+                     flag("invert", False))
     if kind == "ByteLevel":
-        return ByteLevel(bool(node.get("add_prefix_space", True)), bool(node.get("use_regex", True)),
-                         bool(node.get("trim_offsets", True)))
+        return ByteLevel(flag("add_prefix_space", True), flag("use_regex", True), flag("trim_offsets", True))
     if kind == "Digits":
-        return Digits(bool(node.get("individual_digits", False)))
+        return Digits(flag("individual_digits", False))
     if kind == "Metaspace":
-        scheme = node.get("prepend_scheme")
+        scheme = json_field(node, "prepend_scheme", json_str, path)
         if scheme is None:  # files written before prepend_scheme existed
-            scheme = "always" if node.get("add_prefix_space", True) else "never"
-        return Metaspace(node.get("replacement", "\u2581"), scheme, bool(node.get("split", True)))
+            scheme = "always" if flag("add_prefix_space", True) else "never"
+        return Metaspace(json_field(node, "replacement", json_str, path, "\u2581"), scheme, flag("split", True))
     if kind == "Whitespace":
         return Whitespace()
     if kind == "WhitespaceSplit":
         return WhitespaceSplit()
     if kind == "Sequence":
-        return Sequence([from_json(n) for n in node.get("pretokenizers", [])])
+        steps = json_field(node, "pretokenizers", json_list, path, [])
+        return Sequence([from_json(n, f"{path}.pretokenizers[{k}]") for k, n in enumerate(steps)])
     raise unsupported("pre-tokenizer", node)
 
 

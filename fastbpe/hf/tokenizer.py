@@ -17,11 +17,10 @@ import asyncio
 import json
 import os
 
-import regex
 
 from ..threads import parallel_map
 from ..pretokenize import scanner_kind
-from . import decoders, normalizers, post_processors, pre_tokenizers, spec
+from . import _nodes, decoders, normalizers, post_processors, pre_tokenizers, spec
 from ._nodes import UnsupportedError
 from .added_tokens import AddedToken, AddedVocabulary
 from ..formats.bytelevel import BYTELEVEL_PATTERN
@@ -55,6 +54,7 @@ class Tokenizer:
         the same model node, kept when its byte-level reading does not change)."""
         if not isinstance(doc, dict):
             raise ValueError("tokenizer.json must hold a JSON object")
+        _nodes.check_version(doc)
         model_json = doc.get("model")
         if not isinstance(model_json, dict):
             raise ValueError("tokenizer.json has no model object")
@@ -85,25 +85,16 @@ class Tokenizer:
         if self._normalizer is not None:
             norm = self._normalizer
             self.added.set_normalizer(lambda text: norm.normalize(NormalizedText.from_original(text)).text)
-        for node in doc.get("added_tokens") or []:
-            token_id, token = AddedToken.from_json(node)
-            self.added.add(token_id, token)
+        # as HF: the file's ids are not read back; each token gets the id HF assigns
+        self.added.add_tokens(_added_tokens_of(doc), self.model.vocab)
         self._apply_special_token_encoding()
         self._truncation = None
         self._padding = None
-        try:
-            if doc.get("truncation"):
-                t = doc["truncation"]
-                self.enable_truncation(t["max_length"], t.get("stride", 0), t.get("strategy", "LongestFirst"),
-                                       t.get("direction", "Right"))
-            if doc.get("padding"):
-                p = doc["padding"]
-                strategy = p.get("strategy", "BatchLongest")
-                length = strategy.get("Fixed") if isinstance(strategy, dict) else None
-                self.enable_padding(p.get("direction", "Right"), p.get("pad_id", 0), p.get("pad_type_id", 0),
-                                    p.get("pad_token", "[PAD]"), length, p.get("pad_to_multiple_of"))
-        except (KeyError, TypeError, AttributeError) as e:
-            raise ValueError(f"tokenizer.json: bad truncation or padding section ({e!r})") from None
+        truncation, padding = _nodes.truncation_args(doc), _nodes.padding_args(doc)
+        if truncation is not None:
+            self.enable_truncation(**truncation)
+        if padding is not None:
+            self.enable_padding(**padding)
         self._pattern, self._kind, self._pattern_regex = self._fast_pattern(steps)
         self._fast_wraps = None
         self._kernel = None   # KernelEncoder, made on first use
@@ -169,11 +160,7 @@ class Tokenizer:
 
     @classmethod
     def from_str(cls, json_text: str) -> "Tokenizer":
-        try:
-            spec = json.loads(json_text)
-        except json.JSONDecodeError as e:
-            raise ValueError(f"not a valid tokenizer.json: {e}") from None
-        return cls(spec)
+        return cls(_nodes.parse(json_text))
 
     @classmethod
     def from_file(cls, path: str | os.PathLike) -> "Tokenizer":
@@ -187,7 +174,10 @@ class Tokenizer:
             text = data.decode("utf-8")
         except UnicodeDecodeError as e:
             raise ValueError(f"{os.fspath(path)}: not a tokenizer.json (not UTF-8: {e.reason} at byte {e.start})") from None
-        return cls.from_str(text)
+        try:
+            return cls.from_str(text)
+        except ValueError as e:  # the same error type (UnsupportedError stays one), naming the file
+            raise type(e)(f"{os.fspath(path)}: {e}") from None
 
     @classmethod
     def from_gguf(cls, path: str | os.PathLike):
@@ -257,23 +247,26 @@ class Tokenizer:
         return twin.from_str(self.to_str())
 
     def _fast_pattern(self, steps: list):
-        """(pattern, scanner kind, compiled) when the ids can come from the byte-level kernel."""
+        """(pattern, scanner kind, matcher) when the ids can come from the byte-level kernel;
+        the matcher (`spans(text)`, as HF matches) splits when the scanner does not know it."""
         if not self.model.byte_level or not normalizers.is_nfc_or_none(self.normalizer):
             return None, -1, None
         if len(steps) == 1 and isinstance(steps[0], pre_tokenizers.ByteLevel):
             bl = steps[0]
             pattern = BYTELEVEL_PATTERN if bl.use_regex else None
+            matcher = pre_tokenizers.ByteLevel._regex
         elif (len(steps) == 2 and isinstance(steps[0], pre_tokenizers.Split)
               and isinstance(steps[1], pre_tokenizers.ByteLevel)
               and steps[0].behavior == "Isolated" and not steps[0].invert
               and isinstance(steps[0].pattern_node, dict) and "Regex" in steps[0].pattern_node):
             bl = steps[1]
             pattern = steps[0].pattern_node["Regex"] if not bl.use_regex else None
+            matcher = steps[0].pattern
         else:
             return None, -1, None
         if pattern is None or bl.add_prefix_space:
             return None, -1, None
-        return pattern, scanner_kind(pattern), regex.compile(pattern)
+        return pattern, scanner_kind(pattern), matcher
 
     # -- vocabulary -----------------------------------------------------------------------
 
@@ -310,18 +303,7 @@ class Tokenizer:
         of the tokens not ignored."""
         if isinstance(tokens, (str, AddedToken)):
             raise TypeError("expected a list of tokens")
-        counted = 0
-        for token in tokens:
-            token = AddedToken.coerce(token, special)
-            if not token.content or any(token == t for t in self.added.by_id.values()):
-                continue
-            token_id = self.token_to_id(token.content)
-            if token_id is None:
-                top = max(self.added.by_id, default=None)
-                size = len(self.model.vocab)
-                token_id = size if top is None or (top < size and size > 0) else top + 1
-            self.added.add(token_id, token)
-            counted += 1
+        counted = self.added.add_tokens([AddedToken.coerce(t, special) for t in tokens], self.model.vocab)
         self._fast_wraps = None
         return counted
 
@@ -428,25 +410,28 @@ class Tokenizer:
         overflow = [e.overflowing for e in encodings]
         for e in encodings:
             e.overflowing = []
-        # (sequences of an overflow, the sequences of its own overflows)
+        # (sequences of an overflow, the sequences of its own overflows); each sequence as
+        # (Encoding, whether it is an overflow piece)
         if len(encodings) == 1:
-            combos = [([o], []) for o in overflow[0]]
+            combos = [([(o, True)], []) for o in overflow[0]]
         else:  # HF's Encoding::merge_with: every overflow of A with B and B's overflows, then A with B's
             a, b = encodings
             combos = []
             for a_o in overflow[0]:
                 # A's overflow merged with B keeps B's overflows, each merged with it in turn
-                with_b = [[a_o.copy(), b_o.copy()] for b_o in overflow[1]]
-                combos.append(([a_o.copy(), b.copy()], with_b))
-                combos.extend(([a_o.copy(), b_o.copy()], []) for b_o in overflow[1])
+                with_b = [[(a_o.copy(), True), (b_o.copy(), True)] for b_o in overflow[1]]
+                combos.append(([(a_o.copy(), True), (b.copy(), False)], with_b))
+                combos.extend(([(a_o.copy(), True), (b_o.copy(), True)], []) for b_o in overflow[1])
             # A merged with one of B's overflows keeps A's overflows, each merged with that one
-            combos.extend(([a.copy(), b_o.copy()], [[a_o.copy(), b_o.copy()] for a_o in overflow[0]])
+            combos.extend(([(a.copy(), False), (b_o.copy(), True)],
+                           [[(a_o.copy(), True), (b_o.copy(), True)] for a_o in overflow[0]])
                           for b_o in overflow[1])
-        out = self._post_process_plain(encodings, add_special_tokens)
+        out = self._post_process_plain(encodings, add_special_tokens=add_special_tokens)
         out.overflowing = []
         for seqs, nested in combos:
-            o = self._post_process_plain(seqs, add_special_tokens)
-            o.overflowing = [self._post_process_plain(n, add_special_tokens) for n in nested]
+            o = self._post_process_plain(*zip(*seqs), add_special_tokens=add_special_tokens)
+            o.overflowing = [self._post_process_plain(*zip(*n), add_special_tokens=add_special_tokens)
+                             for n in nested]
             out.overflowing.append(o)
         if self._padding:
             p = self._padding
@@ -454,10 +439,11 @@ class Tokenizer:
             self._pad(out, length)
         return out
 
-    def _post_process_plain(self, encodings: list, add_special_tokens: bool) -> Encoding:
+    def _post_process_plain(self, encodings, overflows: tuple | None = None, *, add_special_tokens: bool) -> Encoding:
+        """The post-processor on the sequences (overflows[k]: sequence k is an overflow piece)."""
         proc = self.post_processor
-        return proc.process(encodings, add_special_tokens) if proc is not None else \
-            post_processors.default_process(encodings, add_special_tokens)
+        process = proc.process if proc is not None else post_processors.default_process
+        return process(list(encodings), add_special_tokens, overflows)
 
     def _pad(self, enc: Encoding, length: int) -> None:
         p = self._padding
@@ -654,7 +640,7 @@ class Tokenizer:
             wraps = {}
             for flag in (False, True):
                 probe = Encoding([-1], [0], [""], [(0, 0)], [1], [0], [0], [0])
-                ids = self._post_process_plain([probe], flag).ids
+                ids = self._post_process_plain([probe], add_special_tokens=flag).ids
                 k = ids.index(-1)
                 wraps[flag] = (ids[:k], ids[k + 1:])
             self._fast_wraps = wraps
@@ -702,13 +688,8 @@ class Tokenizer:
 
     def _isolated_pieces(self, seg: str) -> list[str]:
         """Split(Isolated): every match and every gap between matches is a piece."""
-        if self._pattern_regex.groups == 0:
-            pieces = self._pattern_regex.findall(seg)
-            if sum(map(len, pieces)) == len(seg):  # the matches tile the text: no gaps
-                return pieces
         pieces, prev = [], 0
-        for m in self._pattern_regex.finditer(seg):
-            s, e = m.span()
+        for s, e in self._pattern_regex.spans(seg):
             if s == e:
                 continue
             if s > prev:
@@ -899,6 +880,15 @@ def _without_offsets(enc: Encoding) -> Encoding:
     n = len(enc.ids)
     return Encoding(enc.ids, enc.type_ids, [""] * n, [(0, 0)] * n, enc.attention_mask, enc.special_tokens_mask,
                     [None] * n, enc.sequence_ids)
+
+
+def _added_tokens_of(doc: dict) -> list:
+    nodes = doc.get("added_tokens")
+    if nodes is None:
+        return []
+    if not isinstance(nodes, list):
+        raise ValueError(f"tokenizer.json: added_tokens must be a list, got {type(nodes).__name__}")
+    return [AddedToken.from_json(node, f"added_tokens[{k}]") for k, node in enumerate(nodes)]
 
 
 def _stage(key: str, build, doc: dict):

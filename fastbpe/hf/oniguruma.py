@@ -1,0 +1,122 @@
+"""Split and Replace patterns of a tokenizer.json, matched as HF matches them: with Oniguruma.
+
+HF compiles `{"Regex": ...}` patterns with Oniguruma (Ruby syntax), whose semantics differ from
+Python's `regex` in ways that change pieces: `^`/`$` are line anchors, `\\w` holds every
+number (`½²³¼¾`) but not ZWJ, `\\s` is narrower, and empty matches count.  Running Oniguruma
+itself (the `onigurumacffi` package) gives HF's matches by construction.
+
+`OnigPattern.spans(text)` follows the onig crate's `find_iter`, which HF uses: each search
+starts where the last match ended, and an empty match right at the end of the previous match
+is skipped by moving one character on.  Offsets are in characters.
+"""
+from __future__ import annotations
+
+try:
+    import onigurumacffi
+except ImportError:  # pragma: no cover - depends on the environment
+    onigurumacffi = None
+
+
+class MissingOnigurumaError(ImportError):
+    """A tokenizer.json regex needs Oniguruma and the onigurumacffi package is absent."""
+
+
+def _require():
+    if onigurumacffi is None:
+        raise MissingOnigurumaError(
+            "this tokenizer.json has a regex that fastbpe matches with Oniguruma, as HF does: "
+            "pip install onigurumacffi (or fastbpe[hf])")
+    return onigurumacffi
+
+
+class OnigPattern:
+    """A compiled Oniguruma regex with HF's find_iter."""
+
+    def __init__(self, pattern: str):
+        onig = _require()
+        try:
+            self._pattern = onig.compile(pattern)
+        except onig.OnigError as e:
+            raise ValueError(f"invalid regex {pattern!r}: {e}") from None
+        self.pattern = pattern
+        # the package's C entry point: one call per match on the text encoded once (its
+        # `search` re-encodes the whole text and re-decodes a prefix per match: quadratic)
+        lib = getattr(onig, "_lib", None)
+        self._search = getattr(lib, "onigcffi_search", None)
+        self._regex_t = getattr(self._pattern, "_regex_t", None)
+        self._region = getattr(onig, "_region", None)
+        self._mismatch = getattr(lib, "ONIG_MISMATCH", None)
+
+    def _byte_spans(self, raw: bytes):
+        """Oniguruma's (start, end) byte spans of raw, as the onig crate's FindMatches."""
+        n, last_end, last_match_end = len(raw), 0, -1
+        fast = None not in (self._search, self._regex_t, self._region, self._mismatch)
+        region = self._region() if fast else None
+        text = None if fast else raw.decode("utf-8")
+        while last_end <= n:
+            if fast:
+                ret = self._search(self._regex_t, raw, n, last_end, region, 0)
+                if ret == self._mismatch:
+                    return
+                if ret < 0:
+                    raise ValueError(f"Oniguruma failed on pattern {self.pattern!r} (code {ret})")
+                s, e = region[0].beg[0], region[0].end[0]
+            else:
+                m = self._pattern.search(text, len(raw[:last_end].decode("utf-8")))
+                if m is None:
+                    return
+                s, e = (len(text[:k].encode("utf-8")) for k in m.span())
+            if s == e and e == last_match_end:
+                # one character on (its UTF-8 length from the lead byte)
+                lead = raw[last_end] if last_end < n else 0
+                last_end += 1 if lead < 0xC0 else 2 if lead < 0xE0 else 3 if lead < 0xF0 else 4
+                continue
+            last_end = last_match_end = e
+            yield s, e
+
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        """Every match of the pattern in text, as (start, end) character offsets (none in
+        empty text: HF's find_matches does not search it)."""
+        if not text:
+            return []
+        if text.isascii():
+            return list(self._byte_spans(text.encode("ascii")))
+        raw = text.encode("utf-8")
+        out, byte_pos, char_pos = [], 0, 0
+        for s, e in self._byte_spans(raw):
+            char_pos += len(raw[byte_pos:s].decode("utf-8"))
+            start = char_pos
+            char_pos += len(raw[s:e].decode("utf-8"))
+            byte_pos = e
+            out.append((start, char_pos))
+        return out
+
+
+class LiteralPattern:
+    """A `{"String": s}` pattern: HF escapes it into a regex; a non-empty literal's matches
+    are its leftmost non-overlapping occurrences."""
+
+    def __init__(self, literal: str):
+        self.pattern = literal
+
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        out, k, n = [], 0, len(self.pattern)
+        while True:
+            k = text.find(self.pattern, k)
+            if k < 0:
+                return out
+            out.append((k, k + n))
+            k += n
+
+
+def compile_split_pattern(stage: str, node):
+    """The matcher of a Split/Replace pattern node: {"String": s} or {"Regex": r}."""
+    if isinstance(node, dict) and len(node) == 1 and isinstance(node.get("String"), str):
+        literal = node["String"]
+        return LiteralPattern(literal) if literal else OnigPattern("")
+    if isinstance(node, dict) and len(node) == 1 and isinstance(node.get("Regex"), str):
+        try:
+            return OnigPattern(node["Regex"])
+        except ValueError as e:
+            raise ValueError(f"tokenizer.json: {stage} has an {e}") from None
+    raise ValueError(f"tokenizer.json: {stage} pattern must be {{\"String\": ...}} or {{\"Regex\": ...}}, got {node!r}")

@@ -1,0 +1,146 @@
+"""Added tokens of a tokenizer.json as HF tokenizers finds them: the ids HF assigns, single_word
+with Unicode `\\w`, lstrip/rstrip spans that overlap or are empty, and a matcher built in linear
+time for 100k+ tokens.  Every tokenizer.json is written here; HF's `tokenizers` is the oracle."""
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+tokenizers = pytest.importorskip("tokenizers", reason="the tokenizers package is the reference (pip install '.[test]')")
+
+from fastbpe._token_trie import TokenTrie  # noqa: E402
+from fastbpe.hf import Tokenizer  # noqa: E402
+
+ALPHABET = "ab <>xé\u0301\u200d\ufe0f½²_1"
+
+
+def _spec(added, vocab=None, normalizer=None, pre_tokenizer=None, file_ids=False) -> str:
+    """A char-level BPE file; the added tokens' ids are HF's unless file_ids (then as given)."""
+    vocab = vocab if vocab is not None else {c: i for i, c in enumerate(ALPHABET)}
+    if not file_ids:
+        given: dict = {}
+        for node in added:
+            if node["content"] in vocab:
+                node["id"] = vocab[node["content"]]
+            else:
+                node["id"] = given.setdefault(node["content"], len(vocab) + len(given))
+    return json.dumps({"version": "1.0", "added_tokens": added, "normalizer": normalizer,
+                       "pre_tokenizer": pre_tokenizer,
+                       "model": {"type": "BPE", "vocab": vocab, "merges": []}})
+
+
+def _token(content, token_id=0, **flags) -> dict:
+    node = {"id": token_id, "content": content, "single_word": False, "lstrip": False, "rstrip": False,
+            "normalized": False, "special": False}
+    node.update(flags)
+    return node
+
+
+def _assert_same(spec: str, texts) -> None:
+    ref, ours = tokenizers.Tokenizer.from_str(spec), Tokenizer.from_str(spec)
+    assert ours.get_added_tokens_decoder().keys() == ref.get_added_tokens_decoder().keys()
+    for text in texts:
+        want, got = ref.encode(text), ours.encode(text)
+        assert (got.ids, got.offsets, got.tokens) == (want.ids, want.offsets, want.tokens), text
+        assert ours.encode_ids(text) == want.ids, text
+
+
+# -- 4: ids -----------------------------------------------------------------------------------
+
+def test_added_token_ids_are_assigned_as_hf_does():
+    # the file's ids are wrong on purpose: content in the vocabulary keeps its vocabulary id, a
+    # repeated content its first id, the rest take the next ids after the vocabulary's size
+    vocab = {"a": 0, "b": 1, "ab": 2, "c": 7}
+    added = [_token("x", 90), _token("ab", 3), _token("y", 4), _token("x", 1, special=True), _token("z", 0)]
+    spec = _spec(added, vocab, file_ids=True)
+    ref, ours = tokenizers.Tokenizer.from_str(spec), Tokenizer.from_str(spec)
+    assert {i: t.content for i, t in ours.get_added_tokens_decoder().items()} == \
+        {i: t.content for i, t in ref.get_added_tokens_decoder().items()} == {2: "ab", 4: "x", 5: "y", 6: "z"}
+    assert ours.get_added_tokens_decoder()[4].special  # the later flags win
+    assert ours.get_vocab_size() == ref.get_vocab_size()
+    for text in ("xabyz", "zz ab x"):
+        assert ours.encode(text).ids == ref.encode(text).ids
+        assert ours.decode(ref.encode(text).ids, skip_special_tokens=True) == \
+            ref.decode(ref.encode(text).ids, skip_special_tokens=True)
+
+
+# -- 5: single_word ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("neighbour", ["\u0301", "\ufe0f", "\u200d", "½", "²", "_", "1", "é", " "])
+def test_single_word_uses_unicode_word_characters(neighbour):
+    spec = _spec([_token("ab", single_word=True)])
+    _assert_same(spec, [f"{neighbour}ab", f"ab{neighbour}", f"{neighbour}ab{neighbour}", f"a {neighbour}ab b"])
+
+
+# -- 9: lstrip / rstrip -----------------------------------------------------------------------
+
+def test_strip_spans_that_overlap_the_next_token():
+    # "<a>" takes the spaces after it, " <b>" starts inside them: HF keeps both spans
+    spec = _spec([_token("<a>", rstrip=True), _token(" <b>", lstrip=True), _token(" ", rstrip=True),
+                  _token("b", lstrip=True, rstrip=True)])
+    _assert_same(spec, ["<a>  <b>", "<a> <b>", "x  <a>   <b>  b  a", "  b  ", "<a>", " <a> "])
+
+
+def test_added_tokens_with_random_flags_match_hf():
+    rng = random.Random(20)
+    contents = ["<a>", " <b>", "a", "b ", "é", " ", "xé", "½"]
+    for trial in range(150):
+        added = []
+        for content in rng.sample(contents, rng.randint(1, 4)):
+            flags = {k: rng.random() < 0.5 for k in ("single_word", "lstrip", "rstrip", "special")}
+            added.append(_token(content, **flags))
+        normalizer = {"type": "Lowercase"} if rng.random() < 0.3 else None
+        if normalizer:
+            for node in added:
+                node["normalized"] = rng.random() < 0.5
+        texts = ["".join(rng.choice(ALPHABET) for _ in range(rng.randint(0, 14))) for _ in range(6)]
+        _assert_same(_spec(added, normalizer=normalizer), texts)
+
+
+# -- 15: the matcher --------------------------------------------------------------------------
+
+def _leftmost_longest(tokens: list, text: str) -> list:
+    first = {}
+    for k, t in enumerate(tokens):
+        first.setdefault(t, k)
+    out, pos = [], 0
+    while pos < len(text):
+        hit = next(((s, e) for s in range(pos, len(text)) for e in range(len(text), s, -1)
+                    if text[s:e] in first), None)
+        if hit is None:
+            break
+        out.append((hit[0], hit[1], first[text[hit[0]:hit[1]]]))
+        pos = hit[1]
+    return out
+
+
+def test_token_trie_is_leftmost_longest():
+    rng = random.Random(15)
+    for _ in range(2000):
+        tokens = ["".join(rng.choice("ab😀") for _ in range(rng.randint(1, 5))) for _ in range(rng.randint(1, 6))]
+        text = "".join(rng.choice("ab😀c") for _ in range(rng.randint(0, 20)))
+        assert TokenTrie(tokens, range(len(tokens))).find(text) == _leftmost_longest(tokens, text), (tokens, text)
+
+
+def test_token_trie_work_is_linear():
+    # building: one node and one edge per distinct prefix; searching text without any token:
+    # one step per character however many tokens start alike
+    tokens = [f"<tok{k:06d}|>" for k in range(20_000)]
+    trie = TokenTrie(tokens, range(len(tokens)))
+    prefixes = {t[:k] for t in tokens for k in range(1, len(t) + 1)}
+    assert trie.nodes == len(prefixes) + 1
+    assert trie.build_steps <= 3 * sum(map(len, tokens))
+    text = "<tok00" * 2000
+    assert trie.search_steps(text) <= 2 * len(text)
+    # a long near-miss ("a" * 50 + "b" against "a" * 1000): linear too
+    near = TokenTrie(["a" * 50 + "b"], [0])
+    assert near.search_steps("a" * 1000) <= 2 * 1000
+    assert near.find("a" * 1000 + "b") == [(950, 1001, 0)]
+
+
+def test_many_added_tokens_match_hf():
+    tokens = [_token(f"<t{k}>", special=bool(k % 2)) for k in range(3000)]
+    spec = _spec(tokens, {c: i for i, c in enumerate("<>t0123456789 ab")})
+    _assert_same(spec, ["a <t12><t2999>b <t3000> <t", "<t1<t10>>"])

@@ -1,0 +1,93 @@
+"""Generated text through fastbpe.hf and HF tokenizers: every Encoding field (ids, offsets, ...),
+`encode_ids` and decode agree, on tokenizer.json files built here with many stages and added
+tokens of every flag, and on the shared models when ../shared is present."""
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from datasources import SHARED
+from hf_reference import FIELDS, build
+
+from tokenizers import AddedToken, Regex  # noqa: E402
+from tokenizers import Tokenizer as HFTokenizer  # noqa: E402
+from tokenizers import decoders as D  # noqa: E402
+from tokenizers import normalizers as N  # noqa: E402
+from tokenizers import pre_tokenizers as P  # noqa: E402
+from tokenizers import processors as PP  # noqa: E402
+
+from fastbpe.hf import Tokenizer  # noqa: E402
+
+# pieces that stress normalizers, splitting, added tokens and offsets
+PIECES = list("aZ09 \t\n\r'-.,!?_") + [
+    "'s", "  ", "\u00a0", "\u3000", "\u0301", "\u0958", "\u309a", "ｶﾞ", "é", "e\u0301", "日本", "😀",
+    "\U00011935\U00011930", "\u200d", "\ufe0f", "½²", "İ", "ß", "Σ", "\x85", "\x1c", "<s>", "</s>", "[X]", " [X] ",
+    "\u1100\u1161\u11a8", "\u0f73", "١٢٣", "ﬁ", "Ⅻ", "\u2028", "▁", "day", "Day", " z ",
+    "<|endoftext|>", "<|im_start|>", "<think>", "<｜begin▁of▁sentence｜>"]
+TEXT = st.lists(st.sampled_from(PIECES), max_size=20).map("".join)
+
+CONFIGS = {
+    "bert": dict(normalizer=N.Sequence([N.NFD(), N.Lowercase(), N.Strip()]), pre_tokenizer=P.Whitespace(),
+                 model_kwargs={"unk_token": "<unk>", "continuing_subword_prefix": "##"}),
+    "llama2": dict(normalizer=N.Sequence([N.Prepend("▁"), N.Replace(" ", "▁")]),
+                   model_kwargs={"byte_fallback": True, "unk_token": "<unk>", "fuse_unk": True},
+                   decoder=D.Sequence([D.Replace("▁", " "), D.ByteFallback(), D.Fuse(), D.Strip(" ", 1, 0)])),
+    "metaspace": dict(pre_tokenizer=P.Metaspace(), decoder=D.Metaspace(), model_kwargs={"unk_token": "<unk>"}),
+    "nfkc-bytelevel": dict(normalizer=N.NFKC(), pre_tokenizer=P.ByteLevel(add_prefix_space=True),
+                           decoder=D.ByteLevel(), byte_level_alphabet=True,
+                           post_processor=PP.ByteLevel(trim_offsets=True)),
+    "onig-split": dict(normalizer=N.Sequence([N.NFKD(), N.Replace(Regex(r"\s+"), " ")]),
+                       pre_tokenizer=P.Sequence([P.Split(Regex(r"^\w+|\d|$"), "merged_with_next"),
+                                                 P.Digits(individual_digits=True), P.WhitespaceSplit()]),
+                       model_kwargs={"unk_token": "<unk>", "end_of_word_suffix": "</w>"}, decoder=D.BPEDecoder()),
+    "roberta": dict(pre_tokenizer=P.ByteLevel(add_prefix_space=False), decoder=D.ByteLevel(),
+                    byte_level_alphabet=True, post_processor=PP.RobertaProcessing(("</s>", 2), ("<s>", 1))),
+}
+
+_BUILT: dict = {}
+
+
+def _built(name: str):
+    if name not in _BUILT:
+        ref = build(**CONFIGS[name])
+        ref.add_special_tokens([AddedToken("[X]", lstrip=True, rstrip=True), AddedToken("<s>", single_word=True)])
+        ref.add_tokens([AddedToken("day", normalized=True), AddedToken(" z", rstrip=True)])
+        _BUILT[name] = (ref, Tokenizer.from_str(ref.to_str()))
+    return _BUILT[name]
+
+
+def _assert_same(ref, ours, text: str, pair: str | None) -> None:
+    for add in (True, False):
+        want, got = ref.encode(text, pair, add_special_tokens=add), ours.encode(text, pair, add_special_tokens=add)
+        for field in FIELDS:
+            assert getattr(got, field) == getattr(want, field), (field, add)
+        if pair is None:
+            assert ours.encode_ids(text, add_special_tokens=add) == want.ids
+        for skip in (True, False):
+            assert ours.decode(want.ids, skip_special_tokens=skip) == ref.decode(want.ids, skip_special_tokens=skip)
+
+
+@pytest.mark.parametrize("name", sorted(CONFIGS))
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=TEXT, pair=st.one_of(st.none(), TEXT))
+def test_built_files_match_hf(name, text, pair):
+    ref, ours = _built(name)
+    _assert_same(ref, ours, text, pair)
+
+
+_SHARED_MODELS = ["gpt2", "qwen2.5", "deepseek-r1-distill-llama-8b"]
+_LOADED: dict = {}
+
+
+@pytest.mark.parametrize("name", _SHARED_MODELS)
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=TEXT, pair=st.one_of(st.none(), TEXT))
+def test_shared_models_match_hf(name, text, pair):
+    path = SHARED / "data" / "vocab" / "hf" / name / "tokenizer.json"
+    if not path.exists():
+        pytest.skip(f"{path} not found (shared data absent)")
+    if name not in _LOADED:
+        _LOADED[name] = (HFTokenizer.from_file(str(path)), Tokenizer.from_file(path))
+    ref, ours = _LOADED[name]
+    _assert_same(ref, ours, text, pair)
