@@ -17,6 +17,7 @@ _LAZY = {
     "load_model": "trainer", "save_model": "trainer", "train": "trainer",
     "train_files": "trainer", "train_from_counts": "trainer",
     "Tokenizer": "hf",
+    "patch_transformers": "hf.transformers_patch", "unpatch_transformers": "hf.transformers_patch",
 }
 
 
@@ -73,10 +74,12 @@ __all__ = [
     "install_as_tiktoken",
     "list_encoding_names",
     "load_model",
+    "patch_transformers",
     "load_tiktoken_bpe",
     "save_model",
     "train",
     "train_files",
     "train_from_counts",
+    "unpatch_transformers",
 ]
 

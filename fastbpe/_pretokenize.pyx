@@ -1,21 +1,23 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
 """Exact pre-tokenizer for the known split patterns, over UTF-8 bytes, without the GIL.
 
-For each pattern in ``fastbpe.patterns`` a small hand-written matcher returns the end of
-the piece that starts at a byte offset, exactly as ``regex.findall(pattern, text)`` would
-cut the text (leftmost alternative first, greedy/possessive quantifiers, the
-``\\s+(?!\\S)`` give-back).  Per-code-point properties come from
-``_unicode_tables.h``, generated from the ``regex`` package by
-``tools/gen_unicode_tables.py`` but on tiktoken's Unicode version (``UNICODE_VERSION``):
-on the few thousand code points where ``regex``'s newer Unicode differs
-(``tools/tiktoken_unicode_overrides.txt``), the scanner cuts as tiktoken does, not as
-``regex.findall``.  Design notes: ``docs/pretokenize.md``.
-
-Patterns that behave identically share a matcher (the docs show why):
-R50K == GPT2 == HF_GPT2 (tokenizers' ByteLevel regex), GPT4 == LLAMA3 == CL100K without its
-``\\s++$`` alternative, and QWEN2 is LLAMA3 with single digits.
+Cuts text as ``regex.findall(pattern, text)`` would for each pattern in
+``fastbpe.patterns`` (on tiktoken's Unicode version: ``UNICODE_VERSION``).  Two paths cut
+identically: the per-character matchers (``_scan_chars.pxd``) and the block scanner here,
+which reads ASCII classes from bitmaps made 16-32 bytes at a time (``_block_classes.h``)
+and calls the per-character code where a character >= 0x80 decides.  ``use_scanner``
+forces either path (the tests run both).  Design notes: ``docs/pretokenize.md``.
 """
 from libc.stdint cimport uint8_t, uint32_t
+
+from fastbpe._scan_chars cimport (
+    CH_CR, CH_LF, CH_QUOTE, CH_SPACE, FB_L, FB_LM, FB_LT, FB_M, FB_N, FB_REGEX_UNICODE_VERSION, FB_REGEX_VERSION,
+    FB_S, FB_U, FB_UNICODE_SOURCE, FB_UNICODE_VERSION, FB_W, LNS, contraction_ci, fb_ascii_flags,
+    fb_cp_flags, o200k_tail, piece_cl100k, piece_o200k, piece_qwen2, piece_r50k, run_any,
+    run_digits3, run_newlines, run_none,
+)
+
+import os as _os
 
 from fastbpe import patterns as _patterns
 
@@ -26,387 +28,317 @@ cdef object _np():
     return numpy
 
 
-cdef extern from "_unicode_tables.h" nogil:
-    uint8_t fb_cp_flags(uint32_t cp)
-    int fb_contraction_letter(uint32_t cp)
-    const uint8_t* fb_ascii_flags
-    const char* FB_REGEX_VERSION
-    const char* FB_REGEX_UNICODE_VERSION
-    const char* FB_UNICODE_VERSION
-    const char* FB_UNICODE_SOURCE
+# ---------------------------------------------------------------------------------------
+# The block scanner: the same cuts, with ASCII classified 16-32 bytes a step
+# ---------------------------------------------------------------------------------------
+# Each block_* function returns exactly what the piece_* function of its pattern returns.
+# It decides from the window's ASCII bitmaps (_block_classes.h) when the characters that
+# matter are ASCII, and otherwise calls the piece_* function (a byte >= 0x80 where a class
+# test is needed) or continues a run with the per-character run_* function (a run that
+# reaches a byte >= 0x80 or the end of the window).  Preconditions: pos < n, and the window
+# holds [pos, pos + 64) or reaches n (scan_block keeps it so), so pos + 2 <= w.end whenever
+# s[pos + 1] is read through it.
+
+cdef extern from "_block_classes.h" nogil:
+    ctypedef struct fb_window:
+        Py_ssize_t start
+        Py_ssize_t end
     enum:
-        FB_L, FB_N, FB_S, FB_U, FB_W, FB_M, FB_LT, FB_LM
+        FB_C_LETTER, FB_C_UPPER, FB_C_LOWER, FB_C_DIGIT, FB_C_SPACE, FB_C_NEWLINE, FB_C_OTHER
+        FB_CLS_AUTO, FB_CLS_SWAR, FB_CLS_SSE2, FB_CLS_AVX2
+    void fb_window_init(fb_window* w, Py_ssize_t pos)
+    void fb_window_extend(fb_window* w, const uint8_t* s, Py_ssize_t n, Py_ssize_t pos, bint cases)
+    ctypedef struct fb_view:
+        Py_ssize_t start
+        Py_ssize_t end
+    fb_view fb_view_of(const fb_window* w)
+    bint fb_has(fb_view w, int k, Py_ssize_t q)
+    unsigned long long fb_bits(fb_view w, int k, Py_ssize_t q)
+    Py_ssize_t fb_ctz64(unsigned long long x)
+    Py_ssize_t fb_run_end(fb_view w, int k, Py_ssize_t q)
+    Py_ssize_t fb_last_in(fb_view w, int k, Py_ssize_t a, Py_ssize_t b)
+    int fb_classifier_set(int which)
+    int fb_classifier()
+    unsigned long long fb_word(const fb_window* w, int k, int i)
 
 
-# The character classes of the patterns, as flag masks.
-cdef enum:
-    LNS = FB_L | FB_N | FB_S          # a character outside it is [^\s\p{L}\p{N}]
-    CH_QUOTE = 0x27                   # '
-    CH_SPACE = 0x20
-    CH_LF = 0x0A
-    CH_CR = 0x0D
-    CH_SLASH = 0x2F
+ctypedef Py_ssize_t (*piece_fn)(const uint8_t* s, Py_ssize_t n, Py_ssize_t pos) noexcept nogil
+ctypedef Py_ssize_t (*run_fn)(const uint8_t* s, Py_ssize_t n, Py_ssize_t p, uint8_t mask) noexcept nogil
 
 
-# ---------------------------------------------------------------------------------------
-# UTF-8 decoding
-# ---------------------------------------------------------------------------------------
+# What the block scanner calls only when a byte >= 0x80 decides: the per-character code,
+# through pointers assigned at import, so that the compiler cannot inline it into the hot
+# loops (inlined, its size made every piece pay for spilling registers).
+cdef Py_ssize_t cl100k_at(const uint8_t* s, Py_ssize_t n, Py_ssize_t pos) noexcept nogil:
+    return piece_cl100k(s, n, pos, True)
+cdef Py_ssize_t gpt4_at(const uint8_t* s, Py_ssize_t n, Py_ssize_t pos) noexcept nogil:
+    return piece_cl100k(s, n, pos, False)
+cdef Py_ssize_t o200k_at(const uint8_t* s, Py_ssize_t n, Py_ssize_t pos) noexcept nogil:
+    return piece_o200k(s, n, pos)
+cdef Py_ssize_t r50k_at(const uint8_t* s, Py_ssize_t n, Py_ssize_t pos) noexcept nogil:
+    return piece_r50k(s, n, pos)
+cdef Py_ssize_t qwen2_at(const uint8_t* s, Py_ssize_t n, Py_ssize_t pos) noexcept nogil:
+    return piece_qwen2(s, n, pos)
+cdef Py_ssize_t run_any_at(const uint8_t* s, Py_ssize_t n, Py_ssize_t p, uint8_t mask) noexcept nogil:
+    return run_any(s, n, p, mask)
+cdef Py_ssize_t run_none_at(const uint8_t* s, Py_ssize_t n, Py_ssize_t p, uint8_t mask) noexcept nogil:
+    return run_none(s, n, p, mask)
+cdef Py_ssize_t o200k_tail_at(const uint8_t* s, Py_ssize_t n, Py_ssize_t e) noexcept nogil:
+    return o200k_tail(s, n, e)
 
-cdef inline Py_ssize_t decode_multi(const uint8_t* s, Py_ssize_t n, Py_ssize_t p,
-                                    uint32_t* cp) noexcept nogil:
-    """Decode the non-ASCII character at s[p]; return its length in bytes.
-
-    Invalid or truncated sequences decode as a 1-byte U+FFFD, so reads never pass s[n-1]
-    and the code point always indexes the tables.
-    """
-    cdef uint32_t b0 = s[p]
-    cdef uint32_t c
-    if b0 < 0xC2:
-        cp[0] = 0xFFFD
-        return 1
-    if b0 < 0xE0:
-        if p + 1 < n:
-            cp[0] = ((b0 & 0x1F) << 6) | (s[p + 1] & 0x3F)
-            return 2
-    elif b0 < 0xF0:
-        if p + 2 < n:
-            cp[0] = ((b0 & 0x0F) << 12) | ((s[p + 1] & 0x3F) << 6) | (s[p + 2] & 0x3F)
-            return 3
-    elif b0 < 0xF5:
-        if p + 3 < n:
-            c = (((b0 & 0x07) << 18) | ((s[p + 1] & 0x3F) << 12)
-                 | ((s[p + 2] & 0x3F) << 6) | (s[p + 3] & 0x3F))
-            if c <= 0x10FFFF:
-                cp[0] = c
-                return 4
-    cp[0] = 0xFFFD
-    return 1
+cdef piece_fn slow_cl100k, slow_gpt4, slow_o200k, slow_r50k, slow_qwen2, slow_o200k_tail
+cdef run_fn slow_run_any, slow_run_none
+slow_cl100k = cl100k_at
+slow_gpt4 = gpt4_at
+slow_o200k = o200k_at
+slow_r50k = r50k_at
+slow_qwen2 = qwen2_at
+slow_o200k_tail = o200k_tail_at
+slow_run_any = run_any_at
+slow_run_none = run_none_at
 
 
-cdef inline Py_ssize_t char_at(const uint8_t* s, Py_ssize_t n, Py_ssize_t p,
-                               uint8_t* flags) noexcept nogil:
-    """Length of the character at s[p] (p < n); its flag byte goes to *flags."""
-    cdef uint32_t cp = s[p]
-    cdef Py_ssize_t length
-    if cp < 0x80:
-        flags[0] = fb_ascii_flags[cp]
-        return 1
-    length = decode_multi(s, n, p, &cp)
-    flags[0] = fb_cp_flags(cp)
-    return length
+cdef inline bint stops_early(fb_view w, const uint8_t* s, Py_ssize_t n,
+                             Py_ssize_t e) noexcept nogil:
+    """A bitmap run that ended at e may go on: e holds a byte >= 0x80, or the window ended
+    before the text did."""
+    if e >= w.end:
+        return e < n
+    return s[e] >= 0x80
 
 
-cdef inline bint ascii_has(uint8_t b, uint8_t mask) noexcept nogil:
-    """b is an ASCII byte whose character has a flag in `mask`."""
-    return b < 0x80 and (fb_ascii_flags[b] & mask) != 0
+cdef inline Py_ssize_t block_run(fb_view w, const uint8_t* s, Py_ssize_t n,
+                                 Py_ssize_t q, int cls, uint8_t flags) noexcept nogil:
+    """End of the run of characters with a flag in `flags` from q (q <= w.end), where the
+    ASCII members of `flags` are exactly bitmap class `cls`."""
+    cdef Py_ssize_t e = fb_run_end(w, cls, q)
+    if stops_early(w, s, n, e):
+        return slow_run_any(s, n, e, flags)
+    return e
 
 
-cdef inline Py_ssize_t run_any(const uint8_t* s, Py_ssize_t n, Py_ssize_t p,
-                               uint8_t mask) noexcept nogil:
-    """Skip characters that have a flag in `mask`; return where the run ends."""
-    cdef uint8_t b, f
-    cdef Py_ssize_t length
-    while p < n:
-        b = s[p]
-        if b < 0x80:
-            if not (fb_ascii_flags[b] & mask):
-                break
-            p += 1
-        else:
-            length = char_at(s, n, p, &f)
-            if not (f & mask):
-                break
-            p += length
-    return p
+cdef inline Py_ssize_t block_letters(fb_view w, const uint8_t* s, Py_ssize_t n,
+                                     Py_ssize_t q, unsigned long long x) noexcept nogil:
+    """\p{L}++ from q, where s[q] is a letter and bits 0..62 of x are those of
+    fb_bits(w, FB_C_LETTER, q) (the caller may have shifted x, so bit 63 is not trusted)."""
+    cdef unsigned long long rest = ~x
+    cdef Py_ssize_t e = fb_ctz64(rest) if rest != 0 else 64
+    if e >= 63:                     # the known bits are all letters: go on word by word
+        e = fb_run_end(w, FB_C_LETTER, q + 63)
+    else:
+        e += q
+    if stops_early(w, s, n, e):
+        return slow_run_any(s, n, e, FB_L)
+    return e
 
 
-cdef inline Py_ssize_t run_none(const uint8_t* s, Py_ssize_t n, Py_ssize_t p,
-                                uint8_t mask) noexcept nogil:
-    """Skip characters that have no flag in `mask`; return where the run ends."""
-    cdef uint8_t b, f
-    cdef Py_ssize_t length
-    while p < n:
-        b = s[p]
-        if b < 0x80:
-            if fb_ascii_flags[b] & mask:
-                break
-            p += 1
-        else:
-            length = char_at(s, n, p, &f)
-            if f & mask:
-                break
-            p += length
-    return p
+cdef inline Py_ssize_t block_other_run(fb_view w, const uint8_t* s, Py_ssize_t n,
+                                       Py_ssize_t q) noexcept nogil:
+    """[^\\s\\p{L}\\p{N}]++ from q."""
+    cdef Py_ssize_t e = fb_run_end(w, FB_C_OTHER, q)
+    if stops_early(w, s, n, e):
+        return slow_run_none(s, n, e, LNS)
+    return e
 
 
-cdef inline Py_ssize_t run_digits3(const uint8_t* s, Py_ssize_t n, Py_ssize_t p) noexcept nogil:
-    """\\p{N}{1,3} after its first character (which ends at p): up to two more."""
-    cdef uint8_t f
-    cdef Py_ssize_t length
-    cdef int i
-    for i in range(2):
-        if p >= n:
-            break
-        length = char_at(s, n, p, &f)
-        if not (f & FB_N):
-            break
-        p += length
-    return p
+cdef inline Py_ssize_t block_digits3(fb_view w, const uint8_t* s, Py_ssize_t n,
+                                     Py_ssize_t pos) noexcept nogil:
+    """\\p{N}{1,3} at pos (s[pos] is an ASCII digit)."""
+    cdef Py_ssize_t e = fb_run_end(w, FB_C_DIGIT, pos + 1)
+    if e - pos >= 3:
+        return pos + 3
+    if stops_early(w, s, n, e):
+        return run_digits3(s, n, pos + 1)
+    return e
 
 
-cdef inline Py_ssize_t run_newlines(const uint8_t* s, Py_ssize_t n, Py_ssize_t p,
-                                    bint slash) noexcept nogil:
-    """[\\r\\n]* (or o200k's [\\r\\n/]* when `slash`)."""
-    cdef uint8_t b
-    while p < n:
-        b = s[p]
-        if b == CH_LF or b == CH_CR or (slash and b == CH_SLASH):
-            p += 1
-        else:
-            break
-    return p
-
-
-cdef inline Py_ssize_t run_space(const uint8_t* s, Py_ssize_t n, Py_ssize_t p,
-                                 Py_ssize_t* last, Py_ssize_t* nl_end) noexcept nogil:
-    """The \\s run starting at p (s[p] is \\s).  Returns its end; *last gets the start of
-    its last character and *nl_end the end of its last \\r or \\n (-1 if none)."""
-    cdef uint8_t b, f
-    cdef Py_ssize_t length
-    cdef Py_ssize_t lst = p, nl = -1
-    while p < n:
-        b = s[p]
-        if b < 0x80:
-            if not (fb_ascii_flags[b] & FB_S):
-                break
-            lst = p
-            p += 1
-            if b == CH_LF or b == CH_CR:
-                nl = p
-        else:
-            length = char_at(s, n, p, &f)
-            if not (f & FB_S):
-                break
-            lst = p
-            p += length
-    last[0] = lst
-    nl_end[0] = nl
-    return p
-
-
-cdef inline Py_ssize_t space_piece(const uint8_t* s, Py_ssize_t n, Py_ssize_t pos,
-                                   bint dollar, bint newline) noexcept nogil:
-    """The whitespace alternatives at pos (s[pos] is \\s), in pattern order:
-    `\\s++$` (when `dollar`), `\\s*[\\r\\n]` / `\\s*[\\r\\n]+` (when `newline`: up to and
-    including the run's last \\r or \\n), `\\s+(?!\\S)` (the run, minus its last character
-    when a non-space follows), and finally one whitespace character (`\\s` or `\\s+`)."""
-    cdef Py_ssize_t last, nl_end
-    cdef Py_ssize_t e = run_space(s, n, pos, &last, &nl_end)
+cdef inline Py_ssize_t block_space(fb_view w, const uint8_t* s, Py_ssize_t n,
+                                   Py_ssize_t pos, bint dollar, bint newline) noexcept nogil:
+    """space_piece() at pos (s[pos] is ASCII \\s); -1 when a character >= 0x80 (maybe \\s)
+    or the window's end follows the ASCII run: the caller then uses the piece_* function."""
+    cdef Py_ssize_t e = fb_run_end(w, FB_C_SPACE, pos + 1), nl
+    if stops_early(w, s, n, e):
+        return -1
     if dollar and e == n:
         return n
-    if newline and nl_end >= 0:
-        return nl_end
-    if e == n or last == pos:
+    if newline:
+        nl = fb_last_in(w, FB_C_NEWLINE, pos, e)
+        if nl >= 0:
+            return nl + 1
+    if e == n or e == pos + 1:
         return e
-    return last
+    return e - 1
 
 
-cdef inline Py_ssize_t contraction_ci(const uint8_t* s, Py_ssize_t n, Py_ssize_t p) noexcept nogil:
-    """End of (?i:'s|'t|'re|'ve|'m|'ll|'d) at p (s[p] == '\\''), or 0 if it does not match.
-    Case-insensitive as regex does it (simple case folding: also U+017F LONG S)."""
-    cdef uint32_t cp
-    cdef Py_ssize_t q = p + 1, length
-    cdef int c1, c2
-    if q >= n:
-        return 0
-    cp = s[q]
-    length = 1 if cp < 0x80 else decode_multi(s, n, q, &cp)
-    c1 = fb_contraction_letter(cp)
-    q += length
-    if c1 == b's' or c1 == b't' or c1 == b'm' or c1 == b'd':
-        return q
-    if q >= n or not (c1 == b'r' or c1 == b'v' or c1 == b'l'):
-        return 0
-    cp = s[q]
-    length = 1 if cp < 0x80 else decode_multi(s, n, q, &cp)
-    c2 = fb_contraction_letter(cp)
-    if (c1 == b'l' and c2 == b'l') or (c1 != b'l' and c2 == b'e'):
-        return q + length
-    return 0
+# cl100k, GPT4, LLAMA3 (dollar=False) and QWEN2 (single digits).  The hot part (a letter
+# run, with or without a space before it: most pieces of prose and code) inlines into the
+# scan loop; block_cl100k_rest takes the other pieces.
 
-
-# ---------------------------------------------------------------------------------------
-# R50K / GPT2:
-#   '(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s
-#   GPT2 (non-possessive, no \s++$, final \s+) cuts identically.
-# ---------------------------------------------------------------------------------------
-
-cdef inline Py_ssize_t piece_r50k(const uint8_t* s, Py_ssize_t n, Py_ssize_t pos) noexcept nogil:
-    cdef uint8_t b0 = s[pos], b1, b2, f
-    cdef Py_ssize_t p, length
-    if b0 == CH_QUOTE and pos + 1 < n:           # case-sensitive ASCII contractions
-        b1 = s[pos + 1]
-        if b1 == b's' or b1 == b't' or b1 == b'm' or b1 == b'd':
-            return pos + 2
-        if pos + 2 < n:
-            b2 = s[pos + 2]
-            if ((b1 == b'l' and b2 == b'l') or (b1 == b'v' and b2 == b'e')
-                    or (b1 == b'r' and b2 == b'e')):
-                return pos + 3
-    p = pos + 1 if (b0 == CH_SPACE and pos + 1 < n) else pos    # the optional ' '
-    length = char_at(s, n, p, &f)
-    if f & FB_L:
-        return run_any(s, n, p + length, FB_L)
-    if f & FB_N:
-        return run_any(s, n, p + length, FB_N)
-    if not (f & FB_S):
-        return run_none(s, n, p + length, LNS)
-    return space_piece(s, n, pos, False, False)
-
-
-# ---------------------------------------------------------------------------------------
-# CL100K:
-#   '(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+|
-#    ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s
-#   GPT4 and LLAMA3 cut identically except they lack \s++$ (dollar=False).
-# ---------------------------------------------------------------------------------------
-
-cdef inline Py_ssize_t piece_cl100k(const uint8_t* s, Py_ssize_t n, Py_ssize_t pos,
-                                    bint dollar) noexcept nogil:
-    cdef uint8_t b0 = s[pos], f0, f1 = 0
-    cdef Py_ssize_t l0, l1 = 0, e
-    # Fast path for the most common pieces (an ASCII word, with or without a space), which
-    # skips the contraction test and the optional-prefix test below.
-    if ascii_has(b0, FB_L):
-        return run_any(s, n, pos + 1, FB_L)
-    if b0 == CH_SPACE and pos + 1 < n and ascii_has(s[pos + 1], FB_L):
-        return run_any(s, n, pos + 2, FB_L)
+cdef Py_ssize_t block_cl100k_rest(const fb_window* win, const uint8_t* s, Py_ssize_t n,
+                                  Py_ssize_t pos, bint dollar, bint single_digits) noexcept nogil:
+    cdef fb_view w = fb_view_of(win)       # by value: not reloaded after stores
+    cdef uint8_t b0 = s[pos], b1, f0
+    cdef Py_ssize_t e
+    if b0 >= 0x80:
+        if single_digits:
+            return slow_qwen2(s, n, pos)
+        return slow_cl100k(s, n, pos) if dollar else slow_gpt4(s, n, pos)
+    f0 = fb_ascii_flags[b0]
+    if f0 & FB_L:
+        return block_run(w, s, n, pos + 1, FB_C_LETTER, FB_L)
+    if f0 & FB_N:
+        return pos + 1 if single_digits else block_digits3(w, s, n, pos)
     if b0 == CH_QUOTE:
         e = contraction_ci(s, n, pos)
         if e:
             return e
-    l0 = char_at(s, n, pos, &f0)
-    if f0 & FB_L:
-        return run_any(s, n, pos + l0, FB_L)
-    if f0 & FB_N:
-        return run_digits3(s, n, pos + l0)
-    # [^\r\n\p{L}\p{N}]?+\p{L}++ with the optional character present
-    if b0 != CH_LF and b0 != CH_CR and pos + l0 < n:
-        l1 = char_at(s, n, pos + l0, &f1)
-        if f1 & FB_L:
-            return run_any(s, n, pos + l0 + l1, FB_L)
-    # ' ?[^\s\p{L}\p{N}]++[\r\n]*+'
+    # b0 is ASCII punctuation or whitespace: what follows decides.
+    b1 = s[pos + 1] if pos + 1 < n else 0
+    if b1 >= 0x80:
+        return slow_cl100k(s, n, pos) if dollar else slow_gpt4(s, n, pos)
+    if b0 != CH_LF and b0 != CH_CR and fb_has(w, FB_C_LETTER, pos + 1):
+        return block_run(w, s, n, pos + 2, FB_C_LETTER, FB_L)     # [^\r\n\p{L}\p{N}]?+\p{L}++
     if not (f0 & FB_S):
-        return run_newlines(s, n, run_none(s, n, pos + l0, LNS), False)
-    if b0 == CH_SPACE and pos + 1 < n and not (f1 & LNS):
-        return run_newlines(s, n, run_none(s, n, pos + 1 + l1, LNS), False)
-    return space_piece(s, n, pos, dollar, True)
+        return run_newlines(s, n, block_other_run(w, s, n, pos + 1), False)
+    if b0 == CH_SPACE and fb_has(w, FB_C_OTHER, pos + 1):
+        return run_newlines(s, n, block_other_run(w, s, n, pos + 2), False)
+    e = block_space(w, s, n, pos, dollar, True)
+    if e >= 0:
+        return e
+    return slow_cl100k(s, n, pos) if dollar else slow_gpt4(s, n, pos)
 
 
-# ---------------------------------------------------------------------------------------
-# QWEN2: LLAMA3 with \p{N} instead of \p{N}{1,3}.  A piece that starts with a digit is
-# that digit alone; no other alternative can start with one (the optional first character
-# of the letter alternative excludes \p{N}), so every other piece is LLAMA3's.
-# ---------------------------------------------------------------------------------------
+cdef inline Py_ssize_t block_cl100k(const fb_window* win, fb_view w, const uint8_t* s, Py_ssize_t n,
+                                    Py_ssize_t pos, bint dollar, bint single_digits) noexcept nogil:
+    cdef unsigned long long x = fb_bits(w, FB_C_LETTER, pos)
+    if x & 1:
+        return block_letters(w, s, n, pos, x)
+    if s[pos] == CH_SPACE and x & 2:
+        return block_letters(w, s, n, pos + 1, x >> 1)
+    return block_cl100k_rest(win, s, n, pos, dollar, single_digits)
 
-cdef inline Py_ssize_t piece_qwen2(const uint8_t* s, Py_ssize_t n, Py_ssize_t pos) noexcept nogil:
-    cdef uint8_t f
-    cdef Py_ssize_t length
-    if s[pos] < 0x80:
-        if fb_ascii_flags[s[pos]] & FB_N:
-            return pos + 1
-        return piece_cl100k(s, n, pos, False)
-    length = char_at(s, n, pos, &f)
+
+# R50K / GPT2 / HF_GPT2
+
+cdef Py_ssize_t block_r50k_rest(const fb_window* win, const uint8_t* s, Py_ssize_t n,
+                                Py_ssize_t pos) noexcept nogil:
+    cdef fb_view w = fb_view_of(win)       # by value: not reloaded after stores
+    cdef uint8_t b0 = s[pos], c, f
+    cdef Py_ssize_t p, e
+    if b0 == CH_QUOTE:
+        return slow_r50k(s, n, pos)
+    p = pos + 1 if (b0 == CH_SPACE and pos + 1 < n) else pos    # the optional ' '
+    c = s[p]
+    if c >= 0x80:
+        return slow_r50k(s, n, pos)
+    f = fb_ascii_flags[c]
+    if f & FB_L:
+        return block_run(w, s, n, p + 1, FB_C_LETTER, FB_L)
     if f & FB_N:
-        return pos + length
-    return piece_cl100k(s, n, pos, False)
+        return block_run(w, s, n, p + 1, FB_C_DIGIT, FB_N)
+    if not (f & FB_S):
+        return block_other_run(w, s, n, p + 1)
+    e = block_space(w, s, n, pos, False, False)
+    return e if e >= 0 else slow_r50k(s, n, pos)
 
 
-# ---------------------------------------------------------------------------------------
-# O200K:
-#   A: [^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|...)?
-#   B: [^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|...)?
-#   C: \p{N}{1,3}   D:  ?[^\s\p{L}\p{N}]+[\r\n/]*   E: \s*[\r\n]+   F: \s+(?!\S)   G: \s+
-# Write U for the first letter class and W for the second.
-# ---------------------------------------------------------------------------------------
+cdef inline Py_ssize_t block_r50k(const fb_window* win, fb_view w, const uint8_t* s, Py_ssize_t n,
+                                  Py_ssize_t pos) noexcept nogil:
+    cdef unsigned long long x = fb_bits(w, FB_C_LETTER, pos)
+    if x & 1:
+        return block_letters(w, s, n, pos, x)
+    if s[pos] == CH_SPACE and x & 2:
+        return block_letters(w, s, n, pos + 1, x >> 1)
+    return block_r50k_rest(win, s, n, pos)
 
-cdef inline Py_ssize_t o200k_tail(const uint8_t* s, Py_ssize_t n, Py_ssize_t e) noexcept nogil:
-    """The optional contraction that ends alternatives A and B."""
-    cdef Py_ssize_t c
+
+# O200K
+
+cdef Py_ssize_t block_o200k_letters(fb_view w, const uint8_t* s, Py_ssize_t n,
+                                           Py_ssize_t p) noexcept nogil:
+    """Alternatives A, then B, at p (s[p] an ASCII letter; the optional first character,
+    if any, is before p): an upper-case run, then a lower-case run.  ASCII letters are
+    U or W, never both, so A ends after the W run if one follows and B after the U run.
+    -1 when a character >= 0x80 or the window's end decides."""
+    cdef Py_ssize_t u = fb_run_end(w, FB_C_UPPER, p), e
+    if stops_early(w, s, n, u):
+        return -1
+    if fb_has(w, FB_C_LOWER, u):
+        e = fb_run_end(w, FB_C_LOWER, u + 1)
+        if stops_early(w, s, n, e):
+            e = slow_run_any(s, n, e, FB_W)
+    else:
+        e = u
     if e < n and s[e] == CH_QUOTE:
-        c = contraction_ci(s, n, e)
-        if c:
-            return c
+        return slow_o200k_tail(s, n, e)
     return e
 
 
-cdef inline Py_ssize_t o200k_letters(const uint8_t* s, Py_ssize_t n, Py_ssize_t p,
-                                     Py_ssize_t* u_end, Py_ssize_t* uw_end) noexcept nogil:
-    """Scan U* W* from p.  Returns the end of the W run that follows the maximal U run;
-    *u_end gets the end of the U run and *uw_end the end of the last character of the U
-    run that is also in W (Lm, Lo or M), or -1.
-
-    Backtracking of A at p, U*W+: if a W character follows the U run, the match is U run +
-    W run; else U* gives back down to its last U-and-W character, which then is the W+
-    (a single character: the U characters after it are Lu/Lt).  So A at p ends at the
-    return value if it exceeds *u_end, else at *uw_end if >= 0, else fails.  B at p,
-    U+W*, ends at the return value when the U run is non-empty."""
-    cdef uint8_t b, f = 0
-    cdef Py_ssize_t length = 0, uw = -1
-    while p < n:
-        b = s[p]
-        if b < 0x80:
-            f = fb_ascii_flags[b]
-            length = 1
-        else:
-            length = char_at(s, n, p, &f)
-        if not (f & FB_U):
-            break
-        p += length
-        if f & FB_W:
-            uw = p
-    u_end[0] = p
-    uw_end[0] = uw
-    if p < n and (f & FB_W):
-        return run_any(s, n, p + length, FB_W)
-    return p
-
-
-cdef inline Py_ssize_t piece_o200k(const uint8_t* s, Py_ssize_t n, Py_ssize_t pos) noexcept nogil:
-    cdef uint8_t b0 = s[pos], f0, f1
-    cdef Py_ssize_t l0, l1, e, u, uw
-    l0 = char_at(s, n, pos, &f0)
+cdef Py_ssize_t block_o200k_rest(const fb_window* win, const uint8_t* s, Py_ssize_t n,
+                                 Py_ssize_t pos) noexcept nogil:
+    cdef fb_view w = fb_view_of(win)       # by value: not reloaded after stores
+    cdef uint8_t b0 = s[pos], b1, f0
+    cdef Py_ssize_t e
+    if b0 >= 0x80:
+        return slow_o200k(s, n, pos)
+    f0 = fb_ascii_flags[b0]
     if f0 & FB_L:
-        # A or B without the optional first character (a letter is not in it).
-        e = o200k_letters(s, n, pos, &u, &uw)
-        if e > u:                 # A: U* then a W run
-            return o200k_tail(s, n, e)
-        if uw >= 0:               # A: U* gives back to its last U-and-W character
-            return o200k_tail(s, n, uw)
-        return o200k_tail(s, n, e)  # B: the U run (non-empty: s[pos] is Lu or Lt)
-    if not (f0 & FB_N) and b0 != CH_LF and b0 != CH_CR:
-        # s[pos] is in [^\r\n\p{L}\p{N}]: try A, then B, with it as the optional character.
-        e = o200k_letters(s, n, pos + l0, &u, &uw)
-        if e > u:
-            return o200k_tail(s, n, e)
-        if uw >= 0:
-            return o200k_tail(s, n, uw)
-        if f0 & FB_M:
-            # A without the optional character: a mark is U and W itself, and it is the
-            # last U-and-W character of the U run (A failed above), so A ends after it.
-            return o200k_tail(s, n, pos + l0)
-        if u > pos + l0:          # B with the optional character (W run is empty here)
-            return o200k_tail(s, n, u)
-    elif f0 & FB_N:
-        return run_digits3(s, n, pos + l0)
-    # D: ' ?[^\s\p{L}\p{N}]+[\r\n/]*'
+        e = block_o200k_letters(w, s, n, pos)
+        return e if e >= 0 else slow_o200k(s, n, pos)
+    if f0 & FB_N:
+        return block_digits3(w, s, n, pos)
+    b1 = s[pos + 1] if pos + 1 < n else 0
+    if b1 >= 0x80:
+        return slow_o200k(s, n, pos)
+    if b0 != CH_LF and b0 != CH_CR and fb_has(w, FB_C_LETTER, pos + 1):
+        e = block_o200k_letters(w, s, n, pos + 1)
+        return e if e >= 0 else slow_o200k(s, n, pos)
     if not (f0 & FB_S):
-        return run_newlines(s, n, run_none(s, n, pos + l0, LNS), True)
-    if b0 == CH_SPACE and pos + 1 < n:
-        l1 = char_at(s, n, pos + 1, &f1)
-        if not (f1 & LNS):
-            return run_newlines(s, n, run_none(s, n, pos + 1 + l1, LNS), True)
-    return space_piece(s, n, pos, False, True)
+        return run_newlines(s, n, block_other_run(w, s, n, pos + 1), True)
+    if b0 == CH_SPACE and fb_has(w, FB_C_OTHER, pos + 1):
+        return run_newlines(s, n, block_other_run(w, s, n, pos + 2), True)
+    e = block_space(w, s, n, pos, False, True)
+    return e if e >= 0 else slow_o200k(s, n, pos)
+
+
+cdef inline Py_ssize_t block_o200k_word(fb_view w, const uint8_t* s, Py_ssize_t n, Py_ssize_t p,
+                                        unsigned long long letters,
+                                        unsigned long long upper) noexcept nogil:
+    """block_o200k_letters(w, s, n, p) from bits 0..62 of the LETTER and UPPER bitmaps at
+    p (the caller's fetch, maybe shifted by one), when both runs end within them (nearly
+    always)."""
+    cdef unsigned long long not_upper = ~upper, lower
+    cdef Py_ssize_t u = fb_ctz64(not_upper) if not_upper != 0 else 64, e
+    if u >= 62:
+        return block_o200k_letters(w, s, n, p)
+    lower = ~((letters & not_upper) >> u)           # not 0: the top u bits are set
+    e = fb_ctz64(lower)                             # the lower-case run after the U run
+    if u + e >= 62:
+        return block_o200k_letters(w, s, n, p)
+    if e == 0:
+        e = p + u
+        if stops_early(w, s, n, e):                 # a character >= 0x80 may be W
+            return -1
+    else:
+        e += p + u
+        if stops_early(w, s, n, e):
+            e = slow_run_any(s, n, e, FB_W)
+    if e < n and s[e] == CH_QUOTE:
+        return slow_o200k_tail(s, n, e)
+    return e
+
+
+cdef inline Py_ssize_t block_o200k(const fb_window* win, fb_view w, const uint8_t* s, Py_ssize_t n,
+                                   Py_ssize_t pos) noexcept nogil:
+    cdef unsigned long long x = fb_bits(w, FB_C_LETTER, pos)
+    cdef Py_ssize_t e
+    if x & 1:
+        e = block_o200k_word(w, s, n, pos, x, fb_bits(w, FB_C_UPPER, pos))
+    elif s[pos] == CH_SPACE and x & 2:
+        e = block_o200k_word(w, s, n, pos + 1, x >> 1, fb_bits(w, FB_C_UPPER, pos) >> 1)
+    else:
+        return block_o200k_rest(win, s, n, pos)
+    return e if e >= 0 else slow_o200k(s, n, pos)
 
 
 # ---------------------------------------------------------------------------------------
@@ -430,8 +362,77 @@ cdef Py_ssize_t piece_end(int kind, const unsigned char* s, Py_ssize_t n,
     return n
 
 
-cdef Py_ssize_t scan_pieces(int kind, const unsigned char* s, Py_ssize_t n, Py_ssize_t pos,
-                            Py_ssize_t* ends, Py_ssize_t cap) noexcept nogil:
+cdef int use_block_scanner = 1     # 0: the per-character matchers only (use_scanner("char"))
+
+
+cdef inline Py_ssize_t window_limit(fb_view w, Py_ssize_t n) noexcept nogil:
+    """A piece may start at pos <= the limit without extending the window: 64 bytes from
+    pos on are classified, or everything up to the end of the text."""
+    return w.end - 64 if w.end < n else n
+
+
+cdef Py_ssize_t scan_block(int kind, const uint8_t* s, Py_ssize_t n, Py_ssize_t pos,
+                           Py_ssize_t* ends, Py_ssize_t cap) noexcept nogil:
+    """scan_pieces with the block scanner: one loop per matcher so that it inlines."""
+    cdef fb_window w
+    cdef fb_view v
+    cdef Py_ssize_t k = 0, lim = -1      # -1: the first piece extends the window
+    fb_window_init(&w, pos)
+    v = fb_view_of(&w)
+    if kind == PAT_CL100K:
+        while pos < n and k < cap:
+            if pos > lim:
+                fb_window_extend(&w, s, n, pos, False)
+                v = fb_view_of(&w)
+                lim = window_limit(v, n)
+            pos = block_cl100k(&w, v, s, n, pos, True, False)
+            ends[k] = pos
+            k += 1
+    elif kind == PAT_O200K:
+        while pos < n and k < cap:
+            if pos > lim:
+                fb_window_extend(&w, s, n, pos, True)
+                v = fb_view_of(&w)
+                lim = window_limit(v, n)
+            pos = block_o200k(&w, v, s, n, pos)
+            ends[k] = pos
+            k += 1
+    elif kind == PAT_GPT4 or kind == PAT_LLAMA3:
+        while pos < n and k < cap:
+            if pos > lim:
+                fb_window_extend(&w, s, n, pos, False)
+                v = fb_view_of(&w)
+                lim = window_limit(v, n)
+            pos = block_cl100k(&w, v, s, n, pos, False, False)
+            ends[k] = pos
+            k += 1
+    elif kind == PAT_R50K or kind == PAT_GPT2 or kind == PAT_HF_GPT2:
+        while pos < n and k < cap:
+            if pos > lim:
+                fb_window_extend(&w, s, n, pos, False)
+                v = fb_view_of(&w)
+                lim = window_limit(v, n)
+            pos = block_r50k(&w, v, s, n, pos)
+            ends[k] = pos
+            k += 1
+    elif kind == PAT_QWEN2:
+        while pos < n and k < cap:
+            if pos > lim:
+                fb_window_extend(&w, s, n, pos, False)
+                v = fb_view_of(&w)
+                lim = window_limit(v, n)
+            pos = block_cl100k(&w, v, s, n, pos, False, True)
+            ends[k] = pos
+            k += 1
+    elif pos < n and cap > 0:
+        ends[0] = n
+        k = 1
+    return k
+
+
+cdef Py_ssize_t scan_chars(int kind, const unsigned char* s, Py_ssize_t n, Py_ssize_t pos,
+                           Py_ssize_t* ends, Py_ssize_t cap) noexcept nogil:
+    """scan_pieces with the per-character matchers."""
     # One loop per matcher so that the matcher inlines into it.
     cdef Py_ssize_t k = 0
     if kind == PAT_CL100K:
@@ -465,6 +466,13 @@ cdef Py_ssize_t scan_pieces(int kind, const unsigned char* s, Py_ssize_t n, Py_s
     return k
 
 
+cdef Py_ssize_t scan_pieces(int kind, const unsigned char* s, Py_ssize_t n, Py_ssize_t pos,
+                            Py_ssize_t* ends, Py_ssize_t cap) noexcept nogil:
+    if use_block_scanner:
+        return scan_block(kind, s, n, pos, ends, cap)
+    return scan_chars(kind, s, n, pos, ends, cap)
+
+
 # ---------------------------------------------------------------------------------------
 # Python API
 # ---------------------------------------------------------------------------------------
@@ -496,6 +504,37 @@ _PATTERN_KINDS = {
     _patterns.QWEN2_PATTERN: PAT_QWEN2,
     _patterns.HF_GPT2_PATTERN: PAT_HF_GPT2,
 }
+
+
+SCANNERS = ("auto", "avx2", "sse2", "swar", "char")
+_CLASSIFIER_NAMES = {FB_CLS_AVX2: "avx2", FB_CLS_SSE2: "sse2", FB_CLS_SWAR: "swar"}
+_CLASSIFIERS = {"auto": FB_CLS_AUTO, "avx2": FB_CLS_AVX2, "sse2": FB_CLS_SSE2, "swar": FB_CLS_SWAR}
+
+
+def scanner_in_use():
+    """Which scan path cuts text: "avx2", "sse2" or "swar" (the block scanner with that
+    classifier) or "char" (the per-character matchers)."""
+    if not use_block_scanner:
+        return "char"
+    return _CLASSIFIER_NAMES[fb_classifier()]
+
+
+def use_scanner(str name):
+    """Force a scan path, for tests and measurements (all cut identically): "auto" (the
+    block scanner with the fastest classifier this CPU has), "avx2", "sse2", "swar" (the
+    portable classifier) or "char".  A classifier this build or CPU lacks falls back to the
+    best it has.  Returns scanner_in_use().  Process-wide: set it before encoding starts.
+    The environment variable FASTBPE_SCANNER sets it at import."""
+    global use_block_scanner
+    if name not in SCANNERS:
+        raise ValueError("unknown scanner %r (one of %s)" % (name, ", ".join(SCANNERS)))
+    use_block_scanner = 0 if name == "char" else 1
+    if name != "char":
+        fb_classifier_set(_CLASSIFIERS[name])
+    return scanner_in_use()
+
+
+use_scanner(_os.environ.get("FASTBPE_SCANNER") or "auto")
 
 
 def pattern_kind(str pat_str):
@@ -573,11 +612,33 @@ def code_point_flags():
 
 
 def piece_end_at(const unsigned char[::1] data not None, int kind, Py_ssize_t pos):
-    """piece_end() from Python: the end of the piece that starts at byte offset `pos`."""
+    """The end of the piece that starts at byte offset `pos`, found by a scan that starts
+    there (on the scan path in use: see use_scanner)."""
     _check_kind(kind)
-    cdef Py_ssize_t n = data.shape[0]
+    cdef Py_ssize_t n = data.shape[0], end = n
     if pos < 0 or pos > n:
         raise IndexError("pos out of range")
+    if pos < n:
+        scan_pieces(kind, &data[0], n, pos, &end, 1)
+    return end
+
+
+_BLOCK_CLASSES = {"letter": FB_C_LETTER, "upper": FB_C_UPPER, "lower": FB_C_LOWER,
+                  "digit": FB_C_DIGIT, "space": FB_C_SPACE, "newline": FB_C_NEWLINE,
+                  "other": FB_C_OTHER}
+
+
+def block_classes(const unsigned char[::1] data not None):
+    """The block scanner's class bitmaps of data[:256] (one fill of a window, by the
+    classifier in use), as ints: bit i is byte i.  For the tests."""
+    cdef fb_window w
+    cdef Py_ssize_t n = min(data.shape[0], 256)
+    cdef int i, k
     if n == 0:
-        return 0
-    return piece_end(kind, &data[0], n, pos)
+        return {name: 0 for name in _BLOCK_CLASSES}
+    fb_window_init(&w, 0)
+    fb_window_extend(&w, &data[0], n, 0, True)
+    out = {}
+    for name, k in _BLOCK_CLASSES.items():
+        out[name] = sum(int(fb_word(&w, k, i)) << (64 * i) for i in range(4))
+    return out

@@ -2,14 +2,15 @@
 """Finding added tokens in text: an Aho-Corasick automaton over code points, leftmost-longest.
 
 HF's AddedVocabulary finds its tokens with a leftmost-longest Aho-Corasick automaton; a
-tokenizer.json may hold 100k+ of them.  Building is linear in the tokens' total length (one
-node per distinct prefix, one hash-table entry per edge, failure links in breadth-first
-order), and a search follows one edge or failure link per step, so text without tokens costs
-one pass.  All memory is owned by the TokenTrie object; searches run without the GIL."""
-from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t, int32_t, int64_t
-from libc.stdlib cimport malloc, calloc, realloc, free
-
-from fastbpe._hash cimport mix64
+tokenizer.json may hold 100k+ of them.  The trie is built from the sorted tokens breadth
+first: a node is a run of sorted tokens sharing a prefix, its children the runs of their next
+character, so each node is made by one scan of its run (linear in the tokens' total length),
+children sit next to each other in character order (found by binary search; the root's BMP
+children by a table), and failure links are set as nodes are made (parents first).  A search
+follows one edge or failure link per step.  All memory is owned by the TokenTrie object;
+searches run without the GIL."""
+from libc.stdint cimport uint8_t, uint16_t, uint32_t, int32_t, int64_t
+from libc.stdlib cimport malloc, free
 
 cdef extern from "Python.h":
     int PyUnicode_KIND(object u)
@@ -28,159 +29,153 @@ cdef inline uint32_t code_point(int kind, const void* data, Py_ssize_t i) noexce
 cdef enum:
     ROOT = 0
     NONE = -1
-
-
-cdef struct Edge:
-    uint64_t key     # (parent << 21 | code point) + 1; 0 marks an empty slot
-    int32_t child
+    ROOT_TABLE = 0x10000   # the root's children below U+10000 by direct lookup
 
 
 cdef class TokenTrie:
     """TokenTrie(tokens, values): `find(text)` gives the leftmost-longest non-overlapping
     occurrences as (start, end, value), in characters.  Empty tokens are ignored; a token
     given twice keeps its first value."""
-    cdef Edge* edges          # open-addressing table: (node, code point) -> child
-    cdef Py_ssize_t mask      # table size - 1 (a power of two)
+    cdef uint32_t* chars      # the character on the edge into each node
+    cdef int32_t* first       # first[i] .. first[i + 1]: node i's children (nodes + 1 entries)
     cdef int32_t* fail        # the longest proper suffix of a node's string that is a node
-    cdef int32_t* out         # the deepest node on the failure chain (self included) that ends a token
+    cdef int32_t* out         # the deepest node on the failure chain (self included) ending a token
     cdef int32_t* depth
-    cdef int64_t* value       # the token's value where one ends, else NONE
+    cdef int32_t* token_of    # the token ending at a node (index into values), else NONE
+    cdef int64_t* values
+    cdef int32_t* root_table
     cdef readonly Py_ssize_t nodes
-    cdef readonly Py_ssize_t build_steps   # work done building (edges added + failure steps)
+    cdef readonly Py_ssize_t build_steps   # work done building (token characters read + failure steps)
 
     def __cinit__(self):
-        self.edges = NULL
-        self.fail = self.out = self.depth = NULL
-        self.value = NULL
+        self.chars = NULL
+        self.first = self.fail = self.out = self.depth = self.token_of = self.root_table = NULL
+        self.values = NULL
 
     def __dealloc__(self):
-        free(self.edges)
+        free(self.chars)
+        free(self.first)
         free(self.fail)
         free(self.out)
         free(self.depth)
-        free(self.value)
+        free(self.token_of)
+        free(self.values)
+        free(self.root_table)
 
     def __init__(self, tokens, values):
         tokens = list(tokens)
         values = list(values)
         if len(tokens) != len(values):
             raise ValueError("TokenTrie needs one value per token")
-        cdef Py_ssize_t total = 1, i, k, n, node, cap
-        cdef int32_t* parent
-        cdef uint32_t* char_of
-        cdef str token
-        for token in tokens:
+        first_value = {}
+        for token, value in zip(tokens, values):
+            if not isinstance(token, str):
+                raise TypeError(f"tokens must be str, not {type(token).__name__}")
+            if token and token not in first_value:
+                first_value[token] = value
+        order = sorted(first_value)
+        cdef Py_ssize_t n = len(order), total = 1, k
+        for token in order:
             total += PyUnicode_GET_LENGTH(token)
         if total >= 2 ** 31 - 1:
             raise ValueError("added tokens too long in total for the matcher")
-        cap = 16
-        while cap < 2 * total:
-            cap *= 2
-        self.mask = cap - 1
-        self.edges = <Edge*>calloc(cap, sizeof(Edge))
+        cdef int* kinds = <int*>malloc((n + 1) * sizeof(int))
+        cdef const void** datas = <const void**>malloc((n + 1) * sizeof(void*))
+        cdef Py_ssize_t* lens = <Py_ssize_t*>malloc((n + 1) * sizeof(Py_ssize_t))
+        cdef int32_t* lo = <int32_t*>malloc(total * sizeof(int32_t))
+        cdef int32_t* hi = <int32_t*>malloc(total * sizeof(int32_t))
+        self.values = <int64_t*>malloc((n + 1) * sizeof(int64_t))
+        self.chars = <uint32_t*>malloc(total * sizeof(uint32_t))
+        self.first = <int32_t*>malloc((total + 1) * sizeof(int32_t))
+        self.fail = <int32_t*>malloc(total * sizeof(int32_t))
+        self.out = <int32_t*>malloc(total * sizeof(int32_t))
         self.depth = <int32_t*>malloc(total * sizeof(int32_t))
-        self.value = <int64_t*>malloc(total * sizeof(int64_t))
-        parent = <int32_t*>malloc(total * sizeof(int32_t))
-        char_of = <uint32_t*>malloc(total * sizeof(uint32_t))
-        if self.edges == NULL or self.depth == NULL or self.value == NULL or parent == NULL or char_of == NULL:
-            free(parent)
-            free(char_of)
-            raise MemoryError()
+        self.token_of = <int32_t*>malloc(total * sizeof(int32_t))
+        self.root_table = <int32_t*>malloc(ROOT_TABLE * sizeof(int32_t))
         try:
-            self.nodes = 1
-            self.depth[ROOT] = 0
-            self.value[ROOT] = NONE
-            parent[ROOT] = NONE
-            for i in range(len(tokens)):
-                token = tokens[i]
-                v = values[i]
-                node = self._insert(token, parent, char_of)
-                if node != ROOT and self.value[node] == NONE:
-                    self.value[node] = v
-            self._link(parent, char_of)
+            if (kinds == NULL or datas == NULL or lens == NULL or lo == NULL or hi == NULL or self.values == NULL
+                    or self.chars == NULL or self.first == NULL or self.fail == NULL or self.out == NULL
+                    or self.depth == NULL or self.token_of == NULL or self.root_table == NULL):
+                raise MemoryError()
+            for k in range(n):
+                token = order[k]
+                kinds[k] = PyUnicode_KIND(token)
+                datas[k] = PyUnicode_DATA(token)
+                lens[k] = PyUnicode_GET_LENGTH(token)
+                self.values[k] = first_value[token]
+            with nogil:
+                self._build(n, kinds, datas, lens, lo, hi)
         finally:
-            free(parent)
-            free(char_of)
+            free(kinds)
+            free(datas)
+            free(lens)
+            free(lo)
+            free(hi)
 
-    cdef inline int32_t child(self, Py_ssize_t node, uint32_t c) noexcept nogil:
-        cdef uint64_t key = ((<uint64_t>node << 21) | c) + 1
-        cdef Py_ssize_t slot = <Py_ssize_t>(mix64(key) & <uint64_t>self.mask)
-        while self.edges[slot].key != 0:
-            if self.edges[slot].key == key:
-                return self.edges[slot].child
-            slot = (slot + 1) & self.mask
-        return NONE
-
-    cdef Py_ssize_t _insert(self, str token, int32_t* parent, uint32_t* char_of) except -1:
-        cdef int kind = PyUnicode_KIND(token)
-        cdef const void* data = PyUnicode_DATA(token)
-        cdef Py_ssize_t n = PyUnicode_GET_LENGTH(token), i, slot, node = ROOT
+    cdef void _build(self, Py_ssize_t n_tokens, const int* kinds, const void** datas, const Py_ssize_t* lens,
+                     int32_t* lo, int32_t* hi) noexcept nogil:
+        cdef Py_ssize_t i, k, j, d, count = 1
         cdef uint32_t c
-        cdef uint64_t key
-        for i in range(n):
-            c = code_point(kind, data, i)
-            key = ((<uint64_t>node << 21) | c) + 1
-            slot = <Py_ssize_t>(mix64(key) & <uint64_t>self.mask)
-            while self.edges[slot].key != 0 and self.edges[slot].key != key:
-                slot = (slot + 1) & self.mask
-            if self.edges[slot].key == key:
-                node = self.edges[slot].child
-                continue
-            self.edges[slot].key = key
-            self.edges[slot].child = <int32_t>self.nodes
-            parent[self.nodes] = <int32_t>node
-            char_of[self.nodes] = c
-            self.depth[self.nodes] = self.depth[node] + 1
-            self.value[self.nodes] = NONE
-            node = self.nodes
-            self.nodes += 1
-            self.build_steps += 1
-        return node
-
-    cdef int _link(self, int32_t* parent, uint32_t* char_of) except -1:
-        """Failure and output links, nodes taken by depth (a counting sort: linear)."""
-        cdef Py_ssize_t n = self.nodes, i, d, max_depth = 0
-        cdef int32_t node, f, nxt
-        for i in range(n):
-            if self.depth[i] > max_depth:
-                max_depth = self.depth[i]
-        cdef int32_t* start = <int32_t*>calloc(max_depth + 2, sizeof(int32_t))
-        cdef int32_t* order = <int32_t*>malloc(n * sizeof(int32_t))
-        self.fail = <int32_t*>malloc(n * sizeof(int32_t))
-        self.out = <int32_t*>malloc(n * sizeof(int32_t))
-        if start == NULL or order == NULL or self.fail == NULL or self.out == NULL:
-            free(start)
-            free(order)
-            raise MemoryError()
-        with nogil:
-            for i in range(n):
-                start[self.depth[i] + 1] += 1
-            for d in range(1, max_depth + 2):
-                start[d] += start[d - 1]
-            for i in range(n):
-                order[start[self.depth[i]]] = <int32_t>i
-                start[self.depth[i]] += 1
-            self.fail[ROOT] = ROOT
-            self.out[ROOT] = NONE
-            for i in range(1, n):
-                node = order[i]
-                f = parent[node]
-                if f == ROOT:
-                    self.fail[node] = ROOT
+        cdef int32_t f, nxt
+        for k in range(ROOT_TABLE):
+            self.root_table[k] = NONE
+        self.chars[ROOT] = 0
+        self.depth[ROOT] = 0
+        self.fail[ROOT] = ROOT
+        self.out[ROOT] = NONE
+        self.token_of[ROOT] = NONE
+        lo[ROOT], hi[ROOT] = 0, <int32_t>n_tokens
+        i = 0
+        while i < count:   # nodes in the order made: breadth first
+            d = self.depth[i]
+            self.first[i] = <int32_t>count
+            k = lo[i]
+            if k < hi[i] and lens[k] == d:
+                k += 1     # the token ending here sorts first in the run
+            while k < hi[i]:
+                c = code_point(kinds[k], datas[k], d)
+                j = k + 1
+                while j < hi[i] and code_point(kinds[j], datas[j], d) == c:
+                    j += 1
+                self.build_steps += j - k
+                self.chars[count] = c
+                self.depth[count] = <int32_t>(d + 1)
+                lo[count], hi[count] = <int32_t>k, <int32_t>j
+                self.token_of[count] = <int32_t>k if lens[k] == d + 1 else NONE
+                if i == ROOT:
+                    self.fail[count] = ROOT
+                    if c < ROOT_TABLE:
+                        self.root_table[c] = <int32_t>count
                 else:
-                    f = self.fail[f]
+                    f = self.fail[i]
                     while True:
                         self.build_steps += 1
-                        nxt = self.child(f, char_of[node])
+                        nxt = self.child(f, c)
                         if nxt != NONE or f == ROOT:
                             break
                         f = self.fail[f]
-                    self.fail[node] = nxt if nxt != NONE else ROOT
-                f = self.fail[node]
-                self.out[node] = node if self.value[node] != NONE else self.out[f]
-        free(start)
-        free(order)
-        return 0
+                    self.fail[count] = nxt if nxt != NONE else ROOT
+                self.out[count] = <int32_t>count if self.token_of[count] != NONE else self.out[self.fail[count]]
+                count += 1
+                k = j
+            i += 1
+        self.first[count] = <int32_t>count
+        self.nodes = count
+
+    cdef inline int32_t child(self, int32_t node, uint32_t c) noexcept nogil:
+        """node's child on character c, or NONE (children are in character order)."""
+        if node == ROOT and c < ROOT_TABLE:
+            return self.root_table[c]
+        cdef int32_t a = self.first[node], b = self.first[node + 1], mid
+        while a < b:
+            mid = (a + b) >> 1
+            if self.chars[mid] < c:
+                a = mid + 1
+            else:
+                b = mid
+        if a < self.first[node + 1] and self.chars[a] == c:
+            return a
+        return NONE
 
     cdef Py_ssize_t _search(self, int kind, const void* data, Py_ssize_t n, Py_ssize_t pos,
                             Py_ssize_t* found_start, Py_ssize_t* found_end, int64_t* found_value,
@@ -208,7 +203,7 @@ cdef class TokenTrie:
             if hit != NONE:
                 s = j - self.depth[hit]
                 if best_start < 0 or s < best_start or (s == best_start and j > best_end):
-                    best_start, best_end, best_value = s, j, self.value[hit]
+                    best_start, best_end, best_value = s, j, self.values[self.token_of[hit]]
         found_start[0], found_end[0], found_value[0] = best_start, best_end, best_value
         return best_start
 

@@ -11,29 +11,30 @@ _CODES = {UINT8: "B", INT8: "b", UINT16: "H", INT16: "h", UINT32: "I", INT32: "i
           UINT64: "Q", INT64: "q", FLOAT64: "d"}
 
 
-def _string(s: str) -> bytes:
+def _string(s: str, order: str = "<") -> bytes:
     b = s.encode("utf-8", "surrogateescape")
-    return struct.pack("<Q", len(b)) + b
+    return struct.pack(order + "Q", len(b)) + b
 
 
-def _value(vtype: int, value, etype: int | None = None) -> bytes:
+def _value(vtype: int, value, etype: int | None = None, order: str = "<") -> bytes:
     if vtype == STRING:
-        return _string(value)
+        return _string(value, order)
     if vtype == ARRAY:
-        out = struct.pack("<IQ", etype, len(value))
+        out = struct.pack(order + "IQ", etype, len(value))
         if etype == STRING:
-            return out + b"".join(_string(v) for v in value)
-        return out + struct.pack("<" + _CODES[etype] * len(value), *value)
-    return struct.pack("<" + _CODES[vtype], value)
+            return out + b"".join(_string(v, order) for v in value)
+        return out + struct.pack(order + _CODES[etype] * len(value), *value)
+    return struct.pack(order + _CODES[vtype], value)
 
 
-def gguf_bytes(kv: list[tuple], n_tensors: int = 0, tensor_data: int = 0) -> bytes:
+def gguf_bytes(kv: list[tuple], n_tensors: int = 0, tensor_data: int = 0, order: str = "<") -> bytes:
     """A GGUF v3 file: kv is [(key, type, value)] or [(key, ARRAY, values, element type)]; with
     n_tensors, that many tensor infos of `tensor_data` bytes each follow (the data itself is left
-    to the caller, e.g. a sparse truncate)."""
-    out = [b"GGUF", struct.pack("<IQQ", 3, n_tensors, len(kv))]
+    to the caller, e.g. a sparse truncate).  order ">" writes a big-endian file."""
+    out = [b"GGUF", struct.pack(order + "IQQ", 3, n_tensors, len(kv))]
     for key, vtype, value, *etype in kv:
-        out.append(_string(key) + struct.pack("<I", vtype) + _value(vtype, value, *(etype or [None])))
+        out.append(_string(key, order) + struct.pack(order + "I", vtype)
+                   + _value(vtype, value, *(etype or [None]), order=order))
     for t in range(n_tensors):
         # name, n_dims, dims, ggml type (0 = f32), offset
         out.append(_string(f"blk.{t}.weight") + struct.pack("<I", 1) + struct.pack("<Q", tensor_data // 4)

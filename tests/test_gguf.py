@@ -334,6 +334,21 @@ def test_scanner_steps_split_like_regex(pre):
         assert fast.split(text) == slow.split(text), text
 
 
+@pytest.mark.parametrize("kind", sorted(REGEXES))
+def test_joined_steps_split_like_piece_by_piece(kind):
+    """Steps that split all pieces at once (joined by NULs) give each piece's own matches."""
+    import random
+
+    pre = next(p for p in PRE_TOKENIZERS.values() if p.kind == kind)
+    joined, apart = Splitter(pre), Splitter(pre, join=False)
+    alphabet = list("ab Z9 0'sSd\t\n\r.,!?$+<=>^~|`-_()") + ["\u00a0", "\u3000", "é", "中", "가", "ア", "٣", "½",
+                                                               "🦙", "\u0301", "\x85", "＆", "！"]
+    rng = random.Random(99)
+    texts = gf.TEXTS + ["".join(rng.choice(alphabet) for _ in range(rng.randrange(1, 40))) for _ in range(1500)]
+    for text in texts + ["a\x00b 12\x00,"]:
+        assert joined.split(text) == apart.split(text), text
+
+
 def test_cli_model_gguf(bytelevel_vocab, spm_vocab, tmp_path, capsys):
     from fastbpe.cli import main
 
@@ -402,3 +417,32 @@ def test_decode_bad_ids(spm_vocab, tmp_path):
     ids = tok.encode_ids("Hello world")
     assert tok.decode(np.array(ids)) == "Hello world"
     assert tok.decode([1] + ids) == "<s> Hello world"  # llama.cpp strips the space of the first piece only and tok.decode([1] + ids, skip_special_tokens=True) == " Hello world"
+
+
+def test_big_endian_file(spm_vocab, tmp_path):
+    tokens, scores, types = spm_vocab
+    little, big = tmp_path / "le.gguf", tmp_path / "be.gguf"
+    little.write_bytes(gf.gguf_bytes(gf.spm_kv(tokens, scores, types, eos_token_id=(gf.UINT32, 2))))
+    big.write_bytes(gf.gguf_bytes(gf.spm_kv(tokens, scores, types, eos_token_id=(gf.UINT32, 2)), order=">"))
+    a, b = GGUFTokenizer.from_file(little), GGUFTokenizer.from_file(big)
+    assert b.eos_token_id == 2 and list(b.vocab.scores) == list(a.vocab.scores)
+    for text in gf.TEXTS:
+        assert b.encode_ids(text) == a.encode_ids(text)
+
+
+def test_cli_count_in_blocks_equals_whole(bytelevel_vocab, tmp_path, capsys):
+    from fastbpe.cli import main
+    from fastbpe.cli.tokenizer_args import GGUFFile
+
+    spec, tokens, merges = bytelevel_vocab
+    path = tmp_path / "vocab.gguf"
+    path.write_bytes(gf.gguf_bytes(gf.gpt2_kv(tokens, merges, "llama-bpe")))
+    assert GGUFFile(str(path))._pat_str == patterns.LLAMA3_PATTERN  # may be cut between pieces
+    doc = tmp_path / "doc.txt"
+    text = "\n".join(gf.CORPUS) * 200  # several blocks
+    doc.write_text(text, encoding="utf-8")
+    assert main(["count", "-m", str(path), str(doc)]) == 0
+    assert capsys.readouterr().out.split("\t")[0] == str(len(GGUFTokenizer.from_file(path).encode_ids(text)))
+    starcoder = tmp_path / "star.gguf"
+    starcoder.write_bytes(gf.gguf_bytes(gf.gpt2_kv(tokens, merges, "starcoder")))
+    assert GGUFFile(str(starcoder))._pat_str == r"[\s\S]+"  # a chain: counted whole

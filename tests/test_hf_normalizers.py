@@ -121,3 +121,12 @@ def test_generated_tables_are_current():
     if "cannot read Unicode 9.0 data" in probe.stderr:
         pytest.skip("no Python with Unicode 9.0 unicodedata (CPython 3.6) to regenerate the tables")
     assert probe.returncode == 0, probe.stderr
+
+
+@pytest.mark.parametrize("normalizer", [N.ByteLevel(), N.Sequence([N.NFKC(), N.ByteLevel()])], ids=["bytelevel", "nfkc+bytelevel"])
+@pytest.mark.parametrize("pre_tokenizer", [None, P.Whitespace()], ids=["no-pre", "whitespace"])
+def test_byte_level_normalizer(normalizer, pre_tokenizer):
+    from hf_reference import assert_same
+
+    assert_same(build(normalizer=normalizer, pre_tokenizer=pre_tokenizer, decoder=D.ByteLevel(),
+                      byte_level_alphabet=True))

@@ -94,3 +94,14 @@ def test_byte_level_split_fast_paths(pattern):
         assert ours.encode(text).offsets == want.offsets, text
         assert ours.encode_ids(text) == want.ids, text
         assert ours.encode_batch([text, text])[1].ids == want.ids, text
+
+
+def test_without_onigurumacffi_the_error_says_what_to_install(monkeypatch):
+    import fastbpe.hf.oniguruma as onig
+
+    monkeypatch.setattr(onig, "onigurumacffi", None)
+    split = {"type": "Split", "pattern": {"Regex": r"\w+"}, "behavior": "Isolated", "invert": False}
+    with pytest.raises(ImportError, match="pip install onigurumacffi"):
+        Tokenizer.from_str(_char_level(split))
+    # a pattern the C scanner knows does not need it
+    Tokenizer.from_str(_byte_level(QWEN2_PATTERN)).encode("ok")

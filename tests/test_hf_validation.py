@@ -96,10 +96,22 @@ def test_good_values_still_load(spec):
 
 @pytest.mark.parametrize("depth", [200, 5000, 100_000])
 def test_deep_nesting_is_a_value_error(spec, depth):
-    for text in ('{"model": ' + "[" * depth + "]" * depth + "}",
-                 '{"normalizer": ' + '{"type": "Sequence", "normalizers": [' * depth + "]}" * depth + "}"):
+    texts = ['{"normalizer": ' + '{"type": "Sequence", "normalizers": [' * depth + "]}" * depth + "}",
+             '{"decoder": ' + "[" * depth + "]" * depth + "}"]
+    if depth > 1000:  # deeper than Python's JSON reader goes
+        texts.append('{"model": ' + "[" * depth + "]" * depth + "}")
+    for text in texts:
         with pytest.raises(ValueError, match="nested"):
             Tokenizer.from_str(text)
+    with pytest.raises(ValueError, match="nested"):
+        Tokenizer(json.loads(texts[0]) if depth < 1000 else {"normalizer": _nested_dict(depth)})
+
+
+def _nested_dict(depth: int) -> dict:
+    node = {"type": "Lowercase"}
+    for _ in range(depth):
+        node = {"type": "Sequence", "normalizers": [node]}
+    return node
 
 
 def test_nesting_within_the_limit_loads(spec):

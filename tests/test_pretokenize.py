@@ -12,6 +12,7 @@ tiktoken's ids on the corpora and on every override code point.  In the comparis
 """
 from __future__ import annotations
 
+import contextlib
 import itertools
 import lzma
 import os
@@ -97,20 +98,45 @@ def regex_pieces(name: str, text: str) -> list[str]:
     return out
 
 
+# Every scan path must cut identically: the block scanner with each classifier this build
+# and CPU have (AVX2, SSE2, the portable SWAR one) and the per-character matchers.
+SCAN_PATHS = list(dict.fromkeys(pt.use_scanner(name) for name in ("char", "swar", "sse2", "avx2")))
+pt.use_scanner("auto")
+
+
+@contextlib.contextmanager
+def scan_path(name: str):
+    """Cut with scan path `name` inside the block (then back to the default)."""
+    assert pt.use_scanner(name) == name
+    try:
+        yield
+    finally:
+        pt.use_scanner("auto")
+
+
+def split_every_path(text: str, kind: int) -> dict[str, list[str]]:
+    out = {}
+    for path in SCAN_PATHS:
+        with scan_path(path):
+            out[path] = pt.split(text, kind)
+    return out
+
+
 def assert_same(text: str, names=NAMES) -> None:
     for name in names:
         want = regex_pieces(name, text)
-        got = pt.split(text, KIND[name])
-        if got != want:
-            i = next((i for i, (a, b) in enumerate(zip(want, got)) if a != b), min(len(want), len(got)))
-            pytest.fail(
-                "%s: pieces differ at #%d for %r\n  regex:   %r\n  scanner: %r"
-                % (name, i, text if len(text) < 200 else text[:200] + "...", want[max(0, i - 2) : i + 3], got[max(0, i - 2) : i + 3])
-            )
+        for path, got in split_every_path(text, KIND[name]).items():
+            if got != want:
+                i = next((i for i, (a, b) in enumerate(zip(want, got)) if a != b), min(len(want), len(got)))
+                pytest.fail(
+                    "%s (%s scan): pieces differ at #%d for %r\n  regex:   %r\n  scanner: %r"
+                    % (name, path, i, text if len(text) < 200 else text[:200] + "...", want[max(0, i - 2) : i + 3], got[max(0, i - 2) : i + 3])
+                )
 
 
 def assert_piece_end_everywhere(text: str, names=NAMES) -> None:
-    """piece_end at every character boundary equals regex's match there (pos argument)."""
+    """The piece found at every character boundary (piece_end_at, a scan started there)
+    equals regex's match there (pos argument), on every scan path."""
     data = text.encode("utf-8", "surrogatepass")
     offsets = [0]
     for ch in text:
@@ -118,12 +144,18 @@ def assert_piece_end_everywhere(text: str, names=NAMES) -> None:
     mapped = for_regex(text)
     for name in names:
         rx = COMPILED[name]
-        for ci, bi in enumerate(offsets[:-1]):
+        want = []
+        for ci in range(len(text)):
             m = rx.match(mapped, ci)
             assert m is not None
-            want = offsets[m.end()]
-            got = pt.piece_end_at(data, KIND[name], bi)
-            assert got == want, (name, text, ci, text[m.start() : m.end()], data[bi:got])
+            want.append(offsets[m.end()])
+        for path in SCAN_PATHS:
+            with scan_path(path):
+                got = [pt.piece_end_at(data, KIND[name], bi) for bi in offsets[:-1]]
+            if got != want:
+                ci = next(i for i, (a, b) in enumerate(zip(want, got)) if a != b)
+                pytest.fail("%s (%s scan) at character %d of %r: regex ends at byte %d, scanner at %d"
+                            % (name, path, ci, text, want[ci], got[ci]))
 
 
 # ---------------------------------------------------------------------------------------
@@ -239,11 +271,14 @@ def test_invalid_utf8_is_memory_safe_and_tiles():
     rng = random.Random(1234)
     samples = [bytes(rng.randrange(256) for _ in range(rng.randrange(1, 40))) for _ in range(3000)]
     samples += [b"\xf4", b"a\xe4\xb8", b"\xf4\x90\x80\x80", b"\xff\xfe", b"\xc0\x80", b"\x80\x80 x", b"'\xc5"]
-    for data in samples:
-        for name in NAMES:
-            ends = pt.piece_boundaries(data, KIND[name]).tolist()
-            assert ends[-1] == len(data)
-            assert all(b > a for a, b in zip([0] + ends, ends))
+    samples += [b"a" * 70 + bytes([b]) + b"bc" * 40 for b in range(0x80, 0x100)]   # across words
+    for path in SCAN_PATHS:
+        with scan_path(path):
+            for data in samples:
+                for name in NAMES:
+                    ends = pt.piece_boundaries(data, KIND[name]).tolist()
+                    assert ends[-1] == len(data)
+                    assert all(b > a for a, b in zip([0] + ends, ends))
 
 
 def test_lone_surrogates_follow_regex():
@@ -254,14 +289,64 @@ def test_lone_surrogates_follow_regex():
 
 def test_piece_end_equals_scan():
     text = "It's  the 1234 end.\r\n\r\n  x   \u00e9\u0301\u4e2d'LL \t"
-    data = text.encode()
-    for name in NAMES:
-        pos, ends = 0, []
-        while pos < len(data):
-            pos = pt.piece_end_at(data, KIND[name], pos)
-            ends.append(pos)
-        assert ends == pt.piece_boundaries(data, KIND[name]).tolist()
-        assert pt.piece_end_at(data, KIND[name], len(data)) == len(data)
+    for data in (text.encode(), (text * 200).encode()):
+        for name in NAMES:
+            for path in SCAN_PATHS:
+                with scan_path(path):
+                    pos, ends = 0, []
+                    while pos < len(data):
+                        pos = pt.piece_end_at(data, KIND[name], pos)
+                        ends.append(pos)
+                    assert ends == pt.piece_boundaries(data, KIND[name]).tolist()
+                    assert pt.piece_end_at(data, KIND[name], len(data)) == len(data)
+
+
+def test_scan_paths():
+    assert SCAN_PATHS[0] == "char" and "swar" in SCAN_PATHS
+    assert pt.scanner_in_use() == pt.use_scanner("auto") == SCAN_PATHS[-1]
+    with pytest.raises(ValueError):
+        pt.use_scanner("neon")
+    for path in SCAN_PATHS:
+        env = dict(os.environ, FASTBPE_SCANNER=path)
+        out = subprocess.run([sys.executable, "-c", "from fastbpe import _pretokenize as pt; print(pt.scanner_in_use())"],
+                             env=env, capture_output=True, text=True, check=True, cwd=ROOT)
+        assert out.stdout.strip() == path
+
+
+def test_block_classes_every_byte_and_alignment():
+    # Each classifier gives every ASCII byte the classes of the Unicode tables (the patterns'
+    # \p{L}, \p{N}, \s on ASCII) and a byte >= 0x80 none, at every position of a window
+    # (whole SIMD steps, partial words, the portable tail).
+    flags = pt.code_point_flags()[:128]
+    fb = pt.FLAG_BITS
+
+    def expected(b):
+        if b >= 0x80:
+            return set()
+        f = flags[b]
+        out = set()
+        if f & fb["L"]:
+            out |= {"letter", "upper" if chr(b).isupper() else "lower"}
+        if f & fb["N"]:
+            out.add("digit")
+        if f & fb["S"]:
+            out.add("space")
+        if b in (0x0A, 0x0D):
+            out.add("newline")
+        if not f & (fb["L"] | fb["N"] | fb["S"]):
+            out.add("other")
+        return out
+
+    rng = random.Random(5)
+    datas = [bytes(range(256)), bytes(range(255, -1, -1))]
+    datas += [bytes(rng.randrange(256) for _ in range(rng.randrange(1, 300))) for _ in range(200)]
+    for path in SCAN_PATHS[1:]:
+        with scan_path(path):
+            for data in datas:
+                classes = pt.block_classes(data)
+                for i, b in enumerate(data[:256]):
+                    got = {name for name, bits in classes.items() if bits >> i & 1}
+                    assert got == expected(b), (path, i, hex(b), got)
 
 
 # ---------------------------------------------------------------------------------------
@@ -398,8 +483,10 @@ def test_exhaustive_up_to_3_chars():
     texts = ["".join(t) for k in (1, 2, 3) for t in itertools.product(SMALL_ALPHABET, repeat=k)]
     for name in NAMES:
         rx, kind = COMPILED[name], KIND[name]
-        for text in texts:
-            if pt.split(text, kind) != rx.findall(for_regex(text)):
+        for path in SCAN_PATHS:
+            with scan_path(path):
+                bad = [text for text in texts if pt.split(text, kind) != rx.findall(for_regex(text))]
+            for text in bad[:1]:
                 assert_same(text, [name])
 
 
@@ -407,8 +494,10 @@ def test_exhaustive_4_chars():
     texts = ["".join(t) for t in itertools.product(TINY_ALPHABET, repeat=4)]
     for name in NAMES:
         rx, kind = COMPILED[name], KIND[name]
-        for text in texts:
-            if pt.split(text, kind) != rx.findall(for_regex(text)):
+        for path in SCAN_PATHS:
+            with scan_path(path):
+                bad = [text for text in texts if pt.split(text, kind) != rx.findall(for_regex(text))]
+            for text in bad[:1]:
                 assert_same(text, [name])
 
 
@@ -628,6 +717,35 @@ def test_fuzz_whitespace(text):
 @given(structured_text)
 def test_fuzz_piece_end_at_every_position(text):
     assert_piece_end_everywhere(text)
+
+
+# Long texts: the block scanner's window is 64-byte words filled 256 bytes at a time, up to
+# 2 KiB; runs and pieces that cross words, fills and windows, and non-ASCII characters at
+# any of those places, only show up in texts longer than the ones above.
+long_text = st.lists(
+    st.one_of(
+        st.sampled_from(FRAGMENTS),
+        st.sampled_from(ALL_CHARS),
+        st.sampled_from(["a" * 63, "A" * 65, " " * 64, "\n" * 60, "!" * 70, "1" * 66, "x" * 250, " \n" * 40]),
+        st.text(alphabet=st.sampled_from(" \n\tabcXYZ012'!/.\u00e9\u4e2d\u0301\xa0"), max_size=300),
+    ),
+    min_size=20,
+    max_size=400,
+).map("".join)
+
+
+@pytest.mark.fuzz
+@settings(hyp, max_examples=n_examples(300))
+@given(long_text)
+def test_fuzz_long_texts(text):
+    assert_same(text)
+
+
+@pytest.mark.fuzz
+@settings(hyp, max_examples=n_examples(40))
+@given(long_text)
+def test_fuzz_long_texts_piece_end_at_every_position(text):
+    assert_piece_end_everywhere(text[:1500])
 
 
 # ---------------------------------------------------------------------------------------

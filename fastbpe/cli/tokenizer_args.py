@@ -60,14 +60,18 @@ class GGUFFile(HFTokenizer):
     """A llama.cpp GGUF file (fastbpe.gguf) behind the same methods: llama.cpp's ids without
     BOS/EOS, special-token text as plain text."""
 
-    # counted as one block: SentencePiece files and special tokens need the whole text
-    _pat_str = r"[\s\S]+"
-
     def __init__(self, path: str):
         from ..gguf import GGUFTokenizer
 
         self.name = os.path.basename(path)
         self._tok = GGUFTokenizer.from_file(path)
+        # `count` reads blocks cut between pieces of this pattern.  Only a one-regex split the
+        # C scanner knows, with no user-defined token text to cut out, may be cut; anything
+        # else (SentencePiece files, regex chains, special tokens) is counted as one block.
+        splitter = self._tok.splitter
+        user_defined = self._tok.vocab.user_defined_ids if splitter else True
+        pattern = splitter.scanner_pattern if splitter else None
+        self._pat_str = pattern if pattern and not user_defined else r"[\s\S]+"
 
     def decode_single_token_bytes(self, token):
         return self._tok.token_to_piece(token)

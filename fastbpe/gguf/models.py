@@ -14,7 +14,7 @@
 from __future__ import annotations
 
 from functools import partial
-from itertools import repeat
+from itertools import chain, repeat
 from operator import add
 
 import numpy as np
@@ -57,6 +57,10 @@ class ByteLevelBPE:
     def encode_text(self, text: str, kind: int) -> list[int]:
         return self._fix_stand_ins(self.table.encode_text(text, kind))
 
+    def encode_texts(self, texts: list[str], kind: int) -> list[int]:
+        """The ids of texts one after the other, each scanned on its own (one kernel call)."""
+        return self._fix_stand_ins(list(chain.from_iterable(self.table.encode_texts(texts, kind))))
+
     def _fix_stand_ins(self, ids: list[int]) -> list[int]:
         if not self.stand_ins or not ids or max(ids) < self.n_tokens:
             return ids
@@ -79,7 +83,9 @@ def _merge_rows(merges: list[str], t2i: dict, token_bytes: list) -> np.ndarray:
     if joined.count(" ") == n and joined.count("\n") == n - 1 and not any(m[:1] == " " for m in merges):
         # the usual file: one space a merge, no newline in any (byte-level text has none)
         parts = joined.replace(" ", "\n").split("\n")
+        del joined
         lefts, rights = parts[0::2], parts[1::2]
+        del parts
     else:
         parts = [(m[:c], m[c + 1:]) if (c := m.find(" ", 1)) > 0 else ("", "") for m in merges]
         lefts, rights = (list(x) for x in zip(*parts)) if parts else ([], [])

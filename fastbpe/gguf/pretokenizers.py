@@ -208,7 +208,7 @@ class Splitter:
     scanner knows (GPT-2, Llama-3, Qwen2) is scanned inside the encode kernel (`scanner_kind`);
     in a chain, the steps the scanner knows run on it and the others on `regex`."""
 
-    def __init__(self, pre: PreTokenizer, force_regex: bool | None = None):
+    def __init__(self, pre: PreTokenizer, force_regex: bool | None = None, join: bool = True):
         self.pre = pre
         self.exprs = REGEXES[pre.kind]
         self.steps = []
@@ -220,16 +220,41 @@ class Splitter:
             if captured:
                 # split() with the whole regex captured gives gaps and matches in order, in C
                 rx = regex.compile(f"({to_python(e)})")
-            self.steps.append((rx, kind, captured))
+            self.steps.append((rx, kind, captured, join and captured and _separator_safe(to_python(e))))
         self.scanner_kind = self.steps[0][1] if len(self.steps) == 1 else -1
+        # the scanner's pattern for a one-regex pre-tokenizer it knows (same pieces), else None
+        self.scanner_pattern = _SCANNER_PATTERNS[self.exprs[0]] if self.scanner_kind >= 0 else None
+        # a chain whose last step the scanner knows (starcoder, command-r, refact, chameleon):
+        # the earlier steps' pieces go to the encode kernel, which scans and merges them
+        last = self.steps[-1][1]
+        self.tail_kind = last if len(self.steps) > 1 and last >= 0 else -1
+
+    def split_head(self, text: str) -> list[str]:
+        """The pieces before the last step (for a chain with `tail_kind`)."""
+        return self._run(text, self.steps[:-1])
 
     def split(self, text: str) -> list[str]:
+        return self._run(text, self.steps)
+
+    @staticmethod
+    def _run(text: str, steps: list) -> list[str]:
         pieces = [text]
-        for rx, kind, captured in self.steps:
+        can_join = _SEP not in text
+        for rx, kind, captured, joinable in steps:
             out = []
             if kind >= 0:
                 for piece in pieces:
                     out.extend(_pretokenize.split(piece, kind))
+                pieces = out
+                continue
+            if joinable and can_join and len(pieces) > 1:
+                # one split over all pieces joined by a character no match can hold (see
+                # _separator_safe): the same matches as piece by piece, in one C call
+                for p in rx.split(_SEP.join(pieces)):
+                    if _SEP in p:
+                        out.extend(q for q in p.split(_SEP) if q)
+                    elif p:
+                        out.append(p)
                 pieces = out
                 continue
             if captured:
@@ -255,9 +280,22 @@ class Splitter:
         if self.scanner_kind >= 0:
             how = "C scanner"
         else:
-            n_fast = sum(k >= 0 for _, k, _ in self.steps)
-            how = f"regex fallback ({n_fast} of {len(self.steps)} steps on the C scanner)"
+            n_fast = sum(k >= 0 for _, k, _, _ in self.steps)
+            how = f"regex fallback ({n_fast} of {len(self.steps)} steps on the C scanner" + (
+                ", the last one inside the encode kernel)" if self.tail_kind >= 0 else ")")
         return f"<gguf Splitter {self.pre.name!r} ({self.pre.kind}, {len(self.exprs)} regexes, {how})>"
+
+
+_SEP = "\x00"
+# what could let a match hold or look past the separator: lookaround, anchors, any-char, negated
+# classes and escapes, the C category, a literal NUL
+_UNSAFE = re.compile(r"\(\?[=!<]|[$^.]|\\[ZzAbBSDWPdwx0]|\[\^|\\p\{C|\x00")
+
+
+def _separator_safe(expr: str) -> bool:
+    """True when no match of expr can contain or look across a NUL: then splitting pieces
+    joined by NULs gives each piece's own matches (NULs end up only in the gaps)."""
+    return _UNSAFE.search(expr) is None
 
 
 def pre_tokenizer(name: str | None, path: str) -> PreTokenizer:

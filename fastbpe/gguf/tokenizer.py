@@ -166,10 +166,12 @@ class GGUFTokenizer:
         return parallel_map(chunk, texts, num_threads, keep_threads=True)
 
     def _encode_bpe(self, text: str) -> list[int]:
-        kind = self.splitter.scanner_kind
-        if kind >= 0:
-            return self.model.encode_text(text, kind)
-        return self.model.encode_pieces(self.splitter.split(text))
+        splitter = self.splitter
+        if splitter.scanner_kind >= 0:
+            return self.model.encode_text(text, splitter.scanner_kind)
+        if splitter.tail_kind >= 0:
+            return self.model.encode_texts(splitter.split_head(text), splitter.tail_kind)
+        return self.model.encode_pieces(splitter.split(text))
 
     def _partition(self, text: str, parse_special: bool) -> list:
         """tokenizer_st_partition: text pieces (str) and special-token ids (int), in order."""

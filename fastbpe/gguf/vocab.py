@@ -75,6 +75,8 @@ class Vocab:
         # longest first (llama.cpp sorts by length; equal lengths keep id order here)
         special = [i for i, a in enumerate(self.attrs) if a & (CONTROL | USER_DEFINED | UNKNOWN)]
         self.special_ids = sorted(special, key=lambda i: -len(self.tokens[i].encode("utf-8", "surrogateescape")))
+        # the ones cut out even without parse_special
+        self.user_defined_ids = [i for i in self.special_ids if not self.attrs[i] & (CONTROL | UNKNOWN)]
 
     def _array(self, meta: dict, key: str, n: int, dtype):
         value = meta.get(key)

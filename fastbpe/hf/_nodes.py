@@ -63,43 +63,36 @@ def json_field(node: dict, key: str, read, path: str, default=None):
     return read(value, f"{path}.{key}")
 
 
-# nesting deeper than this is refused as HF's JSON reader (serde_json) refuses it, before
-# Python's recursion limit could turn it into a RecursionError
+# nesting deeper than this is refused, as HF's JSON reader (serde_json) refuses it; the stages
+# are built recursively, so deeper nesting could otherwise end in a RecursionError
 MAX_DEPTH = 128
+_NESTED = ("normalizer", "pre_tokenizer", "post_processor", "decoder", "truncation", "padding")
 
 
 def parse(json_text: str) -> dict:
-    _check_depth(json_text)
+    """The document of a tokenizer.json text (ValueError for what is not one)."""
     try:
-        spec = json.loads(json_text)
+        doc = json.loads(json_text)
     except json.JSONDecodeError as e:
         raise ValueError(f"not a valid tokenizer.json: {e}") from None
     except RecursionError:
         raise ValueError(f"tokenizer.json: nested more than {MAX_DEPTH} levels deep") from None
-    return spec
+    check_nesting(doc)
+    return doc
 
 
-def _check_depth(json_text: str) -> None:
-    """Refuse nesting deeper than MAX_DEPTH (brackets outside strings), in one pass."""
-    depth, in_string, escaped = 0, False, False
-    if json_text.count("[") + json_text.count("{") <= MAX_DEPTH:
+def check_nesting(doc) -> None:
+    """Refuse stage nodes nested more than MAX_DEPTH deep (an explicit stack, not recursion).
+    The model's vocabulary and merges and the added tokens are flat and read flat."""
+    if not isinstance(doc, dict):
         return
-    for c in json_text:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif c == "\\":
-                escaped = True
-            elif c == '"':
-                in_string = False
-        elif c == '"':
-            in_string = True
-        elif c in "[{":
-            depth += 1
-            if depth > MAX_DEPTH:
-                raise ValueError(f"tokenizer.json: nested more than {MAX_DEPTH} levels deep")
-        elif c in "]}":
-            depth -= 1
+    stack = [(doc[key], 2) for key in _NESTED if isinstance(doc.get(key), (dict, list))]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise ValueError(f"tokenizer.json: nested more than {MAX_DEPTH} levels deep")
+        children = node.values() if isinstance(node, dict) else node
+        stack.extend((c, depth + 1) for c in children if isinstance(c, (dict, list)))
 
 
 def check_version(spec: dict) -> None:

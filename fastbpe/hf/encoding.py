@@ -35,6 +35,9 @@ def _pending_field(slot: str) -> property:
     return property(get, set_)
 
 
+_new_encoding = object.__new__
+
+
 def _unsigned(index: int) -> int:
     """HF's lookups take usize: a negative index is an OverflowError, as there."""
     if index < 0:
@@ -43,19 +46,20 @@ def _unsigned(index: int) -> int:
 
 
 class Encoding:
-    """`tokens`, `offsets` and `word_ids` may be pending: an Encoding built from the kernels
-    (kernel_encodings.py) keeps a function that makes all three and calls it the first time
-    one of them is read, so a caller that needs only ids and masks never pays for them.
-    Every method reads them through the properties, so nothing sees a pending field."""
-    __slots__ = ("ids", "type_ids", "_tokens", "_offsets", "attention_mask", "special_tokens_mask",
-                 "_word_ids", "sequence_ids", "overflowing", "_pending", "_sequences")
+    """Fields may be pending: an Encoding built from the kernels keeps a function that makes
+    them and calls it the first time one is read, so a caller that needs only ids never pays
+    for the rest.  `pending` leaves tokens, offsets and word ids (kernel_encodings.py);
+    `lazy` leaves every field but ids (the short-call path of Tokenizer.encode).  Every
+    method reads fields through the properties, so nothing sees a pending field."""
+    __slots__ = ("ids", "_type_ids", "_tokens", "_offsets", "_attention_mask", "_special_tokens_mask",
+                 "_word_ids", "_sequence_ids", "_overflowing", "_pending", "_sequences")
 
     def __init__(self, ids, type_ids, tokens, offsets, attention_mask, special_tokens_mask,
                  word_ids, sequence_ids, overflowing=None):
-        self.ids, self.type_ids, self._tokens, self._offsets = ids, type_ids, tokens, offsets
-        self.attention_mask, self.special_tokens_mask = attention_mask, special_tokens_mask
-        self._word_ids, self.sequence_ids = word_ids, sequence_ids
-        self.overflowing = overflowing if overflowing is not None else []
+        self.ids, self._type_ids, self._tokens, self._offsets = ids, type_ids, tokens, offsets
+        self._attention_mask, self._special_tokens_mask = attention_mask, special_tokens_mask
+        self._word_ids, self._sequence_ids = word_ids, sequence_ids
+        self._overflowing = overflowing if overflowing is not None else []
         self._pending = None
         self._sequences = None  # the input sequences merged in, empty ones too (HF's sequence ranges)
 
@@ -72,11 +76,36 @@ class Encoding:
         enc._pending = make
         return enc
 
+    @staticmethod
+    def lazy(ids: list, source: tuple) -> "Encoding":
+        """ids now, every other field when first read: source is (tokenizer, text,
+        add_special_tokens) and `tokenizer._encode_whole(text, add_special_tokens)` makes them
+        (a tuple, not a closure: this is the short-call path, where each object counts)."""
+        enc = _new_encoding(Encoding)
+        enc.ids = ids
+        enc._pending = source
+        return enc
+
     def _make(self) -> None:
         make, self._pending = self._pending, None
         with gc_paused():
-            self._tokens, self._offsets, self._word_ids = make()
+            if type(make) is tuple:
+                tokenizer, text, add_special_tokens = make
+                made = tokenizer._encode_whole(text, add_special_tokens)
+            else:
+                made = make()
+        if isinstance(made, Encoding):
+            for slot in Encoding.__slots__[1:-2]:
+                setattr(self, slot, getattr(made, slot))
+            self._sequences = made._sequences
+        else:
+            self._tokens, self._offsets, self._word_ids = made
 
+    type_ids = _pending_field("_type_ids")
+    attention_mask = _pending_field("_attention_mask")
+    special_tokens_mask = _pending_field("_special_tokens_mask")
+    sequence_ids = _pending_field("_sequence_ids")
+    overflowing = _pending_field("_overflowing")
     tokens = _pending_field("_tokens")
     offsets = _pending_field("_offsets")
     word_ids = _pending_field("_word_ids")
@@ -100,6 +129,8 @@ class Encoding:
 
     @property
     def n_sequences(self) -> int:
+        if self._pending is not None:
+            self._make()
         if self._sequences:
             return len(self._sequences)
         return len({s for s in self.sequence_ids if s is not None}) or 1
@@ -125,6 +156,8 @@ class Encoding:
         n = len(self.ids)
         if _unsigned(token_index) > n:
             return None
+        if self._pending is not None:
+            self._make()
         if not self._sequences and all(s is None for s in self.sequence_ids):
             return 0  # no sequence recorded: HF counts every position as sequence 0
         return self.sequence_ids[token_index] if token_index < n else None

@@ -43,7 +43,8 @@ class BPE:
         self._rng = random.Random()
         if self.unk_token is not None and self.unk_token not in self.vocab:
             raise ValueError(f"tokenizer.json: unk_token {self.unk_token!r} is not in the vocabulary")
-        all_merges = self._merge_triples(node.get("merges", []))
+        self._merges_source = node.get("merges", [])  # the file's list (shared, not copied): for save
+        all_merges = self._merge_triples(self._merges_source)
         n_ids = max(self.vocab.values(), default=-1) + 1
         if n_ids > 16 * len(self.vocab) + 65536:
             raise ValueError(f"tokenizer.json: token ids are too sparse ({len(self.vocab)} tokens, largest id {n_ids - 1})")
@@ -99,6 +100,23 @@ class BPE:
                 del rows[pair]
             rows[pair] = ic
         return [(a, b, c) for (a, b), c in rows.items()]
+
+    def save(self, folder: str, name: str | None = None) -> list[str]:
+        """HF's Model.save for BPE: vocab.json (tokens by id) and merges.txt in folder (names
+        prefixed by `name-`), as transformers' save_vocabulary calls it.  Returns the paths."""
+        import json
+        import os
+
+        from ..formats.atomic import atomic_write_many
+
+        prefix = f"{name}-" if name else ""
+        vocab_path = os.path.join(folder, f"{prefix}vocab.json")
+        merges_path = os.path.join(folder, f"{prefix}merges.txt")
+        ordered = dict(sorted(self.vocab.items(), key=lambda kv: kv[1]))
+        lines = ["#version: 0.2"] + [m if type(m) is str else " ".join(m) for m in self._merges_source]
+        atomic_write_many({vocab_path: json.dumps(ordered, ensure_ascii=False, separators=(",", ":")).encode("utf-8"),
+                           merges_path: ("\n".join(lines) + "\n").encode("utf-8")})
+        return [vocab_path, merges_path]
 
     # -- tokenizing one pre-token piece --------------------------------------------------
 

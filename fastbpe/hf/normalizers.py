@@ -1,9 +1,10 @@
-"""Normalizers (HF `normalizers.*`): NFC/NFD/NFKC/NFKD, Lowercase, Strip, Replace, Prepend,
-Sequence.  Each maps a `NormalizedText` to a new one, keeping the alignment to the input."""
+"""Normalizers (HF `normalizers.*`): NFC/NFD/NFKC/NFKD, Lowercase, ByteLevel, Strip, Replace,
+Prepend, Sequence.  Each maps a `NormalizedText` to a new one, keeping the alignment to the input."""
 from __future__ import annotations
 
 import functools
 
+from ..formats.bytelevel import BYTE_TO_CHAR
 from .._nfc import lowercase, nfc_spans, nfc_stability_table, normalize
 from ._nodes import json_bool, json_field, json_list, json_str, node_type, unsupported
 from .normalized import NormalizedText
@@ -32,6 +33,19 @@ class Lowercase:
     def normalize(self, t: NormalizedText) -> NormalizedText:
         text, sources = lowercase(t.text)
         return t if sources is None else t.from_sources(text, sources)
+
+
+def char_to_bytelevel(c: str) -> str:
+    """c's UTF-8 bytes as characters of GPT-2's byte-level alphabet."""
+    return "".join(BYTE_TO_CHAR[b] for b in c.encode("utf-8", "surrogatepass"))
+
+
+class ByteLevel:
+    """HF's ByteLevel normalizer: every character becomes its bytes in the byte-level
+    alphabet, each taking the character's span."""
+
+    def normalize(self, t: NormalizedText) -> NormalizedText:
+        return t.map_chars(char_to_bytelevel)
 
 
 class Strip:
@@ -90,6 +104,8 @@ def from_json(node, path: str = "normalizer"):
         return Unicode(kind)
     if kind == "Lowercase":
         return Lowercase()
+    if kind == "ByteLevel":
+        return ByteLevel()
     if kind == "Strip":
         return Strip(json_field(node, "strip_left", json_bool, path, True),
                      json_field(node, "strip_right", json_bool, path, True))

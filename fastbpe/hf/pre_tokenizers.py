@@ -7,9 +7,10 @@ import regex
 
 from .. import _pretokenize
 from ..pretokenize import scanner_kind
-from ..formats.bytelevel import BYTE_TO_CHAR, BYTELEVEL_PATTERN
+from ..formats.bytelevel import BYTELEVEL_PATTERN
 from ._nodes import json_bool, json_field, json_list, json_str, node_type, unsupported
 from .normalized import NormalizedText
+from .normalizers import char_to_bytelevel
 from .oniguruma import compile_split_pattern
 
 BEHAVIORS = ("Removed", "Isolated", "MergedWithPrevious", "MergedWithNext", "Contiguous")
@@ -128,11 +129,7 @@ class ByteLevel:
         return out
 
     def pre_tokenize(self, pieces: list) -> list:
-        return [t.map_chars(_char_to_bytelevel) for t in self.split(pieces)]
-
-
-def _char_to_bytelevel(c: str) -> str:
-    return "".join(BYTE_TO_CHAR[b] for b in c.encode("utf-8", "surrogatepass"))
+        return [t.map_chars(char_to_bytelevel) for t in self.split(pieces)]
 
 
 class Digits:

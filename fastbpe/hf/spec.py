@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 import os
 
+from ..formats.atomic import atomic_write_text
+
 STAGES = ("normalizer", "pre_tokenizer", "post_processor", "decoder")
 
 # the key fastbpe stage objects carry their source node under (see remember_node)
@@ -79,6 +81,11 @@ def dumps(spec: dict, pretty: bool) -> str:
     if pretty:
         return json.dumps(spec, ensure_ascii=False, indent=2)
     return json.dumps(spec, ensure_ascii=False, separators=(",", ":"))
+
+
+def write_atomically(path: str | os.PathLike, text: str) -> None:
+    """The file is the whole new text or the old one, never half written."""
+    atomic_write_text(path, text)
 
 
 def resolve_pretrained(identifier: str, revision: str = "main", token: str | None = None) -> str:

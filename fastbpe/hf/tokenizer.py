@@ -10,19 +10,23 @@ Three paths give the same ids:
 * `encode_ids`, `encode_ids_batch` and `encode_to_numpy` on such a file skip Encodings: added
   tokens are cut out in Python, and every other segment is scanned and merged by the GIL-free
   kernel of `fastbpe.Encoding`.  Other files use the pipeline and return its ids.
+
+The class is split by concern: this module builds the pipeline and runs `encode`;
+postprocessing.py (truncation, post-processor, padding), ids_path.py (the ids-only and
+short-call paths), api_extras.py (asyncio, training) and spec.py (the tokenizer.json
+document) hold the rest.
 """
 from __future__ import annotations
 
-import asyncio
-import json
 import os
 
-
-from ..threads import parallel_map
 from ..pretokenize import scanner_kind
 from . import _nodes, decoders, normalizers, post_processors, pre_tokenizers, spec
 from ._nodes import UnsupportedError
 from .added_tokens import AddedToken, AddedVocabulary
+from .api_extras import HFExtras, hf_tokenizer_class
+from .ids_path import IdsPath
+from .postprocessing import PostProcessing
 from ..formats.bytelevel import BYTELEVEL_PATTERN
 from .encoding import Encoding, gc_paused
 from .kernel_encodings import KernelEncoder
@@ -34,7 +38,7 @@ _STRATEGIES = {"longest_first": "longest_first", "LongestFirst": "longest_first"
                "only_second": "only_second", "OnlySecond": "only_second"}
 
 
-class Tokenizer:
+class Tokenizer(IdsPath, PostProcessing, HFExtras):
     """A tokenizer.json model with `tokenizers.Tokenizer`'s interface.  `Tokenizer(spec)`
     takes the parsed file (a dict) or, as HF's `Tokenizer(model)`, a model: a `tokenizers`
     model object or a model node."""
@@ -54,7 +58,9 @@ class Tokenizer:
         the same model node, kept when its byte-level reading does not change)."""
         if not isinstance(doc, dict):
             raise ValueError("tokenizer.json must hold a JSON object")
+        self._short = None  # the short-call plan of encode (see _short_plan), made on first use
         _nodes.check_version(doc)
+        _nodes.check_nesting(doc)
         model_json = doc.get("model")
         if not isinstance(model_json, dict):
             raise ValueError("tokenizer.json has no model object")
@@ -155,6 +161,7 @@ class Tokenizer:
 
     def _apply_special_token_encoding(self) -> None:
         self.added.set_encode_special_tokens(self._encode_special_tokens)
+        self._short = None
 
     # -- construction ---------------------------------------------------------------------
 
@@ -204,9 +211,7 @@ class Tokenizer:
     def save(self, path: str | os.PathLike, pretty: bool = True) -> None:
         """Write `to_str(pretty)` to path (atomically: the old file or the new one, whole;
         a device or FIFO is written to, as every fastbpe output)."""
-        from ..formats.atomic import atomic_write_text
-
-        atomic_write_text(path, self.to_str(pretty))
+        spec.write_atomically(path, self.to_str(pretty))
 
     def __reduce__(self):
         # pickles and deep-copies by value, compactly: its tokenizer.json, as HF's does
@@ -214,37 +219,15 @@ class Tokenizer:
 
     def __repr__(self) -> str:
         """HF's repr when `tokenizers` is installed (the same text), else a short one."""
-        twin = _hf_tokenizer_class()
+        twin = hf_tokenizer_class()
         if twin is None:
             return (f"Tokenizer(model=BPE(vocab_size={len(self.model.vocab)}), "
                     f"added_tokens={len(self.added.by_id)})")
         return repr(twin.from_str(self.to_str()))
 
     def __str__(self) -> str:
-        twin = _hf_tokenizer_class()
+        twin = hf_tokenizer_class()
         return repr(self) if twin is None else str(twin.from_str(self.to_str()))
-
-    # -- training: HF's trainers, then this tokenizer takes the trained model -------------
-
-    def train(self, files: list, trainer=None) -> None:
-        """HF's Tokenizer.train (a `tokenizers.trainers` trainer; needs tokenizers): trains
-        with this pipeline and takes the trained model and added tokens."""
-        hf = self._hf_twin()
-        hf.train(files, trainer) if trainer is not None else hf.train(files)
-        self._load(json.loads(hf.to_str()))
-
-    def train_from_iterator(self, iterator, trainer=None, length: int | None = None) -> None:
-        """HF's Tokenizer.train_from_iterator, as `train`."""
-        hf = self._hf_twin()
-        hf.train_from_iterator(iterator, trainer=trainer, length=length)
-        self._load(json.loads(hf.to_str()))
-
-    def _hf_twin(self):
-        twin = _hf_tokenizer_class()
-        if twin is None:
-            raise ImportError("training a fastbpe.Tokenizer uses HF tokenizers' trainers: "
-                              "pip install tokenizers")
-        return twin.from_str(self.to_str())
 
     def _fast_pattern(self, steps: list):
         """(pattern, scanner kind, matcher) when the ids can come from the byte-level kernel;
@@ -305,6 +288,7 @@ class Tokenizer:
             raise TypeError("expected a list of tokens")
         counted = self.added.add_tokens([AddedToken.coerce(t, special) for t in tokens], self.model.vocab)
         self._fast_wraps = None
+        self._short = None
         return counted
 
     def set_dropout_seed(self, seed: int | None) -> None:
@@ -328,10 +312,12 @@ class Tokenizer:
             raise ValueError(f"truncation direction must be 'right' or 'left', got {direction!r}")
         if stride >= max_length and max_length > 0:
             raise ValueError(f"stride ({stride}) must be smaller than max_length ({max_length})")
+        self._short = None
         self._truncation = {"max_length": max_length, "stride": stride,
                             "strategy": _STRATEGIES[strategy], "direction": direction}
 
     def no_truncation(self) -> None:
+        self._short = None
         self._truncation = None
 
     @property
@@ -344,10 +330,12 @@ class Tokenizer:
         direction = str(direction).lower()
         if direction not in ("right", "left"):
             raise ValueError(f"padding direction must be 'right' or 'left', got {direction!r}")
+        self._short = None
         self._padding = {"length": length, "pad_to_multiple_of": pad_to_multiple_of, "pad_id": pad_id,
                          "pad_token": pad_token, "pad_type_id": pad_type_id, "direction": direction}
 
     def no_padding(self) -> None:
+        self._short = None
         self._padding = None
 
     @property
@@ -404,99 +392,25 @@ class Tokenizer:
         n = len(ids)
         return Encoding(ids, [type_id] * n, tokens, offsets, [1] * n, [0] * n, words, [0] * n)
 
-    def _post_process(self, encodings: list, add_special_tokens: bool) -> Encoding:
-        if self._truncation:
-            self._truncate(encodings, add_special_tokens)
-        overflow = [e.overflowing for e in encodings]
-        for e in encodings:
-            e.overflowing = []
-        # (sequences of an overflow, the sequences of its own overflows); each sequence as
-        # (Encoding, whether it is an overflow piece)
-        if len(encodings) == 1:
-            combos = [([(o, True)], []) for o in overflow[0]]
-        else:  # HF's Encoding::merge_with: every overflow of A with B and B's overflows, then A with B's
-            a, b = encodings
-            combos = []
-            for a_o in overflow[0]:
-                # A's overflow merged with B keeps B's overflows, each merged with it in turn
-                with_b = [[(a_o.copy(), True), (b_o.copy(), True)] for b_o in overflow[1]]
-                combos.append(([(a_o.copy(), True), (b.copy(), False)], with_b))
-                combos.extend(([(a_o.copy(), True), (b_o.copy(), True)], []) for b_o in overflow[1])
-            # A merged with one of B's overflows keeps A's overflows, each merged with that one
-            combos.extend(([(a.copy(), False), (b_o.copy(), True)],
-                           [[(a_o.copy(), True), (b_o.copy(), True)] for a_o in overflow[0]])
-                          for b_o in overflow[1])
-        out = self._post_process_plain(encodings, add_special_tokens=add_special_tokens)
-        out.overflowing = []
-        for seqs, nested in combos:
-            o = self._post_process_plain(*zip(*seqs), add_special_tokens=add_special_tokens)
-            o.overflowing = [self._post_process_plain(*zip(*n), add_special_tokens=add_special_tokens)
-                             for n in nested]
-            out.overflowing.append(o)
-        if self._padding:
-            p = self._padding
-            length = p["length"] if p["length"] is not None else len(out.ids)
-            self._pad(out, length)
-        return out
-
-    def _post_process_plain(self, encodings, overflows: tuple | None = None, *, add_special_tokens: bool) -> Encoding:
-        """The post-processor on the sequences (overflows[k]: sequence k is an overflow piece)."""
-        proc = self.post_processor
-        process = proc.process if proc is not None else post_processors.default_process
-        return process(list(encodings), add_special_tokens, overflows)
-
-    def _pad(self, enc: Encoding, length: int) -> None:
-        p = self._padding
-        multiple = p["pad_to_multiple_of"]
-        if multiple and length % multiple:
-            length += multiple - length % multiple
-        enc.pad(length, p["direction"], p["pad_id"], p["pad_type_id"], p["pad_token"])
-
-    def _truncate(self, encodings: list, add_special_tokens: bool) -> None:
-        """HF's truncate_encodings, with max_length less the post-processor's added tokens."""
-        t = self._truncation
-        n_added = self.num_special_tokens_to_add(len(encodings) == 2) if add_special_tokens else 0
-        max_length = max(t["max_length"] - n_added, 0)
-        stride, direction = t["stride"], t["direction"]
-        if max_length == 0:
-            for e in encodings:
-                e.truncate(0, stride, direction)
-            return
-        total = sum(len(e) for e in encodings)
-        if total <= max_length:
-            return
-        if t["strategy"] == "longest_first":
-            if len(encodings) == 1:
-                encodings[0].truncate(max_length, stride, direction)
-                return
-            a, b = encodings  # the shorter keeps what it can, else both get about half
-            n1, n2 = len(a), len(b)
-            swap = n1 > n2
-            if swap:
-                n1, n2 = n2, n1
-            n2 = n1 if n1 > max_length else max(n1, max_length - n1)
-            if n1 + n2 > max_length:
-                n1 = max_length // 2
-                n2 = n1 + max_length % 2
-            if swap:
-                n1, n2 = n2, n1
-            a.truncate(n1, stride, direction)
-            b.truncate(n2, stride, direction)
-            return
-        if t["strategy"] == "only_second" and len(encodings) == 1:
-            raise ValueError("truncation strategy only_second needs a pair of sequences")
-        target = encodings[0] if t["strategy"] == "only_first" else encodings[1]
-        remove = total - max_length
-        if len(target) <= remove:
-            raise ValueError("truncation: the sequence to truncate is too short to remove "
-                             f"{remove} tokens (strategy {t['strategy']})")
-        target.truncate(len(target) - remove, stride, direction)
-
     def encode(self, sequence, pair=None, is_pretokenized: bool = False,
                add_special_tokens: bool = True) -> Encoding:
         """HF's Tokenizer.encode: ids, tokens, offsets (characters), masks, type ids.  With
         is_pretokenized, sequence (and pair) are lists of words: each word is tokenized on
         its own, its tokens take the word's index as word id and offsets within the word."""
+        short = self._short
+        if short is None:
+            short = self._short = self._short_plan()
+        if short and pair is None and type(sequence) is str and not is_pretokenized:
+            encode_text, kind, _, pattern, first, wraps = short
+            if (pattern is None or (first is not None and first not in sequence)) and sequence.isascii():
+                # _short_ids inlined: the common short call is one kernel call and this
+                ids = encode_text(sequence, kind, False)
+                before, after = wraps[True if add_special_tokens else False]
+                return Encoding.lazy(before + ids + after if before or after else ids,
+                                     (self, sequence, add_special_tokens))
+            ids = self._short_ids(short, sequence, add_special_tokens)
+            if ids is not None:
+                return Encoding.lazy(ids, (self, sequence, add_special_tokens))
         sequences = [sequence] if pair is None else [sequence, pair]
         if is_pretokenized:
             return self._post_process([self._encode_words(_words(s), k) for k, s in enumerate(sequences)],
@@ -504,6 +418,10 @@ class Tokenizer:
         for s in sequences:
             _text(s)
         return self._post_process(self._sequences(sequences, [0, 1], 1), add_special_tokens)
+
+    def _encode_whole(self, sequence: str, add_special_tokens: bool) -> Encoding:
+        """encode(sequence) through the pipeline, every field made (a lazy Encoding's fields)."""
+        return self._post_process(self._sequences([sequence], [0], 1), add_special_tokens)
 
     def _encode_words(self, words: list, type_id: int) -> Encoding:
         """One pre-tokenized sequence: each word encoded alone, word ids = word indexes."""
@@ -587,23 +505,6 @@ class Tokenizer:
         encodings = [encoding.copy()] if pair is None else [encoding.copy(), pair.copy()]
         return self._post_process(encodings, add_special_tokens)
 
-    # -- asyncio: the same calls on a worker thread (the kernels release the GIL) ---------
-
-    async def async_encode(self, sequence, pair=None, is_pretokenized: bool = False,
-                           add_special_tokens: bool = True) -> Encoding:
-        return await asyncio.to_thread(self.encode, sequence, pair, is_pretokenized, add_special_tokens)
-
-    async def async_encode_batch(self, inputs, is_pretokenized: bool = False,
-                                 add_special_tokens: bool = True) -> list[Encoding]:
-        return await asyncio.to_thread(self.encode_batch, inputs, is_pretokenized, add_special_tokens)
-
-    async def async_encode_batch_fast(self, inputs, is_pretokenized: bool = False,
-                                      add_special_tokens: bool = True) -> list[Encoding]:
-        return await asyncio.to_thread(self.encode_batch_fast, inputs, is_pretokenized, add_special_tokens)
-
-    async def async_decode_batch(self, sequences, skip_special_tokens: bool = True) -> list[str]:
-        return await asyncio.to_thread(self.decode_batch, sequences, skip_special_tokens)
-
     def _sequences(self, texts: list, type_ids: list, num_threads: int) -> list[Encoding]:
         """The Encoding of each text (with its type id) before post-processing: from the
         kernels when the file takes the fast path and NFC leaves the text as it is, else
@@ -627,175 +528,6 @@ class Tokenizer:
         if kernel is None:
             kernel = self._kernel = KernelEncoder(self)
         return kernel
-
-    # -- the fast path --------------------------------------------------------------------
-
-    def _uses_fast_path(self) -> bool:
-        return self._pattern is not None and not self.model.uses_dropout()
-
-    def _wraps(self, add_special_tokens: bool) -> tuple[list, list]:
-        """The ids the post-processor puts before and after a single sequence."""
-        wraps = self._fast_wraps
-        if wraps is None:  # built whole, then published (threads)
-            wraps = {}
-            for flag in (False, True):
-                probe = Encoding([-1], [0], [""], [(0, 0)], [1], [0], [0], [0])
-                ids = self._post_process_plain([probe], add_special_tokens=flag).ids
-                k = ids.index(-1)
-                wraps[flag] = (ids[:k], ids[k + 1:])
-            self._fast_wraps = wraps
-        return wraps[add_special_tokens]
-
-    def _plan(self, text: str) -> tuple[list, bool]:
-        """text cut at its added tokens, for the fast paths: [(start, end, item)] with item
-        an added token's id or a str segment to BPE (NFC'd when the file normalizes with
-        NFC), and whether NFC changed a segment (then the spans are not all in text)."""
-        if type(text) is not str:
-            if not isinstance(text, str):
-                raise TypeError(f"expected str, not {type(text).__name__}")
-            text = str(text)  # the kernels take exact str
-        nfc = self.normalizer is not None
-        normalized, _ = self.added.matcher(normalized=True)
-        if normalized is None and not self.added.occurs_in(text, normalized=False):  # the common case
-            seg = normalizers.nfc(text) if nfc else text
-            return [(0, len(text), seg)], seg is not text and seg != text
-        out, changed = [], False
-        for s, e, aid in self.added.find(text, normalized=False):
-            if aid is not None:
-                out.append((s, e, aid))
-                continue
-            seg = text[s:e] if (s, e) != (0, len(text)) else text
-            if nfc:
-                raw, seg = seg, normalizers.nfc(seg)
-                changed = changed or (seg is not raw and seg != raw)
-            if normalized is not None:
-                for s2, e2, aid2 in self.added.find(seg, normalized=True):
-                    out.append((s + s2, s + e2, aid2 if aid2 is not None else seg[s2:e2]))
-            else:
-                out.append((s, e, seg))
-        return out, changed
-
-    def _fast_segments(self, text: str) -> list:
-        """text as a list of str segments (to BPE) and int ids (added tokens)."""
-        return [item for _, _, item in self._plan(text)[0]]
-
-    def _segment_ids(self, seg: str, as_numpy: bool = False):
-        if not seg:
-            return []
-        if self._kind >= 0:
-            return self.model.table.encode_text(seg, self._kind, as_numpy)
-        return self.model.table.encode_pieces(self._isolated_pieces(seg), as_numpy, seg)
-
-    def _isolated_pieces(self, seg: str) -> list[str]:
-        """Split(Isolated): every match and every gap between matches is a piece."""
-        pieces, prev = [], 0
-        for s, e in self._pattern_regex.spans(seg):
-            if s == e:
-                continue
-            if s > prev:
-                pieces.append(seg[prev:s])
-            pieces.append(seg[s:e])
-            prev = e
-        if prev < len(seg):
-            pieces.append(seg[prev:])
-        return pieces
-
-    def _body_ids(self, segments: list, encoded=None) -> list[int]:
-        """The ids of a text's segments (encoded: an iterator over the str segments' ids when
-        a batch call already has them)."""
-        if len(segments) == 1 and type(segments[0]) is str:
-            return next(encoded) if encoded is not None else self._segment_ids(segments[0])
-        ids = []
-        for seg in segments:
-            if type(seg) is int:
-                ids.append(seg)
-            else:
-                ids.extend(next(encoded) if encoded is not None else self._segment_ids(seg))
-        return ids
-
-    def _finish_ids(self, body: list, add_special_tokens: bool) -> list[int]:
-        """Truncation, the post-processor's ids and fixed-length padding, on ids alone: what
-        `encode` does for one sequence."""
-        t = self._truncation
-        if t is not None:
-            keep = max(t["max_length"] - (self.num_special_tokens_to_add(False) if add_special_tokens else 0), 0)
-            if len(body) > keep:
-                if t["strategy"] == "only_second":
-                    raise ValueError("truncation strategy only_second needs a pair of sequences")
-                body = body[:keep] if t["direction"] == "right" else body[len(body) - keep:]
-        before, after = self._wraps(add_special_tokens)
-        ids = before + body + after if before or after else body
-        if self._padding is not None:
-            length = self._padding["length"]
-            ids = self._pad_ids(ids, length if length is not None else len(ids))
-        return ids
-
-    def _pad_ids(self, ids: list, length: int) -> list[int]:
-        p = self._padding
-        multiple = p["pad_to_multiple_of"]
-        if multiple and length % multiple:
-            length += multiple - length % multiple
-        if len(ids) >= length:
-            return ids
-        fill = [p["pad_id"]] * (length - len(ids))
-        return ids + fill if p["direction"] == "right" else fill + ids
-
-    def _pad_batch(self, batch: list) -> list:
-        """encode_batch's padding to the longest sequence, when no length is fixed."""
-        if self._padding is not None and self._padding["length"] is None and batch:
-            longest = max(len(ids) for ids in batch)
-            batch = [self._pad_ids(ids, longest) for ids in batch]
-        return batch
-
-    def encode_ids(self, text: str, add_special_tokens: bool = True) -> list[int]:
-        """`encode(text, add_special_tokens=...).ids`, without building an Encoding."""
-        if not self._uses_fast_path():
-            return self.encode(text, add_special_tokens=add_special_tokens).ids
-        body = self._body_ids(self._fast_segments(text))
-        if self._truncation is None and self._padding is None and not any(self._wraps(add_special_tokens)):
-            return body
-        return self._finish_ids(body, add_special_tokens)
-
-    def encode_to_numpy(self, text: str, add_special_tokens: bool = True):
-        """`encode_ids` as a numpy uint32 array."""
-        import numpy as np
-
-        if self._uses_fast_path() and self._truncation is None and self._padding is None:
-            segments = self._fast_segments(text)
-            before, after = self._wraps(add_special_tokens)
-            if len(segments) == 1 and type(segments[0]) is str and not before and not after:
-                return self._segment_ids(segments[0], True) if segments[0] else np.zeros(0, np.uint32)
-        return np.asarray(self.encode_ids(text, add_special_tokens), dtype=np.uint32)
-
-    def encode_ids_batch(self, texts, add_special_tokens: bool = True, num_threads: int | None = None) -> list[list[int]]:
-        """`encode_ids` of each text (padded as `encode_batch` pads), on threads: each
-        thread's share of the texts is one GIL-free kernel call."""
-        if isinstance(texts, str):
-            raise TypeError("encode_ids_batch expects a list of str, not a single str")
-        texts = list(texts)
-        if not self._uses_fast_path():
-            return [e.ids for e in self.encode_batch(texts, add_special_tokens=add_special_tokens)]
-        if self._kind < 0:
-            # the regex split re-takes the GIL per match: threads would only contend
-            bodies = [self._body_ids(self._fast_segments(t)) for t in texts]
-        else:
-            if num_threads is None:
-                num_threads = os.cpu_count() or 1
-            bodies = parallel_map(self._fast_bodies, texts, num_threads, keep_threads=True)
-        if self._truncation is None and self._padding is None and not any(self._wraps(add_special_tokens)):
-            return bodies
-        return self._pad_batch([self._finish_ids(b, add_special_tokens) for b in bodies])
-
-    def _fast_bodies(self, texts: list) -> list[list[int]]:
-        """One GIL-free kernel call for every BPE segment of the texts, then stitched (when
-        no text holds an added token, the kernel's lists are the answer as they are)."""
-        plans = list(map(self._fast_segments, texts))
-        if all(len(plan) == 1 for plan in plans):
-            flat = [plan[0] for plan in plans]
-            if all(type(seg) is str for seg in flat):
-                return self.model.table.encode_texts(flat, self._kind)
-        encoded = iter(self.model.table.encode_texts([s for plan in plans for s in plan if type(s) is str], self._kind))
-        return [self._body_ids(plan, encoded) for plan in plans]
 
     # -- decoding -------------------------------------------------------------------------
 
@@ -844,16 +576,6 @@ class Tokenizer:
             self.model.merge_rows, tokens, {i: s.encode("utf-8") for s, i in specials.items()},
             whole_piece=self.model.ignore_merges)
         return enc
-
-
-def _hf_tokenizer_class():
-    """HF's own Tokenizer class (from its compiled module, which stays HF's even where
-    `tokenizers.Tokenizer` has been pointed at this class), or None without tokenizers."""
-    try:
-        from tokenizers.tokenizers import Tokenizer as HFTokenizer
-    except ImportError:
-        return None
-    return HFTokenizer
 
 
 def _text(value) -> str:

@@ -1,0 +1,60 @@
+"""The parts of `tokenizers.Tokenizer`'s API that sit beside the pipeline: the asyncio calls
+(the same calls on a worker thread; the kernels release the GIL) and training (HF's own
+trainers; the tokenizer then takes the trained model).  A mixin for `Tokenizer`."""
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .encoding import Encoding
+
+
+def hf_tokenizer_class():
+    """HF's own Tokenizer class (from its compiled module, which stays HF's even where
+    `tokenizers.Tokenizer` has been pointed at fastbpe's), or None without tokenizers."""
+    try:
+        from tokenizers.tokenizers import Tokenizer as HFTokenizer
+    except ImportError:
+        return None
+    return HFTokenizer
+
+
+class HFExtras:
+    async def async_encode(self, sequence, pair=None, is_pretokenized: bool = False,
+                           add_special_tokens: bool = True) -> Encoding:
+        return await asyncio.to_thread(self.encode, sequence, pair, is_pretokenized, add_special_tokens)
+
+    async def async_encode_batch(self, inputs, is_pretokenized: bool = False,
+                                 add_special_tokens: bool = True) -> list[Encoding]:
+        return await asyncio.to_thread(self.encode_batch, inputs, is_pretokenized, add_special_tokens)
+
+    async def async_encode_batch_fast(self, inputs, is_pretokenized: bool = False,
+                                      add_special_tokens: bool = True) -> list[Encoding]:
+        return await asyncio.to_thread(self.encode_batch_fast, inputs, is_pretokenized, add_special_tokens)
+
+    async def async_decode_batch(self, sequences, skip_special_tokens: bool = True) -> list[str]:
+        return await asyncio.to_thread(self.decode_batch, sequences, skip_special_tokens)
+
+    # -- training: HF's trainers, then this tokenizer takes the trained model -------------
+
+    def train(self, files: list, trainer=None) -> None:
+        """HF's Tokenizer.train (a `tokenizers.trainers` trainer; needs tokenizers): trains
+        with this pipeline and takes the trained model and added tokens."""
+        hf = self._hf_twin()
+        hf.train(files, trainer) if trainer is not None else hf.train(files)
+        self._load(json.loads(hf.to_str()))
+
+    def train_from_iterator(self, iterator, trainer=None, length: int | None = None) -> None:
+        """HF's Tokenizer.train_from_iterator, as `train`."""
+        hf = self._hf_twin()
+        hf.train_from_iterator(iterator, trainer=trainer, length=length)
+        self._load(json.loads(hf.to_str()))
+
+    def _hf_twin(self):
+        twin = hf_tokenizer_class()
+        if twin is None:
+            raise ImportError("training a fastbpe.Tokenizer uses HF tokenizers' trainers: "
+                              "pip install tokenizers")
+        return twin.from_str(self.to_str())

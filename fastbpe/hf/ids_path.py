@@ -1,0 +1,224 @@
+"""The ids-only paths of `Tokenizer` on a plain byte-level BPE file (see tokenizer.py).
+
+`encode`'s short-call path (one kernel call, an Encoding whose other fields are made when
+first read) and `encode_ids`, `encode_to_numpy`, `encode_ids_batch`: text is cut at its
+added tokens in Python, each other segment is scanned and merged by the GIL-free kernel of
+`fastbpe.Encoding`, and the post-processor's ids, truncation and padding are applied to the
+ids alone.  A mixin over `Tokenizer`'s fields (`model`, `added`, `_pattern`, `_kind`, ...)."""
+from __future__ import annotations
+
+import os
+
+from ..threads import parallel_map
+from . import normalizers
+from .encoding import Encoding
+
+
+class IdsPath:
+    def _short_plan(self):
+        """What encode's short-call path needs, or False when this tokenizer cannot take it:
+        the byte-level kernel with a C scanner, no truncation or padding, no added token
+        matched after normalizing.  (kernel encode, scanner kind, NFC or not, the raw added
+        tokens' pattern and first characters, the post-processor's ids around a sequence)."""
+        if not self._uses_fast_path() or self._kind < 0 or self._truncation is not None or self._padding is not None:
+            return False
+        if self.added.matcher(normalized=True)[0] is not None:
+            return False
+        pattern, _, firsts = self.added._matcher_entry(False)
+        wraps = {flag: self._wraps(flag) for flag in (False, True)}
+        return (self.model.table.encode_text, self._kind, self._normalizer is not None, pattern,
+                firsts[0] if firsts is not None and len(firsts) == 1 else None, wraps)
+
+    @staticmethod
+    def _short_ids(short, text: str, add_special_tokens) -> list | None:
+        """encode(text).ids in one kernel call, or None when text needs the whole pipeline
+        (it holds an added token, NFC changes it, or it cannot be UTF-8)."""
+        encode_text, kind, nfc, pattern, first, wraps = short
+        if pattern is not None and (first is None or first in text) and pattern.contains_any(text):
+            return None
+        if not text.isascii():
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError:
+                return None
+            if nfc and normalizers.nfc(text) != text:
+                return None
+        ids = encode_text(text, kind, False)
+        before, after = wraps[True if add_special_tokens else False]
+        return before + ids + after if before or after else ids
+
+    # -- the fast path --------------------------------------------------------------------
+
+    def _uses_fast_path(self) -> bool:
+        return self._pattern is not None and not self.model.uses_dropout()
+
+    def _wraps(self, add_special_tokens: bool) -> tuple[list, list]:
+        """The ids the post-processor puts before and after a single sequence."""
+        wraps = self._fast_wraps
+        if wraps is None:  # built whole, then published (threads)
+            wraps = {}
+            for flag in (False, True):
+                probe = Encoding([-1], [0], [""], [(0, 0)], [1], [0], [0], [0])
+                ids = self._post_process_plain([probe], add_special_tokens=flag).ids
+                k = ids.index(-1)
+                wraps[flag] = (ids[:k], ids[k + 1:])
+            self._fast_wraps = wraps
+        return wraps[add_special_tokens]
+
+    def _plan(self, text: str) -> tuple[list, bool]:
+        """text cut at its added tokens, for the fast paths: [(start, end, item)] with item
+        an added token's id or a str segment to BPE (NFC'd when the file normalizes with
+        NFC), and whether NFC changed a segment (then the spans are not all in text)."""
+        if type(text) is not str:
+            if not isinstance(text, str):
+                raise TypeError(f"expected str, not {type(text).__name__}")
+            text = str(text)  # the kernels take exact str
+        nfc = self.normalizer is not None
+        normalized, _ = self.added.matcher(normalized=True)
+        if normalized is None and not self.added.occurs_in(text, normalized=False):  # the common case
+            seg = normalizers.nfc(text) if nfc else text
+            return [(0, len(text), seg)], seg is not text and seg != text
+        out, changed = [], False
+        for s, e, aid in self.added.find(text, normalized=False):
+            if aid is not None:
+                out.append((s, e, aid))
+                continue
+            seg = text[s:e] if (s, e) != (0, len(text)) else text
+            if nfc:
+                raw, seg = seg, normalizers.nfc(seg)
+                changed = changed or (seg is not raw and seg != raw)
+            if normalized is not None:
+                for s2, e2, aid2 in self.added.find(seg, normalized=True):
+                    out.append((s + s2, s + e2, aid2 if aid2 is not None else seg[s2:e2]))
+            else:
+                out.append((s, e, seg))
+        return out, changed
+
+    def _fast_segments(self, text: str) -> list:
+        """text as a list of str segments (to BPE) and int ids (added tokens)."""
+        return [item for _, _, item in self._plan(text)[0]]
+
+    def _segment_ids(self, seg: str, as_numpy: bool = False):
+        if not seg:
+            return []
+        if self._kind >= 0:
+            return self.model.table.encode_text(seg, self._kind, as_numpy)
+        return self.model.table.encode_pieces(self._isolated_pieces(seg), as_numpy, seg)
+
+    def _isolated_pieces(self, seg: str) -> list[str]:
+        """Split(Isolated): every match and every gap between matches is a piece."""
+        pieces, prev = [], 0
+        for s, e in self._pattern_regex.spans(seg):
+            if s == e:
+                continue
+            if s > prev:
+                pieces.append(seg[prev:s])
+            pieces.append(seg[s:e])
+            prev = e
+        if prev < len(seg):
+            pieces.append(seg[prev:])
+        return pieces
+
+    def _body_ids(self, segments: list, encoded=None) -> list[int]:
+        """The ids of a text's segments (encoded: an iterator over the str segments' ids when
+        a batch call already has them)."""
+        if len(segments) == 1 and type(segments[0]) is str:
+            return next(encoded) if encoded is not None else self._segment_ids(segments[0])
+        ids = []
+        for seg in segments:
+            if type(seg) is int:
+                ids.append(seg)
+            else:
+                ids.extend(next(encoded) if encoded is not None else self._segment_ids(seg))
+        return ids
+
+    def _finish_ids(self, body: list, add_special_tokens: bool) -> list[int]:
+        """Truncation, the post-processor's ids and fixed-length padding, on ids alone: what
+        `encode` does for one sequence."""
+        t = self._truncation
+        if t is not None:
+            keep = max(t["max_length"] - (self.num_special_tokens_to_add(False) if add_special_tokens else 0), 0)
+            if len(body) > keep:
+                if t["strategy"] == "only_second":
+                    raise ValueError("truncation strategy only_second needs a pair of sequences")
+                body = body[:keep] if t["direction"] == "right" else body[len(body) - keep:]
+        before, after = self._wraps(add_special_tokens)
+        ids = before + body + after if before or after else body
+        if self._padding is not None:
+            length = self._padding["length"]
+            ids = self._pad_ids(ids, length if length is not None else len(ids))
+        return ids
+
+    def _pad_ids(self, ids: list, length: int) -> list[int]:
+        p = self._padding
+        multiple = p["pad_to_multiple_of"]
+        if multiple and length % multiple:
+            length += multiple - length % multiple
+        if len(ids) >= length:
+            return ids
+        fill = [p["pad_id"]] * (length - len(ids))
+        return ids + fill if p["direction"] == "right" else fill + ids
+
+    def _pad_batch(self, batch: list) -> list:
+        """encode_batch's padding to the longest sequence, when no length is fixed."""
+        if self._padding is not None and self._padding["length"] is None and batch:
+            longest = max(len(ids) for ids in batch)
+            batch = [self._pad_ids(ids, longest) for ids in batch]
+        return batch
+
+    def encode_ids(self, text: str, add_special_tokens: bool = True) -> list[int]:
+        """`encode(text, add_special_tokens=...).ids`, without building an Encoding."""
+        short = self._short
+        if short is None:
+            short = self._short = self._short_plan()
+        if short and type(text) is str:
+            ids = self._short_ids(short, text, add_special_tokens)
+            if ids is not None:
+                return ids
+        if not self._uses_fast_path():
+            return self.encode(text, add_special_tokens=add_special_tokens).ids
+        body = self._body_ids(self._fast_segments(text))
+        if self._truncation is None and self._padding is None and not any(self._wraps(add_special_tokens)):
+            return body
+        return self._finish_ids(body, add_special_tokens)
+
+    def encode_to_numpy(self, text: str, add_special_tokens: bool = True):
+        """`encode_ids` as a numpy uint32 array."""
+        import numpy as np
+
+        if self._uses_fast_path() and self._truncation is None and self._padding is None:
+            segments = self._fast_segments(text)
+            before, after = self._wraps(add_special_tokens)
+            if len(segments) == 1 and type(segments[0]) is str and not before and not after:
+                return self._segment_ids(segments[0], True) if segments[0] else np.zeros(0, np.uint32)
+        return np.asarray(self.encode_ids(text, add_special_tokens), dtype=np.uint32)
+
+    def encode_ids_batch(self, texts, add_special_tokens: bool = True, num_threads: int | None = None) -> list[list[int]]:
+        """`encode_ids` of each text (padded as `encode_batch` pads), on threads: each
+        thread's share of the texts is one GIL-free kernel call."""
+        if isinstance(texts, str):
+            raise TypeError("encode_ids_batch expects a list of str, not a single str")
+        texts = list(texts)
+        if not self._uses_fast_path():
+            return [e.ids for e in self.encode_batch(texts, add_special_tokens=add_special_tokens)]
+        if self._kind < 0:
+            # the regex split re-takes the GIL per match: threads would only contend
+            bodies = [self._body_ids(self._fast_segments(t)) for t in texts]
+        else:
+            if num_threads is None:
+                num_threads = os.cpu_count() or 1
+            bodies = parallel_map(self._fast_bodies, texts, num_threads, keep_threads=True)
+        if self._truncation is None and self._padding is None and not any(self._wraps(add_special_tokens)):
+            return bodies
+        return self._pad_batch([self._finish_ids(b, add_special_tokens) for b in bodies])
+
+    def _fast_bodies(self, texts: list) -> list[list[int]]:
+        """One GIL-free kernel call for every BPE segment of the texts, then stitched (when
+        no text holds an added token, the kernel's lists are the answer as they are)."""
+        plans = list(map(self._fast_segments, texts))
+        if all(len(plan) == 1 for plan in plans):
+            flat = [plan[0] for plan in plans]
+            if all(type(seg) is str for seg in flat):
+                return self.model.table.encode_texts(flat, self._kind)
+        encoded = iter(self.model.table.encode_texts([s for plan in plans for s in plan if type(s) is str], self._kind))
+        return [self._body_ids(plan, encoded) for plan in plans]

@@ -1,0 +1,99 @@
+"""`patch_transformers()`: transformers' fast tokenizers run on fastbpe.
+
+After `fastbpe.patch_transformers()`, `AutoTokenizer.from_pretrained(folder)` returns the class
+transformers always returns (Qwen2TokenizerFast, LlamaTokenizerFast, ...), fully set up by
+transformers, with its backend (`tok.backend_tokenizer`, `tok._tokenizer`) swapped for a
+`fastbpe.hf.Tokenizer` built from the backend's own tokenizer.json text.  Everything else
+(chat templates, padding and truncation options, BatchEncoding) stays transformers'.
+
+The hook is `from_pretrained` of the fast tokenizer base class (transformers 5:
+TokenizersBackend; 4.x: PreTrainedTokenizerFast): it runs after transformers has finished
+configuring the backend (added tokens, post-processor, truncation, padding), so the swap sees
+exactly what the stock tokenizer would use.  A tokenizer fastbpe cannot serve (not BPE, a
+pipeline node fastbpe does not implement) keeps HF's backend; that is logged once per reason.
+"""
+from __future__ import annotations
+
+import functools
+import logging
+
+from ._nodes import UnsupportedError
+from .tokenizer import Tokenizer
+
+logger = logging.getLogger("fastbpe.transformers")
+
+# (class, attribute name, original classmethod) of every hook in place
+_hooks: list = []
+_logged: set = set()
+
+
+def _fast_base_classes() -> list:
+    """The classes whose from_pretrained builds a tokenizers-backed tokenizer."""
+    found = []
+    try:  # transformers 5
+        from transformers.tokenization_utils_tokenizers import TokenizersBackend
+        found.append(TokenizersBackend)
+    except ImportError:
+        pass
+    if not found:
+        try:  # transformers 4.x
+            from transformers.tokenization_utils_fast import PreTrainedTokenizerFast
+            found.append(PreTrainedTokenizerFast)
+        except ImportError:
+            pass
+    return found
+
+
+def swap_backend(tokenizer):
+    """Give a transformers tokenizer a fastbpe backend built from its current one; keep the
+    HF backend (and log why, once) when fastbpe cannot serve it.  Returns the tokenizer."""
+    backend = getattr(tokenizer, "_tokenizer", None)
+    if backend is None or isinstance(backend, Tokenizer):
+        return tokenizer
+    try:
+        fast = Tokenizer.from_str(backend.to_str())
+    except (UnsupportedError, ValueError) as e:
+        reason = str(e)
+        if reason not in _logged:
+            _logged.add(reason)
+            logger.warning("fastbpe.patch_transformers: %s stays on HF tokenizers: %s",
+                           type(tokenizer).__name__, reason)
+        return tokenizer
+    fast.encode_special_tokens = backend.encode_special_tokens
+    tokenizer._tokenizer = fast
+    return tokenizer
+
+
+def patch_transformers() -> None:
+    """Make transformers' fast tokenizers (AutoTokenizer.from_pretrained and the model
+    classes' own from_pretrained) use fastbpe from now on.  Calling it again does nothing."""
+    if _hooks:
+        return
+    bases = _fast_base_classes()
+    if not bases:
+        raise ImportError("patch_transformers needs transformers (4.x or 5.x) installed")
+    for cls in bases:
+        original = cls.__dict__.get("from_pretrained")
+        inherited = cls.from_pretrained
+
+        def from_pretrained(klass, *args, _inherited=inherited, **kwargs):
+            return swap_backend(_inherited.__func__(klass, *args, **kwargs))
+
+        functools.update_wrapper(from_pretrained, inherited.__func__)
+        _hooks.append((cls, original))
+        cls.from_pretrained = classmethod(from_pretrained)
+
+
+def unpatch_transformers() -> None:
+    """Undo patch_transformers: tokenizers loaded from now on use HF tokenizers again
+    (those already loaded keep their backend)."""
+    while _hooks:
+        cls, original = _hooks.pop()
+        if original is None:
+            del cls.from_pretrained
+        else:
+            cls.from_pretrained = original
+
+
+def is_patched() -> bool:
+    return bool(_hooks)
