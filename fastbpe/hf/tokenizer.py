@@ -28,7 +28,7 @@ from .api_extras import HFExtras, hf_tokenizer_class
 from .ids_path import IdsPath
 from .postprocessing import PostProcessing
 from ..formats.bytelevel import BYTELEVEL_PATTERN
-from .encoding import Encoding, gc_paused
+from .encoding import Encoding, gc_paused, new_object
 from .kernel_encodings import KernelEncoder
 from .model import BPE
 from .normalized import NormalizedText
@@ -406,8 +406,10 @@ class Tokenizer(IdsPath, PostProcessing, HFExtras):
                 # _short_ids inlined: the common short call is one kernel call and this
                 ids = encode_text(sequence, kind, False)
                 before, after = wraps[True if add_special_tokens else False]
-                return Encoding.lazy(before + ids + after if before or after else ids,
-                                     (self, sequence, add_special_tokens))
+                enc = new_object(Encoding)  # Encoding.lazy, inlined
+                enc.ids = before + ids + after if before or after else ids
+                enc._pending = (self, sequence, add_special_tokens)
+                return enc
             ids = self._short_ids(short, sequence, add_special_tokens)
             if ids is not None:
                 return Encoding.lazy(ids, (self, sequence, add_special_tokens))
