@@ -209,8 +209,13 @@ class Tokenizer(IdsPath, PostProcessing, HFExtras):
         return spec.dumps(self._document(), pretty)
 
     def save(self, path: str | os.PathLike, pretty: bool = True) -> None:
-        """Write `to_str(pretty)` to path (atomically: the old file or the new one, whole)."""
+        """Write `to_str(pretty)` to path (atomically: the old file or the new one, whole;
+        a device or FIFO is written to, as every fastbpe output)."""
         spec.write_atomically(path, self.to_str(pretty))
+
+    def __reduce__(self):
+        # pickles and deep-copies by value, compactly: its tokenizer.json, as HF's does
+        return (Tokenizer.from_str, (self.to_str(),))
 
     def __repr__(self) -> str:
         """HF's repr when `tokenizers` is installed (the same text), else a short one."""
