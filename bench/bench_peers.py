@@ -6,8 +6,9 @@ row name), so `--benchmark-save` / `--benchmark-compare` compare runs row by row
 
 Rows: "encode <vocab> <corpus>" (one document), "short <vocab>" (distinct 100-character strings,
 FASTBPE_BENCH_SHORT calls a round), "batch <vocab> <corpus> <k> thr" (2 kB documents).  As in
-peers.py, FASTBPE_BENCH_MB (default 2) MB of each corpus is cut in 4 parts: part 0 warms up, each
-of the 3 rounds encodes the next part once (the first time the library sees it); after timing,
+peers.py, FASTBPE_BENCH_MB (default 1: the corpora must hold three disjoint sets, below) MB of
+each corpus is cut in 4 parts: part 0 warms up, each of the 3 rounds encodes the next part once
+(the first time the library sees it: encode rows and 1- and 2-thread batches use disjoint sets); after timing,
 every round's ids are checked against tiktoken / HF tokenizers and an inexact peer is an xfail
 ("inexact").  All in
 one process pinned to one core (two for the 2-thread batches); peers whose thread pool is sized at
@@ -24,17 +25,22 @@ import pytest
 
 import common as c
 
-MB = float(os.environ.get("FASTBPE_BENCH_MB", "2"))
+MB = float(os.environ.get("FASTBPE_BENCH_MB", "1"))
 SHORT_N = int(os.environ.get("FASTBPE_BENCH_SHORT", "1000"))
 SHORT_VOCABS = ["cl100k_base", "Qwen2.5 tokenizer.json"]
 BATCH_VOCABS = ["cl100k_base", "Qwen2.5 tokenizer.json"]
 CALL_THREADS = {"fastbpe", "tiktoken", "quicktok-v1"}  # take the thread count per call
 
 
+# One process runs every case, and caches outlive calls: the encode rows and the 1- and 2-thread
+# batches each get their own disjoint set of parts (slot), so no library times a text it has seen.
+SLOTS = {"encode": 0, 1: 1, 2: 2}
+
+
 @functools.lru_cache(maxsize=None)
-def corpus_parts(label: str) -> list[str]:
+def corpus_parts(label: str, slot="encode") -> list[str]:
     try:
-        return c.parts(c.CORPORA[label], MB)
+        return c.parts(c.CORPORA[label], MB, slot=SLOTS[slot], slots=len(SLOTS))
     except c.Unavailable as e:
         pytest.skip(str(e))
 
@@ -61,12 +67,13 @@ def reference(kind: str, vocab: str, key: str) -> list:
     ref = c.REFERENCE[c.VOCABS[vocab][0]]
     if kind == "encode":
         fn = _get(c.encoder, ref, vocab)
-        return [c.digest(fn(t)) for t in corpus_parts(key)[1:]]
+        return [c.digest(fn(t)) for t in corpus_parts(key, "encode")[1:]]
     if kind == "short":
         fn = _get(c.short_encoder, ref, vocab)
         return [c.digest_many([fn(s) for s in strings]) for strings in short_sets()[1:]]
     fn = _get(c.batcher, ref, vocab)
-    return [c.digest_many(fn(c.documents(t), 1)) for t in corpus_parts(key)[1:]]
+    label, k = key
+    return [c.digest_many(fn(c.documents(t), 1)) for t in corpus_parts(label, k)[1:]]
 
 
 @pytest.fixture
@@ -108,7 +115,7 @@ def check(got: list, want: list, what: str) -> None:
 def test_encode(benchmark, cores, vocab, label, lib):
     benchmark.group = f"encode {vocab} {label}"
     fn = _get(c.encoder, lib, vocab)
-    texts = corpus_parts(label)
+    texts = corpus_parts(label, "encode")
     benchmark.extra_info["bytes_per_round"] = sum(len(t.encode()) for t in texts[1:]) / (len(texts) - 1)
     got = run_rounds(benchmark, fn, texts, c.digest)
     check(got, reference("encode", vocab, label), f"{lib} on {vocab} {label}")
@@ -133,6 +140,6 @@ def test_batch(benchmark, cores, vocab, label, lib):
     if cores > 1 and lib not in CALL_THREADS:
         pytest.skip(f"{lib} sizes its thread pool at start-up: `python bench/peers.py --sections batch`")
     fn = _get(c.batcher, lib, vocab)
-    batches = [c.documents(t) for t in corpus_parts(label)]
+    batches = [c.documents(t) for t in corpus_parts(label, cores)]
     got = run_rounds(benchmark, lambda docs: fn(docs, cores), batches, c.digest_many)
-    check(got, reference("batch", vocab, label), f"{lib} on {vocab} {label}")
+    check(got, reference("batch", vocab, (label, cores)), f"{lib} on {vocab} {label}")

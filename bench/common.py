@@ -55,6 +55,10 @@ VOCABS = {
     "DeepSeek-R1-Distill-Llama tokenizer.json":
         ("json", str(HF_DIR / "deepseek-r1-distill-llama-8b" / "tokenizer.json")),
 }
+# the same vocabulary as cl100k_base behind tokenizer.json (written by fastbpe's exporter): fastbpe's
+# two front ends on one kernel, and every tokenizer.json peer on tiktoken's ids
+EXPORTED = "cl100k_base as tokenizer.json"
+VOCABS[EXPORTED] = ("json", str(WORK / "cl100k_base.tokenizer.json"))
 CORPORA = {"English": "large_en", "code": "code", "multilingual": "multilingual"}
 THREAD_ENV_NAMES = ("RAYON_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
@@ -101,22 +105,24 @@ def _line_cut(data: bytes, start: int, size: int) -> bytes:
     return data[start:end]
 
 
-def parts(corpus: str, total_mb: float = 2.0, n: int = 4, regions: int = 8,
-          window_mb: float = 16.0) -> list[str]:
+def parts(corpus: str, total_mb: float = 2.0, n: int = 4, regions: int = 16,
+          window_mb: float = 16.0, slot: int = 0, slots: int = 1) -> list[str]:
     """`total_mb` of a corpus in `n` disjoint parts of equal size.  Each part takes one line-cut
     chunk from each of `regions` evenly spaced places of the corpus's first `window_mb` MB, so
     every part mixes the whole corpus (code.txt is Python, then C, then Rust; multilingual.txt
-    one language after another) and the parts are alike."""
+    one language after another) and the parts are alike.  `slot` of `slots` picks one of
+    `slots` disjoint sets of parts (for cases that share one process, so no text is seen twice)."""
     data = corpus_bytes(corpus, int(window_mb * 1e6))
     chunk = int(total_mb * 1e6 / n / regions)
     step = len(data) // regions
-    if chunk * n > step:
-        raise Unavailable(f"{corpus}: {len(data)} bytes is too small for {total_mb} MB in parts")
+    sub = step // (n * slots)
+    if chunk > sub:
+        raise Unavailable(f"{corpus}: {len(data) / 1e6:.1f} MB is too small for {slots} x {total_mb:g} MB "
+                          f"in {n} disjoint parts")
     out = [[] for _ in range(n)]
     for r in range(regions):
-        base = r * step
         for i in range(n):
-            out[i].append(_line_cut(data, base + i * (step // n), chunk))
+            out[i].append(_line_cut(data, r * step + (slot * n + i) * sub, chunk))
     return [b"".join(p).decode("utf-8") for p in out]
 
 
@@ -192,8 +198,26 @@ def tiktoken_file(name: str) -> str:
     return str(path)
 
 
+def export_tokenizer_json(root: str | Path = ROOT) -> None:
+    """Write EXPORTED's file: cl100k_base's ranks, pattern and special tokens as a tokenizer.json
+    (fastbpe's exporter, checked against tiktoken by the project's tests)."""
+    path = Path(VOCABS[EXPORTED][1])
+    if path.exists():
+        return
+    WORK.mkdir(parents=True, exist_ok=True)
+    code = ("import sys; from fastbpe import get_encoding; from fastbpe.formats.hf_json import write_tokenizer_json; "
+            "write_tokenizer_json(sys.argv[1], get_encoding('cl100k_base'))")
+    subprocess.run([sys.executable, "-c", code, str(path)], check=True, cwd=str(root),
+                   env=dict(os.environ, PYTHONPATH=str(root)))
+
+
 def _vocab(vocab: str) -> tuple[str, str]:
     kind, ref = VOCABS[vocab]
+    if vocab == EXPORTED:
+        try:
+            export_tokenizer_json()
+        except (OSError, subprocess.CalledProcessError) as e:
+            raise Unavailable(f"cannot export cl100k_base to tokenizer.json: {e}") from None
     if kind == "json" and not Path(ref).is_file():
         raise Unavailable(f"{ref} not found (shared data absent)")
     if kind == "tiktoken" and ds.missing_reason(ref):
@@ -330,6 +354,73 @@ def batcher(lib: str, vocab: str) -> Callable[[list, int], object]:
     if lib == "gigatok":
         return lambda docs, k: t.encode_batch(docs)
     raise Unavailable(f"{lib}: no batch API")
+
+
+# ------------------------------------------------------------------ GGUF files
+
+GGUF_NAMES = ["gpt-2", "llama-bpe", "qwen2", "deepseek-coder", "falcon", "starcoder", "command-r", "llama-spm"]
+
+
+def gguf_path(name: str) -> Path:
+    path = ds.SHARED / "data" / "gguf" / f"ggml-vocab-{name}.gguf"
+    if not path.is_file():
+        raise Unavailable(f"{path} not found (shared data absent)")
+    return path
+
+
+def gguf_hf_spec(path: Path) -> dict:
+    """A tokenizer.json that HF tokenizers runs like llama.cpp runs the GGUF file: llama.cpp's split
+    regexes as isolated Splits then ByteLevel (SentencePiece files: Llama's Metaspace-style
+    pipeline with merges by score); user-defined tokens, which llama.cpp always cuts out, as
+    added tokens."""
+    from fastbpe import patterns
+    from fastbpe.gguf import GGUFTokenizer, read_metadata
+    from fastbpe.gguf.pretokenizers import REGEXES, to_python
+    from fastbpe.gguf.vocab import USER_DEFINED
+
+    tok = GGUFTokenizer.from_file(path)
+    vocab = dict(tok.vocab.text_to_id.items())
+    added = [{"id": i, "content": tok.vocab.tokens[i], "single_word": False, "lstrip": False, "rstrip": False,
+              "normalized": False, "special": False}
+             for i in tok.vocab.special_ids if tok.vocab.attrs[i] & USER_DEFINED]
+    if tok.model_type == "llama":
+        scores = tok.vocab.scores
+        merges = sorted((-float(scores[i]), i, t[:k], t[k:]) for t, i in vocab.items()
+                        for k in range(1, len(t)) if t[:k] in vocab and t[k:] in vocab)
+        return {"version": "1.0", "added_tokens": added,
+                "normalizer": {"type": "Sequence", "normalizers": [
+                    {"type": "Prepend", "prepend": "\u2581"},
+                    {"type": "Replace", "pattern": {"String": " "}, "content": "\u2581"}]},
+                "pre_tokenizer": None, "post_processor": None, "decoder": None,
+                "model": {"type": "BPE", "vocab": vocab, "merges": [[a, b] for _, _, a, b in merges],
+                          "byte_fallback": True, "unk_token": "<unk>", "fuse_unk": True}}
+    originals = {REGEXES["llama3"][0]: patterns.LLAMA3_PATTERN, REGEXES["qwen2"][0]: patterns.QWEN2_PATTERN}
+    steps = [{"type": "Split", "pattern": {"Regex": originals.get(e, to_python(e))}, "behavior": "Isolated",
+              "invert": False} for e in REGEXES[tok.vocab.pre.kind]]
+    steps.append({"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False, "use_regex": False})
+    return {"version": "1.0", "added_tokens": added, "normalizer": None,
+            "pre_tokenizer": {"type": "Sequence", "pretokenizers": steps}, "post_processor": None, "decoder": None,
+            "model": {"type": "BPE", "vocab": vocab, "merges": read_metadata(path)["tokenizer.ggml.merges"],
+                      "ignore_merges": tok.vocab.ignore_merges}}
+
+
+def gguf_encoder(lib: str, name: str) -> tuple[Callable[[str], object], str]:
+    """(text -> ids without BOS/EOS, how fastbpe runs it) for llama.cpp vocab file `name`."""
+    path = gguf_path(name)
+    try:
+        from fastbpe.gguf import GGUFTokenizer
+    except ImportError as e:
+        raise Unavailable(f"fastbpe.gguf not in this build ({e})") from None
+    if lib == "fastbpe":
+        tok = GGUFTokenizer.from_file(path)
+        how = "SPM by scores"
+        if tok.model_type != "llama":  # the splitter's repr says which steps the C scanner runs
+            r = repr(tok.splitter)
+            how = r.rstrip(">")[:-1].split("regexes, ", 1)[-1]
+        return tok.encode_ids, how
+    tokenizers = _import("tokenizers", lib)
+    hf = tokenizers.Tokenizer.from_str(json.dumps(gguf_hf_spec(path)))
+    return (lambda s: hf.encode(s, add_special_tokens=False).ids), "equivalent tokenizer.json"
 
 
 # ------------------------------------------------------------------ child processes

@@ -26,6 +26,8 @@ Sections (--sections, default all):
   transformers  AutoTokenizer on the Qwen2.5 folder: tok(docs) on 2 kB documents and
                 tok(long_doc) on 800 kB, stock vs fastbpe.patch_transformers() vs
                 fastokens.patch_transformers(), one core and two; input_ids checked equal.
+  gguf          llama.cpp vocab files (shared data): fastbpe's GGUFTokenizer vs HF tokenizers on the
+                equivalent tokenizer.json, the encode rows' protocol, ids checked.
   worst         1 MiB of one character, letters, spaces, digits: seconds of one call.
   pretokenize   the split patterns alone: fastbpe's Splitter vs regex.findall, pieces checked.
   train         training wall time and peak memory: fastbpe, rustbpe, bpeasy, HF tokenizers,
@@ -53,8 +55,8 @@ sys.path.insert(0, str(HERE))
 
 import common as c  # noqa: E402
 
-SECTIONS = ["encode", "short", "batch", "encodings", "load", "transformers", "worst", "pretokenize", "train",
-            "corpus"]
+SECTIONS = ["encode", "short", "batch", "encodings", "load", "transformers", "gguf", "worst", "pretokenize",
+            "train", "corpus"]
 SHORT_VOCABS = ["cl100k_base", "Qwen2.5 tokenizer.json"]
 BATCH_VOCABS = ["cl100k_base", "Qwen2.5 tokenizer.json"]
 HF_MODEL = "qwen2.5"
@@ -380,7 +382,45 @@ def child_encodings(job: dict) -> dict:
     return out
 
 
-CHILDREN = {"encodings": child_encodings, "pretokenize": child_pretokenize, "encode": child_encode, "batch": child_batch, "transformers": child_transformers,
+def child_gguf(job: dict) -> dict:
+    try:
+        fn, how = c.gguf_encoder(job["lib"], job["name"])
+    except c.Unavailable as e:
+        return {"unavailable": str(e)}
+    out = {"how": how, "rows": {}}
+    for label, paths in job["parts"].items():
+        texts = [_read(p) for p in paths]
+        seconds, results = _timed_parts(fn, texts)
+        out["rows"][label] = {"seconds": seconds, "bytes": [len(t.encode()) for t in texts[1:]],
+                              "digests": [c.digest(r) for r in results]}
+    return out
+
+
+def child_minbpe(job: dict) -> dict:
+    """minbpe-compatible training (fastbpe.minbpe) vs the pure-Python minbpe algorithm of the
+    project's tests (tests/reference.py), on taylorswift; merges checked equal."""
+    import regex
+
+    import reference
+    from fastbpe.minbpe import BasicTokenizer, RegexTokenizer
+    from fastbpe.patterns import GPT4_PATTERN
+
+    text = c.corpus_bytes("taylorswift", 1 << 30).decode("utf-8")
+    vocab, rows = job["vocab"], {}
+    for name, cls, chunks in (("RegexTokenizer", RegexTokenizer, [x.encode() for x in regex.findall(GPT4_PATTERN, text)]),
+                              ("BasicTokenizer", BasicTokenizer, [text.encode()])):
+        t0 = time.perf_counter()
+        tok = cls()
+        tok.train(text, vocab)
+        fast = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        ref = reference.train_minbpe(chunks, vocab - 256)
+        slow = time.perf_counter() - t0
+        rows[name] = {"fast": fast, "slow": slow, "same": [tuple(m[:2]) for m in ref] == list(tok.merges)}
+    return {"rows": rows}
+
+
+CHILDREN = {"minbpe": child_minbpe, "gguf": child_gguf, "encodings": child_encodings, "pretokenize": child_pretokenize, "encode": child_encode, "batch": child_batch, "transformers": child_transformers,
             "worst": child_worst, "train": child_train, "corpus": child_corpus}
 
 
@@ -464,6 +504,11 @@ def encode_jobs(run: Run, libs: list, vocabs: list, corpora: list, short: bool) 
         if not short_file.exists():
             short_file.write_text(json.dumps(c.short_strings(a.short_n)), encoding="utf-8")
     parts = {label: run.parts(c.CORPORA[label], a.mb) for label in corpora}
+    if c.EXPORTED in vocabs:
+        try:
+            c.export_tokenizer_json(a.root)
+        except Exception as e:  # the row shows n/a for every library
+            log(f"cannot export cl100k_base to tokenizer.json: {e}")
     results = {}
     # references first, so a peer's "inexact" is known as soon as it finishes
     order = sorted(libs, key=lambda lib: lib not in c.REFERENCE.values())
@@ -551,16 +596,37 @@ def encode_table(run: Run, results_runs: list, libs: list, vocabs: list, corpora
                 elif v is not None:
                     best = v if best is None else max(best, v)
             lines.append(f"| {vocab} | {label} | " + " | ".join(cells) + f" | {ratio(best, ours)} |")
+    lines += same_kernel_lines(results_runs, corpora)
     return lines
 
 
+def same_kernel_lines(results_runs: list, corpora: list) -> list[str]:
+    """fastbpe behind tokenizer.json vs behind get_encoding on the same vocabulary (cl100k_base)."""
+    out = []
+    for label in corpora:
+        rt = []
+        for results in results_runs:
+            j = results.get(("fastbpe", c.EXPORTED), {}).get("rows", {}).get(label)
+            g = results.get(("fastbpe", "cl100k_base"), {}).get("rows", {}).get(label)
+            if j and g:
+                rt.append(speed(j) / speed(g))
+        if rt:
+            out.append(f"{label} {statistics.median(rt):.2f}")
+    if not out:
+        return []
+    return ["", "Same kernel, two front ends: fastbpe `Tokenizer.from_file(cl100k_base exported as tokenizer.json)"
+            "`.encode_ids over `get_encoding(\"cl100k_base\")`.encode_ordinary, MB/s ratio (target ≥ 0.90): "
+            + ", ".join(out) + "."]
+
+
 def short_table(run: Run, results: dict, libs: list) -> list[str]:
-    head = ["call", *libs, "best exact / fastbpe"]
+    peers = [lib for lib in libs if lib not in c.REFERENCE.values()]
+    head = ["call", *peers, "tiktoken / HF", "best exact / fastbpe"]
     lines = ["| " + " | ".join(head) + " |", "|---|" + "---:|" * (len(head) - 1)]
     for vocab in SHORT_VOCABS:
         ref = results.get((reference_lib(vocab), vocab), {}).get("short")
         cells, best, ours = [], None, None
-        for lib in libs:
+        for lib in peers + [reference_lib(vocab)]:
             r = results.get((lib, vocab), {})
             s = r.get("short")
             if s is None:
@@ -571,7 +637,7 @@ def short_table(run: Run, results: dict, libs: list) -> list[str]:
             if ref is not None and s["digest"] != ref["digest"]:
                 cells.append("inexact")
                 continue
-            cells.append(f"{s['us']:.2f}")
+            cells.append(("HF " if lib == "HF tokenizers" else "") + f"{s['us']:.2f}")
             if lib == "fastbpe":
                 ours = s["us"]
             else:
@@ -601,7 +667,8 @@ def batch_results(run: Run, libs: list, corpora: list) -> dict:
 
 
 def batch_table(run: Run, results: dict, libs: list, corpora: list) -> list[str]:
-    head = ["vocab", "corpus", "threads", *libs, "best exact / fastbpe"]
+    peers = [lib for lib in libs if lib not in c.REFERENCE.values()]
+    head = ["vocab", "corpus", "threads", *peers, "tiktoken / HF", "best exact / fastbpe"]
     lines = ["| " + " | ".join(head) + " |", "|---|---|---:|" + "---:|" * (len(head) - 3)]
     for vocab in BATCH_VOCABS:
         ref_lib = reference_lib(vocab)
@@ -609,7 +676,7 @@ def batch_table(run: Run, results: dict, libs: list, corpora: list) -> list[str]
             for k in (1, 2):
                 ref = results.get((ref_lib, vocab, k), {}).get("rows", {}).get(label)
                 cells, best, ours = [], None, None
-                for lib in libs:
+                for lib in peers + [ref_lib]:
                     r = results.get((lib, vocab, k), {})
                     if "rows" not in r:
                         why = r.get("unavailable") or r.get("error") or "not run"
@@ -621,7 +688,7 @@ def batch_table(run: Run, results: dict, libs: list, corpora: list) -> list[str]
                         cells.append("inexact")
                         continue
                     v = speed(row)
-                    text = fmt_mbs(v)
+                    text = ("HF " if lib == "HF tokenizers" else "") + fmt_mbs(v)
                     one = results.get((lib, vocab, 1), {}).get("rows", {}).get(label)
                     if k == 2 and one:
                         text += f" ({v / speed(one):.2f}×)"
@@ -817,6 +884,37 @@ def encodings_rows(run: Run, vocabs: list, corpora: list) -> list[str]:
     return lines
 
 
+# ------------------------------------------------------------------ GGUF
+
+
+def gguf_rows(run: Run, corpora: list) -> list[str]:
+    parts = {label: run.parts(c.CORPORA[label], run.args.mb) for label in corpora}
+    lines = ["| GGUF vocab | fastbpe path | corpus | fastbpe `GGUFTokenizer` | HF tokenizers | fastbpe / HF |",
+             "|---|---|---|---:|---:|---:|"]
+    for name in c.GGUF_NAMES:
+        res = {lib: run.child({"kind": "gguf", "lib": lib, "name": name, "parts": parts})
+               for lib in ("fastbpe", "HF tokenizers")}
+        log(f"gguf   {name:<16} " + " | ".join(f"{lib}: {summary(r)}" for lib, r in res.items()))
+        ours, ref = res["fastbpe"], res["HF tokenizers"]
+        for label in corpora:
+            cells, vals = [], {}
+            for lib, r in res.items():
+                if "rows" not in r:
+                    why = r.get("unavailable") or r.get("error")
+                    run.note(f"gguf:{lib}:{why}", f"GGUF {name}, {lib}: {why}")
+                    cells.append("n/a")
+                    continue
+                vals[lib] = speed(r["rows"][label])
+                cells.append(fmt_mbs(vals[lib]))
+            same = ("rows" in ours and "rows" in ref
+                    and ours["rows"][label]["digests"] == ref["rows"][label]["digests"])
+            if "rows" in ours and "rows" in ref and not same:
+                cells[0] = "inexact"
+            rt = f"{vals['fastbpe'] / vals['HF tokenizers']:.1f}×" if same and len(vals) == 2 else "–"
+            lines.append(f"| {name} | {ours.get('how', '–')} | {label} | " + " | ".join(cells) + f" | {rt} |")
+    return lines
+
+
 # ------------------------------------------------------------------ pre-tokenizing
 
 
@@ -865,6 +963,17 @@ def train_rows(run: Run) -> list[str]:
                     lines.append(f"| {mb:g} MB | {vocab} | {trainer} | {r['seconds']:.2f} | "
                                  f"{r['peak_mb']:.0f} | {r['n_vocab']} |")
                 log(f"train  {lines[-1]}")
+    vocab = 300 if a.quick else 512
+    r = run.child({"kind": "minbpe", "vocab": vocab}, timeout=a.timeout)
+    lines += ["", f"minbpe-compatible training (taylorswift, vocab {vocab}) against the minbpe algorithm in pure "
+              "Python (tests/reference.py), same merges checked:", "",
+              "| class | fastbpe (s) | minbpe algorithm, pure Python (s) | speed-up | same merges |",
+              "|---|---:|---:|---:|---|"]
+    if "rows" not in r:
+        lines.append(f"| – | error: {r.get('error')} | | | |")
+    for name, x in r.get("rows", {}).items():
+        lines.append(f"| {name} | {x['fast']:.3f} | {x['slow']:.2f} | {x['slow'] / x['fast']:.0f}× | {x['same']} |")
+    log("train  minbpe done")
     return lines
 
 
@@ -1155,6 +1264,15 @@ def main(argv=None) -> int:
               "input_ids checked equal to stock (\"differs\" otherwise). Targets (issue 21): ≥ 2× on "
               "batches, ≥ 5× on the long document."],
              transformers_rows(run), ("tf",))
+    if "gguf" in sections:
+        emit("gguf", "## GGUF files: fastbpe vs HF tokenizers on the same vocabulary (MB/s, one core; higher is better)",
+             [f"Method: llama.cpp's vocab files; fastbpe `GGUFTokenizer.from_file(path).encode_ids(text)` "
+              "(no BOS/EOS) against HF tokenizers on an equivalent tokenizer.json (the file's tokens and "
+              "merges, llama.cpp's split regexes as isolated Splits then ByteLevel; SentencePiece files: "
+              "Llama's pipeline with merges by score), each in a fresh process on one core; the encode "
+              f"rows' protocol ({a.mb:g} MB in 4 parts, first warms up), ids checked after timing. "
+              "The fastbpe path column says how fastbpe splits (C scanner, regex chain, SPM)."],
+             gguf_rows(run, corpora), ("gguf",))
     if "worst" in sections:
         emit("worst", "## Worst cases (1 MiB of one kind of character; seconds of one call, lower is better)",
              ["Method: one `encode_ordinary` call per input in a process pinned to one core, after a "

@@ -78,3 +78,18 @@ cdef inline uint64_t pow2_at_least(uint64_t n) noexcept nogil:
     while c < n:
         c <<= 1
     return c
+
+
+cdef inline uint64_t probe(const uint64_t* keys, size_t stride, uint64_t mask, uint64_t i,
+                           uint64_t key, uint64_t empty) noexcept nogil:
+    """Open addressing with linear probing, the one probe loop of the kernels' hash tables:
+    from slot i, the slot whose key is `key`, or else the first free one (key `empty`).
+    Slot s's key is keys[s * stride]: a table of bare keys has stride 1, a table of structs
+    that start with their uint64 key has stride sizeof(struct) / 8.  To insert a key known
+    to be absent, pass key = empty: the first free slot, one compare per step."""
+    cdef uint64_t k
+    while True:
+        k = keys[i * stride]
+        if k == key or k == empty:
+            return i
+        i = (i + 1) & mask

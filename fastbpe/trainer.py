@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping
 
 import numpy as np
 
-from . import _train
+from . import _count, _train
 from .bpe_model import NO_MERGE, BPEModel, as_model, load_model, save_model
 from .counting import compile_pattern, count_files, count_pieces, read_blocks
 from .patterns import GPT4_PATTERN
@@ -96,12 +96,12 @@ def check_train_args(vocab_size, special_tokens, min_frequency, max_token_length
 # step 2: merging
 # ---------------------------------------------------------------------------------------
 
-def _counts_to_counter(counts) -> "_train.PieceCounter":
-    if isinstance(counts, _train.PieceCounter):
+def _counts_to_counter(counts) -> "_count.PieceCounter":
+    if isinstance(counts, _count.PieceCounter):
         return counts
     if not isinstance(counts, Mapping):
         raise TypeError("counts must be a mapping of piece (str or bytes) -> count")
-    counter = _train.PieceCounter()
+    counter = _count.PieceCounter()
     pair_total = 0  # the sum of all pair counts bounds every count the merge kernel keeps
     for piece, c in counts.items():
         if isinstance(piece, str):
