@@ -404,10 +404,12 @@ class Tokenizer(IdsPath, PostProcessing, HFExtras):
             encode_text, kind, _, pattern, first, wraps = short
             if (pattern is None or (first is not None and first not in sequence)) and sequence.isascii():
                 # _short_ids inlined: the common short call is one kernel call and this
-                ids = encode_text(sequence, kind, False)
-                before, after = wraps[True if add_special_tokens else False]
                 enc = new_object(Encoding)  # Encoding.lazy, inlined
-                enc.ids = before + ids + after if before or after else ids
+                if wraps is None:
+                    enc.ids = encode_text(sequence, kind, False)
+                else:
+                    before, after = wraps[True if add_special_tokens else False]
+                    enc.ids = before + encode_text(sequence, kind, False) + after
                 enc._pending = (self, sequence, add_special_tokens)
                 return enc
             ids = self._short_ids(short, sequence, add_special_tokens)
