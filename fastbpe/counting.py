@@ -23,7 +23,7 @@ from .patterns import GPT4_PATTERN
 from .pretokenize import scanner_kind, whole_matches
 from .progress import Progress, wants_progress
 from .text import fix_surrogates, utf8_bytes
-from .threads import available_cores
+from .threads import available_cores, useful_threads
 
 __all__ = ["count_pieces", "count_files", "read_blocks", "compile_pattern", "scanner_for"]
 
@@ -56,13 +56,14 @@ def _count_text(counter, compiled, text: str) -> None:
 
 def _batches(texts, batch_chars, utf8_ok=False):
     """Group an iterable of str (and UTF-8 bytes if ``utf8_ok``: the file reader's blocks)
-    into lists of about ``batch_chars`` characters."""
+    into lists of about ``batch_chars`` characters, each with its size: characters, or
+    with ``utf8_ok`` bytes of UTF-8 (what the progress of files counts)."""
     batch, size = [], 0
     for i, text in enumerate(texts):
         if not isinstance(text, str) and not (utf8_ok and type(text) is bytes):
             raise TypeError(f"texts must contain str, item {i} is {type(text).__name__}")
         batch.append(text)
-        size += len(text)
+        size += len(text.encode("utf-8", "surrogatepass")) if utf8_ok and type(text) is str else len(text)
         if size >= batch_chars:
             yield batch, size
             batch, size = [], 0
@@ -75,7 +76,7 @@ def _resolve_workers(num_threads) -> int:
         return available_cores()
     if isinstance(num_threads, bool) or not isinstance(num_threads, int) or num_threads < 1:
         raise ValueError("num_threads must be a positive int or None")
-    return num_threads
+    return useful_threads(num_threads)
 
 
 def scanner_for(pattern: str):
@@ -204,7 +205,8 @@ def count_pieces(texts: Iterable[str], pattern: str = GPT4_PATTERN, *, counter=N
     if isinstance(texts, (str, bytes)):
         raise TypeError("texts must be an iterable of str (wrap a single text in a list)")
     counter = _count.PieceCounter() if counter is None else counter
-    with Progress("counting", unit=" MB", scale=1e6,
+    # texts are counted in characters (their UTF-8 size is not known without encoding)
+    with Progress("counting", unit=" M chars", scale=1e6,
                   enabled=wants_progress(show_progress)) as bar:
         return _count_stream(texts, pattern, counter, num_threads, bar)
 

@@ -7,7 +7,6 @@ import functools
 from ..formats.bytelevel import BYTE_TO_CHAR
 from .._nfc import lowercase, nfc_spans, nfc_stability_table, normalize
 from ._nodes import json_bool, json_field, json_list, json_str, node_type, unsupported
-from ..formats.bytelevel import BYTE_TO_CHAR
 from .normalized import NormalizedText
 from .oniguruma import compile_split_pattern
 
@@ -46,6 +45,8 @@ class ByteLevel:
     alphabet, each taking the character's span."""
 
     def normalize(self, t: NormalizedText) -> NormalizedText:
+        if t.text.isascii() and all(BYTE_TO_CHAR[ord(c)] == c for c in t.text):
+            return t  # printable ASCII maps to itself
         return t.map_chars(char_to_bytelevel)
 
 
@@ -83,16 +84,6 @@ class Prepend:
         return t.prepend(self.prepend)
 
 
-class ByteLevel:
-    """HF's ByteLevel normalizer: each character becomes the byte-level characters of its
-    UTF-8 bytes, all aligned to that character."""
-
-    def normalize(self, t: NormalizedText) -> NormalizedText:
-        if t.text.isascii() and all(BYTE_TO_CHAR[ord(c)] == c for c in t.text):
-            return t
-        return t.map_chars(lambda c: "".join(BYTE_TO_CHAR[b] for b in c.encode("utf-8", "surrogatepass")))
-
-
 class Sequence:
     def __init__(self, steps: list):
         self.steps = steps
@@ -124,8 +115,6 @@ def from_json(node, path: str = "normalizer"):
         return Replace(node.get("pattern"), json_field(node, "content", json_str, path, ""))
     if kind == "Prepend":
         return Prepend(json_field(node, "prepend", json_str, path, ""))
-    if kind == "ByteLevel":
-        return ByteLevel()
     if kind == "Sequence":
         steps = json_field(node, "normalizers", json_list, path, [])
         return Sequence([from_json(n, f"{path}.normalizers[{k}]") for k, n in enumerate(steps)])

@@ -209,8 +209,13 @@ class Tokenizer(IdsPath, PostProcessing, HFExtras):
         return spec.dumps(self._document(), pretty)
 
     def save(self, path: str | os.PathLike, pretty: bool = True) -> None:
-        """Write `to_str(pretty)` to path (atomically: the old file or the new one, whole)."""
+        """Write `to_str(pretty)` to path (atomically: the old file or the new one, whole;
+        a device or FIFO is written to, as every fastbpe output)."""
         spec.write_atomically(path, self.to_str(pretty))
+
+    def __reduce__(self):
+        # pickles and deep-copies by value, compactly: its tokenizer.json, as HF's does
+        return (Tokenizer.from_str, (self.to_str(),))
 
     def __repr__(self) -> str:
         """HF's repr when `tokenizers` is installed (the same text), else a short one."""
@@ -399,10 +404,12 @@ class Tokenizer(IdsPath, PostProcessing, HFExtras):
             encode_text, kind, _, pattern, first, wraps = short
             if (pattern is None or (first is not None and first not in sequence)) and sequence.isascii():
                 # _short_ids inlined: the common short call is one kernel call and this
-                ids = encode_text(sequence, kind, False)
-                before, after = wraps[True if add_special_tokens else False]
                 enc = new_object(Encoding)  # Encoding.lazy, inlined
-                enc.ids = before + ids + after if before or after else ids
+                if wraps is None:
+                    enc.ids = encode_text(sequence, kind, False)
+                else:
+                    before, after = wraps[True if add_special_tokens else False]
+                    enc.ids = before + encode_text(sequence, kind, False) + after
                 enc._pending = (self, sequence, add_special_tokens)
                 return enc
             ids = self._short_ids(short, sequence, add_special_tokens)
