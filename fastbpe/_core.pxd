@@ -37,7 +37,13 @@ cdef struct IdBuf:           # a growable array of token ids (the output of one 
     Py_ssize_t len
     Py_ssize_t cap
 
-cdef struct CacheEntry:      # a recently encoded piece and its ids (see PieceCache); 64 bytes
+cdef struct PackedEntry:     # a short piece and its ids (see PieceCache); 32 bytes, 2 per cache line
+    uint64_t k0              # the piece's packed key (_hash.pxd); k1 == 0: empty entry
+    uint64_t k1
+    tok_t ids[3]
+    uint32_t n_ids           # right after ids: a hit copies ids as one 16-byte block
+
+cdef struct CacheEntry:      # a longer piece or one of more ids (see PieceCache); 64 bytes
     uint64_t hash
     uint8_t bytes[24]        # the piece itself, zero padded: entries never point into a text
     tok_t ids[6]
@@ -54,9 +60,12 @@ cdef struct Work:            # scratch space for merging one piece; one per call
     int32_t* prv
     uint64_t* heap
     Py_ssize_t cap
-    CacheEntry* cache        # this thread's PieceCache for the table (not owned), or NULL
+    PackedEntry* packed      # this thread's PieceCache for the table (not owned), or NULL
+    CacheEntry* cache        # its entries for longer pieces (NULL when packed is)
+    IdBuf* ends              # when not NULL, encode_utf8 appends each piece's end byte here
 
 cdef class PieceCache:        # piece -> ids of one table, used by one thread only (see _core.pyx)
+    cdef PackedEntry* packed
     cdef CacheEntry* entries
 
 cdef class BPETable:
@@ -64,9 +73,12 @@ cdef class BPETable:
     cdef PairTable pairs
     cdef uint64_t* byte_pairs   # [256*256] (rank << 32 | new id) of two single-byte parts; cache-friendly first round
     cdef bint whole_piece    # emit a piece that is itself a token directly (tiktoken semantics)
+    cdef uint8_t* self_merging   # merge lists: per token, whether merging its bytes gives it (see encode_piece_hashed)
     cdef readonly Py_ssize_t n_bpe_tokens
     cdef list id_objects     # a Python int per id, so returning a list allocates nothing per token
     cdef readonly uint64_t serial   # unique per table in this process: names its piece caches
+    cdef object last_cache   # the PieceCache of the thread that used the table last ...
+    cdef unsigned long last_thread   # ... and that thread's ident (see thread_cache)
 
     cdef int encode_piece(self, const uint8_t* p, Py_ssize_t n, IdBuf* out, Work* w) except -1 nogil
     cdef int32_t lookup(self, const uint8_t* p, Py_ssize_t n) noexcept nogil

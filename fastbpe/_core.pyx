@@ -27,9 +27,11 @@ from cpython.list cimport PyList_New, PyList_SET_ITEM, PyList_GET_ITEM, PyList_G
 from cpython.long cimport PyLong_FromUnsignedLong
 from cpython.number cimport PyNumber_Index
 from cpython.ref cimport Py_INCREF, PyObject
+from cpython.pythread cimport PyThread_get_thread_ident
 from cpython.unicode cimport PyUnicode_Check, PyUnicode_GET_LENGTH
 
-from fastbpe._hash cimport hash_bytes, hash_in_text, load_word, mix64, pow2_at_least
+from fastbpe._hash cimport (PACKED_MAX, hash_bytes, hash_in_text, load_word, mix64, packed_hash,
+                            packed_key, piece_hash, pow2_at_least)
 from fastbpe._pretokenize cimport scan_pieces
 from fastbpe._heap cimport heap_pop, heap_push
 from fastbpe._utf8 cimport (PyUnicode_DATA, PyUnicode_KIND, Utf8Text, utf8_capacity, utf8_encode,
@@ -52,6 +54,21 @@ cdef object _np():
 cdef extern from *:
     void prefetch "__builtin_prefetch"(const void* p) noexcept nogil
 
+cdef extern from *:
+    """
+    /* BPETable.self_merging is written by whichever thread first meets a token (always the
+       same value): relaxed atomic bytes, so concurrent readers see 0 or that value. */
+    #if defined(__GNUC__) || defined(__clang__)
+    #define fb_load_u8(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+    #define fb_store_u8(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
+    #else
+    #define fb_load_u8(p) (*(volatile unsigned char*)(p))
+    #define fb_store_u8(p, v) (*(volatile unsigned char*)(p) = (v))
+    #endif
+    """
+    uint8_t fb_load_u8(const uint8_t* p) noexcept nogil
+    void fb_store_u8(uint8_t* p, uint8_t v) noexcept nogil
+
 
 cdef extern from "Python.h":
     const char* PyUnicode_AsUTF8AndSize(object s, Py_ssize_t* size) except NULL
@@ -59,9 +76,14 @@ cdef extern from "Python.h":
 
 cdef enum:
     SMALL_PIECE = 48         # pieces up to this many bytes use the linear scan
-    CACHE_SIZE = 65536       # entries of a piece cache (a power of two): 4 MiB
+    PACKED_SIZE = 65536      # packed entries of a piece cache (a power of two): 2 MiB
+    PACKED_MAX_IDS = 3       # PackedEntry.ids
+    CACHE_SIZE = 32768       # entries for longer pieces (a power of two): 2 MiB
     CACHE_MAX_PIECE = 24     # longer pieces are not cached (CacheEntry.bytes)
     CACHE_MAX_IDS = 6        # nor pieces of more ids (CacheEntry.ids)
+    SELF_MERGING = 1         # self_merging: merging the token's bytes gives the token
+    NOT_SELF_MERGING = 2     # ... gives several tokens (0: not known yet)
+    SCAN_BATCH = 512         # pieces the scanner cuts per call of encode_utf8's loop
     CACHE_TABLES_PER_THREAD = 4   # a thread keeps caches for its 4 most recently used tables
     MAX_RUNS = 32            # sorted runs of candidate merges at once (see _merge_heap)
     PILE_TO_HEAP = 64        # a smaller pile of candidates goes into the heap, not a run
@@ -203,35 +225,55 @@ cdef object idbuf_to_numpy(IdBuf* b):
 # the piece cache: piece bytes -> ids, per thread and per table, living across calls
 
 cdef class PieceCache:
-    """A direct-mapped cache of piece -> ids for one table, used by one thread only.
+    """Two direct-mapped caches of piece -> ids for one table, used by one thread only.
 
     Text repeats its pieces (" the", " of", "()"), so most pieces are found here, in 4 MiB
     that stay warm across calls, instead of in the token table (several MiB) or merged
-    again.  (64k entries: on fresh 0.5 MB slices the hit rate is 0.92 for English with
-    cl100k_base, against 0.87 with 16k; 256k entries gain little more and cost memory.)  An entry holds the piece's own bytes and is compared in full before it is used:
-    a hash collision only evicts (never a wrong id).  Entries never point into a text."""
+    again.  Pieces of up to 15 bytes and 3 ids (0.85-0.91 of English and code pieces,
+    nearly all the rest being single bytes, which need no cache) live in packed entries:
+    the key is the piece's bytes as two words (_hash.pxd), so a probe is two compares and a
+    hit copies its ids as one 16-byte block.  Longer pieces (up to 24 bytes) and pieces of
+    4-6 ids (a third of multilingual pieces) live in 64-byte entries holding the bytes.
+    Either way an entry is compared in full before it is used: a hash collision only
+    evicts (never a wrong id).  Entries never point into a text."""
 
     def __cinit__(self):
+        self.packed = <PackedEntry*>calloc(PACKED_SIZE, sizeof(PackedEntry))
         self.entries = <CacheEntry*>calloc(CACHE_SIZE, sizeof(CacheEntry))
-        if self.entries == NULL:
+        if self.packed == NULL or self.entries == NULL:
             raise MemoryError()
 
     def __dealloc__(self):
+        free(self.packed)
         free(self.entries)
 
     def ids_of(self, bytes piece):
         """The cached ids of piece, or None (for tests)."""
         cdef Py_ssize_t n = PyBytes_GET_SIZE(piece)
         cdef const uint8_t* p = <const uint8_t*>PyBytes_AS_STRING(piece)
+        cdef uint64_t k0, k1, h
+        cdef PackedEntry* pe
         cdef CacheEntry* e = NULL
-        if 2 <= n <= CACHE_MAX_PIECE:
-            e = cache_find(self.entries, p, n, hash_bytes(p, n), load_head(p, n))
+        if n < 2 or n > CACHE_MAX_PIECE:
+            return None
+        h = piece_hash(p, n)
+        if n <= PACKED_MAX:
+            packed_key(p, n, p + n, &k0, &k1)
+            pe = &self.packed[h & (PACKED_SIZE - 1)]
+            if pe.k0 == k0 and pe.k1 == k1:
+                return [pe.ids[i] for i in range(pe.n_ids)]
+        e = cache_find(self.entries, p, n, h, load_head(p, n))
         return None if e == NULL else [e.ids[i] for i in range(e.n_ids)]
 
     @staticmethod
-    def slot_of(bytes piece):
-        """The entry a piece maps to (for tests that make pieces collide)."""
-        return hash_bytes(<const uint8_t*>PyBytes_AS_STRING(piece), PyBytes_GET_SIZE(piece)) & (CACHE_SIZE - 1)
+    def slot_of(bytes piece, Py_ssize_t n_ids):
+        """(which entries, index) a piece of n_ids ids is kept in (for tests that make
+        pieces collide)."""
+        cdef Py_ssize_t n = PyBytes_GET_SIZE(piece)
+        cdef uint64_t h = piece_hash(<const uint8_t*>PyBytes_AS_STRING(piece), n)
+        if n <= PACKED_MAX and n_ids <= PACKED_MAX_IDS:
+            return "packed", h & (PACKED_SIZE - 1)
+        return "long", h & (CACHE_SIZE - 1)
 
 
 cdef inline CacheEntry* cache_find(CacheEntry* entries, const uint8_t* p, Py_ssize_t n,
@@ -270,8 +312,14 @@ cdef PieceCache thread_cache(BPETable table):
     (dropping the least recently used) and they go when the thread ends: memory stays
     bounded, no two threads ever share a cache, and tables never see each other's ids.
     Keyed by the table's serial, so a dead table's cache cannot be mistaken for a new
-    table's (ids of objects are reused)."""
+    table's (ids of objects are reused).  The table
+    also keeps the cache of the thread that used it last, so a thread's repeated calls skip
+    the thread-local lookup (that one cache lives until the table goes or another thread
+    takes the table's slot)."""
     cdef dict caches
+    cdef unsigned long me = PyThread_get_thread_ident()
+    if table.last_cache is not None and table.last_thread == me:
+        return <PieceCache>table.last_cache   # the same thread again: no thread-local lookup
     try:
         caches = _thread_state.caches
     except AttributeError:
@@ -282,6 +330,11 @@ cdef PieceCache thread_cache(BPETable table):
         if len(caches) >= CACHE_TABLES_PER_THREAD:
             del caches[next(iter(caches))]
     caches[table.serial] = cache   # last in the dict's order = most recently used
+    # Remembered for this thread's next call.  Idents are unique among live threads, so no
+    # other live thread is handed this cache; a new thread that reuses a dead one's ident
+    # may take over the dead thread's cache, which no one else uses.
+    table.last_cache = cache
+    table.last_thread = me
     return <PieceCache>cache
 
 
@@ -371,6 +424,27 @@ cdef void sort_pile(uint64_t* keys, uint64_t* tmp, Py_ssize_t n) noexcept nogil:
             sort_keys(keys, tmp, n, 0)
             return
 
+cdef int encode_uncached(BPETable table, const uint8_t* p, Py_ssize_t n, uint64_t h, uint64_t k0,
+                         uint64_t k1, IdBuf* out, Work* w) except -1 nogil:
+    """Append the ids of a piece of 2..CACHE_MAX_PIECE bytes that its packed entry does not
+    hold (h: piece_hash; k0, k1: its packed key when n <= PACKED_MAX, else k0 = its first 8
+    bytes), and remember them in the entry that fits."""
+    cdef PackedEntry* pe
+    cdef Py_ssize_t before = out.len, count
+    if table.encode_piece_hashed(p, n, h, k0, out, w) == 1:
+        return 0   # from the long entries
+    count = out.len - before
+    if n <= PACKED_MAX and count <= PACKED_MAX_IDS:
+        pe = &w.packed[h & (PACKED_SIZE - 1)]
+        pe.k0 = k0
+        pe.k1 = k1
+        memcpy(pe.ids, out.data + before, <size_t>count * sizeof(tok_t))
+        pe.n_ids = <uint32_t>count
+    elif count <= CACHE_MAX_IDS:
+        cache_store(w.cache, p, n, h, out.data + before, count)
+    return 0
+
+
 # ----------------------------------------------------------------------------------------
 
 cdef class BPETable:
@@ -395,6 +469,7 @@ cdef class BPETable:
         free(self.tok.slots)
         free(self.pairs.slots)
         free(self.byte_pairs)
+        free(self.self_merging)
 
     # -- construction --------------------------------------------------------------------
 
@@ -473,7 +548,7 @@ cdef class BPETable:
                     raise ValueError(
                         f"tokens {other} and {t} have the same bytes {bytes(p[:ln])!r}")
                 continue  # keep the first id for these bytes
-            h = hash_bytes(p, ln)
+            h = piece_hash(p, ln)
             i = h & mask
             while self.tok.slots[i].id >= 0:
                 i = (i + 1) & mask
@@ -521,6 +596,10 @@ cdef class BPETable:
                     raise ValueError(f"rank {r[i]} of merge {i} is out of range")
         self.whole_piece = whole_piece
         self._load_tokens(_as_list(token_bytes), special_bytes or {}, False)
+        if not whole_piece:
+            self.self_merging = <uint8_t*>calloc(self.tok.n_ids + 1, 1)
+            if self.self_merging == NULL:
+                raise MemoryError()
         if require_all_bytes:
             self._check_bytes_present()
         pair_table_init(&self.pairs, n)
@@ -602,7 +681,7 @@ cdef class BPETable:
 
     cdef int32_t lookup(self, const uint8_t* p, Py_ssize_t n) noexcept nogil:
         """The id of the BPE token whose bytes are p[:n], or -1."""
-        return self.lookup_hashed(p, n, hash_bytes(p, n), load_head(p, n))
+        return self.lookup_hashed(p, n, piece_hash(p, n), load_head(p, n))
 
     cdef int32_t lookup_hashed(self, const uint8_t* p, Py_ssize_t n, uint64_t h, uint64_t head) noexcept nogil:
         """`lookup` with the piece's hash and head already computed."""
@@ -630,67 +709,98 @@ cdef class BPETable:
             out.data[out.len] = <tok_t>self.tok.byte_id[p[0]]
             out.len += 1
             return 0
-        return self.encode_piece_hashed(p, n, hash_bytes(p, n), load_head(p, n), out, w)
+        return self.encode_piece_hashed(p, n, piece_hash(p, n), load_head(p, n), out, w)
 
     cdef int encode_piece_hashed(self, const uint8_t* p, Py_ssize_t n, uint64_t h, uint64_t head,
                                  IdBuf* out, Work* w) except -1 nogil:
-        """`encode_piece` for n >= 2 with the piece's hash and head already computed."""
-        cdef int32_t whole
-        if self.whole_piece:
+        """`encode_piece` for n >= 2 with the piece's hash and head already computed.
+        Returns 1 when the ids came from w.cache's long entries (nothing new to remember),
+        else 0.
+
+        A piece that is a token costs one lookup: with tiktoken semantics (and HF's
+        ignore_merges) it is that token; with merge lists it is when merging its bytes gives
+        the token itself, which the table learns the first time it meets each token
+        (self_merging, one byte per token) and then knows for good."""
+        cdef int32_t whole = -1
+        cdef uint8_t state = 0
+        cdef Py_ssize_t before
+        cdef CacheEntry* e
+        if self.whole_piece or self.self_merging != NULL:
             whole = self.lookup_hashed(p, n, h, head)
             if whole >= 0:
-                idbuf_reserve(out, 1)
-                out.data[out.len] = <tok_t>whole
-                out.len += 1
-                return 0
+                if not self.whole_piece:
+                    state = fb_load_u8(&self.self_merging[whole])
+                if self.whole_piece or state == SELF_MERGING:
+                    idbuf_reserve(out, 1)
+                    out.data[out.len] = <tok_t>whole
+                    out.len += 1
+                    return 0
+        if w.cache != NULL and n <= CACHE_MAX_PIECE:
+            e = cache_find(w.cache, p, n, h, head)
+            if e != NULL:
+                idbuf_reserve(out, CACHE_MAX_IDS)
+                memcpy(out.data + out.len, e.ids, CACHE_MAX_IDS * sizeof(tok_t))
+                out.len += e.n_ids
+                return 1
         if n >= 0x7FFFFFFF:
             with gil:
                 raise ValueError("a single piece of 2 GiB or more cannot be encoded")
         work_reserve(w, n)
         idbuf_reserve(out, n)
+        before = out.len
         if n <= SMALL_PIECE:
             self._merge_small(p, n, out, w)
         else:
             self._merge_heap(p, n, out, w)
+        if whole >= 0 and state == 0:
+            fb_store_u8(&self.self_merging[whole],
+                        SELF_MERGING if out.len - before == 1 and out.data[before] == <tok_t>whole
+                        else NOT_SELF_MERGING)
         return 0
 
     cdef void _merge_small(self, const uint8_t* p, Py_ssize_t n, IdBuf* out, Work* w) noexcept nogil:
-        """Linear scan: parts in an array; merge the lowest rank, leftmost on ties.
+        """Linear scan: merge the lowest rank, leftmost on ties, until nothing merges.
 
-        A pair is one word (rank << 32 | new id): the smallest word is the lowest rank (a
-        rank names one merged token), and a strict < keeps the leftmost."""
-        cdef SmallPart* parts = w.parts
+        The parts' ids and the pairs they start are two dense arrays (w.nxt and w.heap as
+        scratch): pairs[i] is (rank << 32 | new id) of parts i and i+1, so the smallest word
+        is the lowest rank (a rank names one merged token) and a strict < keeps the
+        leftmost; the scan is a compare and two conditional moves per pair, and a merge
+        shifts the tail by a plain loop (the tails are short)."""
+        cdef tok_t* ids = <tok_t*>w.nxt
+        cdef uint64_t* pairs = w.heap
+        cdef const int32_t* byte_id = self.tok.byte_id
         cdef Py_ssize_t m = n, i, best_i
-        cdef uint64_t best
+        cdef uint64_t best, v
         cdef uint32_t r
         cdef tok_t nid
         for i in range(n - 1):
-            parts[i].id = <tok_t>self.tok.byte_id[p[i]]
-            parts[i].pair = self.byte_pairs[(<Py_ssize_t>p[i] << 8) | p[i + 1]]
-        parts[n - 1].id = <tok_t>self.tok.byte_id[p[n - 1]]
-        parts[n - 1].pair = NO_PAIR
+            ids[i] = <tok_t>byte_id[p[i]]
+            pairs[i] = self.byte_pairs[(<Py_ssize_t>p[i] << 8) | p[i + 1]]
+        ids[n - 1] = <tok_t>byte_id[p[n - 1]]
         while m > 1:
-            best = NO_PAIR
-            best_i = -1
-            for i in range(m - 1):
-                if parts[i].pair < best:
-                    best = parts[i].pair
+            best = pairs[0]
+            best_i = 0
+            for i in range(1, m - 1):
+                v = pairs[i]
+                if v < best:
+                    best = v
                     best_i = i
-            if best_i < 0:
+            if best >= NO_PAIR:
                 break
-            # parts best_i and best_i+1 become one
-            parts[best_i].id = <tok_t>(best & 0xFFFFFFFFU)
-            memmove(parts + best_i + 1, parts + best_i + 2, (m - best_i - 2) * sizeof(SmallPart))
+            # parts best_i and best_i+1 become one: the tail moves down by one
+            ids[best_i] = <tok_t>(best & 0xFFFFFFFFU)
             m -= 1
-            parts[best_i].pair = NO_PAIR
-            if best_i < m - 1 and pair_get(&self.pairs, parts[best_i].id, parts[best_i + 1].id, &r, &nid):
-                parts[best_i].pair = (<uint64_t>r << 32) | nid
+            for i in range(best_i + 1, m):
+                ids[i] = ids[i + 1]
+                pairs[i] = pairs[i + 1]
+            pairs[best_i] = NO_PAIR
+            if best_i < m - 1 and pair_get(&self.pairs, ids[best_i], ids[best_i + 1], &r, &nid):
+                pairs[best_i] = (<uint64_t>r << 32) | nid
             if best_i > 0:
-                parts[best_i - 1].pair = NO_PAIR
-                if pair_get(&self.pairs, parts[best_i - 1].id, parts[best_i].id, &r, &nid):
-                    parts[best_i - 1].pair = (<uint64_t>r << 32) | nid
-        for i in range(m):
-            out.data[out.len + i] = parts[i].id
+                pairs[best_i - 1] = NO_PAIR
+                if pair_get(&self.pairs, ids[best_i - 1], ids[best_i], &r, &nid):
+                    pairs[best_i - 1] = (<uint64_t>r << 32) | nid
+        memcpy(out.data + out.len, ids, <size_t>m * sizeof(tok_t))
         out.len += m
 
     cdef void _merge_heap(self, const uint8_t* p, Py_ssize_t n, IdBuf* out, Work* w) noexcept nogil:
@@ -849,50 +959,71 @@ cdef class BPETable:
 
     cdef int encode_utf8(self, const uint8_t* s, Py_ssize_t n, int kind, IdBuf* out, Work* w) except -1 nogil:
         """Split UTF-8 text with the C scanner and encode every piece: one GIL-free pass.
-        With w.cache (this thread's PieceCache), short pieces are looked up there first."""
-        cdef Py_ssize_t ends[512]
-        cdef uint64_t hs[512]
-        cdef Py_ssize_t pos = 0, k, i, ln, before, start
-        cdef uint64_t h, head
-        cdef CacheEntry* e
+        With w.packed (this thread's PieceCache), pieces are looked up there first.
+
+        The scanner cuts a batch of pieces; a first pass makes each one's key and hash and
+        prefetches its cache entry and token slot, so the probes of the second pass find
+        them in cache instead of each waiting on memory in turn."""
+        cdef Py_ssize_t ends[SCAN_BATCH]
+        cdef uint64_t hs[SCAN_BATCH]
+        cdef uint64_t k0s[SCAN_BATCH]
+        cdef uint64_t k1s[SCAN_BATCH]
+        cdef Py_ssize_t pos = 0, k, i, ln, start
+        cdef uint64_t h
+        cdef PackedEntry* packed = w.packed
+        cdef PackedEntry* pe
         cdef const uint8_t* end = s + n
-        idbuf_reserve(out, n // 4 + 16)
+        cdef const int32_t* byte_id = self.tok.byte_id
+        if packed == NULL:
+            while pos < n:
+                k = scan_pieces(kind, s, n, pos, ends, SCAN_BATCH)
+                if k <= 0:
+                    break
+                if w.ends != NULL:
+                    append_ends(w.ends, ends, k)
+                for i in range(k):
+                    self.encode_piece(s + pos, ends[i] - pos, out, w)
+                    pos = ends[i]
+            return 0
         while pos < n:
-            k = scan_pieces(kind, s, n, pos, ends, 512)
+            k = scan_pieces(kind, s, n, pos, ends, SCAN_BATCH)
             if k <= 0:
                 break
-            if w.cache != NULL:
-                # hash the batch's pieces first and prefetch their cache entries (and token
-                # slots, for misses): the lookups below then find them in cache instead of
-                # each waiting on memory in turn (+10-15% on English, one thread)
-                start = pos
-                for i in range(k):
-                    ln = ends[i] - start
-                    if 1 < ln <= CACHE_MAX_PIECE:
-                        hs[i] = hash_in_text(s + start, ln, end)
-                        prefetch(&w.cache[hs[i] & (CACHE_SIZE - 1)])
-                        prefetch(&self.tok.slots[hs[i] & self.tok.mask])
-                    start = ends[i]
+            if w.ends != NULL:
+                append_ends(w.ends, ends, k)
+            # every id covers at least one byte; the slack takes the fixed-size copies below
+            idbuf_reserve(out, ends[k - 1] - pos + CACHE_MAX_IDS + 2)
+            start = pos
+            for i in range(k):
+                ln = ends[i] - start
+                if ln <= PACKED_MAX:
+                    if ln > 1:
+                        packed_key(s + start, ln, end, &k0s[i], &k1s[i])
+                        h = packed_hash(k0s[i], k1s[i])
+                        hs[i] = h
+                        prefetch(&packed[h & (PACKED_SIZE - 1)])
+                        prefetch(&self.tok.slots[h & self.tok.mask])
+                elif ln <= CACHE_MAX_PIECE:
+                    h = hash_in_text(s + start, ln, end)
+                    hs[i] = h
+                    prefetch(&w.cache[h & (CACHE_SIZE - 1)])
+                    prefetch(&self.tok.slots[h & self.tok.mask])
+                start = ends[i]
             for i in range(k):
                 ln = ends[i] - pos
-                if w.cache != NULL and 1 < ln <= CACHE_MAX_PIECE:
-                    h = hs[i]
-                    head = load_word(s + pos, ln, end)
-                    e = cache_find(w.cache, s + pos, ln, h, head)
-                    if e != NULL:
-                        idbuf_reserve(out, CACHE_MAX_IDS)
-                        # a fixed-size copy (no call); only n_ids of them count
-                        memcpy(out.data + out.len, e.ids, CACHE_MAX_IDS * sizeof(tok_t))
-                        out.len += e.n_ids
-                    else:
-                        before = out.len
-                        self.encode_piece_hashed(s + pos, ln, h, head, out, w)
-                        if out.len - before <= CACHE_MAX_IDS:
-                            cache_store(w.cache, s + pos, ln, h, out.data + before, out.len - before)
-                elif ln == 1:   # one byte: its id, without a call (spaces, punctuation)
-                    idbuf_reserve(out, 1)
-                    out.data[out.len] = <tok_t>self.tok.byte_id[s[pos]]
+                if ln == 1:   # one byte: its id (spaces, punctuation)
+                    out.data[out.len] = <tok_t>byte_id[s[pos]]
                     out.len += 1
+                elif ln <= PACKED_MAX:
+                    pe = &packed[hs[i] & (PACKED_SIZE - 1)]
+                    if pe.k0 == k0s[i] and pe.k1 == k1s[i]:
+                        # one 16-byte copy (ids and n_ids); only n_ids of them count
+                        memcpy(out.data + out.len, pe.ids, 16)
+                        out.len += pe.n_ids
+                    else:
+                        encode_uncached(self, s + pos, ln, hs[i], k0s[i], k1s[i], out, w)
+                elif ln <= CACHE_MAX_PIECE:
+                    encode_uncached(self, s + pos, ln, hs[i], load_word(s + pos, ln, end), 0, out, w)
                 else:
                     self.encode_piece(s + pos, ln, out, w)
                 pos = ends[i]
@@ -911,6 +1042,7 @@ cdef class BPETable:
         cdef PieceCache cache = thread_cache(self)
         memset(&out, 0, sizeof(IdBuf))
         memset(&w, 0, sizeof(Work))
+        w.packed = cache.packed
         w.cache = cache.entries
         utf8_text_open(text, &u)
         try:
@@ -928,8 +1060,9 @@ cdef class BPETable:
         """Encode many texts (exact str; see encode_text) with the C scanner in one GIL-free
         pass; returns a list of lists of ids.  Batch encoding calls this once per thread's
         share, so the threads rarely meet at the GIL.  With `with_pieces`, each text gives
-        (ids, piece ends) instead, numpy uint32 arrays, the ends in bytes of its UTF-8: what
-        fastbpe.hf builds Encodings from (offsets, word ids).  Raises UnicodeEncodeError if
+        (ids, piece ends) instead: the list of ids and a numpy uint32 array of the ends, in
+        bytes of its UTF-8, that the same scan cut: what fastbpe.hf builds Encodings from
+        (offsets and word ids, made only when read).  Raises UnicodeEncodeError if
         any text has a lone surrogate; with pieces, ValueError for a text of 4 GiB or more."""
         _require_byte_pairs(self)
         cdef Py_ssize_t n = PyList_GET_SIZE(texts), i
@@ -944,6 +1077,7 @@ cdef class BPETable:
             raise ValueError("encode_texts needs a pattern the C scanner knows")
         cache = thread_cache(self)
         memset(&w, 0, sizeof(Work))
+        w.packed = cache.packed
         w.cache = cache.entries
         try:
             if us == NULL or outs == NULL or (with_pieces and piece_ends == NULL):
@@ -961,7 +1095,7 @@ cdef class BPETable:
                         if us[i].n > <Py_ssize_t>UINT32_MAX:
                             too_long = i
                             break
-                        scan_ends(kind, us[i].s, us[i].n, &piece_ends[i])
+                        w.ends = &piece_ends[i]   # the piece ends of the same scan
                     self.encode_utf8(us[i].s, us[i].n, kind, &outs[i], &w)
                     utf8_text_close(&us[i])   # the cache keeps no pointer into a text
             for i in range(n):
@@ -969,7 +1103,8 @@ cdef class BPETable:
             if too_long >= 0:
                 raise ValueError(f"text {too_long} is 4 GiB or more of UTF-8")
             if with_pieces:
-                return [(idbuf_to_numpy(&outs[i]), idbuf_to_numpy(&piece_ends[i])) for i in range(n)]
+                return [(idbuf_to_list(&outs[i], self.id_objects), idbuf_to_numpy(&piece_ends[i]))
+                        for i in range(n)]
             return [idbuf_to_list(&outs[i], self.id_objects) for i in range(n)]
         finally:
             for i in range(n):
@@ -1019,6 +1154,7 @@ cdef class BPETable:
         cache = thread_cache(self)
         memset(&out, 0, sizeof(IdBuf))
         memset(&w, 0, sizeof(Work))
+        w.packed = cache.packed
         w.cache = cache.entries
         try:
             with nogil:
@@ -1113,19 +1249,13 @@ cdef class BPETable:
         return res
 
 
-cdef int scan_ends(int kind, const uint8_t* s, Py_ssize_t n, IdBuf* out) except -1 nogil:
-    """Append the end byte of every piece of s[:n] (n < 4 GiB) to out."""
-    cdef Py_ssize_t ends[512]
-    cdef Py_ssize_t pos = 0, k, i
-    while pos < n:
-        k = scan_pieces(kind, s, n, pos, ends, 512)
-        if k <= 0:
-            break
-        idbuf_reserve(out, k)
-        for i in range(k):
-            out.data[out.len + i] = <tok_t>ends[i]
-        out.len += k
-        pos = ends[k - 1]
+cdef int append_ends(IdBuf* out, const Py_ssize_t* ends, Py_ssize_t k) except -1 nogil:
+    """Append k piece ends (byte offsets in a text of < 4 GiB) to out."""
+    cdef Py_ssize_t i
+    idbuf_reserve(out, k)
+    for i in range(k):
+        out.data[out.len + i] = <tok_t>ends[i]
+    out.len += k
     return 0
 
 

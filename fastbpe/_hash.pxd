@@ -78,3 +78,76 @@ cdef inline uint64_t pow2_at_least(uint64_t n) noexcept nogil:
     while c < n:
         c <<= 1
     return c
+
+
+cdef inline uint64_t probe(const uint64_t* keys, size_t stride, uint64_t mask, uint64_t i,
+                           uint64_t key, uint64_t empty) noexcept nogil:
+    """Open addressing with linear probing, the one probe loop of the kernels' hash tables:
+    from slot i, the slot whose key is `key`, or else the first free one (key `empty`).
+    Slot s's key is keys[s * stride]: a table of bare keys has stride 1, a table of structs
+    that start with their uint64 key has stride sizeof(struct) / 8.  To insert a key known
+    to be absent, pass key = empty: the first free slot, one compare per step."""
+    cdef uint64_t k
+    while True:
+        k = keys[i * stride]
+        if k == key or k == empty:
+            return i
+        i = (i + 1) & mask
+
+
+# ---- packed keys of short pieces ----------------------------------------------------------
+# A piece of 2..15 bytes is two words: k0 = bytes 0..7, k1 = bytes 8..14 with the length in
+# the top byte (both zero padded).  Equal pieces give equal keys and different pieces
+# different keys, so a cache compares two words instead of the bytes, and the hash of the
+# key is the piece's hash for every table (`piece_hash`): one hash per piece, computed once.
+
+cdef enum:
+    PACKED_MAX = 15          # the longest piece with a packed key
+
+cdef extern from *:
+    """
+    static const uint64_t fb_low_mask[16] = {
+        0ULL, 0xFFULL, 0xFFFFULL, 0xFFFFFFULL, 0xFFFFFFFFULL, 0xFFFFFFFFFFULL,
+        0xFFFFFFFFFFFFULL, 0xFFFFFFFFFFFFFFULL, ~0ULL, ~0ULL, ~0ULL, ~0ULL, ~0ULL, ~0ULL,
+        ~0ULL, ~0ULL};
+    static const uint64_t fb_high_mask[16] = {
+        0ULL, 0ULL, 0ULL, 0ULL, 0ULL, 0ULL, 0ULL, 0ULL, 0ULL, 0xFFULL, 0xFFFFULL, 0xFFFFFFULL,
+        0xFFFFFFFFULL, 0xFFFFFFFFFFULL, 0xFFFFFFFFFFFFULL, 0xFFFFFFFFFFFFFFULL};
+    """
+    const uint64_t fb_low_mask[16]
+    const uint64_t fb_high_mask[16]
+
+
+cdef inline void packed_key(const uint8_t* p, Py_ssize_t n, const uint8_t* end,
+                            uint64_t* k0, uint64_t* k1) noexcept nogil:
+    """The key of p[:n] (1 <= n <= PACKED_MAX) into k0, k1.  Inside a text (16 bytes readable
+    before end, little-endian) two loads and two masks; else a copy into zeroed words (the
+    same value)."""
+    cdef uint64_t w[2]
+    if FB_LITTLE_ENDIAN and p + 16 <= end:
+        memcpy(w, p, 16)
+        k0[0] = w[0] & fb_low_mask[n]
+        k1[0] = (w[1] & fb_high_mask[n]) | (<uint64_t>n << 56)
+        return
+    w[0] = 0
+    w[1] = 0
+    memcpy(w, p, <size_t>n)
+    k0[0] = w[0]
+    k1[0] = w[1] | (<uint64_t>n << 56)   # byte 15 of w is zero: n <= 15
+
+
+cdef inline uint64_t packed_hash(uint64_t k0, uint64_t k1) noexcept nogil:
+    """The hash of a packed key.  The top bits of a product depend on every bit of its
+    input; rotating them to the bottom puts them in the bits tables index with."""
+    cdef uint64_t x = (k0 + k1 * 0x9E3779B97F4A7C15ULL) * 0xBF58476D1CE4E5B9ULL
+    return (x << 16) | (x >> 48)
+
+
+cdef inline uint64_t piece_hash(const uint8_t* p, Py_ssize_t n) noexcept nogil:
+    """The hash the token table and the piece caches use for p[:n] (n >= 1): the packed
+    key's for short pieces, hash_bytes for longer ones."""
+    cdef uint64_t k0, k1
+    if n <= PACKED_MAX:
+        packed_key(p, n, p + n, &k0, &k1)
+        return packed_hash(k0, k1)
+    return hash_bytes(p, n)

@@ -47,7 +47,7 @@ cdef extern from "_block_classes.h" nogil:
         FB_C_LETTER, FB_C_UPPER, FB_C_LOWER, FB_C_DIGIT, FB_C_SPACE, FB_C_NEWLINE, FB_C_OTHER
         FB_CLS_AUTO, FB_CLS_SWAR, FB_CLS_SSE2, FB_CLS_AVX2
     void fb_window_init(fb_window* w, Py_ssize_t pos)
-    void fb_window_extend(fb_window* w, const uint8_t* s, Py_ssize_t n, Py_ssize_t pos, bint cases)
+    bint fb_window_extend(fb_window* w, const uint8_t* s, Py_ssize_t n, Py_ssize_t pos, bint cases)
     ctypedef struct fb_view:
         Py_ssize_t start
         Py_ssize_t end
@@ -363,6 +363,8 @@ cdef Py_ssize_t piece_end(int kind, const unsigned char* s, Py_ssize_t n,
 
 
 cdef int use_block_scanner = 1     # 0: the per-character matchers only (use_scanner("char"))
+cdef enum:
+    CHAR_STRETCH = 4096                 # bytes cut per character after a mostly non-ASCII fill
 
 
 cdef inline Py_ssize_t window_limit(fb_view w, Py_ssize_t n) noexcept nogil:
@@ -377,51 +379,45 @@ cdef Py_ssize_t scan_block(int kind, const uint8_t* s, Py_ssize_t n, Py_ssize_t 
     cdef fb_window w
     cdef fb_view v
     cdef Py_ssize_t k = 0, lim = -1      # -1: the first piece extends the window
+    cdef bint dollar, single_digits
     fb_window_init(&w, pos)
     v = fb_view_of(&w)
-    if kind == PAT_CL100K:
+    if kind == PAT_CL100K or kind == PAT_GPT4 or kind == PAT_LLAMA3 or kind == PAT_QWEN2:
+        dollar = kind == PAT_CL100K
+        single_digits = kind == PAT_QWEN2
         while pos < n and k < cap:
             if pos > lim:
-                fb_window_extend(&w, s, n, pos, False)
+                if fb_window_extend(&w, s, n, pos, False):
+                    k += scan_chars(kind, s, n, pos, pos + CHAR_STRETCH, ends + k, cap - k)
+                    pos = ends[k - 1]
+                    continue                    # lim stays: the next piece refills
                 v = fb_view_of(&w)
                 lim = window_limit(v, n)
-            pos = block_cl100k(&w, v, s, n, pos, True, False)
+            pos = block_cl100k(&w, v, s, n, pos, dollar, single_digits)
             ends[k] = pos
             k += 1
     elif kind == PAT_O200K:
         while pos < n and k < cap:
             if pos > lim:
-                fb_window_extend(&w, s, n, pos, True)
+                if fb_window_extend(&w, s, n, pos, True):
+                    k += scan_chars(kind, s, n, pos, pos + CHAR_STRETCH, ends + k, cap - k)
+                    pos = ends[k - 1]
+                    continue                    # lim stays: the next piece refills
                 v = fb_view_of(&w)
                 lim = window_limit(v, n)
             pos = block_o200k(&w, v, s, n, pos)
             ends[k] = pos
             k += 1
-    elif kind == PAT_GPT4 or kind == PAT_LLAMA3:
-        while pos < n and k < cap:
-            if pos > lim:
-                fb_window_extend(&w, s, n, pos, False)
-                v = fb_view_of(&w)
-                lim = window_limit(v, n)
-            pos = block_cl100k(&w, v, s, n, pos, False, False)
-            ends[k] = pos
-            k += 1
     elif kind == PAT_R50K or kind == PAT_GPT2 or kind == PAT_HF_GPT2:
         while pos < n and k < cap:
             if pos > lim:
-                fb_window_extend(&w, s, n, pos, False)
+                if fb_window_extend(&w, s, n, pos, False):
+                    k += scan_chars(kind, s, n, pos, pos + CHAR_STRETCH, ends + k, cap - k)
+                    pos = ends[k - 1]
+                    continue                    # lim stays: the next piece refills
                 v = fb_view_of(&w)
                 lim = window_limit(v, n)
             pos = block_r50k(&w, v, s, n, pos)
-            ends[k] = pos
-            k += 1
-    elif kind == PAT_QWEN2:
-        while pos < n and k < cap:
-            if pos > lim:
-                fb_window_extend(&w, s, n, pos, False)
-                v = fb_view_of(&w)
-                lim = window_limit(v, n)
-            pos = block_cl100k(&w, v, s, n, pos, False, True)
             ends[k] = pos
             k += 1
     elif pos < n and cap > 0:
@@ -431,32 +427,34 @@ cdef Py_ssize_t scan_block(int kind, const uint8_t* s, Py_ssize_t n, Py_ssize_t 
 
 
 cdef Py_ssize_t scan_chars(int kind, const unsigned char* s, Py_ssize_t n, Py_ssize_t pos,
-                           Py_ssize_t* ends, Py_ssize_t cap) noexcept nogil:
-    """scan_pieces with the per-character matchers."""
+                           Py_ssize_t stop, Py_ssize_t* ends, Py_ssize_t cap) noexcept nogil:
+    """scan_pieces with the per-character matchers, for the pieces that start before stop."""
     # One loop per matcher so that the matcher inlines into it.
     cdef Py_ssize_t k = 0
+    if stop > n:
+        stop = n
     if kind == PAT_CL100K:
-        while pos < n and k < cap:
+        while pos < stop and k < cap:
             pos = piece_cl100k(s, n, pos, True)
             ends[k] = pos
             k += 1
     elif kind == PAT_O200K:
-        while pos < n and k < cap:
+        while pos < stop and k < cap:
             pos = piece_o200k(s, n, pos)
             ends[k] = pos
             k += 1
     elif kind == PAT_GPT4 or kind == PAT_LLAMA3:
-        while pos < n and k < cap:
+        while pos < stop and k < cap:
             pos = piece_cl100k(s, n, pos, False)
             ends[k] = pos
             k += 1
     elif kind == PAT_R50K or kind == PAT_GPT2 or kind == PAT_HF_GPT2:
-        while pos < n and k < cap:
+        while pos < stop and k < cap:
             pos = piece_r50k(s, n, pos)
             ends[k] = pos
             k += 1
     elif kind == PAT_QWEN2:
-        while pos < n and k < cap:
+        while pos < stop and k < cap:
             pos = piece_qwen2(s, n, pos)
             ends[k] = pos
             k += 1
@@ -470,7 +468,7 @@ cdef Py_ssize_t scan_pieces(int kind, const unsigned char* s, Py_ssize_t n, Py_s
                             Py_ssize_t* ends, Py_ssize_t cap) noexcept nogil:
     if use_block_scanner:
         return scan_block(kind, s, n, pos, ends, cap)
-    return scan_chars(kind, s, n, pos, ends, cap)
+    return scan_chars(kind, s, n, pos, n, ends, cap)
 
 
 # ---------------------------------------------------------------------------------------

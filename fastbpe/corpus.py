@@ -70,7 +70,7 @@ from ._corpus import find_separators
 from .formats.atomic import atomic_file_set, is_special_file
 from .progress import Progress, wants_progress
 from .text import utf8_bytes
-from .threads import available_cores
+from .threads import available_cores, useful_threads
 
 DEFAULT_BUFFER_BYTES = 64 << 20
 # batches no larger than this, so that a corpus of a few of them still spreads over the cores
@@ -220,6 +220,7 @@ class _Settings:
             num_threads = available_cores()
         if type(num_threads) is not int or num_threads < 1:
             raise ValueError(f"num_threads must be a positive int, not {num_threads!r}")
+        num_threads = useful_threads(num_threads)
         if type(buffer_bytes) is not int or buffer_bytes < 1:
             raise ValueError(f"buffer_bytes must be a positive int, not {buffer_bytes!r}")
         self.kind = encoding._splitter.kind

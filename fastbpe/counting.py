@@ -1,5 +1,5 @@
 """Step 1 of training: split texts with the pattern and count the unique pieces
-(:class:`fastbpe._train.PieceCounter`).  Memory grows with the number of unique pieces,
+(:class:`fastbpe._count.PieceCounter`).  Memory grows with the number of unique pieces,
 not with the corpus, so a generator over a huge file works.  Counts merge by addition, so
 this step can run elsewhere (``count_pieces`` on shards, then
 ``trainer.train_from_counts`` on the summed mapping).  Each text is split on its own
@@ -18,12 +18,12 @@ from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 
 import regex
 
-from . import _train
+from . import _count
 from .patterns import GPT4_PATTERN
 from .pretokenize import scanner_kind, whole_matches
 from .progress import Progress, wants_progress
 from .text import fix_surrogates, utf8_bytes
-from .threads import available_cores
+from .threads import available_cores, useful_threads
 
 __all__ = ["count_pieces", "count_files", "read_blocks", "compile_pattern", "scanner_for"]
 
@@ -56,13 +56,14 @@ def _count_text(counter, compiled, text: str) -> None:
 
 def _batches(texts, batch_chars, utf8_ok=False):
     """Group an iterable of str (and UTF-8 bytes if ``utf8_ok``: the file reader's blocks)
-    into lists of about ``batch_chars`` characters."""
+    into lists of about ``batch_chars`` characters, each with its size: characters, or
+    with ``utf8_ok`` bytes of UTF-8 (what the progress of files counts)."""
     batch, size = [], 0
     for i, text in enumerate(texts):
         if not isinstance(text, str) and not (utf8_ok and type(text) is bytes):
             raise TypeError(f"texts must contain str, item {i} is {type(text).__name__}")
         batch.append(text)
-        size += len(text)
+        size += len(text.encode("utf-8", "surrogatepass")) if utf8_ok and type(text) is str else len(text)
         if size >= batch_chars:
             yield batch, size
             batch, size = [], 0
@@ -75,13 +76,13 @@ def _resolve_workers(num_threads) -> int:
         return available_cores()
     if isinstance(num_threads, bool) or not isinstance(num_threads, int) or num_threads < 1:
         raise ValueError("num_threads must be a positive int or None")
-    return num_threads
+    return useful_threads(num_threads)
 
 
 def scanner_for(pattern: str):
     """The C pre-tokenizer for ``pattern`` when it knows the pattern, else None."""
     kind = scanner_kind(pattern)
-    return _train.Scanner(kind) if kind >= 0 else None
+    return _count.Scanner(kind) if kind >= 0 else None
 
 
 def _utf8(text) -> bytes:
@@ -99,7 +100,7 @@ def _fork_is_safe() -> bool:
 
 def _count_batch_regex(pattern: str, texts: list):
     """Worker process: count one batch with ``regex``; returns PieceCounter.export()."""
-    counter = _train.PieceCounter()
+    counter = _count.PieceCounter()
     compiled = compile_pattern(pattern)
     for text in texts:
         _count_text(counter, compiled, text)
@@ -155,19 +156,19 @@ def _count_stream(texts, pattern, counter, num_threads, bar, utf8_ok=False):
         return _count_regex(texts, pattern, counter, workers, bar)
     if workers == 1:
         for batch, size in _batches(texts, _BATCH_CHARS, utf8_ok):
-            _train.count_utf8(counter, scanner, [_utf8(t) for t in batch])
+            _count.count_utf8(counter, scanner, [_utf8(t) for t in batch])
             seen += size
             bar.update(seen)
         return counter
     free = queue.SimpleQueue()
     free.put(counter)
     for _ in range(workers - 1):
-        free.put(_train.PieceCounter())
+        free.put(_count.PieceCounter())
 
     def work(data):
         c = free.get()
         try:
-            _train.count_utf8(c, scanner, data)
+            _count.count_utf8(c, scanner, data)
         finally:
             free.put(c)
 
@@ -196,15 +197,16 @@ def _count_stream(texts, pattern, counter, num_threads, bar, utf8_ok=False):
 
 
 def count_pieces(texts: Iterable[str], pattern: str = GPT4_PATTERN, *, counter=None,
-                 show_progress=None, num_threads=None) -> "_train.PieceCounter":
+                 show_progress=None, num_threads=None) -> "_count.PieceCounter":
     """Split every text with ``pattern`` and count the pieces.  ``texts`` is consumed as
-    a stream.  Returns a :class:`fastbpe._train.PieceCounter` (``.to_dict()`` gives
+    a stream.  Returns a :class:`fastbpe._count.PieceCounter` (``.to_dict()`` gives
     {piece bytes: count}); pass ``counter`` to keep adding to an existing one.
     ``num_threads`` caps the parallel workers (default: all cores)."""
     if isinstance(texts, (str, bytes)):
         raise TypeError("texts must be an iterable of str (wrap a single text in a list)")
-    counter = _train.PieceCounter() if counter is None else counter
-    with Progress("counting", unit=" MB", scale=1e6,
+    counter = _count.PieceCounter() if counter is None else counter
+    # texts are counted in characters (their UTF-8 size is not known without encoding)
+    with Progress("counting", unit=" M chars", scale=1e6,
                   enabled=wants_progress(show_progress)) as bar:
         return _count_stream(texts, pattern, counter, num_threads, bar)
 
@@ -260,7 +262,7 @@ def read_blocks(path, pattern: str = GPT4_PATTERN, block_chars=_FILE_BLOCK_CHARS
     chunks = _file_chunks(path, block_chars)
     if scanner is not None:
         def last_end(buf, limit):
-            return _train.last_piece_end(scanner, buf, limit)
+            return _count.last_piece_end(scanner, buf, limit)
 
         return _cut_at_pieces((c.encode("utf-8") for c in chunks), b"", last_end,
                               _SCANNER_MARGIN, block_chars)
@@ -293,7 +295,7 @@ def count_files(paths, pattern: str = GPT4_PATTERN, *, counter=None, show_progre
     for p in paths:
         if not os.path.isfile(p):
             raise FileNotFoundError(f"no such file: {p!r}")
-    counter = _train.PieceCounter() if counter is None else counter
+    counter = _count.PieceCounter() if counter is None else counter
     total = sum(os.path.getsize(p) for p in paths)
     blocks = (block for p in paths for block in read_blocks(p, pattern, _FILE_BLOCK_CHARS))
     with Progress("counting", total=total, unit=" MB", scale=1e6,

@@ -20,7 +20,7 @@ import os
 
 import numpy as np
 
-from . import _train
+from . import _count
 from . import trainer
 from .patterns import BY_NAME, GPT4_PATTERN
 from .formats.atomic import atomic_write_text
@@ -84,7 +84,7 @@ def _add_counts(parts):
     parts = list(parts)
     if len(parts) == 1:
         return parts[0]
-    counter = _train.PieceCounter()
+    counter = _count.PieceCounter()
     for p in parts:
         counter.add_exported(*p)
     return counter.export()
@@ -93,7 +93,7 @@ def _add_counts(parts):
 def _count_shards(shards, pattern, min_frequency):
     """Worker: count the pieces of some shards (files read here).  One thread: Dask
     runs one task per worker thread already."""
-    counter = _train.PieceCounter()
+    counter = _count.PieceCounter()
     for shard in shards:
         trainer.count_pieces(shard_blocks(shard), pattern, counter=counter,
                              show_progress=False, num_threads=1)
@@ -168,7 +168,7 @@ def shards_of(paths, blocksize: int = DEFAULT_BLOCKSIZE, *, pattern: str = GPT4_
 
 def count_pieces_dask(paths_or_bag, pattern: str = GPT4_PATTERN, *,
                       blocksize: int = DEFAULT_BLOCKSIZE, min_frequency=None,
-                      client=None) -> "_train.PieceCounter":
+                      client=None) -> "_count.PieceCounter":
     """Count the pieces of text files (or of a ``dask.bag.Bag`` of str) on a Dask cluster.
 
     ``paths_or_bag``: a path or a list of paths to UTF-8 text files readable by the
@@ -183,7 +183,7 @@ def count_pieces_dask(paths_or_bag, pattern: str = GPT4_PATTERN, *,
     was seen at least k times; it depends on the sharding, and it is never larger than the
     exact count.  Pruning only shrinks what travels and is summed.
 
-    Returns a :class:`fastbpe._train.PieceCounter` for ``train_from_counts``.
+    Returns a :class:`fastbpe._count.PieceCounter` for ``train_from_counts``.
     """
     bag_mod, _ = _import_dask()
     trainer.compile_pattern(pattern)  # a bad pattern fails here, not on every worker
@@ -200,7 +200,7 @@ def count_pieces_dask(paths_or_bag, pattern: str = GPT4_PATTERN, *,
                                                 min_frequency=min_frequency),
                               _add_counts, split_every=_SPLIT_EVERY)
         exported = c.compute(total).result()
-    counter = _train.PieceCounter()
+    counter = _count.PieceCounter()
     counter.add_exported(*exported)
     return counter
 

@@ -87,6 +87,12 @@ class Encoding:
         >>> enc.encode_ordinary("hello world")
         [31373, 995]
         """
+        kind = self._splitter.kind
+        if kind >= 0 and type(text) is str and self._phantom is None:
+            try:   # the common case in one kernel call (short texts: the call is the cost)
+                return self._table.encode_text(text, kind, False)
+            except UnicodeEncodeError:
+                pass
         return self._encode_ordinary(text, False)
 
     def encode(

@@ -14,6 +14,16 @@ def available_cores() -> int:
         return os.cpu_count() or 1
 
 
+# more worker threads than this per core only cost memory (each has its buffers or tables)
+_MAX_THREADS_PER_CORE = 8
+
+
+def useful_threads(num_threads: int) -> int:
+    """A requested worker count, capped at what the cores can use: a huge request (say
+    10**20) would otherwise allocate per-thread state until memory runs out."""
+    return min(num_threads, _MAX_THREADS_PER_CORE * available_cores())
+
+
 def check_threads(num_threads) -> None:
     """ValueError for a thread count below 1.  None and floats pass, as in tiktoken
     (ThreadPoolExecutor takes them); 0 and negatives would raise there too."""

@@ -18,11 +18,12 @@ Encoding.  This module re-exports the counting and model names it always had.
 """
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable, Mapping
 
 import numpy as np
 
-from . import _train
+from . import _count, _train
 from .bpe_model import NO_MERGE, BPEModel, as_model, load_model, save_model
 from .counting import compile_pattern, count_files, count_pieces, read_blocks
 from .patterns import GPT4_PATTERN
@@ -79,10 +80,14 @@ def check_train_args(vocab_size, special_tokens, min_frequency, max_token_length
         raise ValueError(
             f"vocab_size={vocab_size} is too small: it must be at least 256 (the byte "
             f"tokens) + {len(specials)} special token(s) = {256 + len(specials)}")
+    if vocab_size > _INT32_MAX:
+        raise ValueError(f"vocab_size={vocab_size} is too large: ids are 32-bit, at most {_INT32_MAX}")
     if min_frequency is None:
         min_frequency = 0
-    if not isinstance(min_frequency, (int, np.integer)) or min_frequency < 0:
-        raise ValueError("min_frequency must be a non-negative int")
+    if (isinstance(min_frequency, bool) or not isinstance(min_frequency, (int, np.integer))
+            or not 0 <= min_frequency <= _INT64_MAX):
+        raise ValueError(f"min_frequency must be an int in 0..{_INT64_MAX} (counts are 64-bit), "
+                         f"not {min_frequency!r}")
     if max_token_length is not None and (
             isinstance(max_token_length, bool)
             or not isinstance(max_token_length, (int, np.integer))
@@ -96,12 +101,12 @@ def check_train_args(vocab_size, special_tokens, min_frequency, max_token_length
 # step 2: merging
 # ---------------------------------------------------------------------------------------
 
-def _counts_to_counter(counts) -> "_train.PieceCounter":
-    if isinstance(counts, _train.PieceCounter):
+def _counts_to_counter(counts) -> "_count.PieceCounter":
+    if isinstance(counts, _count.PieceCounter):
         return counts
     if not isinstance(counts, Mapping):
         raise TypeError("counts must be a mapping of piece (str or bytes) -> count")
-    counter = _train.PieceCounter()
+    counter = _count.PieceCounter()
     pair_total = 0  # the sum of all pair counts bounds every count the merge kernel keeps
     for piece, c in counts.items():
         if isinstance(piece, str):
@@ -121,8 +126,12 @@ def _counts_to_counter(counts) -> "_train.PieceCounter":
 
 def _merge(counter, num_merges, min_frequency, max_token_length, tie, show_progress):
     if counter.total == 0:
-        raise ValueError("the corpus is empty: no pieces to train on")
+        raise ValueError("no pieces to train on: the corpus is empty, or the split pattern "
+                         "matched none of its text")
     tokens, offsets, counts = counter.to_arrays()
+    # each merge shortens some piece by a symbol: no more merges than that can happen, so a
+    # huge vocab_size asks for no more memory than the corpus gives
+    num_merges = min(num_merges, len(tokens) - (len(offsets) - 1))
     trainer = _train.PieceTrainer(tokens, offsets, counts, tie=tie)
     with Progress("merges", total=num_merges, enabled=wants_progress(show_progress)) as bar:
         return trainer.train(num_merges, min_frequency=min_frequency,
@@ -139,6 +148,11 @@ def train_model(counts, vocab_size, *, pattern=GPT4_PATTERN, special_tokens=None
     num_merges = vocab_size - 256 - len(specials)
     pairs, merge_counts = _merge(counter, num_merges, min_frequency, max_len, tie,
                                  show_progress)
+    if len(pairs) < num_merges:  # the CLI shows this warning too (one source for both)
+        why = (f"no pair occurs at least {min_frequency} times" if min_frequency > 1
+               else "no pair left to merge")
+        warnings.warn(f"the corpus yields only {256 + len(pairs) + len(specials)} tokens of the "
+                      f"{vocab_size} asked for ({why})", UserWarning, stacklevel=3)
     first_special = 256 + len(pairs)
     return BPEModel(merges=pairs, pattern=pattern,
                     special_tokens={s: first_special + i for i, s in enumerate(specials)},

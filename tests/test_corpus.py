@@ -314,12 +314,14 @@ def test_cli_encode_files(cl100k, tmp_path, capsys):
     for argv, message in [([str(tmp_path / "missing.txt")], "no such file"),
                           ([str(path), "--dtype", "uint16"], "uint16"),
                           ([str(path), "--separator", "no such token"], "not a token"),
-                          ([str(path), "--threads", "0"], "num_threads"),
-                          ([str(path), "--buffer-mb", "-1"], "buffer_bytes")]:
+                          ([str(path), "--threads", "0"], "num_threads")]:
         assert main(["encode-files", *argv, "-o", str(tmp_path / "x.bin")]) == 1
         assert message in capsys.readouterr().err
     assert not (tmp_path / "x.bin").exists()
-    # bad arguments: 2 (argparse)
+    # bad arguments: 2
+    for bad in ("-1", "nan", "0"):
+        assert main(["encode-files", str(path), "-o", str(tmp_path / "x.bin"), "--buffer-mb", bad]) == 2
+        assert "--buffer-mb" in capsys.readouterr().err
     assert main(["encode-files", str(path)]) == 2  # no -o
     assert main(["encode-files", "--help"]) == 0
     assert "default: 64" in capsys.readouterr().out

@@ -320,7 +320,7 @@ def test_unknown_and_supported_pre_names_are_consistent():
 
 
 @pytest.mark.parametrize("pre", ["gpt-2", "llama-bpe", "qwen2", "starcoder", "falcon", "default", "chameleon",
-                                 "chatglm-bpe", "laguna"])
+                                 "chatglm-bpe", "laguna", "qwen35"])
 def test_scanner_steps_split_like_regex(pre):
     """Steps run on the C scanner give the pieces llama.cpp's regex gives (fuzzed)."""
     import random
@@ -446,3 +446,40 @@ def test_cli_count_in_blocks_equals_whole(bytelevel_vocab, tmp_path, capsys):
     starcoder = tmp_path / "star.gguf"
     starcoder.write_bytes(gf.gguf_bytes(gf.gpt2_kv(tokens, merges, "starcoder")))
     assert GGUFFile(str(starcoder))._pat_str == r"[\s\S]+"  # a chain: counted whole
+
+
+def test_afmoe_digit_groups_follow_llama_cpp():
+    """llama.cpp's custom digit split (afmoe, tiny_aya): groups of three from the right, the
+    text before a run glued to its first group (what its code does, not what a regex would)."""
+    from fastbpe.gguf.pretokenizers import afmoe_digits
+
+    assert afmoe_digits("ab12345cd") == ["ab12", "345", "cd"]
+    assert afmoe_digits("x1y22z333w4444") == ["x1", "y22", "z333", "w4", "444"]
+    assert afmoe_digits("1234567 89") == ["1", "234", "567", " 89"]
+    assert afmoe_digits("٣٣٣٣") == ["٣", "٣٣٣"] and afmoe_digits("abc") == ["abc"] and afmoe_digits("") == []
+    assert Splitter(PRE_TOKENIZERS["tiny_aya"]).split("Cost: 1234567 units") == \
+        ["Cost", ":", " ", "1", "234", "567", " units"]
+
+
+def test_spm_word_by_word_equals_whole_text(spm_vocab, tmp_path):
+    """Merging word by word (a vocabulary with no token like 'a▁') gives the whole-text ids."""
+    import random
+
+    tokens, scores, types = spm_vocab
+    path = tmp_path / "spm.gguf"
+    path.write_bytes(gf.gguf_bytes(gf.spm_kv(tokens, scores, types)))
+    tok = GGUFTokenizer.from_file(path)
+    assert tok.model.word_cut
+    rng = random.Random(3)
+    alphabet = list("the quick  brown\n\tfox 12 ,.!é中") + ["  ", "\u2581"]
+    texts = gf.TEXTS + ["".join(rng.choice(alphabet) for _ in range(rng.randrange(1, 60))) for _ in range(500)]
+    by_word = [tok.encode_ids(t) for t in texts]
+    tok.model.word_cut = False
+    assert [tok.encode_ids(t) for t in texts] == by_word
+    # a token with a space after a letter: merges may cross words, so the text is merged whole
+    glued = tokens + ["s\u2581"]
+    path.write_bytes(gf.gguf_bytes(gf.spm_kv(glued, scores + [-0.5], types + [1])))
+    tok = GGUFTokenizer.from_file(path)
+    assert not tok.model.word_cut
+    for text in ["its a test", "this is"]:
+        assert tok.encode_ids(text) == spm_tokenize(text, glued, scores + [-0.5])

@@ -28,7 +28,7 @@ TEXTS = ["Hello world", "The lazy fox, again!", "Café 日本 🙂", "  spaces  
 PAIRS = [("Hello world", "The quick fox"), ("a", ""), ("Café 日本", "numbers 12345")]
 
 
-def _hf_reference(template: bool = True):
+def _hf_reference(template: bool = True, normalized_added: bool = True):
     tok = tokenizers.Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
@@ -39,7 +39,8 @@ def _hf_reference(template: bool = True):
         tok.post_processor = processors.TemplateProcessing(
             single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1",
             special_tokens=[("[CLS]", tok.token_to_id("[CLS]")), ("[SEP]", tok.token_to_id("[SEP]"))])
-    tok.add_tokens(["<tool>", tokenizers.AddedToken("brown fox", normalized=False)])
+    tok.add_tokens([tokenizers.AddedToken("<tool>", normalized=normalized_added),
+                    tokenizers.AddedToken("brown fox", normalized=False)])
     return tok
 
 
@@ -316,3 +317,51 @@ def test_train_from_iterator_takes_the_trained_model():
         t.train_from_iterator(CORPUS, trainers.BpeTrainer(vocab_size=300, show_progress=False))
     assert ours.get_vocab() == hf.get_vocab()
     same(hf.encode("The quick brown fox"), ours.encode("The quick brown fox"))
+
+
+def test_bytelevel_normalizer_matches_hf():
+    """HF's ByteLevel normalizer (bytes to the byte-level alphabet, aligned to their character)."""
+    from tokenizers import normalizers
+
+    hf = tokenizers.Tokenizer(models.BPE())
+    hf.normalizer = normalizers.ByteLevel()
+    hf.pre_tokenizer = pre_tokenizers.Whitespace()
+    hf.decoder = decoders.ByteLevel()
+    hf.train_from_iterator(CORPUS, trainers.BpeTrainer(vocab_size=300, show_progress=False,
+                                                       initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    hf.add_tokens([tokenizers.AddedToken("Začnimo", normalized=False, special=True), "kuća"])
+    ours = Tokenizer.from_str(hf.to_str())
+    for t in TEXTS + ["Začnimokuća međa", "kuća!"]:
+        same(hf.encode(t), ours.encode(t))
+        assert ours.decode(ours.encode(t).ids, False) == hf.decode(hf.encode(t).ids, False)
+
+
+@pytest.mark.parametrize("template", [True, False])
+@pytest.mark.parametrize("add_special_tokens", [True, False])
+def test_short_call_path_is_lazy_and_exact(template, add_special_tokens):
+    """A plain byte-level file (added tokens matched in the raw text): encode's ids come from
+    one kernel call and every other field is made when first read; both equal HF's."""
+    hf = _hf_reference(template, normalized_added=False)
+    ours = Tokenizer.from_str(hf.to_str())
+    for text in TEXTS + ["brown fox <tool> x", "Café\u0301 e\u0301"]:  # added tokens, NFC: the pipeline
+        enc = ours.encode(text, add_special_tokens=add_special_tokens)
+        assert enc.ids == hf.encode(text, add_special_tokens=add_special_tokens).ids
+        same(hf.encode(text, add_special_tokens=add_special_tokens), enc)
+    lazy = ours.encode("Hello world", add_special_tokens=add_special_tokens)
+    assert lazy._pending is not None  # nothing but ids made yet
+    assert pickle.loads(pickle.dumps(lazy)).tokens == hf.encode("Hello world", add_special_tokens=add_special_tokens).tokens
+    assert ours.encode_ids("Hello world", add_special_tokens=add_special_tokens) == lazy.ids
+
+
+def test_remaining_methods_match_hf(pair, hf_json):
+    hf, ours = pair
+    assert Tokenizer.from_buffer(hf_json.encode("utf-8")).encode("Hello world").ids == hf.encode("Hello world").ids
+    for is_pair in (False, True):
+        assert ours.num_special_tokens_to_add(is_pair) == hf.num_special_tokens_to_add(is_pair)
+    ids = [hf.encode(t).ids for t in TEXTS]
+    for flag in (True, False):
+        assert ours.decode_batch(ids, skip_special_tokens=flag) == hf.decode_batch(ids, skip_special_tokens=flag)
+    for t in (hf, ours):
+        t.no_truncation()
+        t.no_padding()
+    assert ours.truncation is hf.truncation is None and ours.padding is hf.padding is None

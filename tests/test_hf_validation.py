@@ -97,9 +97,8 @@ def test_good_values_still_load(spec):
 @pytest.mark.parametrize("depth", [200, 5000, 100_000])
 def test_deep_nesting_is_a_value_error(spec, depth):
     texts = ['{"normalizer": ' + '{"type": "Sequence", "normalizers": [' * depth + "]}" * depth + "}",
-             '{"decoder": ' + "[" * depth + "]" * depth + "}"]
-    if depth > 1000:  # deeper than Python's JSON reader goes
-        texts.append('{"model": ' + "[" * depth + "]" * depth + "}")
+             '{"decoder": ' + "[" * depth + "]" * depth + "}",
+             '{"model": ' + "[" * depth + "]" * depth + "}"]
     for text in texts:
         with pytest.raises(ValueError, match="nested"):
             Tokenizer.from_str(text)
@@ -145,3 +144,21 @@ def test_post_processors_with_pairs_and_overflow_like_hf(processor, truncation):
             want = ref.encode(" hello world  it is", pair, add_special_tokens=add)
             got = ours.encode(" hello world  it is", pair, add_special_tokens=add)
             assert _flat(got) == _flat(want), (add, pair)
+
+
+@pytest.mark.parametrize("max_length", [0, 1, 2, 3, 4])
+def test_truncation_shorter_than_the_special_tokens_like_hf(max_length):
+    """HF subtracts the post-processor's added tokens from max_length unsigned: when they are
+    more than max_length it wraps around and nothing is cut; when equal, everything is."""
+    ref = build(pre_tokenizer=P.ByteLevel(add_prefix_space=False), decoder=D.ByteLevel(), byte_level_alphabet=True,
+                post_processor=PP.TemplateProcessing(single="<s> $A </s>", pair="<s> $A </s> $B:1 </s>:1",
+                                                     special_tokens=[("<s>", 1), ("</s>", 2)]))
+    ref.enable_truncation(max_length)
+    ref.enable_padding(pad_id=3, pad_token="<pad>", pad_to_multiple_of=4)
+    ours = Tokenizer.from_str(ref.to_str())
+    for add in (True, False):
+        for pair in (None, "and a second one"):
+            want = ref.encode("hello world, it is", pair, add_special_tokens=add)
+            assert _flat(ours.encode("hello world, it is", pair, add_special_tokens=add)) == _flat(want), (add, pair)
+            if pair is None:
+                assert ours.encode_ids("hello world, it is", add_special_tokens=add) == want.ids

@@ -143,8 +143,8 @@ def test_encode_texts_with_pieces_gives_the_scanners_piece_ends():
     texts = ["", "abc cab", " a  b\n\nc 123 'll", "é日😀 abca" * 30, "x" * 2000]
     got = table.encode_texts(texts, kind, True)
     for text, (ids, ends), want_ids in zip(texts, got, table.encode_texts(texts, kind)):
-        assert ids.dtype == np.uint32 and ends.dtype == np.uint32
-        assert ids.tolist() == want_ids
+        assert ends.dtype == np.uint32
+        assert ids == want_ids
         assert ends.tolist() == _pretokenize.piece_boundaries(text.encode(), kind).tolist()
     with pytest.raises(TypeError):
         table.encode_texts(["ok", b"bytes"], kind, True)

@@ -225,3 +225,28 @@ def test_cli_missing_output_folder_is_one_clear_line(tmp_path):
     assert code == 1
     assert_one_line_error(err)
     assert "no such folder" in err and "fastbpe-tmp" not in err
+
+
+def test_cli_encode_files_to_dev_null_and_a_fifo(enc, tmp_path, capsys):
+    text = tmp_path / "a.txt"
+    text.write_text("hello world")
+    # in this process, where the guard above stands between the code and /dev/null
+    assert main(["encode-files", str(text), "-o", os.devnull, "--separator", "none"]) == 0
+    assert "1 documents" in capsys.readouterr().err
+    fifo = tmp_path / "ids.bin"
+    with fifo_reader(fifo) as got:
+        assert main(["encode-files", str(text), "-o", str(fifo), "--separator", "none",
+                     "--dtype", "uint32"]) == 0
+    cl100k = fastbpe.get_encoding("cl100k_base")
+    assert np.frombuffer(bytes(got), dtype="<u4").tolist() == cl100k.encode("hello world")
+    assert sorted(os.listdir(tmp_path)) == ["a.txt", "ids.bin"]
+
+
+def test_tokenizer_save_writes_into_a_fifo(enc, tmp_path):
+    fastbpe.save_model(enc, tmp_path / "tokenizer.json")
+    tok = fastbpe.Tokenizer.from_file(tmp_path / "tokenizer.json")
+    fifo = tmp_path / "out.json"
+    with fifo_reader(fifo) as got:
+        tok.save(fifo)
+    assert json.loads(got) == json.loads(tok.to_str())
+    tok.save(os.devnull)

@@ -49,3 +49,21 @@ def test_piece_counter_pickles_by_value():
         assert other.total == 2 * counter.total
     assert (trainer.train_from_counts(copy.deepcopy(counter), 270)._mergeable_ranks
             == trainer.train_from_counts(counter, 270)._mergeable_ranks)
+
+
+def test_tokenizer_pickles_by_value(tmp_path):
+    """fastbpe.Tokenizer pickles as its tokenizer.json (as HF's does), with the tokens,
+    truncation and padding set since it was loaded."""
+    enc = fastbpe.train([" ".join(DOCS)], 280, special_tokens=["<|endoftext|>"])
+    fastbpe.save_model(enc, tmp_path / "tokenizer.json")
+    tok = fastbpe.Tokenizer.from_file(tmp_path / "tokenizer.json")
+    tok.add_tokens(["sat on"])
+    tok.enable_truncation(6)
+    text = "the cat sat on the mat<|endoftext|> and dogs"
+    assert len(pickle.dumps(tok)) < 2 * len(tok.to_str()) + 200
+    for other in copies(tok)[:2]:
+        assert type(other) is fastbpe.Tokenizer
+        got, want = other.encode(text), tok.encode(text)
+        assert got.ids == want.ids and got.offsets == want.offsets
+        assert other.truncation == tok.truncation and other.to_str() == tok.to_str()
+        assert other.decode(want.ids) == tok.decode(want.ids)

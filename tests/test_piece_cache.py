@@ -46,13 +46,16 @@ def test_cache_remembers_pieces_across_calls(toy):
     assert table.encode_text(text, KIND) == reference(text, ranks)   # now from the cache
 
 
-def colliding_pieces(n_wanted: int = 3) -> list[bytes]:
+def colliding_pieces(ranks, n_wanted: int = 3) -> list[bytes]:
     """Distinct short pieces that map to the same cache entry."""
     rng = random.Random(7)
-    by_slot: dict[int, list[bytes]] = {}
+    by_slot: dict[tuple, list[bytes]] = {}
     while True:
         piece = (" " + "".join(rng.choice(string.ascii_lowercase) for _ in range(rng.randrange(2, 12)))).encode()
-        same = by_slot.setdefault(PieceCache.slot_of(piece), [])
+        n_ids = len(encode_piece_tiktoken(piece, ranks))
+        if n_ids > 6:   # not cached at all
+            continue
+        same = by_slot.setdefault(PieceCache.slot_of(piece, n_ids), [])
         if piece not in same:
             same.append(piece)
             if len(same) == n_wanted:
@@ -61,7 +64,7 @@ def colliding_pieces(n_wanted: int = 3) -> list[bytes]:
 
 def test_colliding_pieces_evict_and_never_mix(toy):
     table, ranks = toy
-    a, b, c = colliding_pieces()
+    a, b, c = colliding_pieces(ranks)
     cache = thread_piece_cache(table)
     table.encode_text(a.decode(), KIND)
     assert cache.ids_of(a) == encode_piece_tiktoken(a, ranks)

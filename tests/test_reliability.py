@@ -324,7 +324,7 @@ def test_piece_counter_shared_by_threads():
     # in a child process: before the lock this crashed (double free, rc 139)
     code = textwrap.dedent("""
         import random, threading
-        from fastbpe._train import PieceCounter
+        from fastbpe._count import PieceCounter
         from fastbpe.trainer import count_pieces
         rng = random.Random(1)
         words = ["".join(rng.choice("abcdefghijklmnop") for _ in range(rng.randint(1, 9)))
@@ -388,8 +388,8 @@ def test_file_reader_is_linear_on_one_huge_piece(tmp_path, monkeypatch):
     path = tmp_path / "f.txt"
     path.write_text("x" * (1 << 20) + " tail", encoding="utf-8")
     calls = []
-    real = counting._train.last_piece_end
-    monkeypatch.setattr(counting._train, "last_piece_end",
+    real = counting._count.last_piece_end
+    monkeypatch.setattr(counting._count, "last_piece_end",
                         lambda sc, buf, limit: calls.append(len(buf)) or real(sc, buf, limit))
     blocks = list(counting.read_blocks(path, fastbpe.patterns.GPT4_PATTERN, 64))
     assert b"".join(blocks) == path.read_bytes()

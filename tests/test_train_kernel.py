@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import reference as R
 from conftest_train import as_triples, corpus_text, kernel_arrays
-from fastbpe import _train
+from fastbpe import _count, _train
 from fastbpe.patterns import GPT2_PATTERN, GPT4_PATTERN
 
 FAST = settings(max_examples=150, deadline=None,
@@ -141,10 +141,10 @@ def test_ctrl_c_stops_training_promptly():
 
 
 def test_piece_counter_merge_by_addition():
-    a, b = _train.PieceCounter(), _train.PieceCounter()
+    a, b = _count.PieceCounter(), _count.PieceCounter()
     a.add_pieces(["x", "yy", "x"])
     b.add_pieces(["yy", "zzz", "é"])
-    both = _train.PieceCounter()
+    both = _count.PieceCounter()
     both.update(a)
     both.add_exported(*b.export())
     assert both.to_dict() == {b"x": 2, b"yy": 2, b"zzz": 1, "é".encode(): 1}

@@ -8,7 +8,7 @@ import random
 import numpy as np
 import pytest
 
-from fastbpe._ubpe import fit_pairs
+from fastbpe._ubpe_train import fit_pairs
 from fastbpe.ubpe import UBPE, UBPEClassic, SplitMode
 from reference_ubpe import fit_merges
 
@@ -287,12 +287,12 @@ def test_scratch_reused_across_calls_of_any_size(docs):
 
 def _findall_arrays(text: str, table):
     import re
-    from fastbpe._ubpe import WORD_REGEX, map_str_parts
+    from fastbpe._ubpe_text import WORD_REGEX, map_str_parts
     return map_str_parts(re.compile(WORD_REGEX).findall(text), table)
 
 
 def test_word_split_equals_re_on_every_code_point():
-    from fastbpe._ubpe import split_words_map
+    from fastbpe._ubpe_text import split_words_map
     table = np.arange(0x110000, dtype=np.int32)
     rng = random.Random(7)
     points = list(range(0x110000))
@@ -306,7 +306,7 @@ def test_word_split_equals_re_on_every_code_point():
 
 
 def test_word_split_equals_re_on_adversarial_strings():
-    from fastbpe._ubpe import split_words_map, split_words_map_docs
+    from fastbpe._ubpe_text import split_words_map, split_words_map_docs
     table = np.arange(0x110000, dtype=np.int32)
     pieces = [" ", "  ", "a", "_", "1", ".", "!?", "\n", "\t", "\u00a0", "é", "\u3000", "²", "-",
               "\x1c", "\u2028", "\ud800", "\u0301", "\U0001d7d8"]
@@ -326,7 +326,7 @@ def test_word_split_equals_re_on_adversarial_strings():
 
 def test_word_split_fast_path_equals_the_re_path(docs):
     """A model with the word regex gives what the same model with `re` splitting gives."""
-    from fastbpe._ubpe import WORD_REGEX
+    from fastbpe._ubpe_text import WORD_REGEX
     fast = UBPE(alphabet=alphabet_of(docs), n_tokens=150, regex_str=WORD_REGEX)
     slow = UBPE(alphabet=alphabet_of(docs), n_tokens=150, regex_str=WORD_REGEX)
     slow.split_pipeline.words_only = False

@@ -120,3 +120,7 @@ def main(argv: list[str] | None = None) -> int:
         return _error(f"not found: {e.args[0] if e.args else e}", 1)
     except ImportError as e:
         return _error(f"{e} (an optional part of fastbpe is not installed)", 1)
+    except RecursionError:  # the library refuses deep nesting itself; this is the backstop
+        return _error("the input is nested too deeply to read", 1)
+    except MemoryError:
+        return _error("out of memory (is the input or an option far larger than intended?)", 1)

@@ -41,6 +41,9 @@ def _special_set(values: list[str] | None, default):
     arg("-o", "--output", default=None, metavar="FILE",
         help="write the ids to FILE (atomically) instead of stdout"),
     arg("--show", action="store_true", help="also print each token's id and bytes"),
+    description="Print the token ids of TEXT (or of -f FILE, or of stdin) as a JSON list.  "
+                "Wherever the text comes from, invalid UTF-8 is read the same way: each bad "
+                "sequence becomes U+FFFD (as `count`, `train` and `encode-files` read files).",
 )
 def cmd_encode(args) -> int:
     if args.numpy and args.output is None:
@@ -72,18 +75,29 @@ def cmd_encode(args) -> int:
     return 0
 
 
-def _parse_ids(values: list[str]) -> list[int]:
-    ids = []
-    for value in values:
-        for part in value.replace(",", " ").replace("[", " ").replace("]", " ").split():
-            try:
-                token = int(part)
-            except ValueError:
-                raise ValueError(f"not a token id: {part!r}") from None
-            if token < 0:
-                raise ValueError(f"not a token id: {token} is negative")
-            ids.append(token)
-    return ids
+def _parse_ids(text: str) -> list[int]:
+    """Token ids: a JSON list of non-negative ints, or ints separated by whitespace or
+    commas.  Anything else (a cut-off list, text, floats, booleans, nesting) is refused:
+    decoding part of what was meant would print wrong text and succeed."""
+    text = text.strip()
+    if text.startswith("["):
+        try:
+            ids = json.loads(text)
+        except (json.JSONDecodeError, RecursionError) as e:
+            raise ValueError(f"token ids: not a JSON list ({e})") from None
+        if not isinstance(ids, list):
+            raise ValueError("token ids: expected one JSON list of ints")
+        for part in ids:
+            if type(part) is not int or part < 0:
+                raise ValueError(f"not a token id: {json.dumps(part)} (ids are non-negative "
+                                 "integers)")
+        return ids
+    out = []
+    for part in text.replace(",", " ").split():
+        if not part.isdigit() or not part.isascii():
+            raise ValueError(f"not a token id: {part!r} (ids are non-negative integers)")
+        out.append(int(part))
+    return out
 
 
 def _decodes(enc, token: int) -> bool:
@@ -102,7 +116,7 @@ def _decodes(enc, token: int) -> bool:
 )
 def cmd_decode(args) -> int:
     enc = open_tokenizer(args)
-    ids = _parse_ids(args.ids if args.ids else [sys.stdin.read()])
+    ids = _parse_ids(" ".join(args.ids) if args.ids else sys.stdin.read())
     try:
         text = enc.decode(ids)
     except (KeyError, OverflowError):

@@ -7,8 +7,10 @@ import sys
 from .app import UsageError, arg, subcommand
 
 DESCRIPTION = """\
-Encode text files for training into OUT (raw little-endian token ids) and OUT.offsets
-(int64 document boundaries; see `fastbpe.corpus`), on every core, in bounded memory.
+Encode text files for training into OUT (raw little-endian token ids), OUT.offsets
+(int64 document boundaries) and OUT.manifest.json (what makes the two one unit; see
+`fastbpe.corpus`), on every core, in bounded memory.  OUT may be a device or FIFO
+(/dev/null, a pipe): the ids are streamed into it and nothing is written beside it.
 Each file is one document, or --split-on cuts files into documents; the separator token
 follows every document.  Bad UTF-8 is replaced by U+FFFD.  Exit status: 0 done, 1 an
 error in the input or output (a message on stderr), 2 bad arguments."""
@@ -42,18 +44,20 @@ def run(args) -> int:
         separator = None
     elif separator.isdigit():
         separator = int(separator)
-    try:
-        enc = get_encoding(args.encoding)
-        ids, offsets = enc.encode_files(
-            args.files, args.output, separator=separator, split_on=split_on,
-            keep_empty=args.keep_empty, dtype=None if args.dtype == "auto" else args.dtype,
-            num_threads=args.threads, buffer_bytes=int(args.buffer_mb * 1e6),
-            show_progress=args.progress)
-    except (OSError, ValueError, TypeError, KeyError) as e:
-        print(f"fastbpe encode-files: error: {e}", file=sys.stderr)
-        return 1
-    print(f"{len(offsets) - 1:,} documents, {len(ids):,} tokens ({ids.dtype}) -> "
-          f"{args.output} + .offsets", file=sys.stderr)
+    if not 0 < args.buffer_mb < float("inf"):
+        raise UsageError(f"--buffer-mb must be a positive number of MB, not {args.buffer_mb}")
+    enc = get_encoding(args.encoding)
+    ids, offsets = enc.encode_files(
+        args.files, args.output, separator=separator, split_on=split_on,
+        keep_empty=args.keep_empty, dtype=None if args.dtype == "auto" else args.dtype,
+        num_threads=args.threads, buffer_bytes=max(1, int(args.buffer_mb * 1e6)),
+        show_progress=args.progress)
+    if ids is None:  # a device or FIFO: the ids were streamed into it, nothing beside it
+        print(f"{len(offsets) - 1:,} documents, {int(offsets[-1]):,} tokens -> {args.output}",
+              file=sys.stderr)
+    else:
+        print(f"{len(offsets) - 1:,} documents, {len(ids):,} tokens ({ids.dtype}) -> "
+              f"{args.output} + .offsets + .manifest.json", file=sys.stderr)
     return 0
 
 

@@ -8,21 +8,37 @@ from .app import UsageError
 
 
 def read_text(args) -> str:
-    """TEXT, or the file given with -f, or stdin."""
+    """TEXT, or the file given with -f, or stdin.  One rule wherever the text comes from:
+    its bytes decoded as UTF-8 with each invalid sequence replaced by U+FFFD, as the
+    library reads files (`count`, `train`, `encode-files` do the same)."""
     if getattr(args, "file", None) is not None:
         if args.text is not None:
             raise UsageError("give TEXT or -f FILE, not both")
         return read_file_text(args.file)
     if args.text is not None:
-        return args.text
-    return sys.stdin.read()
+        # argv holds bytes; Python decoded them with surrogateescape: back to those bytes
+        try:
+            return decode_input(os.fsencode(args.text))
+        except UnicodeEncodeError:  # a str that never was bytes (main() called from Python)
+            return args.text
+    return read_stdin_text()
 
 
 def read_file_text(path: str) -> str:
     if path == "-":
-        return sys.stdin.read()
-    with open(path, "r", encoding="utf-8", errors="replace", newline="") as f:
-        return f.read()
+        return read_stdin_text()
+    with open(path, "rb") as f:
+        return decode_input(f.read())
+
+
+def read_stdin_text() -> str:
+    """All of stdin, as bytes (not through the text layer, whose error handling depends on
+    the locale), decoded by the rule above."""
+    return decode_input(sys.stdin.buffer.read())
+
+
+def decode_input(data: bytes) -> str:
+    return data.decode("utf-8", errors="replace")
 
 
 def text_blocks(path: str, pattern: str | None = None):

@@ -13,6 +13,7 @@
 """
 from __future__ import annotations
 
+import re
 from functools import partial
 from itertools import chain, repeat
 from operator import add
@@ -161,6 +162,8 @@ class SentencePieceBPE:
                                           ranks=np.array(ranks, dtype=np.int64))
         self._byte_ids = [self._byte_token(b) for b in range(256)]
         self._char_ids = _CharIds(vocab.text_to_id, extra, self.lone)
+        self.word_cut = not any(_GLUED_SPACE.search(t) for t in vocab.tokens)
+        self._cache: dict[str, list[int]] = {}
 
     def _byte_token(self, b: int) -> int | None:
         i = self.vocab.text_to_id.get(f"<0x{b:02X}>")
@@ -169,7 +172,24 @@ class SentencePieceBPE:
         return i
 
     def encode(self, text: str) -> list[int]:
-        """llm_tokenizer_spm on text (spaces already escaped as ▁)."""
+        """llm_tokenizer_spm on text (spaces already escaped as ▁).  When no token has a ▁ after
+        another character (Llama's, Phi-3's, Baichuan's vocabularies), no merge can join a
+        character to a following ▁, so the text is merged word by word (a word: ▁s, then
+        other characters) with the same result, and words seen before come from a cache."""
+        if not self.word_cut:
+            return self._encode_word(text)
+        out, cache = [], self._cache
+        for word in _SPM_WORDS.findall(text):
+            ids = cache.get(word)
+            if ids is None:
+                ids = self._encode_word(word)
+                if len(cache) >= _CACHE_LIMIT:
+                    cache.clear()
+                cache[word] = ids
+            out.extend(ids)
+        return out
+
+    def _encode_word(self, text: str) -> list[int]:
         if not text:
             return []
         merged, starts = merge_ids(self.table, list(map(self._char_ids.__getitem__, text)))
@@ -187,6 +207,12 @@ class SentencePieceBPE:
                                      f"for the character {text[s]!r}")
                 out.append(t)
         return out
+
+
+_SPM_SPACE = "\u2581"
+_GLUED_SPACE = re.compile(f"[^{_SPM_SPACE}]{_SPM_SPACE}")
+_SPM_WORDS = re.compile(f"{_SPM_SPACE}*[^{_SPM_SPACE}]+|{_SPM_SPACE}+")
+_CACHE_LIMIT = 1 << 16
 
 
 class _CharIds(dict):

@@ -88,6 +88,11 @@ REGEXES: dict[str, list[str]] = {
     "laguna": ["[^\\n]+|[\\n]+", QWEN2],
     "exaone-moe": [_CONTRACTIONS + r"|[^\r\n\p{L}\p{N}]?(?:\p{L}\p{M}*(?: \p{L}\p{M}*)*)+|\p{N}"
                    r"| ?[^\s\p{L}\p{N}]+[\r\n/]?|\s*[\r\n]|\s+(?!\S)|\s+"],
+    # the digits step is llama.cpp's own code (AFMOE_DIGITS below), not a regex
+    "afmoe": [r"\p{AFMoE_digits}", "[\u4e00-\u9fff\u3400-\u4dbf\u8c48-\ufaff\u3040-\u309f\u30a0-\u30ff\uff65-\uff9f\u2f00-\u2fdf\u0e40-\u0e7f\u0e80-\u0eff\u1780-\u17ff\u1000-\u109f\uaa60-\uaa7f\ua9e0-\ua9ff\uac00-\ud7af\u1100-\u11ff]+", _DEEPSEEK3_MAIN],
+    "tiny_aya": [r"\p{AFMoE_digits}",
+                 r"[^\r\n\p{L}\p{N}]?" + _UPPER + "*" + _LOWER + "+" + _CONTRACTIONS + r"?|[^\r\n\p{L}\p{N}]?"
+                 + _UPPER + "+" + _LOWER + "*" + _CONTRACTIONS + r"?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+"],
     "minicpm5": [r"\p{N}{1,3}", _CONTRACTIONS + r"|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}+| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"],
 }
 
@@ -144,6 +149,8 @@ def _table() -> dict[str, PreTokenizer]:
         (["grok-2"], "qwen2", False, False, False, False),
         (["laguna"], "laguna", False, False, False, False),
         (["exaone-moe"], "exaone-moe", False, True, False, False),
+        (["afmoe"], "afmoe", False, False, False, False),
+        (["tiny_aya", "cohere2moe"], "tiny_aya", False, False, False, False),
     ]
     table = {}
     for names, kind, ignore, clean, bos, no_bos in rows:
@@ -157,8 +164,6 @@ PRE_TOKENIZERS = _table()
 # known to llama.cpp, but split by its own code (no regex) or not byte-level: not served here
 UNSUPPORTED = {
     "kimi-k2": "split by custom code in llama.cpp (Han runs and K2's pattern)",
-    "afmoe": "digits grouped by custom code in llama.cpp",
-    "tiny_aya": "digits grouped by custom code in llama.cpp", "cohere2moe": "digits grouped by custom code in llama.cpp",
     "gemma4": "SentencePiece-style BPE on raw UTF-8", "granite-embed-multi-311m": "SentencePiece-style BPE on raw UTF-8",
     "mmbert": "SentencePiece-style BPE on raw UTF-8", "sarvam-moe": "SentencePiece-style BPE on raw UTF-8",
     "whitespace": "a whitespace word splitter, not byte-level BPE",
@@ -203,6 +208,40 @@ def _rewrite_outside_classes(expr: str) -> str:
 _SCANNER_PATTERNS = {GPT2: patterns.HF_GPT2_PATTERN, LLAMA3: patterns.LLAMA3_PATTERN, QWEN2: patterns.QWEN2_PATTERN}
 
 
+_NUMBERS = regex.compile(r"\p{N}+")
+_MARK = regex.compile(r"\p{M}")
+
+
+def has_marks(text: str) -> bool:
+    """Whether text has a combining mark (never in ASCII)."""
+    return not text.isascii() and _MARK.search(text) is not None
+
+
+def afmoe_digits(piece: str) -> list[str]:
+    """llama.cpp's unicode_regex_split_custom_afmoe (also run for tiny_aya's digit regex): a run
+    of numbers is cut into groups of three from the right, and the text before a run stays
+    glued to the run's first group, as llama.cpp's code does."""
+    out, prev = [], 0
+    for m in _NUMBERS.finditer(piece):
+        start, end = m.span()
+        cut = start + (end - start) % 3
+        if cut == start:
+            cut += 3
+        while True:
+            out.append(piece[prev:cut])
+            prev = cut
+            if cut >= end:
+                break
+            cut += 3
+    if prev < len(piece):
+        out.append(piece[prev:])
+    return out
+
+
+_CUSTOM = -2
+_CUSTOM_STEPS = {r"\p{AFMoE_digits}": afmoe_digits}
+
+
 class Splitter:
     """Cuts text into llama.cpp's pieces for one pre-tokenizer.  A one-regex pre-tokenizer the C
     scanner knows (GPT-2, Llama-3, Qwen2) is scanned inside the encode kernel (`scanner_kind`);
@@ -213,6 +252,9 @@ class Splitter:
         self.exprs = REGEXES[pre.kind]
         self.steps = []
         for e in self.exprs:
+            if e in _CUSTOM_STEPS:
+                self.steps.append((_CUSTOM_STEPS[e], _CUSTOM, False, False))
+                continue
             fast = _SCANNER_PATTERNS.get(e)
             kind = scanner_kind(fast, force_regex) if fast else -1
             rx = regex.compile(to_python(e))
@@ -222,6 +264,11 @@ class Splitter:
                 rx = regex.compile(f"({to_python(e)})")
             self.steps.append((rx, kind, captured, join and captured and _separator_safe(to_python(e))))
         self.scanner_kind = self.steps[0][1] if len(self.steps) == 1 else -1
+        # Qwen3.5's regex is Qwen2's with combining marks (\p{M}) read as letters: on a text
+        # without marks both give the same pieces, so such texts take Qwen2's scanner
+        self.markless_kind = -1
+        if self.exprs == [QWEN35]:
+            self.markless_kind = scanner_kind(patterns.QWEN2_PATTERN, force_regex)
         # the scanner's pattern for a one-regex pre-tokenizer it knows (same pieces), else None
         self.scanner_pattern = _SCANNER_PATTERNS[self.exprs[0]] if self.scanner_kind >= 0 else None
         # a chain whose last step the scanner knows (starcoder, command-r, refact, chameleon):
@@ -234,6 +281,8 @@ class Splitter:
         return self._run(text, self.steps[:-1])
 
     def split(self, text: str) -> list[str]:
+        if self.markless_kind >= 0 and not has_marks(text):
+            return _pretokenize.split(text, self.markless_kind)
         return self._run(text, self.steps)
 
     @staticmethod
@@ -242,6 +291,11 @@ class Splitter:
         can_join = _SEP not in text
         for rx, kind, captured, joinable in steps:
             out = []
+            if kind == _CUSTOM:
+                for piece in pieces:
+                    out.extend(rx(piece))
+                pieces = out
+                continue
             if kind >= 0:
                 for piece in pieces:
                     out.extend(_pretokenize.split(piece, kind))
@@ -279,6 +333,8 @@ class Splitter:
     def __repr__(self) -> str:
         if self.scanner_kind >= 0:
             how = "C scanner"
+        elif self.markless_kind >= 0:
+            how = "C scanner (Qwen2's) for texts without combining marks, else regex"
         else:
             n_fast = sum(k >= 0 for _, k, _, _ in self.steps)
             how = f"regex fallback ({n_fast} of {len(self.steps)} steps on the C scanner" + (

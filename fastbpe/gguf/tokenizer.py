@@ -20,7 +20,7 @@ import regex
 
 from ..threads import available_cores, check_threads, parallel_map
 from .models import ByteLevelBPE, SentencePieceBPE
-from .pretokenizers import Splitter
+from .pretokenizers import Splitter, has_marks
 from .reader import read_metadata
 from .vocab import BYTE, CONTROL, LSTRIP, NORMAL, RSTRIP, UNKNOWN, USER_DEFINED, Vocab
 
@@ -169,6 +169,8 @@ class GGUFTokenizer:
         splitter = self.splitter
         if splitter.scanner_kind >= 0:
             return self.model.encode_text(text, splitter.scanner_kind)
+        if splitter.markless_kind >= 0 and not has_marks(text):
+            return self.model.encode_text(text, splitter.markless_kind)
         if splitter.tail_kind >= 0:
             return self.model.encode_texts(splitter.split_head(text), splitter.tail_kind)
         return self.model.encode_pieces(splitter.split(text))

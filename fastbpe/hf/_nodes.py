@@ -66,7 +66,9 @@ def json_field(node: dict, key: str, read, path: str, default=None):
 # nesting deeper than this is refused, as HF's JSON reader (serde_json) refuses it; the stages
 # are built recursively, so deeper nesting could otherwise end in a RecursionError
 MAX_DEPTH = 128
-_NESTED = ("normalizer", "pre_tokenizer", "post_processor", "decoder", "truncation", "padding")
+# the model's vocabulary and merges are read flat (a nested value in them is a type error), and
+# are the big part of the file: the nesting check does not walk them
+_FLAT_MODEL_KEYS = ("vocab", "merges")
 
 
 def parse(json_text: str) -> dict:
@@ -82,11 +84,15 @@ def parse(json_text: str) -> dict:
 
 
 def check_nesting(doc) -> None:
-    """Refuse stage nodes nested more than MAX_DEPTH deep (an explicit stack, not recursion).
-    The model's vocabulary and merges and the added tokens are flat and read flat."""
+    """Refuse nodes nested more than MAX_DEPTH deep (an explicit stack, not recursion)."""
     if not isinstance(doc, dict):
         return
-    stack = [(doc[key], 2) for key in _NESTED if isinstance(doc.get(key), (dict, list))]
+    stack = []
+    for key, value in doc.items():
+        if key == "model" and isinstance(value, dict):
+            value = {k: v for k, v in value.items() if k not in _FLAT_MODEL_KEYS}
+        if isinstance(value, (dict, list)):
+            stack.append((value, 2))
     while stack:
         node, depth = stack.pop()
         if depth > MAX_DEPTH:

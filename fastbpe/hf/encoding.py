@@ -35,7 +35,7 @@ def _pending_field(slot: str) -> property:
     return property(get, set_)
 
 
-_new_encoding = object.__new__
+new_object = object.__new__  # an Encoding without __init__ (the short-call path fills two slots)
 
 
 def _unsigned(index: int) -> int:
@@ -81,13 +81,15 @@ class Encoding:
         """ids now, every other field when first read: source is (tokenizer, text,
         add_special_tokens) and `tokenizer._encode_whole(text, add_special_tokens)` makes them
         (a tuple, not a closure: this is the short-call path, where each object counts)."""
-        enc = _new_encoding(Encoding)
+        enc = new_object(Encoding)
         enc.ids = ids
         enc._pending = source
         return enc
 
     def _make(self) -> None:
-        make, self._pending = self._pending, None
+        # fields first, then _pending cleared: a thread reading at the same time makes them
+        # again (the same values) instead of finding a field not yet set
+        make = self._pending
         with gc_paused():
             if type(make) is tuple:
                 tokenizer, text, add_special_tokens = make
@@ -95,11 +97,14 @@ class Encoding:
             else:
                 made = make()
         if isinstance(made, Encoding):
+            if made._pending is not None:
+                made._make()
             for slot in Encoding.__slots__[1:-2]:
                 setattr(self, slot, getattr(made, slot))
             self._sequences = made._sequences
         else:
             self._tokens, self._offsets, self._word_ids = made
+        self._pending = None
 
     type_ids = _pending_field("_type_ids")
     attention_mask = _pending_field("_attention_mask")

@@ -26,6 +26,8 @@ class IdsPath:
             return False
         pattern, _, firsts = self.added._matcher_entry(False)
         wraps = {flag: self._wraps(flag) for flag in (False, True)}
+        if not any(before or after for before, after in wraps.values()):
+            wraps = None  # nothing around a sequence (Qwen, GPT-2): the kernel's list is the answer
         return (self.model.table.encode_text, self._kind, self._normalizer is not None, pattern,
                 firsts[0] if firsts is not None and len(firsts) == 1 else None, wraps)
 
@@ -44,8 +46,10 @@ class IdsPath:
             if nfc and normalizers.nfc(text) != text:
                 return None
         ids = encode_text(text, kind, False)
+        if wraps is None:
+            return ids
         before, after = wraps[True if add_special_tokens else False]
-        return before + ids + after if before or after else ids
+        return before + ids + after
 
     # -- the fast path --------------------------------------------------------------------
 
@@ -136,8 +140,9 @@ class IdsPath:
         """Truncation, the post-processor's ids and fixed-length padding, on ids alone: what
         `encode` does for one sequence."""
         t = self._truncation
-        if t is not None:
-            keep = max(t["max_length"] - (self.num_special_tokens_to_add(False) if add_special_tokens else 0), 0)
+        n_added = self.num_special_tokens_to_add(False) if add_special_tokens else 0
+        if t is not None and n_added <= t["max_length"]:  # else HF's unsigned subtraction wraps: no cut
+            keep = t["max_length"] - n_added
             if len(body) > keep:
                 if t["strategy"] == "only_second":
                     raise ValueError("truncation strategy only_second needs a pair of sequences")

@@ -41,7 +41,7 @@ class KernelEncoder:
     # -- the kernels (GIL released) -------------------------------------------------------
 
     def _segment_outputs(self, segments: list) -> list:
-        """(ids, piece end bytes) for each str segment: one GIL-free kernel call for them all
+        """(list of ids, array of piece end bytes) for each str segment: one GIL-free kernel call for them all
         when the C scanner knows the pattern; else `regex` cuts and the kernel merges."""
         tok = self._tokenizer
         if tok._kind >= 0:
@@ -50,7 +50,7 @@ class KernelEncoder:
         for seg in segments:
             pieces = tok._isolated_pieces(seg)
             ends = np.cumsum([len(p.encode("utf-8")) for p in pieces], dtype=np.int64)
-            out.append((self._table.encode_pieces(pieces, True, seg), ends))
+            out.append((self._table.encode_pieces(pieces, False, seg), ends))
         return out
 
     def outputs(self, segments: list, num_threads: int) -> list:
@@ -65,14 +65,14 @@ class KernelEncoder:
         are made now; tokens, offsets and word ids when first read (Encoding.pending)."""
         mine = [next(outputs) if type(item) is str else None for _, _, item in plan]
         if len(plan) == 1 and mine[0] is not None:
-            ids = mine[0][0].tolist()
+            ids = mine[0][0][:]   # a copy: _fields reads the kernel's list later
         else:
             ids = []
             for (_, _, item), out in zip(plan, mine):
                 if out is None:
                     ids.append(item)
                 else:
-                    ids += out[0].tolist()
+                    ids += out[0]
         return Encoding.pending(ids, type_id, lambda: self._fields(text, plan, mine))
 
     def _fields(self, text: str, plan: list, outputs: list) -> tuple[list, list, list]:
@@ -95,7 +95,7 @@ class KernelEncoder:
                 # per-call cost; bytes are characters
                 ends = piece_ends.tolist()
                 pos, piece = 0, 0
-                for i in seg_ids.tolist():
+                for i in seg_ids:
                     while ends[piece] <= pos:
                         piece += 1
                     n = self._nbytes_list[i]
@@ -105,7 +105,7 @@ class KernelEncoder:
                     pos += n
                 word += len(ends)
                 continue
-            nbytes = self._nbytes[seg_ids]
+            nbytes = self._nbytes[np.array(seg_ids, dtype=np.intp)]
             byte_end = np.cumsum(nbytes)
             byte_start = byte_end - nbytes
             words += (np.searchsorted(piece_ends, byte_start, side="right") + word).tolist()
@@ -118,6 +118,6 @@ class KernelEncoder:
                 char_start, char_end = char_of[byte_start], char_of[byte_end - 1] + 1
             if start:
                 char_start, char_end = char_start + start, char_end + start
-            tokens += map(id_to_token.__getitem__, seg_ids.tolist())
+            tokens += map(id_to_token.__getitem__, seg_ids)
             offsets += zip(char_start.tolist(), char_end.tolist())
         return tokens, offsets, words

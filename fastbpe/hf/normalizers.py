@@ -45,6 +45,8 @@ class ByteLevel:
     alphabet, each taking the character's span."""
 
     def normalize(self, t: NormalizedText) -> NormalizedText:
+        if t.text.isascii() and all(BYTE_TO_CHAR[ord(c)] == c for c in t.text):
+            return t  # printable ASCII maps to itself
         return t.map_chars(char_to_bytelevel)
 
 

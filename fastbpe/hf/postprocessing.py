@@ -60,7 +60,9 @@ class PostProcessing:
         """HF's truncate_encodings, with max_length less the post-processor's added tokens."""
         t = self._truncation
         n_added = self.num_special_tokens_to_add(len(encodings) == 2) if add_special_tokens else 0
-        max_length = max(t["max_length"] - n_added, 0)
+        if n_added > t["max_length"]:
+            return  # as HF: its unsigned max_length - n_added wraps around, so nothing is cut
+        max_length = t["max_length"] - n_added
         stride, direction = t["stride"], t["direction"]
         if max_length == 0:
             for e in encodings:

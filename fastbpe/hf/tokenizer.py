@@ -28,7 +28,7 @@ from .api_extras import HFExtras, hf_tokenizer_class
 from .ids_path import IdsPath
 from .postprocessing import PostProcessing
 from ..formats.bytelevel import BYTELEVEL_PATTERN
-from .encoding import Encoding, gc_paused
+from .encoding import Encoding, gc_paused, new_object
 from .kernel_encodings import KernelEncoder
 from .model import BPE
 from .normalized import NormalizedText
@@ -209,8 +209,13 @@ class Tokenizer(IdsPath, PostProcessing, HFExtras):
         return spec.dumps(self._document(), pretty)
 
     def save(self, path: str | os.PathLike, pretty: bool = True) -> None:
-        """Write `to_str(pretty)` to path (atomically: the old file or the new one, whole)."""
+        """Write `to_str(pretty)` to path (atomically: the old file or the new one, whole;
+        a device or FIFO is written to, as every fastbpe output)."""
         spec.write_atomically(path, self.to_str(pretty))
+
+    def __reduce__(self):
+        # pickles and deep-copies by value, compactly: its tokenizer.json, as HF's does
+        return (Tokenizer.from_str, (self.to_str(),))
 
     def __repr__(self) -> str:
         """HF's repr when `tokenizers` is installed (the same text), else a short one."""
@@ -399,10 +404,14 @@ class Tokenizer(IdsPath, PostProcessing, HFExtras):
             encode_text, kind, _, pattern, first, wraps = short
             if (pattern is None or (first is not None and first not in sequence)) and sequence.isascii():
                 # _short_ids inlined: the common short call is one kernel call and this
-                ids = encode_text(sequence, kind, False)
-                before, after = wraps[True if add_special_tokens else False]
-                return Encoding.lazy(before + ids + after if before or after else ids,
-                                     (self, sequence, add_special_tokens))
+                enc = new_object(Encoding)  # Encoding.lazy, inlined
+                if wraps is None:
+                    enc.ids = encode_text(sequence, kind, False)
+                else:
+                    before, after = wraps[True if add_special_tokens else False]
+                    enc.ids = before + encode_text(sequence, kind, False) + after
+                enc._pending = (self, sequence, add_special_tokens)
+                return enc
             ids = self._short_ids(short, sequence, add_special_tokens)
             if ids is not None:
                 return Encoding.lazy(ids, (self, sequence, add_special_tokens))

@@ -14,7 +14,8 @@ from math import log
 
 import numpy as np
 
-from .._ubpe import fit_pairs, map_str_parts, split_words_map_docs
+from .._ubpe_text import map_str_parts, split_words_map_docs
+from .._ubpe_train import fit_pairs
 from ..progress import Progress
 from .split import SplitMode, Splitter
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._ubpe import ClassicMerges
+from .._ubpe_classic import ClassicMerges
 from .base import UBPEBase
 from .split import SplitMode
 

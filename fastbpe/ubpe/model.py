@@ -2,7 +2,7 @@
 segmentations into known sequences, scored by tf-idf, the best `top_n` kept per position."""
 from __future__ import annotations
 
-from .._ubpe import UBPELookup
+from .._ubpe_lookup import UBPELookup
 from .base import UBPEBase
 from .split import SplitMode
 

@@ -13,7 +13,7 @@ from enum import Flag, auto
 
 import numpy as np
 
-from .._ubpe import WORD_REGEX, map_str_parts, split_words_map
+from .._ubpe_text import WORD_REGEX, map_str_parts, split_words_map
 
 
 class SplitMode(Flag):
