@@ -138,9 +138,11 @@ cdef inline void packed_key(const uint8_t* p, Py_ssize_t n, const uint8_t* end,
 
 cdef inline uint64_t packed_hash(uint64_t k0, uint64_t k1) noexcept nogil:
     """The hash of a packed key.  The top bits of a product depend on every bit of its
-    input; rotating them to the bottom puts them in the bits tables index with."""
+    input, the low bits only on the input's low bits; tables index with the low bits, so
+    the top 32 are rotated down (a rotation by 16 left o200k's 2^20-slot token table
+    indexed partly by bits that depend only on the first byte: 7 MB/s instead of 50)."""
     cdef uint64_t x = (k0 + k1 * 0x9E3779B97F4A7C15ULL) * 0xBF58476D1CE4E5B9ULL
-    return (x << 16) | (x >> 48)
+    return (x << 32) | (x >> 32)
 
 
 cdef inline uint64_t piece_hash(const uint8_t* p, Py_ssize_t n) noexcept nogil:
