@@ -187,7 +187,18 @@ cdef class TokenTrie:
         cdef Py_ssize_t j = pos, s, best_start = -1, best_end = -1
         cdef int64_t best_value = NONE
         cdef uint32_t c
+        cdef bint skip_at_root = self.out[ROOT] == NONE   # no empty token: the root emits nothing
         while j < n:
+            if state == ROOT and best_start < 0 and skip_at_root:
+                # most characters start no token: pass them with one table load each instead of
+                # a walk of the automaton (the same states: such a character leaves the root as is)
+                while j < n:
+                    c = code_point(kind, data, j)
+                    if c >= ROOT_TABLE or self.root_table[c] != NONE:
+                        break
+                    j += 1
+                if j >= n:
+                    break
             c = code_point(kind, data, j)
             while True:
                 steps[0] += 1
