@@ -246,13 +246,26 @@ cdef void sort_marks(Item* a, Py_ssize_t n, Item* tmp) noexcept nogil:
         width *= 2
 
 
+cdef int sort_run(Items* out, Py_ssize_t run) except -1 nogil:
+    """Put the marks out.items[run:] (after a starter) in canonical order."""
+    cdef Py_ssize_t m = out.n - run
+    if m <= 1:
+        return 0
+    cdef Item* tmp = <Item*>malloc(m * sizeof(Item))
+    if tmp == NULL:
+        with gil:
+            raise MemoryError()
+    sort_marks(&out.items[run], m, tmp)
+    free(tmp)
+    return 0
+
+
 cdef int decompose(int kind, const void* data, Py_ssize_t n, bint compat, Items* out) except -1 nogil:
     """The crate's Decompositions: every character's full decomposition (first character
     change 0, the others 1), each run of marks after a starter stably sorted by class."""
     cdef Py_ssize_t i, k, run = 0, m
     cdef uint32_t c, s, entry, off, length
     cdef uint8_t cc
-    cdef Item* tmp = NULL
     cdef uint32_t buf[3]
     cdef const uint32_t* seq
     for i in range(n):
@@ -285,25 +298,10 @@ cdef int decompose(int kind, const void* data, Py_ssize_t n, bint compat, Items*
         for k in range(length):
             cc = ccc_of(seq[k])
             if cc == 0:
-                m = out.n - run
-                if m > 1:
-                    free(tmp)
-                    tmp = <Item*>malloc(m * sizeof(Item))
-                    if tmp == NULL:
-                        with gil:
-                            raise MemoryError()
-                    sort_marks(&out.items[run], m, tmp)
+                sort_run(out, run)
                 run = out.n
             items_push(out, seq[k], 0 if k == 0 else 1, cc)
-    m = out.n - run
-    if m > 1:
-        free(tmp)
-        tmp = <Item*>malloc(m * sizeof(Item))
-        if tmp == NULL:
-            with gil:
-                raise MemoryError()
-        sort_marks(&out.items[run], m, tmp)
-    free(tmp)
+    sort_run(out, run)
     return 0
 
 

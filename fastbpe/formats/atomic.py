@@ -51,14 +51,11 @@ def atomic_write_many(files: dict) -> None:
         for path, data in through:
             with _written_through(path) as f:
                 f.write(data)
-        for tmp, target in plan:
-            os.replace(tmp, target)
     except BaseException:
         for tmp, _ in plan:
             _unlink_quietly(tmp)
         raise
-    for directory in {os.path.dirname(t) for _, t in plan}:
-        _fsync_directory(directory)
+    _rename_into_place(plan)
 
 
 @contextlib.contextmanager
@@ -103,8 +100,15 @@ def atomic_file_set(paths) -> Iterator[list]:
             plan.append((tmp, target))
         yield files
     # every temporary is flushed, synced and closed here (an exception removed them)
+    _rename_into_place(plan, remove_mark_first=True)
+
+
+def _rename_into_place(plan, remove_mark_first: bool = False) -> None:
+    """Rename each (temporary, final path) of plan into place, then sync their folders; on
+    any error remove every temporary.  remove_mark_first: the last final path is a set's
+    commit mark, removed before anything is replaced (see atomic_file_set)."""
     try:
-        if plan:
+        if remove_mark_first and plan:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(plan[-1][1])
         for tmp, target in plan:
