@@ -24,7 +24,7 @@ class IdsPath:
             return False
         if self.added.matcher(normalized=True)[0] is not None:
             return False
-        pattern, _, firsts = self.added._matcher_entry(False)
+        pattern, _, firsts = self.added.matcher_and_first_chars(False)
         wraps = {flag: self._wraps(flag) for flag in (False, True)}
         if not any(before or after for before, after in wraps.values()):
             wraps = None  # nothing around a sequence (Qwen, GPT-2): the kernel's list is the answer

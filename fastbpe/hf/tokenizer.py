@@ -76,10 +76,9 @@ class Tokenizer(IdsPath, PostProcessing, HFExtras):
         self._version = doc.get("version", "1.0")
         steps = pre_tokenizers.steps_of(self._pre_tokenizer)
         byte_level_input = any(isinstance(s, pre_tokenizers.ByteLevel) for s in steps)
-        if model is None or model._byte_level_input != byte_level_input:
+        if model is None or model.byte_level_input != byte_level_input:
             model_node = model_json if model is None else spec.model_node(self._model_json, model.vocab)
             model = BPE(model_node, byte_level_input)
-            model._byte_level_input = byte_level_input
         self._model = model
         # ByteLevel last with a byte-level model: pieces stay in original characters and the
         # model reads their UTF-8 (the same ids and spans as mapping every byte to a character)
@@ -237,7 +236,7 @@ class Tokenizer(IdsPath, PostProcessing, HFExtras):
         if len(steps) == 1 and isinstance(steps[0], pre_tokenizers.ByteLevel):
             bl = steps[0]
             pattern = BYTELEVEL_PATTERN if bl.use_regex else None
-            matcher = pre_tokenizers.ByteLevel._regex
+            matcher = pre_tokenizers.BYTELEVEL_REGEX
         elif (len(steps) == 2 and isinstance(steps[0], pre_tokenizers.Split)
               and isinstance(steps[1], pre_tokenizers.ByteLevel)
               and steps[0].behavior == "Isolated" and not steps[0].invert
@@ -530,7 +529,7 @@ class Tokenizer(IdsPath, PostProcessing, HFExtras):
     def _kernel_encoder(self):
         kernel = self._kernel
         if kernel is None:
-            kernel = self._kernel = KernelEncoder(self)
+            kernel = self._kernel = KernelEncoder(self, self._kind, self._isolated_pieces)
         return kernel
 
     # -- decoding -------------------------------------------------------------------------
@@ -559,6 +558,12 @@ class Tokenizer(IdsPath, PostProcessing, HFExtras):
 
     # -- tiktoken-style view --------------------------------------------------------------
 
+    @property
+    def byte_level_pattern(self) -> str | None:
+        """The split pattern of a plain byte-level file (ByteLevel pre-tokenizer, optionally
+        after one regex Split), else None: the `pattern` of `to_encoding()`."""
+        return self._pattern
+
     def to_encoding(self, name: str = "hf"):
         """A tiktoken-style `fastbpe.Encoding` with this file's vocabulary, merges and split
         pattern; every added token becomes a special token.  Its `encode_ordinary` gives
@@ -576,7 +581,7 @@ class Tokenizer(IdsPath, PostProcessing, HFExtras):
         specials = {t.content: i for i, t in self.added.by_id.items() if i >= len(tokens) or tokens[i] is None}
         enc = TiktokenEncoding(name, pat_str=self._pattern, mergeable_ranks=ranks, special_tokens=specials)
         # HF merges by its merge list, not by id: the kernel gets the same pair table as here
-        enc._table = BPETable.from_merges(
+        enc.kernel = BPETable.from_merges(
             self.model.merge_rows, tokens, {i: s.encode("utf-8") for s, i in specials.items()},
             whole_piece=self.model.ignore_merges)
         return enc
