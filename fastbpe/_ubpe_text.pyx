@@ -9,16 +9,29 @@ import numpy as np
 from cpython.unicode cimport PyUnicode_READ, PyUnicode_KIND, PyUnicode_DATA, PyUnicode_GET_LENGTH
 
 
+cdef int map_chars(str text, const int32_t* table, Py_ssize_t size, int32_t* out) except -1:
+    """Each character of text through `table` (code point -> id, -1 for none) into out;
+    ValueError names the first character not in the table."""
+    cdef Py_ssize_t i, n = PyUnicode_GET_LENGTH(text)
+    cdef int kind = PyUnicode_KIND(text)
+    cdef void* data = PyUnicode_DATA(text)
+    cdef Py_UCS4 ch
+    cdef int32_t v
+    for i in range(n):
+        ch = PyUnicode_READ(kind, data, i)
+        v = table[ch] if ch < <Py_UCS4>size else -1
+        if v < 0:
+            raise ValueError(f"symbol {chr(ch)!r} is not in the alphabet")
+        out[i] = v
+    return 0
+
+
 def map_str_parts(list parts, int32_t[::1] table):
     """Parts (str) -> (int32 ids end to end, int64 offsets), each character through `table`
     (code point -> id, -1 for none).  ValueError names the first character not in the table."""
-    cdef Py_ssize_t n_parts = len(parts), total = 0, p, i, n, k = 0
+    cdef Py_ssize_t n_parts = len(parts), total = 0, p, k = 0
     cdef Py_ssize_t size = table.shape[0]
     cdef object part
-    cdef int kind
-    cdef void* data
-    cdef Py_UCS4 ch
-    cdef int32_t v
     for part in parts:
         if type(part) is not str:
             raise TypeError("map_str_parts takes str parts")
@@ -30,16 +43,8 @@ def map_str_parts(list parts, int32_t[::1] table):
     off[0] = 0
     for p in range(n_parts):
         part = parts[p]
-        n = PyUnicode_GET_LENGTH(part)
-        kind = PyUnicode_KIND(part)
-        data = PyUnicode_DATA(part)
-        for i in range(n):
-            ch = PyUnicode_READ(kind, data, i)
-            v = table[ch] if ch < <Py_UCS4>size else -1
-            if v < 0:
-                raise ValueError(f"symbol {chr(ch)!r} is not in the alphabet")
-            out[k] = v
-            k += 1
+        map_chars(part, &table[0] if size else NULL, size, &out[0] + k if total else NULL)
+        k += PyUnicode_GET_LENGTH(part)
         off[p + 1] = k
     return ids, offsets
 
@@ -91,7 +96,6 @@ cdef Py_ssize_t split_words_into(str doc, const int32_t* table, Py_ssize_t size,
     cdef void* data = PyUnicode_DATA(doc)
     cdef Py_UCS4 ch
     cdef uint8_t cls, run
-    cdef int32_t v
     while i < n:
         ch = PyUnicode_READ(kind, data, i)
         cls = char_class(ch)
@@ -108,12 +112,7 @@ cdef Py_ssize_t split_words_into(str doc, const int32_t* table, Py_ssize_t size,
         ends[n_parts] = base + j
         n_parts += 1
         i = j
-    for i in range(n):
-        ch = PyUnicode_READ(kind, data, i)
-        v = table[ch] if ch < <Py_UCS4>size else -1
-        if v < 0:
-            raise ValueError(f"symbol {chr(ch)!r} is not in the alphabet")
-        ids[base + i] = v
+    map_chars(doc, table, size, ids + base if ids != NULL else NULL)
     return n_parts
 
 
