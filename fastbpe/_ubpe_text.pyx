@@ -26,16 +26,24 @@ cdef int map_chars(str text, const int32_t* table, Py_ssize_t size, int32_t* out
     return 0
 
 
+cdef Py_ssize_t total_length(list texts, str refusal) except -1:
+    """The summed length of texts; TypeError(refusal) unless every one is a str."""
+    cdef Py_ssize_t total = 0
+    cdef object text
+    for text in texts:
+        if type(text) is not str:
+            raise TypeError(refusal)
+        total += PyUnicode_GET_LENGTH(text)
+    return total
+
+
 def map_str_parts(list parts, int32_t[::1] table):
     """Parts (str) -> (int32 ids end to end, int64 offsets), each character through `table`
     (code point -> id, -1 for none).  ValueError names the first character not in the table."""
-    cdef Py_ssize_t n_parts = len(parts), total = 0, p, k = 0
+    cdef Py_ssize_t n_parts = len(parts), p, k = 0
     cdef Py_ssize_t size = table.shape[0]
+    cdef Py_ssize_t total = total_length(parts, "map_str_parts takes str parts")
     cdef object part
-    for part in parts:
-        if type(part) is not str:
-            raise TypeError("map_str_parts takes str parts")
-        total += PyUnicode_GET_LENGTH(part)
     ids = np.empty(total, dtype=np.int32)
     offsets = np.empty(n_parts + 1, dtype=np.int64)
     cdef int32_t[::1] out = ids
@@ -125,12 +133,9 @@ def split_words_map(str doc, int32_t[::1] table):
 
 def split_words_map_docs(list docs, int32_t[::1] table):
     """Many str documents split by WORD_REGEX end to end: (ids, part offsets, parts per document)."""
-    cdef Py_ssize_t n_docs = len(docs), total = 0, d, n_parts = 0, k
+    cdef Py_ssize_t n_docs = len(docs), d, n_parts = 0, k
+    cdef Py_ssize_t total = total_length(docs, "split_words_map_docs takes str documents")
     cdef object doc
-    for doc in docs:
-        if type(doc) is not str:
-            raise TypeError("split_words_map_docs takes str documents")
-        total += PyUnicode_GET_LENGTH(doc)
     ids = np.empty(total, dtype=np.int32)
     ends = np.empty(total + 1, dtype=np.int64)
     counts = np.empty(n_docs, dtype=np.int64)
