@@ -66,7 +66,7 @@ from typing import Iterable, Iterator
 
 import numpy as np
 
-from ._corpus import find_separators
+from ._corpus import encode_documents as encode_block, find_separators
 from .formats.atomic import atomic_file_set, is_special_file
 from .progress import Progress, wants_progress
 from .text import utf8_bytes
@@ -453,10 +453,10 @@ def _encode_batch(settings: _Settings, data: bytes, starts: np.ndarray, ends: np
     enc = settings.encoding
     if settings.kind >= 0:
         sep = settings.kernel_separator
-        done = enc.kernel.encode_documents(data, starts, ends, settings.kind, sep)
+        done = encode_block(enc.kernel, data, starts, ends, settings.kind, sep)
         if done is None:  # not valid UTF-8 (checked in the kernel, off the GIL)
             data, starts, ends = _replace_bad_utf8(data, starts, ends)
-            done = enc.kernel.encode_documents(data, starts, ends, settings.kind, sep)
+            done = encode_block(enc.kernel, data, starts, ends, settings.kind, sep)
         if sep != settings.separator:
             ids, stops = done
             ids = np.insert(ids, stops, np.uint32(settings.separator))
