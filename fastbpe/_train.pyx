@@ -34,6 +34,7 @@ from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcmp, memcpy, memset
 from cpython.exc cimport PyErr_CheckSignals
 from fastbpe._hash cimport mix64, probe
+from fastbpe._memory cimport xrealloc
 from fastbpe._train_pairs cimport *
 
 import numpy as np
