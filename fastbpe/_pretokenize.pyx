@@ -66,6 +66,10 @@ cdef extern from "_ascii_pieces.h" nogil:
     int fb_cl100k_ascii_block(const uint8_t* s, Py_ssize_t pos, unsigned long long L,
                               unsigned long long D, unsigned long long S, unsigned long long NL,
                               unsigned long long O, int single_digits, Py_ssize_t* ends)
+    int fb_o200k_ascii_block(const uint8_t* s, Py_ssize_t pos, unsigned long long L,
+                             unsigned long long UP, unsigned long long LO, unsigned long long D,
+                             unsigned long long S, unsigned long long NL, unsigned long long O,
+                             Py_ssize_t* ends)
 
 
 ctypedef Py_ssize_t (*piece_fn)(const uint8_t* s, Py_ssize_t n, Py_ssize_t pos) noexcept nogil
@@ -423,6 +427,16 @@ cdef Py_ssize_t scan_block(int kind, const uint8_t* s, Py_ssize_t n, Py_ssize_t 
                     continue                    # lim stays: the next piece refills
                 v = fb_view_of(&w)
                 lim = window_limit(v, n)
+            if ascii_blocks_on and pos + 64 <= v.end and cap - k >= 64:
+                got = fb_o200k_ascii_block(
+                    s, pos, fb_bits(v, FB_C_LETTER, pos), fb_bits(v, FB_C_UPPER, pos),
+                    fb_bits(v, FB_C_LOWER, pos), fb_bits(v, FB_C_DIGIT, pos),
+                    fb_bits(v, FB_C_SPACE, pos), fb_bits(v, FB_C_NEWLINE, pos),
+                    fb_bits(v, FB_C_OTHER, pos), ends + k)
+                if got:
+                    k += got
+                    pos = ends[k - 1]
+                    continue
             pos = block_o200k(&w, v, s, n, pos)
             ends[k] = pos
             k += 1
@@ -536,7 +550,7 @@ def scanner_in_use():
 
 
 def use_ascii_blocks(bint on):
-    """Whether the block scanner cuts the cl100k family's pieces 64 ASCII bytes at a time
+    """Whether the block scanner cuts the cl100k family's and o200k's pieces 64 ASCII bytes at a time
     (_ascii_pieces.h; the default) or one piece at a time.  Both cut identically; for tests
     and measurements.  Process-wide.  Returns the previous setting."""
     global ascii_blocks_on
