@@ -62,6 +62,16 @@ cdef extern from "_block_classes.h" nogil:
     unsigned long long fb_word(const fb_window* w, int k, int i)
 
 
+cdef extern from "_ascii_pieces.h" nogil:
+    int fb_cl100k_ascii_block(const uint8_t* s, Py_ssize_t pos, unsigned long long L,
+                              unsigned long long D, unsigned long long S, unsigned long long NL,
+                              unsigned long long O, int single_digits, Py_ssize_t* ends)
+    int fb_o200k_ascii_block(const uint8_t* s, Py_ssize_t pos, unsigned long long L,
+                             unsigned long long UP, unsigned long long LO, unsigned long long D,
+                             unsigned long long S, unsigned long long NL, unsigned long long O,
+                             Py_ssize_t* ends)
+
+
 ctypedef Py_ssize_t (*piece_fn)(const uint8_t* s, Py_ssize_t n, Py_ssize_t pos) noexcept nogil
 ctypedef Py_ssize_t (*run_fn)(const uint8_t* s, Py_ssize_t n, Py_ssize_t p, uint8_t mask) noexcept nogil
 
@@ -363,6 +373,7 @@ cdef Py_ssize_t piece_end(int kind, const unsigned char* s, Py_ssize_t n,
 
 
 cdef int use_block_scanner = 1     # 0: the per-character matchers only (use_scanner("char"))
+cdef int ascii_blocks_on = 1       # 0: the block scanner cuts one piece at a time (use_ascii_blocks(False))
 cdef enum:
     CHAR_STRETCH = 4096                 # bytes cut per character after a mostly non-ASCII fill
 
@@ -379,6 +390,7 @@ cdef Py_ssize_t scan_block(int kind, const uint8_t* s, Py_ssize_t n, Py_ssize_t 
     cdef fb_window w
     cdef fb_view v
     cdef Py_ssize_t k = 0, lim = -1      # -1: the first piece extends the window
+    cdef int got
     cdef bint dollar, single_digits
     fb_window_init(&w, pos)
     v = fb_view_of(&w)
@@ -393,6 +405,16 @@ cdef Py_ssize_t scan_block(int kind, const uint8_t* s, Py_ssize_t n, Py_ssize_t 
                     continue                    # lim stays: the next piece refills
                 v = fb_view_of(&w)
                 lim = window_limit(v, n)
+            if ascii_blocks_on and pos + 64 <= v.end and cap - k >= 64:
+                # every piece that ends in the next 64 bytes at once (_ascii_pieces.h)
+                got = fb_cl100k_ascii_block(
+                    s, pos, fb_bits(v, FB_C_LETTER, pos), fb_bits(v, FB_C_DIGIT, pos),
+                    fb_bits(v, FB_C_SPACE, pos), fb_bits(v, FB_C_NEWLINE, pos),
+                    fb_bits(v, FB_C_OTHER, pos), single_digits, ends + k)
+                if got:
+                    k += got
+                    pos = ends[k - 1]
+                    continue
             pos = block_cl100k(&w, v, s, n, pos, dollar, single_digits)
             ends[k] = pos
             k += 1
@@ -405,6 +427,16 @@ cdef Py_ssize_t scan_block(int kind, const uint8_t* s, Py_ssize_t n, Py_ssize_t 
                     continue                    # lim stays: the next piece refills
                 v = fb_view_of(&w)
                 lim = window_limit(v, n)
+            if ascii_blocks_on and pos + 64 <= v.end and cap - k >= 64:
+                got = fb_o200k_ascii_block(
+                    s, pos, fb_bits(v, FB_C_LETTER, pos), fb_bits(v, FB_C_UPPER, pos),
+                    fb_bits(v, FB_C_LOWER, pos), fb_bits(v, FB_C_DIGIT, pos),
+                    fb_bits(v, FB_C_SPACE, pos), fb_bits(v, FB_C_NEWLINE, pos),
+                    fb_bits(v, FB_C_OTHER, pos), ends + k)
+                if got:
+                    k += got
+                    pos = ends[k - 1]
+                    continue
             pos = block_o200k(&w, v, s, n, pos)
             ends[k] = pos
             k += 1
@@ -515,6 +547,16 @@ def scanner_in_use():
     if not use_block_scanner:
         return "char"
     return _CLASSIFIER_NAMES[fb_classifier()]
+
+
+def use_ascii_blocks(bint on):
+    """Whether the block scanner cuts the cl100k family's and o200k's pieces 64 ASCII bytes at a time
+    (_ascii_pieces.h; the default) or one piece at a time.  Both cut identically; for tests
+    and measurements.  Process-wide.  Returns the previous setting."""
+    global ascii_blocks_on
+    cdef bint was = ascii_blocks_on
+    ascii_blocks_on = on
+    return was
 
 
 def use_scanner(str name):

@@ -99,19 +99,25 @@ def regex_pieces(name: str, text: str) -> list[str]:
 
 
 # Every scan path must cut identically: the block scanner with each classifier this build
-# and CPU have (AVX2, SSE2, the portable SWAR one) and the per-character matchers.
-SCAN_PATHS = list(dict.fromkeys(pt.use_scanner(name) for name in ("char", "swar", "sse2", "avx2")))
+# and CPU have (AVX2, SSE2, the portable SWAR one), with and without the 64-byte ASCII
+# blocks of the cl100k family ("/pieces": one piece at a time), and the per-character
+# matchers.
+CLASSIFIERS = list(dict.fromkeys(pt.use_scanner(name) for name in ("char", "swar", "sse2", "avx2")))
 pt.use_scanner("auto")
+SCAN_PATHS = CLASSIFIERS + [name + "/pieces" for name in CLASSIFIERS if name != "char"]
 
 
 @contextlib.contextmanager
 def scan_path(name: str):
     """Cut with scan path `name` inside the block (then back to the default)."""
-    assert pt.use_scanner(name) == name
+    classifier, _, pieces = name.partition("/")
+    assert pt.use_scanner(classifier) == classifier
+    pt.use_ascii_blocks(not pieces)
     try:
         yield
     finally:
         pt.use_scanner("auto")
+        pt.use_ascii_blocks(True)
 
 
 def split_every_path(text: str, kind: int) -> dict[str, list[str]]:
@@ -302,11 +308,12 @@ def test_piece_end_equals_scan():
 
 
 def test_scan_paths():
-    assert SCAN_PATHS[0] == "char" and "swar" in SCAN_PATHS
-    assert pt.scanner_in_use() == pt.use_scanner("auto") == SCAN_PATHS[-1]
+    assert CLASSIFIERS[0] == "char" and "swar" in CLASSIFIERS
+    assert pt.scanner_in_use() == pt.use_scanner("auto") == CLASSIFIERS[-1]
     with pytest.raises(ValueError):
         pt.use_scanner("neon")
-    for path in SCAN_PATHS:
+    assert pt.use_ascii_blocks(False) is True and pt.use_ascii_blocks(True) is False
+    for path in CLASSIFIERS:
         env = dict(os.environ, FASTBPE_SCANNER=path)
         out = subprocess.run([sys.executable, "-c", "from fastbpe import _pretokenize as pt; print(pt.scanner_in_use())"],
                              env=env, capture_output=True, text=True, check=True, cwd=ROOT)
@@ -340,7 +347,7 @@ def test_block_classes_every_byte_and_alignment():
     rng = random.Random(5)
     datas = [bytes(range(256)), bytes(range(255, -1, -1))]
     datas += [bytes(rng.randrange(256) for _ in range(rng.randrange(1, 300))) for _ in range(200)]
-    for path in SCAN_PATHS[1:]:
+    for path in CLASSIFIERS[1:]:
         with scan_path(path):
             for data in datas:
                 classes = pt.block_classes(data)
@@ -738,6 +745,27 @@ long_text = st.lists(
 @settings(hyp, max_examples=n_examples(300))
 @given(long_text)
 def test_fuzz_long_texts(text):
+    assert_same(text)
+
+
+# ASCII only, long: the cl100k family's 64-byte blocks (_ascii_pieces.h) decide every piece
+# by bit operations; their edges (a run, a contraction or whitespace across the block's end,
+# \r\n after punctuation, digits in threes) are what this draws.
+ascii_long_text = st.lists(
+    st.one_of(
+        st.sampled_from(FRAGMENTS[:40]),
+        st.sampled_from(["a" * 61, " " * 63, "\n" * 3, "1" * 64, "!" * 62, " \t" * 31, "x'" * 30, ".\r\n"]),
+        st.text(alphabet=st.sampled_from(" \n\r\t\x0b\x0cabsdmtlverLSDMTVER019'!./(\"-"), max_size=100),
+    ),
+    min_size=10,
+    max_size=200,
+).map("".join)
+
+
+@pytest.mark.fuzz
+@settings(hyp, max_examples=n_examples(600))
+@given(ascii_long_text)
+def test_fuzz_long_ascii_texts(text):
     assert_same(text)
 
 
