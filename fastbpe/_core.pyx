@@ -27,7 +27,7 @@ from fastbpe._merge cimport merge_heap, merge_scan
 from fastbpe._piece_cache cimport (CACHE_MAX_IDS, CACHE_MAX_PIECE, CACHE_SIZE, PACKED_MAX_IDS,
                                    PACKED_SIZE, cache_find, cache_store)
 from fastbpe._pretokenize cimport scan_pieces
-from fastbpe._vocab cimport (NO_PAIR, build_byte_pairs, build_split_table, check_bytes_present,
+from fastbpe._vocab cimport (NO_PAIR, TokenSlot, build_byte_pairs, build_split_table, check_bytes_present,
                               load_head, pair_put, pair_table_init, token_lookup, token_lookup_hashed,
                               decode_tokens, token_list, token_table_free, token_table_load)
 from fastbpe._workspace cimport (CacheEntry, PackedEntry, idbuf_free, idbuf_reserve, work_free,
@@ -69,11 +69,13 @@ cdef extern from *:
 
 
 cdef extern from "Python.h":
+    ctypedef struct PyListObject:
+        PyObject** ob_item
     const char* PyUnicode_AsUTF8AndSize(object s, Py_ssize_t* size) except NULL
     bint PyUnicode_IS_ASCII(object s)
 
 cdef enum:
-    SCAN_PIECE = 48          # pieces up to this many bytes use the scan merge (_merge.pyx)
+    SCAN_PIECE = 128         # pieces up to this many bytes use the scan merge (_merge.pyx)
     SELF_MERGING = 1         # self_merging: merging the token's bytes gives the token
     NOT_SELF_MERGING = 2     # ... gives several tokens (0: not known yet)
     SCAN_BATCH = 512         # pieces the scanner cuts per call of encode_utf8's loop
@@ -81,14 +83,19 @@ cdef enum:
 
 
 cdef object idbuf_to_list(IdBuf* b, list id_objects):
-    """A list of Python ints; id_objects[i] is the int i (ids are always in range)."""
+    """A list of Python ints; id_objects[i] is the int i (ids are always in range).  Both
+    lists' item arrays are read and written directly: a new reference per id and nothing
+    else in the loop."""
     cdef Py_ssize_t i
     cdef list out = PyList_New(b.len)
+    cdef PyObject** src = (<PyListObject*>id_objects).ob_item
+    cdef PyObject** dst = (<PyListObject*>out).ob_item
+    cdef const tok_t* ids = b.data
     cdef PyObject* v
     for i in range(b.len):
-        v = PyList_GET_ITEM(id_objects, b.data[i])
+        v = src[ids[i]]
         Py_INCREF(<object>v)
-        PyList_SET_ITEM(out, i, <object>v)
+        dst[i] = v
     return out
 
 
@@ -406,6 +413,12 @@ cdef class BPETable:
                     self.encode_piece(s + pos, ends[i] - pos, out, w)
                     pos = ends[i]
             return 0
+        # out's data and length, and the token table's slots, live in locals: a store of an
+        # id through a pointer would otherwise make the compiler reload them every piece
+        cdef const TokenSlot* slots = self.tok.slots
+        cdef uint64_t slot_mask = self.tok.mask
+        cdef tok_t* od
+        cdef Py_ssize_t ol
         while pos < n:
             k = scan_pieces(kind, s, n, pos, ends, SCAN_BATCH)
             if k <= 0:
@@ -423,31 +436,43 @@ cdef class BPETable:
                         h = packed_hash(k0s[i], k1s[i])
                         hs[i] = h
                         prefetch(&packed[h & (PACKED_SIZE - 1)])
-                        prefetch(&self.tok.slots[h & self.tok.mask])
+                        prefetch(&slots[h & slot_mask])
                 elif ln <= CACHE_MAX_PIECE:
                     h = hash_in_text(s + start, ln, end)
                     hs[i] = h
                     prefetch(&w.cache[h & (CACHE_SIZE - 1)])
-                    prefetch(&self.tok.slots[h & self.tok.mask])
+                    prefetch(&slots[h & slot_mask])
                 start = ends[i]
+            od = out.data
+            ol = out.len
             for i in range(k):
                 ln = ends[i] - pos
                 if ln == 1:   # one byte: its id (spaces, punctuation)
-                    out.data[out.len] = <tok_t>byte_id[s[pos]]
-                    out.len += 1
+                    od[ol] = <tok_t>byte_id[s[pos]]
+                    ol += 1
                 elif ln <= PACKED_MAX:
                     pe = &packed[hs[i] & (PACKED_SIZE - 1)]
                     if pe.k0 == k0s[i] and pe.k1 == k1s[i]:
                         # one 16-byte copy (ids and n_ids); only n_ids of them count
-                        memcpy(out.data + out.len, pe.ids, 16)
-                        out.len += pe.n_ids
+                        memcpy(od + ol, pe.ids, 16)
+                        ol += pe.n_ids
                     else:
+                        out.len = ol
                         encode_uncached(self, s + pos, ln, hs[i], k0s[i], k1s[i], out, w)
+                        od = out.data
+                        ol = out.len
                 elif ln <= CACHE_MAX_PIECE:
+                    out.len = ol
                     encode_uncached(self, s + pos, ln, hs[i], load_word(s + pos, ln, end), 0, out, w)
+                    od = out.data
+                    ol = out.len
                 else:
+                    out.len = ol
                     self.encode_piece(s + pos, ln, out, w)
+                    od = out.data
+                    ol = out.len
                 pos = ends[i]
+            out.len = ol
         return 0
 
     def encode_text(self, str text, int kind, bint as_numpy=False):
