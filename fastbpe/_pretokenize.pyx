@@ -583,7 +583,7 @@ def pattern_kind(str pat_str):
     return _PATTERN_KINDS.get(pat_str, PAT_NONE)
 
 
-cdef inline int _check_kind(int kind) except -1:
+cdef int check_kind(int kind) except -1:
     if kind < PAT_R50K or kind > PAT_HF_GPT2:
         raise ValueError("unknown pattern kind %d (see pattern_kind)" % kind)
     return 0
@@ -594,7 +594,7 @@ def piece_boundaries(const unsigned char[::1] data not None, int kind):
 
     The last entry is len(data) (none for empty data).  Scans with the GIL released.
     """
-    _check_kind(kind)
+    check_kind(kind)
     np = _np()
     cdef Py_ssize_t n = data.shape[0]
     cdef const unsigned char* s = &data[0] if n > 0 else NULL
@@ -620,7 +620,7 @@ def piece_boundaries(const unsigned char[::1] data not None, int kind):
 
 def split(str text, int kind):
     """The pieces of `text` (a list of str), as regex.findall(pattern, text) gives them."""
-    _check_kind(kind)
+    check_kind(kind)
     data = text.encode("utf-8", "surrogatepass")
     ends = piece_boundaries(data, kind)
     out = []
@@ -637,48 +637,3 @@ def split(str text, int kind):
 
 FLAG_BITS = {"L": FB_L, "N": FB_N, "S": FB_S, "U": FB_U, "W": FB_W, "M": FB_M,
              "LT": FB_LT, "LM": FB_LM}
-
-
-def code_point_flags():
-    """The flag byte of every code point 0..0x10FFFF (numpy uint8), read from the tables."""
-    out = _np().empty(0x110000, dtype="uint8")
-    cdef uint8_t[::1] view = out
-    cdef uint8_t* p = &view[0]
-    cdef uint32_t cp
-    with nogil:
-        for cp in range(0x110000):
-            p[cp] = fb_cp_flags(cp)
-    return out
-
-
-def piece_end_at(const unsigned char[::1] data not None, int kind, Py_ssize_t pos):
-    """The end of the piece that starts at byte offset `pos`, found by a scan that starts
-    there (on the scan path in use: see use_scanner)."""
-    _check_kind(kind)
-    cdef Py_ssize_t n = data.shape[0], end = n
-    if pos < 0 or pos > n:
-        raise IndexError("pos out of range")
-    if pos < n:
-        scan_pieces(kind, &data[0], n, pos, &end, 1)
-    return end
-
-
-_BLOCK_CLASSES = {"letter": FB_C_LETTER, "upper": FB_C_UPPER, "lower": FB_C_LOWER,
-                  "digit": FB_C_DIGIT, "space": FB_C_SPACE, "newline": FB_C_NEWLINE,
-                  "other": FB_C_OTHER}
-
-
-def block_classes(const unsigned char[::1] data not None):
-    """The block scanner's class bitmaps of data[:256] (one fill of a window, by the
-    classifier in use), as ints: bit i is byte i.  For the tests."""
-    cdef fb_window w
-    cdef Py_ssize_t n = min(data.shape[0], 256)
-    cdef int i, k
-    if n == 0:
-        return {name: 0 for name in _BLOCK_CLASSES}
-    fb_window_init(&w, 0)
-    fb_window_extend(&w, &data[0], n, 0, True)
-    out = {}
-    for name, k in _BLOCK_CLASSES.items():
-        out[name] = sum(int(fb_word(&w, k, i)) << (64 * i) for i in range(4))
-    return out

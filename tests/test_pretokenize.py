@@ -28,6 +28,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fastbpe import _pretokenize as pt
+from fastbpe import _testing as testing
 from fastbpe import patterns as P
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -63,7 +64,7 @@ _REGEX_DIFFERS_RE = (
 
 
 def _stand_ins() -> dict[str, str]:
-    flags = pt.code_point_flags()
+    flags = testing.code_point_flags()
     ok = np.ones(len(flags), dtype=bool)
     ok[REGEX_DIFFERS] = False
     ok[[ord(c) for c in "\r\nsdmtlvreSDMTLVRE\u017f\u212a"]] = False
@@ -157,7 +158,7 @@ def assert_piece_end_everywhere(text: str, names=NAMES) -> None:
             want.append(offsets[m.end()])
         for path in SCAN_PATHS:
             with scan_path(path):
-                got = [pt.piece_end_at(data, KIND[name], bi) for bi in offsets[:-1]]
+                got = [testing.piece_end_at(data, KIND[name], bi) for bi in offsets[:-1]]
             if got != want:
                 ci = next(i for i, (a, b) in enumerate(zip(want, got)) if a != b)
                 pytest.fail("%s (%s scan) at character %d of %r: regex ends at byte %d, scanner at %d"
@@ -194,7 +195,7 @@ TINY_ALPHABET = " \n\rasLA\u4e2d\u0301'1!/"
 
 
 def test_alphabets_cover_the_classes():
-    flags = pt.code_point_flags()
+    flags = testing.code_point_flags()
     for ch in WHITESPACE:
         assert flags[ord(ch)] & pt.FLAG_BITS["S"], hex(ord(ch))
     for ch in NOT_WHITESPACE_IN_REGEX:
@@ -301,10 +302,10 @@ def test_piece_end_equals_scan():
                 with scan_path(path):
                     pos, ends = 0, []
                     while pos < len(data):
-                        pos = pt.piece_end_at(data, KIND[name], pos)
+                        pos = testing.piece_end_at(data, KIND[name], pos)
                         ends.append(pos)
                     assert ends == pt.piece_boundaries(data, KIND[name]).tolist()
-                    assert pt.piece_end_at(data, KIND[name], len(data)) == len(data)
+                    assert testing.piece_end_at(data, KIND[name], len(data)) == len(data)
 
 
 def test_scan_paths():
@@ -324,7 +325,7 @@ def test_block_classes_every_byte_and_alignment():
     # Each classifier gives every ASCII byte the classes of the Unicode tables (the patterns'
     # \p{L}, \p{N}, \s on ASCII) and a byte >= 0x80 none, at every position of a window
     # (whole SIMD steps, partial words, the portable tail).
-    flags = pt.code_point_flags()[:128]
+    flags = testing.code_point_flags()[:128]
     fb = pt.FLAG_BITS
 
     def expected(b):
@@ -350,7 +351,7 @@ def test_block_classes_every_byte_and_alignment():
     for path in CLASSIFIERS[1:]:
         with scan_path(path):
             for data in datas:
-                classes = pt.block_classes(data)
+                classes = testing.block_classes(data)
                 for i, b in enumerate(data[:256]):
                     got = {name for name, bits in classes.items() if bits >> i & 1}
                     assert got == expected(b), (path, i, hex(b), got)
@@ -388,7 +389,7 @@ def test_tables_equal_regex_except_overrides(flag, cls):
     if regex.__version__ != pt.REGEX_VERSION:
         pytest.skip("tables are from regex %s, installed is %s" % (pt.REGEX_VERSION, regex.__version__))
     bit = pt.FLAG_BITS[flag]
-    have = (pt.code_point_flags() & bit) > 0
+    have = (testing.code_point_flags() & bit) > 0
     want = _regex_mask(cls)
     for first, last, regex_flags, tiktoken_flags in OVERRIDE_RANGES:
         assert (want[first : last + 1] == bool(regex_flags & bit)).all(), "stale override U+%04X" % first
@@ -412,7 +413,7 @@ def test_tables_equal_tiktoken_classes():
     tiktoken = pytest.importorskip("tiktoken")
     import compare_tiktoken_unicode as C
 
-    have = pt.code_point_flags()
+    have = testing.code_point_flags()
     want = C.tiktoken_flags()
     want[0xD800:0xE000] = 0  # Cs; a Rust string cannot hold them
     bad = np.nonzero(have != want)[0]
@@ -443,7 +444,7 @@ def test_generator_regex_mode_equals_regex(tmp_path):
     flags = GEN.compute_flags(text)
     applied, meta, n = GEN.apply_overrides(flags)
     assert n == len(REGEX_DIFFERS)
-    assert (applied == pt.code_point_flags()).all()
+    assert (applied == testing.code_point_flags()).all()
     assert sorted(np.nonzero(applied != flags)[0].tolist()) == REGEX_DIFFERS
     out = tmp_path / "t.h"
     r = subprocess.run([sys.executable, str(ROOT / "tools" / "gen_unicode_tables.py"), "--unicode", "regex", "-o", str(out)],
