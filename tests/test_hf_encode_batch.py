@@ -138,6 +138,20 @@ def test_pending_fields_copy_and_pickle():
     assert_encoding(enc, ref_enc, "truncated before its fields were read")
 
 
+def test_what_transformers_reads_leaves_the_rest_pending():
+    """transformers reads ids, attention_mask, overflowing and n_sequences of every Encoding:
+    those must not make tokens, offsets and word ids (their cost was most of `tok(docs)`);
+    a field written before the pending ones are made keeps what was written."""
+    ref, ours = _ref(None, ADDED[:3], PP.ByteLevel(trim_offsets=False))
+    texts = ["naïve <|eot|> café 😀 and more words here", "plain ascii text " * 40]
+    for enc, text in zip(ours.encode_batch(texts), texts):
+        assert (enc.ids, enc.attention_mask, enc.overflowing, enc.n_sequences) == \
+            (ref.encode(text).ids, [1] * len(enc.ids), [], 1)
+        assert enc._pending is not None, "reading the fields transformers reads made the others"
+        enc.attention_mask = [0] * len(enc.ids)
+        assert enc.offsets == ref.encode(text).offsets and enc.attention_mask == [0] * len(enc.ids)
+
+
 def test_bad_inputs():
     ref, ours = _ref()
     with pytest.raises(TypeError):

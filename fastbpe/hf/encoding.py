@@ -21,14 +21,19 @@ def gc_paused():
 
 
 def _pending_field(slot: str) -> property:
-    """A field that `Encoding.pending` may leave to be made on first read (or before a write)."""
+    """A field that `Encoding.pending` may leave to be made on first read (or before a write).
+    A field already set is read as it is: transformers reads ids, attention_mask and
+    overflowing of every Encoding, and those must not make the offsets."""
     def get(self):
         if self._pending is not None:
+            value = getattr(self, slot, None)   # unset (lazy) or None (pending): not made yet
+            if value is not None:
+                return value
             self._make()
         return getattr(self, slot)
 
     def set_(self, value) -> None:
-        if self._pending is not None:
+        if self._pending is not None and getattr(self, slot, None) is None:
             self._make()
         setattr(self, slot, value)
 
@@ -99,9 +104,12 @@ class Encoding:
         if isinstance(made, Encoding):
             if made._pending is not None:
                 made._make()
+            # only the fields not set yet: one already set may have been written since
             for slot in Encoding.__slots__[1:-2]:
-                setattr(self, slot, getattr(made, slot))
-            self._sequences = made._sequences
+                if getattr(self, slot, None) is None:
+                    setattr(self, slot, getattr(made, slot))
+            if getattr(self, "_sequences", None) is None:
+                self._sequences = made._sequences
         else:
             self._tokens, self._offsets, self._word_ids = made
         self._pending = None
@@ -134,11 +142,17 @@ class Encoding:
 
     @property
     def n_sequences(self) -> int:
-        if self._pending is not None:
+        # transformers reads it for every call: it must not make pending fields it does not need
+        if self._pending is not None and getattr(self, "_sequence_ids", None) is None:
             self._make()
         if self._sequences:
             return len(self._sequences)
-        return len({s for s in self.sequence_ids if s is not None}) or 1
+        seq = self.sequence_ids
+        if seq.count(0) + seq.count(None) == len(seq):  # one sequence (the common case), quickly
+            return 1
+        found = set(seq)
+        found.discard(None)
+        return len(found) or 1
 
     # -- alignment lookups, as tokenizers.Encoding's --------------------------------------
 

@@ -7,9 +7,8 @@ added tokens in Python, each other segment is scanned and merged by the GIL-free
 ids alone.  A mixin over `Tokenizer`'s fields (`model`, `added`, `_pattern`, `_kind`, ...)."""
 from __future__ import annotations
 
-import os
 
-from ..threads import parallel_map
+from ..threads import available_cores, parallel_map
 from . import normalizers
 from .encoding import Encoding
 
@@ -211,7 +210,7 @@ class IdsPath:
             bodies = [self._body_ids(self._fast_segments(t)) for t in texts]
         else:
             if num_threads is None:
-                num_threads = os.cpu_count() or 1
+                num_threads = available_cores()
             bodies = parallel_map(self._fast_bodies, texts, num_threads, keep_threads=True)
         if self._truncation is None and self._padding is None and not any(self._wraps(add_special_tokens)):
             return bodies

@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 
 from ..pretokenize import scanner_kind
+from ..threads import available_cores
 from . import _nodes, decoders, normalizers, post_processors, pre_tokenizers, spec
 from ._nodes import UnsupportedError
 from .added_tokens import AddedToken, AddedVocabulary
@@ -478,7 +479,7 @@ class Tokenizer(IdsPath, PostProcessing, HFExtras):
                 type_ids.append(0)
                 shapes.append(1)
         if num_threads is None:
-            num_threads = os.cpu_count() or 1
+            num_threads = available_cores()  # the cores this process may use (taskset), not the machine's
         with gc_paused():
             encodings = self._sequences(flat, type_ids, num_threads)
             if not with_offsets:
