@@ -7,6 +7,9 @@ import asyncio
 import json
 from typing import TYPE_CHECKING
 
+from . import normalizers
+from .normalized import NormalizedText
+
 if TYPE_CHECKING:
     from .encoding import Encoding
 
@@ -36,6 +39,23 @@ class HFExtras:
 
     async def async_decode_batch(self, sequences, skip_special_tokens: bool = True) -> list[str]:
         return await asyncio.to_thread(self.decode_batch, sequences, skip_special_tokens)
+
+    # -- text as plain text -----------------------------------------------------------------
+
+    def encode_ids_without_added_tokens(self, text: str) -> list[int]:
+        """The ids of text as plain text: no added token is matched (special or not) and no
+        post-processor runs; the normalizer, pre-tokenizer and model as usual.  What
+        transformers 5 computes with the backend's stages for `split_special_tokens` and
+        `apply_chat_template(..., sanitize_control_tokens=True)` (see transformers_patch.py)."""
+        if not isinstance(text, str):
+            raise TypeError(f"expected str, not {type(text).__name__}")
+        if self._uses_fast_path():   # the segment as _plan gives it: NFC'd when the file says so
+            return list(self._segment_ids(normalizers.nfc(text) if self.normalizer is not None else text))
+        seg = NormalizedText.from_original(text)
+        if self.normalizer is not None:
+            seg = self.normalizer.normalize(seg)
+        pieces, tokenize = self._pieces_and_model(seg)
+        return [token_id for piece in pieces if piece.text for token_id, _, _ in tokenize(piece.text)]
 
     # -- training: HF's trainers, then this tokenizer takes the trained model -------------
 

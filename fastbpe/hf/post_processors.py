@@ -53,6 +53,10 @@ class PostProcessor:
     def n_added(self, is_pair: bool) -> int:
         return 0
 
+    def num_special_tokens_to_add(self, is_pair: bool) -> int:
+        """HF's name for n_added (transformers 5 asks the post-processor)."""
+        return self.n_added(is_pair)
+
     def process_encodings(self, encodings: list, add_special_tokens: bool, overflows: tuple) -> list:
         raise NotImplementedError
 

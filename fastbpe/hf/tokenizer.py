@@ -360,6 +360,13 @@ class Tokenizer(IdsPath, PostProcessing, HFExtras):
                     out.append((seg.slice(s2, e2), aid2))
         return out
 
+    def _pieces_and_model(self, seg: NormalizedText) -> tuple:
+        """A normalized segment's pre-tokenized pieces, and the model call that tokenizes one."""
+        if self._byte_split is not None:
+            return self._byte_split.split(self._steps_before.pre_tokenize([seg])), self.model.tokenize_utf8
+        pieces = self.pre_tokenizer.pre_tokenize([seg]) if self.pre_tokenizer is not None else [seg]
+        return pieces, self.model.tokenize
+
     def _encode_sequence(self, text: str, type_id: int) -> Encoding:
         if not isinstance(text, str):
             raise TypeError(f"expected str, not {type(text).__name__}")
@@ -375,12 +382,7 @@ class Tokenizer(IdsPath, PostProcessing, HFExtras):
                 words.append(word)
                 word += 1
                 continue
-            if self._byte_split is not None:
-                pieces = self._byte_split.split(self._steps_before.pre_tokenize([seg]))
-                tokenize = self.model.tokenize_utf8
-            else:
-                pieces = self.pre_tokenizer.pre_tokenize([seg]) if self.pre_tokenizer is not None else [seg]
-                tokenize = self.model.tokenize
+            pieces, tokenize = self._pieces_and_model(seg)
             for piece in pieces:
                 if not piece.text:
                     continue
