@@ -5,6 +5,7 @@ pipeline path they replace.  Built files run everywhere; the real files need ../
 from __future__ import annotations
 
 import functools
+import unicodedata
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -138,18 +139,48 @@ def test_pending_fields_copy_and_pickle():
     assert_encoding(enc, ref_enc, "truncated before its fields were read")
 
 
-def test_what_transformers_reads_leaves_the_rest_pending():
-    """transformers reads ids, attention_mask, overflowing and n_sequences of every Encoding:
-    those must not make tokens, offsets and word ids (their cost was most of `tok(docs)`);
-    a field written before the pending ones are made keeps what was written."""
-    ref, ours = _ref(None, ADDED[:3], PP.ByteLevel(trim_offsets=False))
-    texts = ["naïve <|eot|> café 😀 and more words here", "plain ascii text " * 40]
-    for enc, text in zip(ours.encode_batch(texts), texts):
-        assert (enc.ids, enc.attention_mask, enc.overflowing, enc.n_sequences) == \
-            (ref.encode(text).ids, [1] * len(enc.ids), [], 1)
-        assert enc._pending is not None, "reading the fields transformers reads made the others"
-        enc.attention_mask = [0] * len(enc.ids)
-        assert enc.offsets == ref.encode(text).offsets and enc.attention_mask == [0] * len(enc.ids)
+PROCESSORS = {
+    "none": None,
+    "template": PP.TemplateProcessing(single="<s> $A </s>", pair="<s> $A </s> $B:1 </s>:1",
+                                      special_tokens=[("<s>", 1), ("</s>", 2)]),
+    "bytelevel": PP.ByteLevel(trim_offsets=False),
+    "bytelevel-trim": PP.ByteLevel(trim_offsets=True, add_prefix_space=False),
+}
+FIRST_READS = {   # what a caller may read first, before the other fields
+    "transformers": lambda e: (e.ids, e.attention_mask, e.overflowing, e.n_sequences),
+    "shaped": lambda e: (e.type_ids, e.special_tokens_mask, e.sequence_ids, e.attention_mask),
+    "lookups": lambda e: (e.char_to_token(0, 1), e.char_to_token(0), e.token_to_sequence(0), e.word_to_tokens(0)),
+}
+
+
+@pytest.mark.parametrize("post", sorted(PROCESSORS))
+def test_fields_read_in_any_order(post):
+    """Batches of texts without truncation or padding (transformers' `tok(docs)`) give
+    Encodings holding their ids: the shaped fields (type ids, masks, sequence ids) are made
+    from the post-processor's shape, the rest by encoding the text again, in whatever order
+    they are read; reading what transformers reads makes none of the others; a field written
+    before the others are made keeps what was written."""
+    ref, ours = _ref(N.NFC(), ADDED, PROCESSORS[post])
+    texts = TEXTS + ["", "<|eot|>", " [B] "]
+    for add in (True, False):
+        want = ref.encode_batch(texts, add_special_tokens=add)
+        for name, first in FIRST_READS.items():
+            got = ours.encode_batch(texts, add_special_tokens=add, num_threads=2)
+            for g, w, text in zip(got, want, texts):
+                assert first(g) == first(w), (name, text)
+                if name == "transformers" and unicodedata.normalize("NFC", text) == text:  # else the pipeline's
+                    assert g._pending is not None, "the fields transformers reads made the others"
+                assert_encoding(g, w, (name, add, text))
+                assert g.n_sequences == w.n_sequences
+        for text, w in zip(texts, want):  # encode's short path leaves the same fields
+            g = ours.encode(text, add_special_tokens=add)
+            assert FIRST_READS["shaped"](g) == FIRST_READS["shaped"](w), text
+            assert_encoding(g, w, ("encode", add, text))
+    enc = ours.encode_batch(["plain ascii text " * 40])[0]
+    enc.attention_mask = [0] * len(enc.ids)
+    enc.type_ids = [7] * len(enc.ids)
+    assert enc.offsets == ref.encode("plain ascii text " * 40).offsets
+    assert enc.attention_mask == [0] * len(enc.ids) and enc.type_ids == [7] * len(enc.ids)
 
 
 def test_bad_inputs():

@@ -21,23 +21,39 @@ def gc_paused():
 
 
 def _pending_field(slot: str) -> property:
-    """A field that `Encoding.pending` may leave to be made on first read (or before a write).
-    A field already set is read as it is: transformers reads ids, attention_mask and
-    overflowing of every Encoding, and those must not make the offsets."""
+    """A field that may be pending (see Encoding): made on first read.  A field already set is
+    read as it is (transformers reads ids, attention_mask and overflowing of every Encoding,
+    and those must not make the offsets); a write just sets it (a later make fills only the
+    fields still unset)."""
     def get(self):
         if self._pending is not None:
             value = getattr(self, slot, None)   # unset (lazy) or None (pending): not made yet
             if value is not None:
                 return value
-            self._make()
+            self._make(slot)
         return getattr(self, slot)
 
     def set_(self, value) -> None:
-        if self._pending is not None and getattr(self, slot, None) is None:
-            self._make()
         setattr(self, slot, value)
 
     return property(get, set_)
+
+
+# the fields a single sequence's shape gives without encoding again (see single_sequence_shape)
+SHAPED = ("_type_ids", "_attention_mask", "_special_tokens_mask", "_sequence_ids")
+
+
+def single_sequence_shape(processed: "Encoding") -> tuple[dict, frozenset | None]:
+    """What a post-processor does to one sequence, from `processed`: the post-processed
+    Encoding of a one-token sequence whose id is -1.  Every post-processor treats each token
+    of a sequence alike (type id, sequence id, masks) and only adds tokens around it, so each
+    shaped field of any single sequence is before + [value] * n + after."""
+    k = processed.ids.index(-1)
+    shape = {}
+    for slot in SHAPED:
+        field = getattr(processed, slot[1:])
+        shape[slot] = (field[:k], field[k], field[k + 1:])
+    return shape, processed._sequences
 
 
 new_object = object.__new__  # an Encoding without __init__ (the short-call path fills two slots)
@@ -82,36 +98,49 @@ class Encoding:
         return enc
 
     @staticmethod
-    def lazy(ids: list, source: tuple) -> "Encoding":
+    def lazy(ids: list, source: tuple, sequences) -> "Encoding":
         """ids now, every other field when first read: source is (tokenizer, text,
-        add_special_tokens) and `tokenizer._encode_whole(text, add_special_tokens)` makes them
-        (a tuple, not a closure: this is the short-call path, where each object counts)."""
+        add_special_tokens, shape, len(ids)); the shaped fields (single_sequence_shape) come
+        from the shape, the rest from `tokenizer._encode_whole(text, add_special_tokens)`.
+        A tuple, not a closure: the short-call path and transformers' batches make one per
+        text, where each object counts.  sequences: the shape's input sequences."""
         enc = new_object(Encoding)
         enc.ids = ids
         enc._pending = source
+        enc._sequences = sequences
         return enc
 
-    def _make(self) -> None:
+    def _make(self, slot: str | None = None) -> None:
         # fields first, then _pending cleared: a thread reading at the same time makes them
         # again (the same values) instead of finding a field not yet set
         make = self._pending
-        with gc_paused():
-            if type(make) is tuple:
-                tokenizer, text, add_special_tokens = make
+        if type(make) is tuple:
+            tokenizer, text, add_special_tokens, shape, n = make
+            if slot in SHAPED:
+                before, value, after = shape[slot]
+                setattr(self, slot, before + [value] * (n - len(before) - len(after)) + after)
+                return
+            if slot == "_overflowing":   # a sequence without truncation has no overflow
+                self._overflowing = []
+                return
+            with gc_paused():
                 made = tokenizer._encode_whole(text, add_special_tokens)
-            else:
+        else:
+            with gc_paused():
                 made = make()
         if isinstance(made, Encoding):
             if made._pending is not None:
                 made._make()
             # only the fields not set yet: one already set may have been written since
-            for slot in Encoding.__slots__[1:-2]:
-                if getattr(self, slot, None) is None:
-                    setattr(self, slot, getattr(made, slot))
+            for name in Encoding.__slots__[1:-2]:
+                if getattr(self, name, None) is None:
+                    setattr(self, name, getattr(made, name))
             if getattr(self, "_sequences", None) is None:
                 self._sequences = made._sequences
         else:
-            self._tokens, self._offsets, self._word_ids = made
+            for name, value in zip(("_tokens", "_offsets", "_word_ids"), made):
+                if getattr(self, name, None) is None:
+                    setattr(self, name, value)
         self._pending = None
 
     type_ids = _pending_field("_type_ids")
@@ -143,11 +172,9 @@ class Encoding:
     @property
     def n_sequences(self) -> int:
         # transformers reads it for every call: it must not make pending fields it does not need
-        if self._pending is not None and getattr(self, "_sequence_ids", None) is None:
-            self._make()
+        seq = self.sequence_ids
         if self._sequences:
             return len(self._sequences)
-        seq = self.sequence_ids
         if seq.count(0) + seq.count(None) == len(seq):  # one sequence (the common case), quickly
             return 1
         found = set(seq)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..threads import available_cores, parallel_map
 from . import normalizers
-from .encoding import Encoding
+from .encoding import Encoding, new_object, single_sequence_shape
 
 
 class IdsPath:
@@ -28,13 +28,14 @@ class IdsPath:
         if not any(before or after for before, after in wraps.values()):
             wraps = None  # nothing around a sequence (Qwen, GPT-2): the kernel's list is the answer
         return (self.model.table.encode_text, self._kind, self._normalizer is not None, pattern,
-                firsts[0] if firsts is not None and len(firsts) == 1 else None, wraps)
+                firsts[0] if firsts is not None and len(firsts) == 1 else None, wraps,
+                {flag: self._single_sequence(flag)[1:] for flag in (False, True)})
 
     @staticmethod
     def _short_ids(short, text: str, add_special_tokens) -> list | None:
         """encode(text).ids in one kernel call, or None when text needs the whole pipeline
         (it holds an added token, NFC changes it, or it cannot be UTF-8)."""
-        encode_text, kind, nfc, pattern, first, wraps = short
+        encode_text, kind, nfc, pattern, first, wraps, _ = short
         if pattern is not None and (first is None or first in text) and pattern.contains_any(text):
             return None
         if not text.isascii():
@@ -57,14 +58,20 @@ class IdsPath:
 
     def _wraps(self, add_special_tokens: bool) -> tuple[list, list]:
         """The ids the post-processor puts before and after a single sequence."""
+        return self._single_sequence(add_special_tokens)[0]
+
+    def _single_sequence(self, add_special_tokens: bool) -> tuple:
+        """((ids before, ids after), shape, input sequences): what the post-processor does to
+        a single sequence (encoding.single_sequence_shape), from a probe sequence."""
         wraps = self._fast_wraps
         if wraps is None:  # built whole, then published (threads)
             wraps = {}
             for flag in (False, True):
                 probe = Encoding([-1], [0], [""], [(0, 0)], [1], [0], [0], [0])
-                ids = self._post_process_plain([probe], add_special_tokens=flag).ids
+                processed = self._post_process_plain([probe], add_special_tokens=flag)
+                ids = processed.ids
                 k = ids.index(-1)
-                wraps[flag] = (ids[:k], ids[k + 1:])
+                wraps[flag] = ((ids[:k], ids[k + 1:]), *single_sequence_shape(processed))
             self._fast_wraps = wraps
         return wraps[add_special_tokens]
 
@@ -215,6 +222,39 @@ class IdsPath:
         if self._truncation is None and self._padding is None and not any(self._wraps(add_special_tokens)):
             return bodies
         return self._pad_batch([self._finish_ids(b, add_special_tokens) for b in bodies])
+
+    def _single_encodings(self, texts: list, add_special_tokens: bool, num_threads: int) -> list[Encoding]:
+        """encode_batch of str inputs on the kernel path with neither truncation nor padding on
+        (transformers' `tok(docs)`): each thread's share of the texts is one GIL-free kernel
+        call, then one Encoding a text holding its ids; its shaped fields are made when read
+        (cheaply) and its tokens, offsets and word ids by encoding that text again, if read."""
+        (before, after), shape, sequences = self._single_sequence(add_special_tokens)
+
+        def chunk(part: list) -> list[Encoding]:
+            plans = []
+            for t in part:
+                if not t.isascii():
+                    t.encode("utf-8")  # UnicodeEncodeError for lone surrogates, as encode
+                plans.append(self._plan(t))
+            encoded = iter(self.model.table.encode_texts(
+                [item for plan, changed in plans if not changed for _, _, item in plan if type(item) is str],
+                self._kind))
+            out = []
+            for t, (plan, changed) in zip(part, plans):
+                if changed:   # NFC changed the text: the pipeline, for offsets into the original
+                    out.append(self._encode_whole(t, add_special_tokens))
+                    continue
+                ids = next(encoded) if len(plan) == 1 and type(plan[0][2]) is str else \
+                    self._body_ids([item for _, _, item in plan], encoded)
+                if before or after:
+                    ids = before + ids + after
+                enc = new_object(Encoding)   # Encoding.lazy, inlined
+                enc.ids, enc._sequences = ids, sequences
+                enc._pending = (self, t, add_special_tokens, shape, len(ids))
+                out.append(enc)
+            return out
+
+        return parallel_map(chunk, texts, num_threads, keep_threads=True)
 
     def _fast_bodies(self, texts: list) -> list[list[int]]:
         """One GIL-free kernel call for every BPE segment of the texts, then stitched (when

@@ -404,20 +404,22 @@ class Tokenizer(IdsPath, PostProcessing, HFExtras):
         if short is None:
             short = self._short = self._short_plan()
         if short and pair is None and type(sequence) is str and not is_pretokenized:
-            encode_text, kind, _, pattern, first, wraps = short
+            encode_text, kind, _, pattern, first, wraps, shapes = short
             if (pattern is None or (first is not None and first not in sequence)) and sequence.isascii():
                 # _short_ids inlined: the common short call is one kernel call and this
                 enc = new_object(Encoding)  # Encoding.lazy, inlined
                 if wraps is None:
-                    enc.ids = encode_text(sequence, kind, False)
+                    ids = enc.ids = encode_text(sequence, kind, False)
                 else:
                     before, after = wraps[True if add_special_tokens else False]
-                    enc.ids = before + encode_text(sequence, kind, False) + after
-                enc._pending = (self, sequence, add_special_tokens)
+                    ids = enc.ids = before + encode_text(sequence, kind, False) + after
+                shape, enc._sequences = shapes[True if add_special_tokens else False]
+                enc._pending = (self, sequence, add_special_tokens, shape, len(ids))
                 return enc
             ids = self._short_ids(short, sequence, add_special_tokens)
             if ids is not None:
-                return Encoding.lazy(ids, (self, sequence, add_special_tokens))
+                shape, sequences = shapes[True if add_special_tokens else False]
+                return Encoding.lazy(ids, (self, sequence, add_special_tokens, shape, len(ids)), sequences)
         sequences = [sequence] if pair is None else [sequence, pair]
         if is_pretokenized:
             return self._post_process([self._encode_words(_words(s), k) for k, s in enumerate(sequences)],
@@ -464,6 +466,14 @@ class Tokenizer(IdsPath, PostProcessing, HFExtras):
                     encodings = list(map(_without_offsets, encodings))
                 out.append(self._post_process(encodings, add_special_tokens))
             return self._pad_encodings(out)
+        if type(inputs) is not list:
+            inputs = list(inputs)
+        if num_threads is None:
+            num_threads = available_cores()  # the cores this process may use (taskset), not the machine's
+        if (with_offsets and self._truncation is None and self._padding is None and self._kind >= 0
+                and self._uses_fast_path() and all(type(item) is str for item in inputs)):
+            with gc_paused():
+                return self._single_encodings(inputs, add_special_tokens, num_threads)
         flat, type_ids, shapes = [], [], []
         for item in inputs:
             if isinstance(item, str):
@@ -480,8 +490,6 @@ class Tokenizer(IdsPath, PostProcessing, HFExtras):
                 flat.append(_text(item))
                 type_ids.append(0)
                 shapes.append(1)
-        if num_threads is None:
-            num_threads = available_cores()  # the cores this process may use (taskset), not the machine's
         with gc_paused():
             encodings = self._sequences(flat, type_ids, num_threads)
             if not with_offsets:
