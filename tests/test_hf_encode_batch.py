@@ -183,6 +183,23 @@ def test_fields_read_in_any_order(post):
     assert enc.attention_mask == [0] * len(enc.ids) and enc.type_ids == [7] * len(enc.ids)
 
 
+def test_long_texts_cut_for_the_threads():
+    """A batch of few long texts is cut where no piece can span the cut, each part on a
+    thread: the same Encodings as HF, whatever the thread count (added tokens, NFC, text
+    without any cut point)."""
+    ref, ours = _ref(N.NFC(), ADDED, PROCESSORS["template"])
+    long = (TRAIN_TEXT + " naïve café 😀 12345 ") * (70_000 // len(TRAIN_TEXT) + 1)
+    texts = [long, long[:40_000] + "<|eot|> [B] " + long[:40_000], "x" * 70_000, TRICKY * 3000, "short"]
+    for batch in ([texts[0]], texts[1:3], texts[3:]):
+        want = ref.encode_batch(batch)
+        for threads in (1, 2, 3):
+            got = ours.encode_batch(batch, num_threads=threads)
+            assert [g.ids for g in got] == [w.ids for w in want], threads
+            assert [g.n_sequences for g in got] == [w.n_sequences for w in want]
+        for g, w in zip(got, want):
+            assert_encoding(g, w, "long")
+
+
 def test_bad_inputs():
     ref, ours = _ref()
     with pytest.raises(TypeError):

@@ -118,7 +118,8 @@ class Encoding:
             tokenizer, text, add_special_tokens, shape, n = make
             if slot in SHAPED:
                 before, value, after = shape[slot]
-                setattr(self, slot, before + [value] * (n - len(before) - len(after)) + after)
+                field = [value] * (n - len(before) - len(after))
+                setattr(self, slot, before + field + after if before or after else field)
                 return
             if slot == "_overflowing":   # a sequence without truncation has no overflow
                 self._overflowing = []
@@ -172,6 +173,8 @@ class Encoding:
     @property
     def n_sequences(self) -> int:
         # transformers reads it for every call: it must not make pending fields it does not need
+        if getattr(self, "_sequences", None):   # known without the fields (set before any make)
+            return len(self._sequences)
         seq = self.sequence_ids
         if self._sequences:
             return len(self._sequences)

@@ -7,10 +7,38 @@ added tokens in Python, each other segment is scanned and merged by the GIL-free
 ids alone.  A mixin over `Tokenizer`'s fields (`model`, `added`, `_pattern`, `_kind`, ...)."""
 from __future__ import annotations
 
+import re
 
+from ..patterns import BY_NAME
 from ..threads import available_cores, parallel_map
 from . import normalizers
 from .encoding import Encoding, new_object, single_sequence_shape
+
+
+# a text this long (characters) is cut in parts for the threads when a batch has few texts
+_LONG_TEXT = 1 << 16
+# patterns whose pieces never span a space after an ASCII letter or digit (shards.py proves
+# it for every pattern by name; the cut is before an ASCII space, so never inside a character)
+CUTTABLE_PATTERNS = frozenset(BY_NAME.values())
+_CUT_POINT = re.compile(r"(?<=[A-Za-z0-9])[ \t\r\n]")
+
+
+def _cut_positions(text: str, size: int) -> list[int]:
+    """Cut points about `size` characters apart: the first one at or after each multiple."""
+    cuts, at = [], size
+    while at < len(text):
+        m = _CUT_POINT.search(text, at)
+        if m is None:
+            break
+        cuts.append(m.start())
+        at = m.start() + size
+    return cuts
+
+
+def _cut(text: str, size: int) -> list[str]:
+    """text in parts of about `size` characters, cut at cut points (the whole when none)."""
+    bounds = [0, *_cut_positions(text, size), len(text)]
+    return [text[a:b] for a, b in zip(bounds, bounds[1:])]
 
 
 class IdsPath:
@@ -229,6 +257,11 @@ class IdsPath:
         call, then one Encoding a text holding its ids; its shaped fields are made when read
         (cheaply) and its tokens, offsets and word ids by encoding that text again, if read."""
         (before, after), shape, sequences = self._single_sequence(add_special_tokens)
+        if 1 < num_threads and len(texts) < 2 * num_threads and self._pattern in CUTTABLE_PATTERNS \
+                and any(len(t) >= _LONG_TEXT for t in texts):
+            bodies = self._long_bodies(texts, num_threads)
+        else:
+            bodies = None
 
         def chunk(part: list) -> list[Encoding]:
             plans = []
@@ -254,7 +287,53 @@ class IdsPath:
                 out.append(enc)
             return out
 
-        return parallel_map(chunk, texts, num_threads, keep_threads=True)
+        if bodies is None:
+            return parallel_map(chunk, texts, num_threads, keep_threads=True)
+        out = []
+        for t, ids in zip(texts, bodies):
+            if ids is None:   # NFC changed it
+                out.append(self._encode_whole(t, add_special_tokens))
+                continue
+            if before or after:
+                ids = before + ids + after
+            out.append(Encoding.lazy(ids, (self, t, add_special_tokens, shape, len(ids)), sequences))
+        return out
+
+    def _long_bodies(self, texts: list, num_threads: int) -> list:
+        """The BPE ids of a few long texts (None for one NFC changes), on every thread: each
+        segment is cut where no piece of the split pattern can span the cut (see shards.py)
+        into a part per thread's share, the parts run through the kernel at once, and each
+        text's ids are its parts' ids in order."""
+        plans, parts, counts = [], [], []
+        for t in texts:
+            if not t.isascii():
+                t.encode("utf-8")  # UnicodeEncodeError for lone surrogates, as encode
+            plan, changed = self._plan(t)
+            plans.append(None if changed else plan)
+            if changed:
+                continue
+            for _, _, item in plan:
+                if type(item) is str:
+                    cut = _cut(item, max(len(item) // (2 * num_threads), _LONG_TEXT // 4))
+                    parts += cut
+                    counts.append(len(cut))
+        encoded = iter(parallel_map(lambda share: self.model.table.encode_texts(share, self._kind),
+                                    parts, num_threads, keep_threads=True))
+        counts = iter(counts)
+        bodies = []
+        for plan in plans:
+            if plan is None:
+                bodies.append(None)
+                continue
+            ids = []
+            for _, _, item in plan:
+                if type(item) is not str:
+                    ids.append(item)
+                    continue
+                for _ in range(next(counts)):
+                    ids += next(encoded)
+            bodies.append(ids)
+        return bodies
 
     def _fast_bodies(self, texts: list) -> list[list[int]]:
         """One GIL-free kernel call for every BPE segment of the texts, then stitched (when
