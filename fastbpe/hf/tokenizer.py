@@ -6,7 +6,9 @@ Three paths give the same ids:
   pre-tokenizer, BPE, post-processor, truncation, padding) and keep every token's offsets;
 * on a plain byte-level BPE file (GPT-2, Llama-3, Qwen2.5, DeepSeek: no normalizer or NFC, a
   Split with a known pattern + ByteLevel, or ByteLevel with its regex) they build the same
-  Encodings from the kernels instead (kernel_encodings.py), on threads for a batch;
+  Encodings from the kernels instead (kernel_encodings.py), on threads for a batch; a batch
+  of plain texts without truncation or padding (transformers' `tok(texts)`) gets Encodings
+  that hold their ids and make the rest when read (ids_path.py's `_single_encodings`);
 * `encode_ids`, `encode_ids_batch` and `encode_to_numpy` on such a file skip Encodings: added
   tokens are cut out in Python, and every other segment is scanned and merged by the GIL-free
   kernel of `fastbpe.Encoding`.  Other files use the pipeline and return its ids.
