@@ -147,20 +147,35 @@ PROCESSORS = {
     "bytelevel-trim": PP.ByteLevel(trim_offsets=True, add_prefix_space=False),
 }
 FIRST_READS = {   # what a caller may read first, before the other fields
-    "transformers": lambda e: (e.ids, e.attention_mask, e.overflowing, e.n_sequences),
+    "transformers": lambda e: (e.ids, e.attention_mask, len(e.overflowing), e.n_sequences),
     "shaped": lambda e: (e.type_ids, e.special_tokens_mask, e.sequence_ids, e.attention_mask),
     "lookups": lambda e: (e.char_to_token(0, 1), e.char_to_token(0), e.token_to_sequence(0), e.word_to_tokens(0)),
 }
 
 
+OPTIONS = {   # truncation and padding as transformers sets them
+    "none": ({}, {}),
+    "padding": ({}, dict(pad_id=0, pad_token="!", pad_type_id=3, direction="left")),
+    "truncation+padding": (dict(max_length=9, stride=2), dict(pad_id=0, pad_token="!", pad_to_multiple_of=4)),
+    "max_length": (dict(max_length=12, direction="left"), dict(length=14, pad_id=0, pad_token="!")),
+}
+
+
+@pytest.mark.parametrize("options", sorted(OPTIONS))
 @pytest.mark.parametrize("post", sorted(PROCESSORS))
-def test_fields_read_in_any_order(post):
+def test_fields_read_in_any_order(post, options):
     """Batches of texts without truncation or padding (transformers' `tok(docs)`) give
     Encodings holding their ids: the shaped fields (type ids, masks, sequence ids) are made
     from the post-processor's shape, the rest by encoding the text again, in whatever order
     they are read; reading what transformers reads makes none of the others; a field written
     before the others are made keeps what was written."""
     ref, ours = _ref(N.NFC(), ADDED, PROCESSORS[post])
+    truncation, padding = OPTIONS[options]
+    for tok in (ref, ours):
+        if truncation:
+            tok.enable_truncation(**truncation)
+        if padding:
+            tok.enable_padding(**padding)
     texts = TEXTS + ["", "<|eot|>", " [B] "]
     for add in (True, False):
         want = ref.encode_batch(texts, add_special_tokens=add)
@@ -168,17 +183,28 @@ def test_fields_read_in_any_order(post):
             got = ours.encode_batch(texts, add_special_tokens=add, num_threads=2)
             for g, w, text in zip(got, want, texts):
                 assert first(g) == first(w), (name, text)
-                if name == "transformers" and unicodedata.normalize("NFC", text) == text:  # else the pipeline's
+                if name == "transformers" and unicodedata.normalize("NFC", text) == text and not w.overflowing:
                     assert g._pending is not None, "the fields transformers reads made the others"
                 assert_encoding(g, w, (name, add, text))
                 assert g.n_sequences == w.n_sequences
-        for text, w in zip(texts, want):  # encode's short path leaves the same fields
-            g = ours.encode(text, add_special_tokens=add)
+        for text in texts:  # encode's short path leaves the same fields
+            g, w = ours.encode(text, add_special_tokens=add), ref.encode(text, add_special_tokens=add)
             assert FIRST_READS["shaped"](g) == FIRST_READS["shaped"](w), text
             assert_encoding(g, w, ("encode", add, text))
+    # fields made after the options changed are those of the call that made the Encoding
+    kept = ours.encode_batch(texts) + [ours.encode(t) for t in texts]
+    want = ref.encode_batch(texts) + [ref.encode(t) for t in texts]
+    ours.enable_truncation(3)
+    ours.enable_padding(length=40)
+    for g, w in zip(kept, want):
+        assert_encoding(g, w, "after the options changed")
+    ours.no_truncation()
+    ours.no_padding()
     enc = ours.encode_batch(["plain ascii text " * 40])[0]
     enc.attention_mask = [0] * len(enc.ids)
     enc.type_ids = [7] * len(enc.ids)
+    ref.no_truncation()
+    ref.no_padding()
     assert enc.offsets == ref.encode("plain ascii text " * 40).offsets
     assert enc.attention_mask == [0] * len(enc.ids) and enc.type_ids == [7] * len(enc.ids)
 

@@ -41,6 +41,8 @@ def _pending_field(slot: str) -> property:
 
 # the fields a single sequence's shape gives without encoding again (see single_sequence_shape)
 SHAPED = ("_type_ids", "_attention_mask", "_special_tokens_mask", "_sequence_ids")
+# what padding puts in them (Encoding.pad; type ids take the padding's pad_type_id)
+_PAD_VALUES = {"_attention_mask": 0, "_special_tokens_mask": 1, "_sequence_ids": None}
 
 
 def single_sequence_shape(processed: "Encoding") -> tuple[dict, frozenset | None]:
@@ -99,11 +101,14 @@ class Encoding:
 
     @staticmethod
     def lazy(ids: list, source: tuple, sequences) -> "Encoding":
-        """ids now, every other field when first read: source is (tokenizer, text,
-        add_special_tokens, shape, len(ids)); the shaped fields (single_sequence_shape) come
-        from the shape, the rest from `tokenizer._encode_whole(text, add_special_tokens)`.
-        A tuple, not a closure: the short-call path and transformers' batches make one per
-        text, where each object counts.  sequences: the shape's input sequences."""
+        """ids now, every other field when first read.  source is (tokenizer, text,
+        add_special_tokens, shape, n, total, options): n ids before padding, total after;
+        options None (no truncation, no padding) or (truncation, padding, batch length,
+        whether the text was cut).  The shaped fields (single_sequence_shape) come from the
+        shape, padded to total; the rest from `tokenizer._encode_whole(text,
+        add_special_tokens, options[:3])`.  A tuple, not a closure: the short-call path and
+        transformers' batches make one per text, where each object counts.  sequences: the
+        shape's input sequences."""
         enc = new_object(Encoding)
         enc.ids = ids
         enc._pending = source
@@ -115,17 +120,26 @@ class Encoding:
         # again (the same values) instead of finding a field not yet set
         make = self._pending
         if type(make) is tuple:
-            tokenizer, text, add_special_tokens, shape, n = make
+            tokenizer, text, add_special_tokens, shape, n, total, options = make
             if slot in SHAPED:
                 before, value, after = shape[slot]
                 field = [value] * (n - len(before) - len(after))
-                setattr(self, slot, before + field + after if before or after else field)
+                if before or after:
+                    field = before + field + after
+                if total > n:   # padded as Encoding.pad pads
+                    padding = options[1]
+                    pad = _PAD_VALUES.get(slot, padding["pad_type_id"])
+                    if slot == "_sequence_ids" and not self._sequences:
+                        pad = 0   # no sequence recorded: pads count as sequence 0 (Encoding.pad)
+                    fill = [pad] * (total - n)
+                    field = field + fill if padding["direction"] == "right" else fill + field
+                setattr(self, slot, field)
                 return
-            if slot == "_overflowing":   # a sequence without truncation has no overflow
-                self._overflowing = []
+            if slot == "_overflowing" and (options is None or not options[3]):
+                self._overflowing = []   # an uncut sequence has no overflow
                 return
             with gc_paused():
-                made = tokenizer._encode_whole(text, add_special_tokens)
+                made = tokenizer._encode_whole(text, add_special_tokens, options[:3] if options else None)
         else:
             with gc_paused():
                 made = make()
@@ -207,8 +221,8 @@ class Encoding:
             return None
         if self._pending is not None:
             self._make()
-        if not self._sequences and all(s is None for s in self.sequence_ids):
-            return 0  # no sequence recorded: HF counts every position as sequence 0
+        if not self._sequences and all(s is None or s == 0 for s in self.sequence_ids):
+            return 0  # no sequence recorded: HF counts every position as sequence 0 (pads too)
         return self.sequence_ids[token_index] if token_index < n else None
 
     def word_to_tokens(self, word_index: int, sequence_index: int = 0) -> tuple[int, int] | None:
@@ -368,8 +382,9 @@ class Encoding:
         k = length - len(self.ids)
         if k <= 0:
             return
+        # with no sequence recorded, HF counts every position as sequence 0, pads too
         fill = (([pad_id] * k, [pad_type_id] * k, [pad_token] * k, [(0, 0)] * k, [0] * k, [1] * k,
-                 [None] * k, [None] * k))
+                 [None] * k, [None if self._sequences else 0] * k))
         fields = ("ids", "type_ids", "tokens", "offsets", "attention_mask", "special_tokens_mask",
                   "word_ids", "sequence_ids")
         for name, pad in zip(fields, fill):

@@ -173,14 +173,8 @@ class IdsPath:
     def _finish_ids(self, body: list, add_special_tokens: bool) -> list[int]:
         """Truncation, the post-processor's ids and fixed-length padding, on ids alone: what
         `encode` does for one sequence."""
-        t = self._truncation
-        n_added = self.num_special_tokens_to_add(False) if add_special_tokens else 0
-        if t is not None and n_added <= t["max_length"]:  # else HF's unsigned subtraction wraps: no cut
-            keep = t["max_length"] - n_added
-            if len(body) > keep:
-                if t["strategy"] == "only_second":
-                    raise ValueError("truncation strategy only_second needs a pair of sequences")
-                body = body[:keep] if t["direction"] == "right" else body[len(body) - keep:]
+        if self._truncation is not None:
+            body, _ = self._truncated(body, add_special_tokens)
         before, after = self._wraps(add_special_tokens)
         ids = before + body + after if before or after else body
         if self._padding is not None:
@@ -252,16 +246,30 @@ class IdsPath:
         return self._pad_batch([self._finish_ids(b, add_special_tokens) for b in bodies])
 
     def _single_encodings(self, texts: list, add_special_tokens: bool, num_threads: int) -> list[Encoding]:
-        """encode_batch of str inputs on the kernel path with neither truncation nor padding on
-        (transformers' `tok(docs)`): each thread's share of the texts is one GIL-free kernel
-        call, then one Encoding a text holding its ids; its shaped fields are made when read
-        (cheaply) and its tokens, offsets and word ids by encoding that text again, if read."""
+        """encode_batch of str inputs on the kernel path (transformers' `tok(texts)`): each
+        thread's share of the texts is one GIL-free kernel call, then one Encoding a text
+        holding its ids (truncated, wrapped in the post-processor's ids, padded); its shaped
+        fields are made when read, cheaply, and its tokens, offsets, word ids and overflowing
+        pieces by encoding that text again with this call's options, if read."""
         (before, after), shape, sequences = self._single_sequence(add_special_tokens)
-        if 1 < num_threads and len(texts) < 2 * num_threads and self._pattern in CUTTABLE_PATTERNS \
-                and any(len(t) >= _LONG_TEXT for t in texts):
-            bodies = self._long_bodies(texts, num_threads)
-        else:
-            bodies = None
+        truncation, padding = self._truncation, self._padding
+        options = (truncation, padding, None) if truncation or padding else None
+
+        def finish(text: str, body: list | None) -> Encoding:
+            if body is None:   # NFC changed the text: the pipeline, for offsets into the original
+                return self._post_process(self._sequences([text], [0], 1), add_special_tokens)
+            cut = False
+            if truncation is not None:
+                body, cut = self._truncated(body, add_special_tokens)
+            ids = before + body + after if before or after else body
+            n = len(ids)
+            if padding is not None:
+                ids = self._pad_ids(ids, padding["length"] if padding["length"] is not None else n)
+            enc = new_object(Encoding)   # Encoding.lazy, inlined
+            enc.ids, enc._sequences = ids, sequences
+            enc._pending = (self, text, add_special_tokens, shape, n, len(ids),
+                            options and (*options, cut))
+            return enc
 
         def chunk(part: list) -> list[Encoding]:
             plans = []
@@ -272,32 +280,39 @@ class IdsPath:
             encoded = iter(self.model.table.encode_texts(
                 [item for plan, changed in plans if not changed for _, _, item in plan if type(item) is str],
                 self._kind))
-            out = []
-            for t, (plan, changed) in zip(part, plans):
-                if changed:   # NFC changed the text: the pipeline, for offsets into the original
-                    out.append(self._encode_whole(t, add_special_tokens))
-                    continue
-                ids = next(encoded) if len(plan) == 1 and type(plan[0][2]) is str else \
-                    self._body_ids([item for _, _, item in plan], encoded)
-                if before or after:
-                    ids = before + ids + after
-                enc = new_object(Encoding)   # Encoding.lazy, inlined
-                enc.ids, enc._sequences = ids, sequences
-                enc._pending = (self, t, add_special_tokens, shape, len(ids))
-                out.append(enc)
-            return out
+            return [finish(t, None if changed else next(encoded) if len(plan) == 1 and type(plan[0][2]) is str
+                           else self._body_ids([item for _, _, item in plan], encoded))
+                    for t, (plan, changed) in zip(part, plans)]
 
-        if bodies is None:
-            return parallel_map(chunk, texts, num_threads, keep_threads=True)
-        out = []
-        for t, ids in zip(texts, bodies):
-            if ids is None:   # NFC changed it
-                out.append(self._encode_whole(t, add_special_tokens))
-                continue
-            if before or after:
-                ids = before + ids + after
-            out.append(Encoding.lazy(ids, (self, t, add_special_tokens, shape, len(ids)), sequences))
+        if 1 < num_threads and len(texts) < 2 * num_threads and self._pattern in CUTTABLE_PATTERNS \
+                and any(len(t) >= _LONG_TEXT for t in texts):
+            out = list(map(finish, texts, self._long_bodies(texts, num_threads)))
+        else:
+            out = parallel_map(chunk, texts, num_threads, keep_threads=True)
+        if padding is not None and padding["length"] is None and out:   # to the batch's longest
+            longest = max(len(e.ids) for e in out)
+            for e in out:
+                if type(e._pending) is not tuple:
+                    self._pad(e, longest)
+                    continue
+                e.ids = self._pad_ids(e.ids, longest)
+                tok, text, add, shape_, n, _, (trunc, pad, _, cut) = e._pending
+                e._pending = (tok, text, add, shape_, n, len(e.ids), (trunc, pad, longest, cut))
         return out
+
+    def _truncated(self, body: list, add_special_tokens: bool) -> tuple[list, bool]:
+        """A single sequence's ids cut as truncation cuts it (room left for the
+        post-processor's ids), and whether anything was cut."""
+        t = self._truncation
+        n_added = self.num_special_tokens_to_add(False) if add_special_tokens else 0
+        if n_added > t["max_length"]:
+            return body, False   # HF's unsigned max_length - n_added wraps around: no cut
+        keep = t["max_length"] - n_added
+        if len(body) <= keep:
+            return body, False
+        if t["strategy"] == "only_second":
+            raise ValueError("truncation strategy only_second needs a pair of sequences")
+        return (body[:keep] if t["direction"] == "right" else body[len(body) - keep:]), True
 
     def _long_bodies(self, texts: list, num_threads: int) -> list:
         """The BPE ids of a few long texts (None for one NFC changes), on every thread: each

@@ -416,12 +416,14 @@ class Tokenizer(IdsPath, PostProcessing, HFExtras):
                     before, after = wraps[True if add_special_tokens else False]
                     ids = enc.ids = before + encode_text(sequence, kind, False) + after
                 shape, enc._sequences = shapes[True if add_special_tokens else False]
-                enc._pending = (self, sequence, add_special_tokens, shape, len(ids))
+                n = len(ids)
+                enc._pending = (self, sequence, add_special_tokens, shape, n, n, None)
                 return enc
             ids = self._short_ids(short, sequence, add_special_tokens)
             if ids is not None:
                 shape, sequences = shapes[True if add_special_tokens else False]
-                return Encoding.lazy(ids, (self, sequence, add_special_tokens, shape, len(ids)), sequences)
+                n = len(ids)
+                return Encoding.lazy(ids, (self, sequence, add_special_tokens, shape, n, n, None), sequences)
         sequences = [sequence] if pair is None else [sequence, pair]
         if is_pretokenized:
             return self._post_process([self._encode_words(_words(s), k) for k, s in enumerate(sequences)],
@@ -430,9 +432,15 @@ class Tokenizer(IdsPath, PostProcessing, HFExtras):
             _text(s)
         return self._post_process(self._sequences(sequences, [0, 1], 1), add_special_tokens)
 
-    def _encode_whole(self, sequence: str, add_special_tokens: bool) -> Encoding:
-        """encode(sequence) through the pipeline, every field made (a lazy Encoding's fields)."""
-        return self._post_process(self._sequences([sequence], [0], 1), add_special_tokens)
+    def _encode_whole(self, sequence: str, add_special_tokens: bool, options: tuple | None = None) -> Encoding:
+        """encode(sequence), every field made: a lazy Encoding's fields.  options: the
+        (truncation, padding, batch length) of the call that made it (None: neither), not
+        the tokenizer's now (transformers changes them from call to call)."""
+        truncation, padding, longest = options if options is not None else (None, None, None)
+        out = self._post_process(self._sequences([sequence], [0], 1), add_special_tokens, (truncation, padding))
+        if longest is not None:
+            self._pad(out, longest, padding)
+        return out
 
     def _encode_words(self, words: list, type_id: int) -> Encoding:
         """One pre-tokenized sequence: each word encoded alone, word ids = word indexes."""
@@ -472,8 +480,8 @@ class Tokenizer(IdsPath, PostProcessing, HFExtras):
             inputs = list(inputs)
         if num_threads is None:
             num_threads = available_cores()  # the cores this process may use (taskset), not the machine's
-        if (with_offsets and self._truncation is None and self._padding is None and self._kind >= 0
-                and self._uses_fast_path() and all(type(item) is str for item in inputs)):
+        if (with_offsets and self._kind >= 0 and self._uses_fast_path()
+                and all(type(item) is str for item in inputs)):
             with gc_paused():
                 return self._single_encodings(inputs, add_special_tokens, num_threads)
         flat, type_ids, shapes = [], [], []
