@@ -14,9 +14,9 @@ Three paths give the same ids:
   kernel of `fastbpe.Encoding`.  Other files use the pipeline and return its ids.
 
 The class is split by concern: this module builds the pipeline and runs `encode`;
-postprocessing.py (truncation, post-processor, padding), ids_path.py (the ids-only and
-short-call paths), api_extras.py (asyncio, training) and spec.py (the tokenizer.json
-document) hold the rest.
+postprocessing.py (truncation, post-processor, padding), ids_path.py (the ids-only,
+short-call and batch-of-texts paths), api_extras.py (asyncio, plain text, to_encoding,
+training) and spec.py (the tokenizer.json document) hold the rest.
 """
 from __future__ import annotations
 
@@ -577,30 +577,6 @@ class Tokenizer(IdsPath, PostProcessing, HFExtras):
 
     def decode_batch(self, sequences, skip_special_tokens: bool = True) -> list[str]:
         return [self.decode(ids, skip_special_tokens) for ids in sequences]
-
-    # -- tiktoken-style view --------------------------------------------------------------
-
-    def to_encoding(self, name: str = "hf"):
-        """A tiktoken-style `fastbpe.Encoding` with this file's vocabulary, merges and split
-        pattern; every added token becomes a special token.  Its `encode_ordinary` gives
-        `encode_ids(text, add_special_tokens=False)`'s ids for text without added tokens (on
-        NFC text when the file normalizes with NFC).  ValueError unless the file is a plain
-        byte-level BPE."""
-        from .._core import BPETable
-        from ..encoding import Encoding as TiktokenEncoding
-
-        if self._pattern is None or self.model.uses_dropout():
-            raise ValueError("to_encoding needs a plain byte-level BPE file (ByteLevel pre-tokenizer, "
-                             "optionally after a regex Split; no normalizer but NFC; no dropout)")
-        tokens = self.model.token_bytes
-        ranks = {t: i for i, t in enumerate(tokens) if t is not None}
-        specials = {t.content: i for i, t in self.added.by_id.items() if i >= len(tokens) or tokens[i] is None}
-        enc = TiktokenEncoding(name, pat_str=self._pattern, mergeable_ranks=ranks, special_tokens=specials)
-        # HF merges by its merge list, not by id: the kernel gets the same pair table as here
-        enc._table = BPETable.from_merges(
-            self.model.merge_rows, tokens, {i: s.encode("utf-8") for s, i in specials.items()},
-            whole_piece=self.model.ignore_merges)
-        return enc
 
 
 def _text(value) -> str:
