@@ -12,7 +12,7 @@ import re
 from ..patterns import BY_NAME
 from ..threads import available_cores, parallel_map
 from . import normalizers
-from .encoding import Encoding, new_object, single_sequence_shape
+from .encoding import Encoding, gc_paused, new_object, single_sequence_shape
 
 
 # a text this long (characters) is cut in parts for the threads when a batch has few texts
@@ -39,6 +39,22 @@ def _cut(text: str, size: int) -> list[str]:
     """text in parts of about `size` characters, cut at cut points (the whole when none)."""
     bounds = [0, *_cut_positions(text, size), len(text)]
     return [text[a:b] for a, b in zip(bounds, bounds[1:])]
+
+
+class _LazyBatch:
+    """The texts of one encode_batch call whose Encodings hold only their ids: it stands
+    for the tokenizer in their pending source (Encoding.lazy), and the first Encoding made
+    makes every one of them in one batch pass."""
+    __slots__ = ("tokenizer", "texts", "made")
+
+    def __init__(self, tokenizer, texts: list):
+        self.tokenizer, self.texts, self.made = tokenizer, texts, None
+
+    def _encode_whole(self, index: int, add_special_tokens: bool, options: tuple | None):
+        made = self.made
+        if made is None:   # two threads may both get here: the same Encodings, made twice
+            made = self.made = self.tokenizer._encode_all(self.texts, add_special_tokens, options)
+        return made[index]
 
 
 class IdsPath:
@@ -254,8 +270,12 @@ class IdsPath:
         (before, after), shape, sequences = self._single_sequence(add_special_tokens)
         truncation, padding = self._truncation, self._padding
         options = (truncation, padding, None) if truncation or padding else None
+        # the texts whose Encodings stay lazy: the first one made makes them all (a caller
+        # reading one's offsets reads them all, and one batch pass costs far less)
+        batch = _LazyBatch(self, [t for t in texts])
 
-        def finish(text: str, body: list | None) -> Encoding:
+        def finish(index: int, body: list | None) -> Encoding:
+            text = texts[index]
             if body is None:   # NFC changed the text: the pipeline, for offsets into the original
                 return self._post_process(self._sequences([text], [0], 1), add_special_tokens)
             cut = False
@@ -267,28 +287,28 @@ class IdsPath:
                 ids = self._pad_ids(ids, padding["length"] if padding["length"] is not None else n)
             enc = new_object(Encoding)   # Encoding.lazy, inlined
             enc.ids, enc._sequences = ids, sequences
-            enc._pending = (self, text, add_special_tokens, shape, n, len(ids),
-                            options and (*options, cut))
+            enc._pending = (batch, index, add_special_tokens, shape, n, len(ids), options and (*options, cut))
             return enc
 
-        def chunk(part: list) -> list[Encoding]:
+        def chunk(indexes: list) -> list[Encoding]:
             plans = []
-            for t in part:
+            for i in indexes:
+                t = texts[i]
                 if not t.isascii():
                     t.encode("utf-8")  # UnicodeEncodeError for lone surrogates, as encode
                 plans.append(self._plan(t))
             encoded = iter(self.model.table.encode_texts(
                 [item for plan, changed in plans if not changed for _, _, item in plan if type(item) is str],
                 self._kind))
-            return [finish(t, None if changed else next(encoded) if len(plan) == 1 and type(plan[0][2]) is str
+            return [finish(i, None if changed else next(encoded) if len(plan) == 1 and type(plan[0][2]) is str
                            else self._body_ids([item for _, _, item in plan], encoded))
-                    for t, (plan, changed) in zip(part, plans)]
+                    for i, (plan, changed) in zip(indexes, plans)]
 
         if 1 < num_threads and len(texts) < 2 * num_threads and self._pattern in CUTTABLE_PATTERNS \
                 and any(len(t) >= _LONG_TEXT for t in texts):
-            out = list(map(finish, texts, self._long_bodies(texts, num_threads)))
+            out = list(map(finish, range(len(texts)), self._long_bodies(texts, num_threads)))
         else:
-            out = parallel_map(chunk, texts, num_threads, keep_threads=True)
+            out = parallel_map(chunk, range(len(texts)), num_threads, keep_threads=True)
         if padding is not None and padding["length"] is None and out:   # to the batch's longest
             longest = max(len(e.ids) for e in out)
             for e in out:
@@ -296,8 +316,20 @@ class IdsPath:
                     self._pad(e, longest)
                     continue
                 e.ids = self._pad_ids(e.ids, longest)
-                tok, text, add, shape_, n, _, (trunc, pad, _, cut) = e._pending
-                e._pending = (tok, text, add, shape_, n, len(e.ids), (trunc, pad, longest, cut))
+                maker, index, add, shape_, n, _, (trunc, pad, _, cut) = e._pending
+                e._pending = (maker, index, add, shape_, n, len(e.ids), (trunc, pad, longest, cut))
+        return out
+
+    def _encode_all(self, texts: list, add_special_tokens: bool, options: tuple | None) -> list[Encoding]:
+        """_encode_whole of every text, in one batch pass (the kernels on every core)."""
+        truncation, padding, longest = options if options is not None else (None, None, None)
+        with gc_paused():
+            out = [self._post_process([e], add_special_tokens, (truncation, padding))
+                   for e in self._sequences(texts, [0] * len(texts), available_cores())]
+            for e in out:
+                if longest is not None:
+                    self._pad(e, longest, padding)
+                e.tokens   # noqa: B018 - made here, under the one GC pause, not one by one
         return out
 
     def _truncated(self, body: list, add_special_tokens: bool) -> tuple[list, bool]:
