@@ -312,3 +312,20 @@ def test_real_files_truncated_and_padded(name):
     assert_batches(ours, ref, ["", "", ""])
     assert_batches(ours, ref, [("", ""), ("", "x"), (" ", "")])
     assert ours._kernel is not None     # the kernels built these, not the pipeline
+
+
+def test_lazy_encodings_keep_the_tokenizer_they_were_made_with():
+    """Encodings that hold only ids are made before the tokenizer changes (added tokens,
+    encode_special_tokens, a new stage), so their fields stay those of the call."""
+    ref, ours = _ref(N.NFC(), ADDED, PROCESSORS["template"])
+    texts = ["a <|eot|> b <new> c", "plain <new> text", "x" * 40]
+    want = ref.encode_batch(texts)
+    for change in (lambda t: t.add_tokens(["<new>"]), lambda t: setattr(t, "encode_special_tokens", True),
+                   lambda t: setattr(t, "post_processor", PP.ByteLevel(trim_offsets=True))):
+        got = ours.encode_batch(texts)
+        fresh = Tokenizer.from_str(ours.to_str())
+        change(fresh)   # another tokenizer changing changes nothing here
+        change(ours)
+        for g, w, text in zip(got, want, texts):
+            assert_encoding(g, w, text)
+        ours = Tokenizer.from_str(ref.to_str())

@@ -44,17 +44,22 @@ def _cut(text: str, size: int) -> list[str]:
 class _LazyBatch:
     """The texts of one encode_batch call whose Encodings hold only their ids: it stands
     for the tokenizer in their pending source (Encoding.lazy), and the first Encoding made
-    makes every one of them in one batch pass."""
-    __slots__ = ("tokenizer", "texts", "made")
+    makes every one of them in one batch pass.  The tokenizer makes them all before it
+    changes (added tokens, stages), so they stay those of the call."""
+    __slots__ = ("tokenizer", "texts", "add_special_tokens", "options", "made", "__weakref__")
 
-    def __init__(self, tokenizer, texts: list):
+    def __init__(self, tokenizer, texts: list, add_special_tokens: bool, options: tuple | None):
         self.tokenizer, self.texts, self.made = tokenizer, texts, None
+        self.add_special_tokens, self.options = add_special_tokens, options
 
-    def _encode_whole(self, index: int, add_special_tokens: bool, options: tuple | None):
+    def make(self) -> list:
         made = self.made
         if made is None:   # two threads may both get here: the same Encodings, made twice
-            made = self.made = self.tokenizer._encode_all(self.texts, add_special_tokens, options)
-        return made[index]
+            made = self.made = self.tokenizer._encode_all(self.texts, self.add_special_tokens, self.options)
+        return made
+
+    def _encode_whole(self, index: int, add_special_tokens: bool, options: tuple | None):
+        return self.make()[index]
 
 
 class IdsPath:
@@ -272,7 +277,8 @@ class IdsPath:
         options = (truncation, padding, None) if truncation or padding else None
         # the texts whose Encodings stay lazy: the first one made makes them all (a caller
         # reading one's offsets reads them all, and one batch pass costs far less)
-        batch = _LazyBatch(self, [t for t in texts])
+        batch = _LazyBatch(self, list(texts), add_special_tokens, options)
+        self._lazy_batches.add(batch)
 
         def finish(index: int, body: list | None) -> Encoding:
             text = texts[index]
@@ -318,7 +324,15 @@ class IdsPath:
                 e.ids = self._pad_ids(e.ids, longest)
                 maker, index, add, shape_, n, _, (trunc, pad, _, cut) = e._pending
                 e._pending = (maker, index, add, shape_, n, len(e.ids), (trunc, pad, longest, cut))
+            batch.options = (truncation, padding, longest)
         return out
+
+    def _make_lazy_encodings(self) -> None:
+        """Before the tokenizer changes: make the Encodings of every batch still holding only
+        ids, with the tokenizer they were encoded with."""
+        batches = getattr(self, "_lazy_batches", None)
+        while batches:
+            batches.pop().make()
 
     def _encode_all(self, texts: list, add_special_tokens: bool, options: tuple | None) -> list[Encoding]:
         """_encode_whole of every text, in one batch pass (the kernels on every core)."""

@@ -21,6 +21,7 @@ training) and spec.py (the tokenizer.json document) hold the rest.
 from __future__ import annotations
 
 import os
+import weakref
 
 from ..pretokenize import scanner_kind
 from ..threads import available_cores
@@ -54,6 +55,7 @@ class Tokenizer(IdsPath, PostProcessing, HFExtras):
                 raise ValueError("tokenizer.json must hold a JSON object")
             model = spec.spec_of_model(model)
         self._encode_special_tokens = False
+        self._lazy_batches = weakref.WeakSet()   # ids-only Encodings' batches (ids_path._LazyBatch)
         self._load(model)
 
     def _load(self, doc: dict, model: "BPE | None" = None) -> None:
@@ -61,6 +63,7 @@ class Tokenizer(IdsPath, PostProcessing, HFExtras):
         the same model node, kept when its byte-level reading does not change)."""
         if not isinstance(doc, dict):
             raise ValueError("tokenizer.json must hold a JSON object")
+        self._make_lazy_encodings()
         self._short = None  # the short-call plan of encode (see _short_plan), made on first use
         _nodes.check_version(doc)
         _nodes.check_nesting(doc)
@@ -159,6 +162,8 @@ class Tokenizer(IdsPath, PostProcessing, HFExtras):
 
     @encode_special_tokens.setter
     def encode_special_tokens(self, value: bool) -> None:
+        if bool(value) != self._encode_special_tokens:
+            self._make_lazy_encodings()
         self._encode_special_tokens = bool(value)
         self._apply_special_token_encoding()
 
@@ -289,6 +294,7 @@ class Tokenizer(IdsPath, PostProcessing, HFExtras):
         of the tokens not ignored."""
         if isinstance(tokens, (str, AddedToken)):
             raise TypeError("expected a list of tokens")
+        self._make_lazy_encodings()
         counted = self.added.add_tokens([AddedToken.coerce(t, special) for t in tokens], self.model.vocab)
         self._fast_wraps = None
         self._short = None
