@@ -115,6 +115,16 @@ class Encoding:
         enc._sequences = sequences
         return enc
 
+    @property
+    def lazy_source(self):
+        """The source tuple of a lazy Encoding (see `lazy`) while its other fields are not made
+        yet, else None or a maker: for the tokenizer that padded a batch of them later."""
+        return self._pending
+
+    @lazy_source.setter
+    def lazy_source(self, source) -> None:
+        self._pending = source
+
     def _make(self, slot: str | None = None) -> None:
         # fields first, then _pending cleared: a thread reading at the same time makes them
         # again (the same values) instead of finding a field not yet set

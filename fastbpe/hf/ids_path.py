@@ -12,7 +12,7 @@ import re
 from ..patterns import BY_NAME
 from ..threads import available_cores, parallel_map
 from . import normalizers
-from .encoding import Encoding, gc_paused, new_object, single_sequence_shape
+from .encoding import Encoding, gc_paused, single_sequence_shape
 
 
 # a text this long (characters) is cut in parts for the threads when a batch has few texts
@@ -291,10 +291,8 @@ class IdsPath:
             n = len(ids)
             if padding is not None:
                 ids = self._pad_ids(ids, padding["length"] if padding["length"] is not None else n)
-            enc = new_object(Encoding)   # Encoding.lazy, inlined
-            enc.ids, enc._sequences = ids, sequences
-            enc._pending = (batch, index, add_special_tokens, shape, n, len(ids), options and (*options, cut))
-            return enc
+            return Encoding.lazy(ids, (batch, index, add_special_tokens, shape, n, len(ids),
+                                       options and (*options, cut)), sequences)
 
         def chunk(indexes: list) -> list[Encoding]:
             plans = []
@@ -318,12 +316,13 @@ class IdsPath:
         if padding is not None and padding["length"] is None and out:   # to the batch's longest
             longest = max(len(e.ids) for e in out)
             for e in out:
-                if type(e._pending) is not tuple:
+                source = e.lazy_source
+                if type(source) is not tuple:
                     self._pad(e, longest)
                     continue
                 e.ids = self._pad_ids(e.ids, longest)
-                maker, index, add, shape_, n, _, (trunc, pad, _, cut) = e._pending
-                e._pending = (maker, index, add, shape_, n, len(e.ids), (trunc, pad, longest, cut))
+                maker, index, add, shape_, n, _, (trunc, pad, _, cut) = source
+                e.lazy_source = (maker, index, add, shape_, n, len(e.ids), (trunc, pad, longest, cut))
             batch.options = (truncation, padding, longest)
         return out
 

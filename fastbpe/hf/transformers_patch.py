@@ -72,7 +72,7 @@ def _route_plain_text_encoding(cls) -> None:
     after unpatch_transformers: tokenizers loaded while patched keep their fastbpe backend
     and still need it; an HF backend goes to transformers' own method."""
     original = cls.__dict__.get("_encode_without_added_tokens")
-    if original is None or getattr(original, "_fastbpe_route", False):
+    if original is None or getattr(original, "fastbpe_route", False):
         return
 
     def _encode_without_added_tokens(self, text, _original=original):
@@ -82,7 +82,7 @@ def _route_plain_text_encoding(cls) -> None:
         return _original(self, text)
 
     functools.update_wrapper(_encode_without_added_tokens, original)
-    _encode_without_added_tokens._fastbpe_route = True
+    _encode_without_added_tokens.fastbpe_route = True   # marks our wrapper: installed once
     cls._encode_without_added_tokens = _encode_without_added_tokens
 
 
