@@ -35,6 +35,8 @@
 #include <stdint.h>
 #include <stddef.h>
 
+#include "_block_classes.h"   /* fb_ctz64, fb_clz64 */
+
 #if defined(__SSE2__) || defined(_M_X64)
 #include <emmintrin.h>
 #define FB_AP_SSE2 1
@@ -107,26 +109,10 @@ static inline uint64_t fb_smear_up(uint64_t f, uint64_t m)
     return f;
 }
 
-static inline int fb_ap_ctz(uint64_t x)
+/* The highest set bit of x != 0. */
+static inline int fb_ap_top(uint64_t x)
 {
-#if defined(__GNUC__) || defined(__clang__)
-    return __builtin_ctzll(x);
-#else
-    int r = 0;
-    while (!(x & 1)) { x >>= 1; r++; }
-    return r;
-#endif
-}
-
-static inline int fb_ap_top(uint64_t x)   /* the highest set bit of x != 0 */
-{
-#if defined(__GNUC__) || defined(__clang__)
-    return 63 - __builtin_clzll(x);
-#else
-    int r = 63;
-    while (!(x >> r)) r--;
-    return r;
-#endif
+    return 63 - (int)fb_clz64(x);
 }
 
 /* The length of the contraction at p[0] == '\'' (2 or 3), or 0. p[1] and p[2] readable. */
@@ -153,7 +139,7 @@ static inline int fb_ascii_bits_of(fb_ascii_bits *b, const uint8_t *s, ptrdiff_t
     uint64_t known = L | D | S | O, V = ~0ULL;
     int W = 64;
     if (~known != 0) {
-        W = fb_ap_ctz(~known);         /* the first byte whose class is unknown */
+        W = (int)fb_ctz64(~known);         /* the first byte whose class is unknown */
         if (W < 8)
             return 0;
         V = (1ULL << W) - 1;
@@ -211,7 +197,7 @@ static inline int fb_emit_starts(const fb_ascii_bits *b, uint64_t starts, uint64
     starts &= b->V & ~1ULL;            /* bit 0 is pos itself */
     /* each start ends the piece before it; the piece from the last one is left */
     while (starts) {
-        ends[n_out++] = pos + fb_ap_ctz(starts);
+        ends[n_out++] = pos + (int)fb_ctz64(starts);
         starts &= starts - 1;
     }
     return n_out;
@@ -237,7 +223,7 @@ static inline int fb_cl100k_ascii_block(const uint8_t *s, ptrdiff_t pos, uint64_
     /* the contractions: an apostrophe that starts a piece, then their letters */
     q = b.Q & lone_o;
     while (q) {
-        i = fb_ap_ctz(q);
+        i = (int)fb_ctz64(q);
         q &= q - 1;
         if (i >= b.W - 3) {             /* its letters may lie past what is known */
             starts &= (2ULL << i) - 1;
@@ -271,7 +257,7 @@ static inline int fb_o200k_ascii_block(const uint8_t *s, ptrdiff_t pos, uint64_t
     /* a contraction right after a word ends that word's piece */
     q = b.Q & (b.L << 1);
     while (q) {
-        i = fb_ap_ctz(q);
+        i = (int)fb_ctz64(q);
         q &= q - 1;
         if (i >= b.W - 3) {             /* its letters may lie past what is known */
             starts &= (1ULL << i) - 1;
