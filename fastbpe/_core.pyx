@@ -80,6 +80,7 @@ cdef enum:
     NOT_SELF_MERGING = 2     # ... gives several tokens (0: not known yet)
     SCAN_BATCH = 512         # pieces the scanner cuts per call of encode_utf8's loop
     CACHE_TABLES_PER_THREAD = 4   # a thread keeps caches for its 4 most recently used tables
+    SCRATCH_KEPT = 4096      # merge scratch for pieces up to this size stays with the thread's cache
 
 
 cdef object idbuf_to_list(IdBuf* b, list id_objects):
@@ -481,26 +482,29 @@ cdef class BPETable:
         Raises UnicodeEncodeError for lone surrogates."""
         self.require_byte_pairs()
         cdef IdBuf out
-        cdef Work w
+        cdef Work* w
         cdef Utf8Text u
         if kind < 0:
             raise ValueError("encode_text needs a pattern the C scanner knows")
         cdef PieceCache cache = thread_cache(self)
-        memset(&out, 0, sizeof(IdBuf))
-        memset(&w, 0, sizeof(Work))
+        # the thread's own scratch, kept across calls: a short call allocates none
+        w = &cache.scratch
         w.packed = cache.packed
         w.cache = cache.entries
+        w.ends = NULL
+        memset(&out, 0, sizeof(IdBuf))
         utf8_text_open(text, &u)
         try:
             with nogil:
                 if utf8_text_convert(&u) == 0:
-                    self.encode_utf8(u.s, u.n, kind, &out, &w)
+                    self.encode_utf8(u.s, u.n, kind, &out, w)
             utf8_text_check(text, &u)
             return idbuf_to_numpy(&out) if as_numpy else idbuf_to_list(&out, self.id_objects)
         finally:
             utf8_text_close(&u)
             idbuf_free(&out)
-            work_free(&w)
+            if w.cap > SCRATCH_KEPT:
+                work_free(w)   # a long piece's scratch (40 bytes a byte) is not kept
 
     def encode_texts(self, list texts, int kind, bint with_pieces=False):
         """Encode many texts (exact str; see encode_text) with the C scanner in one GIL-free

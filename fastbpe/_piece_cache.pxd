@@ -3,7 +3,7 @@ from libc.stdint cimport uint8_t, uint16_t, uint64_t
 from libc.string cimport memcmp, memcpy, memset
 
 from fastbpe._vocab cimport tok_t
-from fastbpe._workspace cimport CacheEntry, PackedEntry
+from fastbpe._workspace cimport CacheEntry, PackedEntry, Work
 
 cdef enum:
     PACKED_SIZE = 65536      # packed entries of a piece cache (a power of two): 2 MiB
@@ -15,6 +15,7 @@ cdef enum:
 cdef class PieceCache:        # piece -> ids of one table, used by one thread only
     cdef PackedEntry* packed
     cdef CacheEntry* entries
+    cdef Work scratch         # that thread's merge scratch for short calls (see _core.encode_text)
 
 
 cdef inline CacheEntry* cache_find(CacheEntry* entries, const uint8_t* p, Py_ssize_t n,

@@ -6,6 +6,9 @@ _core.thread_cache hands each thread its own PieceCache for a table; the encode 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 from libc.stdint cimport uint8_t, uint64_t
 from libc.stdlib cimport calloc, free
+from libc.string cimport memset
+
+from fastbpe._workspace cimport work_free
 
 from fastbpe._hash cimport PACKED_MAX, packed_key, piece_hash
 from fastbpe._vocab cimport load_head
@@ -25,6 +28,7 @@ cdef class PieceCache:
     evicts (never a wrong id).  Entries never point into a text."""
 
     def __cinit__(self):
+        memset(&self.scratch, 0, sizeof(Work))
         self.packed = <PackedEntry*>calloc(PACKED_SIZE, sizeof(PackedEntry))
         self.entries = <CacheEntry*>calloc(CACHE_SIZE, sizeof(CacheEntry))
         if self.packed == NULL or self.entries == NULL:
@@ -33,6 +37,7 @@ cdef class PieceCache:
     def __dealloc__(self):
         free(self.packed)
         free(self.entries)
+        work_free(&self.scratch)
 
     def ids_of(self, bytes piece):
         """The cached ids of piece, or None (for tests)."""
