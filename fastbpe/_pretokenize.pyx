@@ -21,8 +21,7 @@ from fastbpe._scan_program cimport PROGRAM_BASE, program_known, program_piece_en
 
 import os as _os
 
-from fastbpe import _scan_program
-from fastbpe import patterns as _patterns
+from fastbpe import _scan_program, patterns as _patterns
 
 
 cdef object _np():
@@ -545,8 +544,8 @@ set_builtin_piece_end(piece_end)     # chains of programs may have built-in leve
 
 def pattern_kind(str pat_str):
     """The scanner for split pattern `pat_str` (its exact text), or -1 (PAT_NONE) when the
-    pattern is not one of fastbpe.patterns and must go through the regex package.  A pattern
-    compiled and registered as a scanner program (fastbpe.pretokenize) has its kind (>= 64)."""
+    pattern is not one of fastbpe.patterns and must go through the regex package (or is a
+    registered scanner program, kind >= 64: fastbpe.pretokenize.program_kind)."""
     return _PATTERN_KINDS.get(pat_str, _scan_program.kind_of(pat_str))
 
 

@@ -82,6 +82,32 @@ def _program(pat_str: str, gaps: bool, force_regex: bool | None) -> tuple:
     return got
 
 
+def chain_kind(levels: list, force_regex: bool | None = None) -> tuple:
+    """(kind, None) for a chain of levels run as one scanner program, or (-1, why not).  Each
+    level is a built-in scanner kind (int) or a pattern text, and cuts every piece of the level
+    before it into its matches and the text between them (llama.cpp's chains of regexes)."""
+    if _forced(force_regex):
+        return -1, "FASTBPE_FORCE_REGEX / force_regex"
+    key = ("chain",) + tuple(levels)
+    got = _PROGRAMS.get(key)
+    if got is None:
+        compiled = []
+        for level in levels:
+            if isinstance(level, int):
+                compiled.append(level)
+                continue
+            try:
+                compiled.append(pattern_program.compile_pattern(level))
+            except pattern_program.Unsupported as e:
+                got = (-1, str(e))
+                break
+        if got is None:
+            got = ((_scan_program.register(key, compiled), None) if len(compiled) <= 8
+                   else (-1, f"{len(compiled)} levels (at most 8)"))
+        _PROGRAMS[key] = got
+    return got
+
+
 class Splitter:
     """Applies one split pattern. `kind >= 0` means a C scanner handles it (the encode
     kernel then scans and merges in one GIL-free call): `engine` is "scanner" (built in) or
