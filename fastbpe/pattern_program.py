@@ -49,7 +49,7 @@ def _members(text: str):
     """Packed bits (numpy uint8, 0x110000 bits, little-endian in each byte) of the code points
     that the one-character atom `text` matches, by regex."""
     import numpy as np
-    if len(text) == 1 and ord(text) < 128:  # a plain ASCII literal: no need to ask
+    if len(text) == 1 and ord(text) < 128 and text != ".":  # a plain ASCII literal: no need to ask
         bits = np.zeros(0x110000 // 8, dtype=np.uint8)
         bits[ord(text) >> 3] = 1 << (ord(text) & 7)
         return bits
