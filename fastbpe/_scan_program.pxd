@@ -7,7 +7,7 @@
 
 cdef enum:
     PROGRAM_BASE = 64
-    MAX_PROGRAMS = 256
+    MAX_PROGRAMS = 4096     # registered kinds per process (a pointer each)
 
 ctypedef Py_ssize_t (*builtin_piece_fn)(int kind, const unsigned char* s, Py_ssize_t n,
                                         Py_ssize_t pos) noexcept nogil

@@ -44,15 +44,24 @@ def _every_code_point() -> str:
     return np.arange(0x110000, dtype="<u4").tobytes().decode("utf-32-le", "surrogatepass")
 
 
+def literal_bits(text: str):
+    """Packed bits of a plain ASCII literal atom (any engine reads it alike), else None."""
+    import numpy as np
+    if len(text) != 1 or ord(text) >= 128 or text == ".":
+        return None
+    bits = np.zeros(0x110000 // 8, dtype=np.uint8)
+    bits[ord(text) >> 3] = 1 << (ord(text) & 7)
+    return bits
+
+
 @lru_cache(maxsize=512)
 def _members(text: str):
     """Packed bits (numpy uint8, 0x110000 bits, little-endian in each byte) of the code points
     that the one-character atom `text` matches, by regex."""
     import numpy as np
-    if len(text) == 1 and ord(text) < 128 and text != ".":  # a plain ASCII literal: no need to ask
-        bits = np.zeros(0x110000 // 8, dtype=np.uint8)
-        bits[ord(text) >> 3] = 1 << (ord(text) & 7)
-        return bits
+    literal = literal_bits(text)
+    if literal is not None:
+        return literal
     inside = np.zeros(0x110000, dtype=bool)
     for m in regex.finditer(f"(?:{text})+", _every_code_point()):
         inside[m.start():m.end()] = True
@@ -103,6 +112,7 @@ _UNSUPPORTED_ESCAPES = set("AbBGKXzQEL123456789gkhHRNmMyYV")
 class _Parser:
     def __init__(self, pattern: str):
         self.p, self.i = pattern, 0
+        self.features: set = set()   # what other regex dialects may read differently
 
     def fail(self, what: str):
         raise Unsupported(f"{what} at offset {self.i} of {self.p!r}")
@@ -139,6 +149,8 @@ class _Parser:
         mode = GREEDY
         if self.peek() in ("?", "+"):
             mode = LAZY if self.peek() == "?" else POSSESSIVE
+            if c == "{" and mode == POSSESSIVE:
+                self.features.add("{m,n}+")
             self.i += 1
         if self.peek() in ("?", "*", "+", "{"):
             self.fail("a repeated quantifier")
@@ -168,6 +180,7 @@ class _Parser:
             return self.char_class(self.i + 1, ci)
         if c == "$":
             self.i += 1
+            self.features.add("$")
             return Item(T_DOLLAR)
         if c == "\\":
             return self.escape(ci)
@@ -178,6 +191,8 @@ class _Parser:
     def char_class(self, end: int, ci: bool) -> Item:
         text = self.p[self.i:end]
         self.i = end
+        if ci:
+            self.features.add("(?i:")
         return Item(T_CLASS, f"(?i:{text})" if ci else text)
 
     def set_end(self) -> int:
@@ -202,6 +217,7 @@ class _Parser:
         nxt = self.peek(1)
         if nxt == "Z":
             self.i += 2
+            self.features.add("\\Z")
             return Item(T_END)
         if nxt in ("p", "P"):
             if self.peek(2) == "{":
@@ -260,7 +276,9 @@ def _one_char(body: Alt, text: str, ci: bool):
     return f"(?i:(?:{text}))" if ci else f"(?:{text})"
 
 
-def parse(pattern: str) -> Alt:
+def parse(pattern: str, features: set | None = None) -> Alt:
+    """The pattern's tree; `features` (if given) gets the constructs other dialects may read
+    differently: "$", "\\Z", "(?i:", "{m,n}+"."""
     try:
         regex.compile(pattern)
     except regex.error as e:
@@ -269,6 +287,8 @@ def parse(pattern: str) -> Alt:
     root = parser.alt(False)
     if parser.i != len(pattern):
         parser.fail("an unbalanced ')'")
+    if features is not None:
+        features |= parser.features
     return root
 
 
@@ -295,7 +315,7 @@ def _check_limits(alt: Alt) -> None:
                 _check_limits(it.arg)
 
 
-def _first(items: list):
+def _first(items: list, members):
     """Packed bits of the characters that can start a non-empty match of items, or None when
     any can (or the items can match empty)."""
     out = None
@@ -305,9 +325,9 @@ def _first(items: list):
         if it.type in (T_DOLLAR, T_END):
             return None
         if it.type == T_CLASS:
-            bits = _members(it.arg)
+            bits = members(it.arg)
         else:
-            parts = [_first(s) for s in it.arg.seqs]
+            parts = [_first(s, members) for s in it.arg.seqs]
             if any(p is None for p in parts):
                 return None
             bits = _union(parts)
@@ -333,30 +353,30 @@ def _always_matches(items: list) -> bool:
     return all(it.type in (T_CLASS, T_GROUP) and it.min == 0 for it in items)
 
 
-def _sure(items: list):
+def _sure(items: list, members):
     """Packed bits of characters c such that items surely match non-empty text starting
     with c (whatever follows it); None for none known."""
     if not items:
         return None
     it, rest = items[0], items[1:]
     if it.type in (T_CLASS, T_GROUP) and it.min == 0:
-        tail = _sure(rest)
+        tail = _sure(rest, members)
         if tail is None or it.mode != POSSESSIVE:
             return tail
         if it.type != T_CLASS:
             return None
-        return tail & ~_members(it.arg)   # a possessive atom that takes c never gives it back
+        return tail & ~members(it.arg)    # a possessive atom that takes c never gives it back
     if it.type == T_CLASS and it.min == 1 and _always_matches(rest):
-        return _members(it.arg)
+        return members(it.arg)
     return None
 
 
-def is_total(root: Alt) -> bool:
+def is_total(root: Alt, members=None) -> bool:
     """Whether the pattern matches non-empty text at every position of every text: then
     its matches tile the text, and findall (which drops the gaps) equals the gap-keeping cut."""
     if _min_len_alt(root) == 0:
         return False
-    sure = [_sure(s) for s in root.seqs]
+    sure = [_sure(s, members or _members) for s in root.seqs]
     sure = [s for s in sure if s is not None]
     return bool(sure) and bool((_union(sure) == 0xFF).all())
 
@@ -368,10 +388,12 @@ def is_total(root: Alt) -> bool:
 class Program:
     """A compiled pattern: the arrays `_scan_program.register` takes (plain numpy data)."""
 
-    def __init__(self, pattern: str, root: Alt):
+    def __init__(self, pattern: str, root: Alt, features: set = frozenset(), members=None):
         import numpy as np
         self.pattern = pattern
-        self.total = is_total(root)
+        self.features = frozenset(features)
+        self.members = members or _members
+        self.total = is_total(root, self.members)
         self._classes: dict[str, int] = {}
         self.tables: list = []                 # (ascii_lo, ascii_hi, index, blocks)
         self.items: list = []                  # [type, arg, min, max, mode]
@@ -384,8 +406,10 @@ class Program:
         self.root = self._alt(root)
         if len(self.items) > MAX_ITEMS:
             raise Unsupported(f"{len(self.items)} items (the matcher takes {MAX_ITEMS})")
-        first = _first_alt(root)
+        first = _first_alt(root, self.members)
         self.root_first = -1 if first is None else self._class_bits("first", first)
+        # the one-character atoms, as regex reads them (membership_bits gives their characters)
+        self.atoms = [k for k in self._classes if not k.startswith("first")]
         as32 = lambda xs: np.asarray(xs, dtype=np.int32).reshape(-1)  # noqa: E731
         self.item_array = as32(self.items)
         self.seq_arrays = (as32(self.seq_start), as32(self.seq_end), as32(self.seq_first))
@@ -399,7 +423,7 @@ class Program:
     def _class(self, text: str) -> int:
         got = self._classes.get(text)
         if got is None:
-            self.tables.append(_class_table(text))
+            self.tables.append(_class_table(text) if self.members is _members else _table(self.members(text)))
             got = self._classes[text] = len(self.tables) - 1
         return got
 
@@ -422,21 +446,30 @@ class Program:
         self.seq_start.append(len(self.items))
         self.items.extend(rows)
         self.seq_end.append(len(self.items))
-        first = _first(items)
+        first = _first(items, self.members)
         self.seq_first.append(-1 if first is None else self._class_bits(f"first{len(self.seq_first)}", first))
         return len(self.seq_start) - 1
 
 
-def _first_alt(alt: Alt):
-    parts = [_first(s) for s in alt.seqs]
+def _first_alt(alt: Alt, members):
+    parts = [_first(s, members) for s in alt.seqs]
     return None if any(p is None for p in parts) else _union(parts)
 
 
-def compile_pattern(pattern: str) -> Program:
+def compile_pattern(pattern: str, members=None) -> Program:
     """The program of `pattern` (its text, as regex reads it).  Raises Unsupported outside the
-    subset, and for patterns that can match the empty string; ValueError when invalid."""
-    root = parse(pattern)
+    subset, and for patterns that can match the empty string; ValueError when invalid.
+    `members(atom)` (default: regex's) gives the packed bits of a one-character atom's
+    characters, for a pattern of another engine with regex's structure (HF's Oniguruma)."""
+    features: set = set()
+    root = parse(pattern, features)
     _check_limits(root)
     if _min_len_alt(root) == 0:
         raise Unsupported(f"{pattern!r} can match the empty string")
-    return Program(pattern, root)
+    return Program(pattern, root, features, members)
+
+
+def membership_bits(atom: str):
+    """Packed bits (numpy uint8, little-endian per byte) of the code points a one-character atom
+    of a Program matches, by regex (for comparing with other engines)."""
+    return _members(atom)

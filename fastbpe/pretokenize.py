@@ -73,13 +73,20 @@ def _program(pat_str: str, gaps: bool, force_regex: bool | None) -> tuple:
             got = (-1, str(e))
         else:
             if prog.total:       # findall's pieces tile the text: one kind for both cuts
-                got = (_scan_program.register(pat_str, [prog]), None)
+                got = _register(pat_str, [prog])
             elif gaps:
-                got = (_scan_program.register(("gaps", pat_str), [prog]), None)
+                got = _register(("gaps", pat_str), [prog])
             else:
                 got = (-1, "some text matches no alternative, and findall drops it")
         _PROGRAMS[key] = got
     return got
+
+
+def _register(key, levels: list) -> tuple:
+    try:
+        return _scan_program.register(key, levels), None
+    except ValueError as e:      # the table is full, or too many levels: regex it is
+        return -1, str(e)
 
 
 def chain_kind(levels: list, force_regex: bool | None = None) -> tuple:
@@ -102,8 +109,7 @@ def chain_kind(levels: list, force_regex: bool | None = None) -> tuple:
                 got = (-1, str(e))
                 break
         if got is None:
-            got = ((_scan_program.register(key, compiled), None) if len(compiled) <= 8
-                   else (-1, f"{len(compiled)} levels (at most 8)"))
+            got = _register(key, compiled)
         _PROGRAMS[key] = got
     return got
 

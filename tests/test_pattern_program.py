@@ -275,3 +275,34 @@ def test_random_subset_patterns_cut_as_regex(pat, some_texts):
     rx = regex.compile(pat)
     for text in some_texts:
         assert _pretokenize.split(text, kind) == with_gaps(rx, text), (pat, text)
+
+
+# -- HF Split(Isolated) regexes: programs with Oniguruma's classes -----------------------------
+
+HF_PATTERNS = [r"\p{N}{1,3}", r"[\p{P}\p{S}]+", r"\w+|\W+", r"\s?\p{L}+", r" ?[^\s\p{L}\p{N}]+[\r\n]*",
+               REGEXES["deepseek3"][2], REGEXES["gpt4o"][0], r"[一-龥぀-ゟ゠-ヿ]+", r"\d+|[^\d]+"]
+
+
+@pytest.mark.parametrize("pat", HF_PATTERNS)
+def test_hf_split_programs_cut_as_oniguruma(pat):
+    pytest.importorskip("onigurumacffi")
+    from fastbpe.hf.normalized import NormalizedText
+    from fastbpe.hf.oniguruma import compile_split_pattern
+    from fastbpe.hf.pre_tokenizers import Split, split_by
+    split = Split({"Regex": pat}, "Isolated", False)
+    assert split.engine == "program" and split.kind >= 64, pat
+    onig = compile_split_pattern("test", {"Regex": pat})
+    rng = random.Random(11)
+    # Oniguruma's Unicode version differs from regex's: new letters and digits are in the text
+    chars = CHARS + ["\u0c5c", "\U00011de0", "\U000323b0", "\u0295"]
+    for _ in range(400):
+        text = "".join(rng.choice(chars + FRAGMENTS) for _ in range(rng.randrange(1, 25)))
+        t = NormalizedText.from_original(text)
+        assert [p.text for p in split.pre_tokenize([t])] == [p.text for p in split_by(t, onig, "Isolated")], text
+
+
+@pytest.mark.parametrize("pat", [r"\s+$", r"(?i:'s)|\w+|\W", r"\p{N}{1,3}+|\D"])
+def test_hf_split_keeps_oniguruma_where_it_reads_otherwise(pat):
+    pytest.importorskip("onigurumacffi")
+    from fastbpe.hf.pre_tokenizers import Split
+    assert Split({"Regex": pat}, "Isolated", False).engine == "oniguruma"
