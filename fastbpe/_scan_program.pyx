@@ -185,10 +185,20 @@ cdef Py_ssize_t m_alt(Ctx* x, int a, Py_ssize_t pos, const Cont* k) noexcept nog
 
 
 cdef Py_ssize_t m_items(Ctx* x, int it, int end, Py_ssize_t pos, const Cont* k) noexcept nogil:
+    cdef const Item* item
+    cdef Py_ssize_t r
+    cdef int ln = 0
+    while it < end:          # one character of a class (a literal, most often): no recursion
+        item = &x.p.items[it]
+        if item.type != T_CLASS or item.max != 1 or item.min != 1:
+            break
+        if pos >= x.n or not has(&x.p.classes[item.arg], decode(x.s, x.n, pos, &ln)):
+            return -1
+        pos += ln
+        it += 1
     if it == end:
         return m_cont(x, pos, k)
-    cdef const Item* item = &x.p.items[it]
-    cdef Py_ssize_t r
+    item = &x.p.items[it]
     if item.type == T_CLASS:
         return m_class(x, it, end, pos, k)
     if item.type == T_GROUP:
@@ -270,10 +280,15 @@ cdef Py_ssize_t m_class(Ctx* x, int it, int end, Py_ssize_t pos, const Cont* k) 
             if lo <= floor:
                 return -1
             top = back_one(s, lo, floor)
+    # what follows starts with a class that needs a character: only try where it has one
+    cdef const Cls* nxt = NULL
+    if it + 1 < end and x.p.items[it + 1].type == T_CLASS and x.p.items[it + 1].min >= 1:
+        nxt = &x.p.classes[x.p.items[it + 1].arg]
     while True:
-        r = m_items(x, it + 1, end, top, k)
-        if r >= 0:
-            return r
+        if nxt == NULL or (top < n and has(nxt, decode(s, n, top, &ln))):
+            r = m_items(x, it + 1, end, top, k)
+            if r >= 0:
+                return r
         if memo:
             x.memo_lo[it] = top
         if top <= floor:
@@ -309,21 +324,12 @@ cdef Py_ssize_t m_repeat(Ctx* x, int it, int end, int count, Py_ssize_t start, P
 
 
 cdef Py_ssize_t m_atomic(Ctx* x, int it, int end, Py_ssize_t pos, const Cont* k) noexcept nogil:
-    """A possessive or atomic group: each iteration's first match, never given back."""
-    cdef const Item* item = &x.p.items[it]
-    cdef int count = 0
-    cdef Py_ssize_t r
-    while count < item.max:
-        r = m_alt(x, item.arg, pos, &STOP)
-        if r < 0:
-            break
-        count += 1
-        if r == pos:
-            break
-        pos = r
-    if count < item.min:
+    """A possessive or atomic group: the first way the whole repeat matches (backtracking
+    inside it as a greedy repeat would), never given back to what follows."""
+    cdef Py_ssize_t r = m_repeat(x, it, it + 1, 0, -1, pos, &STOP)
+    if r < 0:
         return -1
-    return m_items(x, it + 1, end, pos, k)
+    return m_items(x, it + 1, end, r, k)
 
 
 cdef Py_ssize_t match_at(Ctx* x, Py_ssize_t pos) noexcept nogil:

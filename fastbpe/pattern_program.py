@@ -26,7 +26,7 @@ T_CLASS, T_GROUP, T_LOOK, T_NLOOK, T_DOLLAR, T_END = range(6)
 GREEDY, LAZY, POSSESSIVE = range(3)
 UNBOUNDED = 1 << 30
 MAX_ITEMS = 256            # per program (the matcher's memo is sized by it)
-MAX_GROUP_REPEAT = 64      # a greedy/lazy group repeated more than this recurses too deep
+MAX_GROUP_REPEAT = 64      # a group repeated more than this recurses too deep
 N_BLOCKS = 0x110000 >> 8
 
 
@@ -310,8 +310,8 @@ def _check_limits(alt: Alt) -> None:
     for seq in alt.seqs:
         for it in seq:
             if it.type in (T_GROUP, T_LOOK, T_NLOOK):
-                if it.type == T_GROUP and it.mode != POSSESSIVE and it.max > MAX_GROUP_REPEAT:
-                    raise Unsupported("a group repeated without bound")
+                if it.type == T_GROUP and it.max > MAX_GROUP_REPEAT:
+                    raise Unsupported(f"a group repeated without bound or over {MAX_GROUP_REPEAT} times")
                 _check_limits(it.arg)
 
 
