@@ -75,6 +75,8 @@ ctypedef struct Prog:
     const int32_t* alt_seqs
     Cls* classes
     int n_items, root, root_first
+    int run_class                # >= 0: the pattern is one class repeated 1..run_max times
+    int run_max
 
 ctypedef struct Level:
     int builtin                  # >= 0: a built-in scanner kind; -1: prog
@@ -340,12 +342,28 @@ cdef Py_ssize_t match_at(Ctx* x, Py_ssize_t pos) noexcept nogil:
 # Scanning: matches and the text between them, level by level
 # ---------------------------------------------------------------------------------------
 
+cdef Py_ssize_t run_next(const Prog* P, const uint8_t* s, Py_ssize_t B, Py_ssize_t pos) noexcept nogil:
+    """level_next for a pattern that is one class repeated (`[\\r\\n]`, `\\p{N}+`, a script's
+    letters): the run at pos, or the text up to the next character of the class."""
+    cdef const Cls* c = &P.classes[P.run_class]
+    cdef Py_ssize_t p = pos
+    cdef int count = 0, ln = 0
+    cdef bint inside = has(c, decode(s, B, pos, &ln))
+    while p < B and count < P.run_max and has(c, decode(s, B, p, &ln)) == inside:
+        p += ln
+        if inside:
+            count += 1
+    return p
+
+
 cdef Py_ssize_t level_next(const Level* lv, Ctx* x, fb_chain_state* st, int j, const uint8_t* s,
                            Py_ssize_t B, Py_ssize_t pos) noexcept nogil:
     """End of the piece at pos of this level, inside [pos, B): a match, or the text up to
     the next match (which is kept for the next call)."""
     if lv.builtin >= 0:
         return builtin_piece_end(lv.builtin, s, B, pos)
+    if lv.prog.run_class >= 0:
+        return run_next(&lv.prog, s, B, pos)
     if st.pend_s[j] == pos and st.pend_B[j] == B:
         return st.pend_e[j]
     x.n = B
@@ -485,6 +503,7 @@ cdef int _fill(_Owner owner, Prog* P, object program) except -1:
     P.n_items = len(program.items)
     P.root = program.root
     P.root_first = program.root_first
+    P.run_class, P.run_max = program.run if program.run is not None else (-1, 0)
     if P.n_items > MAX_ITEMS:
         raise ValueError("a program has at most %d items" % MAX_ITEMS)
     P.classes = <Cls*>calloc(max(1, len(program.tables)), sizeof(Cls))

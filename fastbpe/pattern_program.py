@@ -404,6 +404,12 @@ class Program:
         self.alt_end: list = []
         self.alt_seqs: list = []
         self.root = self._alt(root)
+        # (class, max) when the pattern is one class repeated 1..max times, greedy or
+        # possessive: the matcher then cuts runs without backtracking machinery
+        self.run = None
+        only = root.seqs[0] if len(root.seqs) == 1 and len(root.seqs[0]) == 1 else None
+        if only and only[0].type == T_CLASS and only[0].min == 1 and only[0].mode != LAZY:
+            self.run = (self.items[self.seq_start[self.alt_seqs[self.alt_start[self.root]]]][1], only[0].max)
         if len(self.items) > MAX_ITEMS:
             raise Unsupported(f"{len(self.items)} items (the matcher takes {MAX_ITEMS})")
         first = _first_alt(root, self.members)
