@@ -234,27 +234,38 @@ static void fb_fill_swar(fb_window *w, int i0, int count, const uint8_t *p, int 
 }
 
 /* The last, partial word (1..63 bytes at p) as word i: portably, bytes past it read 0. */
+/* The last len < 64 bytes: copied into a zeroed block and classified like a whole word
+ * (the byte-table loop cost ~750 instructions a short call), then masked to len. */
 static void fb_fill_partial(fb_window *w, int i, const uint8_t *p, int len, int cases)
 {
-    uint64_t m[FB_NCLASSES] = {0, 0, 0, 0, 0, 0, 0}, ascii = 0;
-    int k;
-    fb_classify_swar(p, 0, len, m, &ascii);
-    if (!cases)
-        m[FB_C_UPPER] = m[FB_C_LOWER] = 0;
+    uint8_t block[64];
+    uint64_t valid = (1ULL << len) - 1;
+    int k, cls = fb_classifier();
+    memset(block, 0, sizeof block);
+    memcpy(block, p, (size_t)len);
+#if FB_HAVE_AVX2
+    if (cls == FB_CLS_AVX2)
+        fb_fill_avx2(w, i, 1, block, cases);
+    else
+#endif
+#if FB_HAVE_SSE2
+    if (cls == FB_CLS_SSE2)
+        fb_fill_sse2(w, i, 1, block, cases);
+    else
+#endif
+        fb_fill_swar(w, i, 1, block, cases);
     for (k = 0; k < FB_NCLASSES; k++)
-        w->m[k][i] = m[k];
-    FB_SET_OTHER(w, i, ascii);
+        w->m[k][i] &= valid;
 }
 
+/* Bit count without the popcnt instruction, which the baseline x86-64 build lacks
+ * (__builtin_popcountll became a libgcc call per word). */
 static inline int fb_popcount64(uint64_t x)
 {
-#if defined(__GNUC__) || defined(__clang__)
-    return __builtin_popcountll(x);
-#else
-    int c = 0;
-    for (; x; x &= x - 1) c++;
-    return c;
-#endif
+    x = x - ((x >> 1) & 0x5555555555555555ULL);
+    x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+    x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0FULL;
+    return (int)((x * 0x0101010101010101ULL) >> 56);
 }
 
 /* Are more than a third of the bytes of words [first, last) >= 0x80?  In such text (CJK,

@@ -1,26 +1,18 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
-"""The encode kernel: byte-level BPE over integer pair tables, with the GIL released.
+"""The encode kernel: byte-level BPE over integer tables, with the GIL released.
 
 A `BPETable` is built once per vocabulary and is only read afterwards, so any number of
-threads may encode with one table at once (each call owns its own scratch space).
+threads may encode with one table at once (each call owns its own scratch space).  Its
+parts live beside it, one concern each:
 
-It holds two tables:
+* `_vocab`: the token table (id -> bytes, bytes -> id) and the pair table ((left id,
+  right id) -> (rank, merged id)), and how both merge semantics of DESIGN.md §2 fill them;
+* `_piece_cache`: each thread's cache of piece -> ids, living across calls;
+* `_merge`: the merge loops (a vector scan for short pieces, a heap for long ones);
+* `_pretokenize`: the C scanner that cuts text into pieces.
 
-* the token table: id -> bytes (one flat buffer), and bytes -> id (open addressing);
-* the pair table: (left id, right id) -> (rank, merged id).
-
-Both merge semantics of DESIGN.md §2 run on the same kernel; only the pair table differs:
-
-* tiktoken ranks (`from_ranks`): the *complete split table*: for every token T and every cut
-  k where T[:k] and T[k:] are both tokens, (id(T[:k]), id(T[k:])) -> rank(T).  Every part is
-  always a token, so looking pairs up by id is the same as tiktoken's lookup of the
-  concatenated bytes; and a piece that is itself a token is emitted directly.
-* merge lists (`from_merges`, minbpe / HF): only the listed merges, rank = position in the list.
-
-Per piece: short pieces use a linear scan over an array (cheap for a handful of parts); long
-pieces use a doubly linked list of parts and a binary min-heap of candidate merges keyed
-(rank, position), skipping stale entries on pop: O(m log m), never quadratic.  Both paths
-merge the lowest rank first and the leftmost on ties, so they give identical ids.
+This module is the loop that ties them together (`encode_utf8`: scan a batch of pieces,
+probe the cache, look up whole tokens, merge the rest) and its Python entry points.
 """
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.list cimport PyList_New, PyList_SET_ITEM, PyList_GET_ITEM, PyList_GET_SIZE
@@ -30,10 +22,16 @@ from cpython.ref cimport Py_INCREF, PyObject
 from cpython.pythread cimport PyThread_get_thread_ident
 from cpython.unicode cimport PyUnicode_Check, PyUnicode_GET_LENGTH
 
-from fastbpe._hash cimport (PACKED_MAX, hash_bytes, hash_in_text, load_word, mix64, packed_hash,
-                            packed_key, piece_hash, pow2_at_least)
+from fastbpe._hash cimport PACKED_MAX, hash_in_text, load_word, packed_hash, packed_key, piece_hash
+from fastbpe._merge cimport merge_heap, merge_scan
+from fastbpe._piece_cache cimport (CACHE_MAX_IDS, CACHE_MAX_PIECE, CACHE_SIZE, PACKED_MAX_IDS,
+                                   PACKED_SIZE, cache_find, cache_store)
 from fastbpe._pretokenize cimport scan_pieces
-from fastbpe._heap cimport heap_pop, heap_push
+from fastbpe._vocab cimport (NO_PAIR, TokenSlot, build_byte_pairs, build_split_table, check_bytes_present,
+                              load_head, pair_put, pair_table_init, token_lookup, token_lookup_hashed,
+                              decode_tokens, token_list, token_table_free, token_table_load)
+from fastbpe._workspace cimport (CacheEntry, PackedEntry, idbuf_free, idbuf_reserve, work_free,
+                                 work_reserve)
 from fastbpe._utf8 cimport (PyUnicode_DATA, PyUnicode_KIND, Utf8Text, utf8_capacity, utf8_encode,
                             utf8_text_check, utf8_text_close, utf8_text_convert, utf8_text_open,
                             utf8_valid)
@@ -71,144 +69,33 @@ cdef extern from *:
 
 
 cdef extern from "Python.h":
+    ctypedef struct PyListObject:
+        PyObject** ob_item
     const char* PyUnicode_AsUTF8AndSize(object s, Py_ssize_t* size) except NULL
     bint PyUnicode_IS_ASCII(object s)
 
 cdef enum:
-    SMALL_PIECE = 48         # pieces up to this many bytes use the linear scan
-    PACKED_SIZE = 65536      # packed entries of a piece cache (a power of two): 2 MiB
-    PACKED_MAX_IDS = 3       # PackedEntry.ids
-    CACHE_SIZE = 32768       # entries for longer pieces (a power of two): 2 MiB
-    CACHE_MAX_PIECE = 24     # longer pieces are not cached (CacheEntry.bytes)
-    CACHE_MAX_IDS = 6        # nor pieces of more ids (CacheEntry.ids)
+    SCAN_PIECE = 128         # pieces up to this many bytes use the scan merge (_merge.pyx)
     SELF_MERGING = 1         # self_merging: merging the token's bytes gives the token
     NOT_SELF_MERGING = 2     # ... gives several tokens (0: not known yet)
     SCAN_BATCH = 512         # pieces the scanner cuts per call of encode_utf8's loop
     CACHE_TABLES_PER_THREAD = 4   # a thread keeps caches for its 4 most recently used tables
-    MAX_RUNS = 32            # sorted runs of candidate merges at once (see _merge_heap)
-    PILE_TO_HEAP = 64        # a smaller pile of candidates goes into the heap, not a run
-
-cdef uint64_t EMPTY_KEY = 0xFFFFFFFFFFFFFFFFULL
-cdef uint64_t NO_PAIR = 0xFFFFFFFF00000000ULL    # (NO_RANK << 32): a pair that does not merge
-cdef uint64_t UINT64_MAX_KEY = 0xFFFFFFFFFFFFFFFFULL   # above every candidate merge
-
-
-cdef inline uint32_t slot_tag(uint64_t h, Py_ssize_t n) noexcept nogil:
-    """What a token slot stores to reject most non-matches without touching the token bytes:
-    24 hash bits that the slot index does not use, and the length (capped at 255)."""
-    return (<uint32_t>(h >> 40) << 8) | <uint32_t>(n if n < 255 else 255)
-
-
-cdef inline uint64_t load_head(const uint8_t* p, Py_ssize_t n) noexcept nogil:
-    """The first 8 bytes of p[:n], zero padded."""
-    cdef uint64_t w = 0
-    memcpy(&w, p, <size_t>(n if n < 8 else 8))
-    return w
-
-
-
-# ----------------------------------------------------------------------------------------
-# pair table
-
-cdef int pair_table_init(PairTable* t, Py_ssize_t expected) except -1 nogil:
-    cdef uint64_t cap = pow2_at_least(<uint64_t>(expected * 2 + 1))
-    cdef uint64_t i
-    t.slots = <PairSlot*>malloc(cap * sizeof(PairSlot))
-    if t.slots == NULL:
-        with gil:
-            raise MemoryError()
-    for i in range(cap):
-        t.slots[i].key = EMPTY_KEY
-    t.mask = cap - 1
-    t.count = 0
-    return 0
-
-
-cdef bint pair_put(PairTable* t, tok_t left, tok_t right, uint32_t rank, tok_t new_id) noexcept nogil:
-    """Insert a pair; an existing pair keeps its first (lowest) rank. Returns True if new."""
-    cdef uint64_t key = (<uint64_t>left << 32) | right
-    cdef uint64_t i = mix64(key) & t.mask
-    while True:
-        if t.slots[i].key == key:
-            return False
-        if t.slots[i].key == EMPTY_KEY:
-            t.slots[i].key = key
-            t.slots[i].rank = rank
-            t.slots[i].new_id = new_id
-            t.count += 1
-            return True
-        i = (i + 1) & t.mask
-
-
-# ----------------------------------------------------------------------------------------
-# growable buffers
-
-cdef int idbuf_reserve(IdBuf* b, Py_ssize_t extra) except -1 nogil:
-    cdef Py_ssize_t need = b.len + extra
-    cdef Py_ssize_t cap
-    cdef tok_t* data
-    if need <= b.cap:
-        return 0
-    cap = b.cap * 2 if b.cap else 256
-    while cap < need:
-        cap *= 2
-    data = <tok_t*>realloc(b.data, cap * sizeof(tok_t))
-    if data == NULL:
-        with gil:
-            raise MemoryError()
-    b.data = data
-    b.cap = cap
-    return 0
-
-
-cdef void idbuf_free(IdBuf* b) noexcept nogil:
-    free(b.data)
-    b.data = NULL
-    b.len = b.cap = 0
-
-
-cdef int work_reserve(Work* w, Py_ssize_t n) except -1 nogil:
-    """Make room to merge a piece of n bytes."""
-    if n <= w.cap:
-        return 0
-    cdef Py_ssize_t cap = w.cap * 2 if w.cap else 256
-    while cap < n:
-        cap *= 2
-    work_free(w)
-    w.parts = <SmallPart*>malloc(cap * sizeof(SmallPart))
-    w.nxt = <int32_t*>malloc(cap * sizeof(int32_t))
-    w.prv = <int32_t*>malloc(cap * sizeof(int32_t))
-    w.heap = <uint64_t*>malloc(5 * cap * sizeof(uint64_t))   # see _merge_heap
-    if (w.parts == NULL or w.nxt == NULL
-            or w.prv == NULL or w.heap == NULL):
-        work_free(w)
-        with gil:
-            raise MemoryError()
-    w.cap = cap
-    return 0
-
-
-cdef void work_free(Work* w) noexcept nogil:
-    free(w.parts)
-    free(w.nxt)
-    free(w.prv)
-    free(w.heap)
-    w.parts = NULL
-    w.nxt = NULL
-    w.prv = NULL
-    w.heap = NULL
-    w.cap = 0
 
 
 cdef object idbuf_to_list(IdBuf* b, list id_objects):
-    """A list of Python ints; id_objects[i] is the int i (ids are always in range)."""
+    """A list of Python ints; id_objects[i] is the int i (ids are always in range).  Both
+    lists' item arrays are read and written directly: a new reference per id and nothing
+    else in the loop."""
     cdef Py_ssize_t i
     cdef list out = PyList_New(b.len)
+    cdef PyObject** src = (<PyListObject*>id_objects).ob_item
+    cdef PyObject** dst = (<PyListObject*>out).ob_item
+    cdef const tok_t* ids = b.data
     cdef PyObject* v
     for i in range(b.len):
-        v = PyList_GET_ITEM(id_objects, b.data[i])
+        v = src[ids[i]]
         Py_INCREF(<object>v)
-        PyList_SET_ITEM(out, i, <object>v)
+        dst[i] = v
     return out
 
 
@@ -223,84 +110,6 @@ cdef object idbuf_to_numpy(IdBuf* b):
 
 # ----------------------------------------------------------------------------------------
 # the piece cache: piece bytes -> ids, per thread and per table, living across calls
-
-cdef class PieceCache:
-    """Two direct-mapped caches of piece -> ids for one table, used by one thread only.
-
-    Text repeats its pieces (" the", " of", "()"), so most pieces are found here, in 4 MiB
-    that stay warm across calls, instead of in the token table (several MiB) or merged
-    again.  Pieces of up to 15 bytes and 3 ids (0.85-0.91 of English and code pieces,
-    nearly all the rest being single bytes, which need no cache) live in packed entries:
-    the key is the piece's bytes as two words (_hash.pxd), so a probe is two compares and a
-    hit copies its ids as one 16-byte block.  Longer pieces (up to 24 bytes) and pieces of
-    4-6 ids (a third of multilingual pieces) live in 64-byte entries holding the bytes.
-    Either way an entry is compared in full before it is used: a hash collision only
-    evicts (never a wrong id).  Entries never point into a text."""
-
-    def __cinit__(self):
-        self.packed = <PackedEntry*>calloc(PACKED_SIZE, sizeof(PackedEntry))
-        self.entries = <CacheEntry*>calloc(CACHE_SIZE, sizeof(CacheEntry))
-        if self.packed == NULL or self.entries == NULL:
-            raise MemoryError()
-
-    def __dealloc__(self):
-        free(self.packed)
-        free(self.entries)
-
-    def ids_of(self, bytes piece):
-        """The cached ids of piece, or None (for tests)."""
-        cdef Py_ssize_t n = PyBytes_GET_SIZE(piece)
-        cdef const uint8_t* p = <const uint8_t*>PyBytes_AS_STRING(piece)
-        cdef uint64_t k0, k1, h
-        cdef PackedEntry* pe
-        cdef CacheEntry* e = NULL
-        if n < 2 or n > CACHE_MAX_PIECE:
-            return None
-        h = piece_hash(p, n)
-        if n <= PACKED_MAX:
-            packed_key(p, n, p + n, &k0, &k1)
-            pe = &self.packed[h & (PACKED_SIZE - 1)]
-            if pe.k0 == k0 and pe.k1 == k1:
-                return [pe.ids[i] for i in range(pe.n_ids)]
-        e = cache_find(self.entries, p, n, h, load_head(p, n))
-        return None if e == NULL else [e.ids[i] for i in range(e.n_ids)]
-
-    @staticmethod
-    def slot_of(bytes piece, Py_ssize_t n_ids):
-        """(which entries, index) a piece of n_ids ids is kept in (for tests that make
-        pieces collide)."""
-        cdef Py_ssize_t n = PyBytes_GET_SIZE(piece)
-        cdef uint64_t h = piece_hash(<const uint8_t*>PyBytes_AS_STRING(piece), n)
-        if n <= PACKED_MAX and n_ids <= PACKED_MAX_IDS:
-            return "packed", h & (PACKED_SIZE - 1)
-        return "long", h & (CACHE_SIZE - 1)
-
-
-cdef inline CacheEntry* cache_find(CacheEntry* entries, const uint8_t* p, Py_ssize_t n,
-                                   uint64_t h, uint64_t head) noexcept nogil:
-    """The entry holding piece p[:n] (2 <= n <= CACHE_MAX_PIECE; head = its first 8 bytes,
-    zero padded), or NULL."""
-    cdef CacheEntry* e = &entries[h & (CACHE_SIZE - 1)]
-    cdef uint64_t first
-    if e.hash != h or e.length != n:
-        return NULL
-    memcpy(&first, e.bytes, 8)
-    if first != head or (n > 8 and memcmp(e.bytes + 8, p + 8, <size_t>(n - 8)) != 0):
-        return NULL
-    return e
-
-
-cdef inline void cache_store(CacheEntry* entries, const uint8_t* p, Py_ssize_t n, uint64_t h,
-                             const tok_t* ids, Py_ssize_t n_ids) noexcept nogil:
-    """Remember piece p[:n] -> ids, evicting whatever held its entry."""
-    cdef CacheEntry* e = &entries[h & (CACHE_SIZE - 1)]
-    e.hash = h
-    memset(e.bytes, 0, sizeof(e.bytes))
-    memcpy(e.bytes, p, <size_t>n)
-    memcpy(e.ids, ids, <size_t>n_ids * sizeof(tok_t))
-    e.length = <uint16_t>n
-    e.n_ids = <uint16_t>n_ids
-
 
 _thread_state = threading.local()
 
@@ -341,89 +150,6 @@ cdef PieceCache thread_cache(BPETable table):
 cdef uint64_t _next_serial = 0
 
 
-cdef inline void pile_pair(const PairTable* pairs, SmallPart* parts, Py_ssize_t left,
-                           Py_ssize_t right, uint64_t* space, Py_ssize_t* pile_lo,
-                           uint64_t* pile_min) noexcept nogil:
-    """Set the pair the part at `left` now starts with the part at `right` and, if it merges,
-    pile it as a candidate (see _merge_heap)."""
-    cdef uint32_t r
-    cdef tok_t nid
-    cdef uint64_t key
-    if not pair_get(pairs, parts[left].id, parts[right].id, &r, &nid):
-        parts[left].pair = NO_PAIR
-        return
-    parts[left].pair = (<uint64_t>r << 32) | nid
-    key = (<uint64_t>r << 32) | <uint64_t>left
-    pile_lo[0] -= 1
-    space[pile_lo[0]] = key
-    if key < pile_min[0]:
-        pile_min[0] = key
-
-
-cdef void sort_keys(uint64_t* keys, uint64_t* tmp, Py_ssize_t n, int first_byte) noexcept nogil:
-    """Sort 64-bit keys by their bytes first_byte..7 (a stable LSD radix sort over the bytes
-    that differ between keys; the others cost nothing); tmp has room for n keys.  With
-    first_byte = 4 it sorts (rank << 32 | position) keys by rank alone, keeping the order of
-    positions."""
-    cdef Py_ssize_t count[8][256]
-    cdef Py_ssize_t i, total, c
-    cdef int byte, b, n_vary = 0
-    cdef int vary[8]
-    cdef uint64_t* src = keys
-    cdef uint64_t* dst = tmp
-    cdef uint64_t* swap
-    cdef uint64_t k, all_or = 0, all_and = UINT64_MAX_KEY
-    if n < 2:
-        return
-    for i in range(n):
-        all_or |= keys[i]
-        all_and &= keys[i]
-    for byte in range(first_byte, 8):
-        if ((all_or ^ all_and) >> (8 * byte)) & 0xFF:
-            vary[n_vary] = byte
-            n_vary += 1
-    if n_vary == 0:
-        return
-    memset(count, 0, n_vary * sizeof(count[0]))   # only the rows used: short piles are common
-    for i in range(n):
-        k = keys[i]
-        for b in range(n_vary):
-            count[b][(k >> (8 * vary[b])) & 0xFF] += 1
-    for b in range(n_vary):
-        byte = vary[b]
-        total = 0
-        for c in range(256):
-            i = count[b][c]
-            count[b][c] = total
-            total += i
-        for i in range(n):
-            c = <Py_ssize_t>((src[i] >> (8 * byte)) & 0xFF)
-            dst[count[b][c]] = src[i]
-            count[b][c] += 1
-        swap = src
-        src = dst
-        dst = swap
-    if src != keys:
-        memcpy(keys, src, n * sizeof(uint64_t))
-
-
-cdef void sort_pile(uint64_t* keys, uint64_t* tmp, Py_ssize_t n) noexcept nogil:
-    """Sort the candidates that merges made (stored last-made first).  Merges of one rank
-    run left to right, so in the order they were made the positions of one rank nearly
-    always ascend: reverse, sort by rank alone, and sort by position too only if that left
-    the keys out of order."""
-    cdef Py_ssize_t i
-    cdef uint64_t t
-    for i in range(n // 2):
-        t = keys[i]
-        keys[i] = keys[n - 1 - i]
-        keys[n - 1 - i] = t
-    sort_keys(keys, tmp, n, 4)
-    for i in range(n - 1):
-        if keys[i] > keys[i + 1]:
-            sort_keys(keys, tmp, n, 0)
-            return
-
 cdef int encode_uncached(BPETable table, const uint8_t* p, Py_ssize_t n, uint64_t h, uint64_t k0,
                          uint64_t k1, IdBuf* out, Work* w) except -1 nogil:
     """Append the ids of a piece of 2..CACHE_MAX_PIECE bytes that its packed entry does not
@@ -463,10 +189,7 @@ cdef class BPETable:
         self.serial = _next_serial
 
     def __dealloc__(self):
-        free(self.tok.data)
-        free(self.tok.start)
-        free(self.tok.length)
-        free(self.tok.slots)
+        token_table_free(&self.tok)
         free(self.pairs.slots)
         free(self.byte_pairs)
         free(self.self_merging)
@@ -474,91 +197,18 @@ cdef class BPETable:
     # -- construction --------------------------------------------------------------------
 
     cdef int _load_tokens(self, list token_bytes, dict special_bytes, bint unique) except -1:
-        """Fill the token table. token_bytes[i] is the bytes of BPE token i (None: unused id);
-        special_bytes maps extra ids (special tokens) to their bytes, for decoding only."""
-        cdef Py_ssize_t n_bpe = len(token_bytes)
-        cdef Py_ssize_t n_ids = n_bpe
-        cdef Py_ssize_t total = 0, i, ln, off = 0
-        cdef int64_t sid
-        cdef object b
-        for sid, b in special_bytes.items():
-            if sid < 0 or sid >= 0x7FFFFFFF:
-                raise ValueError(f"special token id out of range: {sid}")
-            if sid + 1 > n_ids:
-                n_ids = sid + 1
-            total += len(b)
-        for b in token_bytes:
-            if b is not None:
-                total += len(<bytes>b)
-        if n_ids >= 0x7FFFFFFF:
-            raise ValueError("too many token ids")
-        self.tok.n_ids = n_ids
-        self.tok.data = <uint8_t*>malloc(total + 1)
-        self.tok.start = <int64_t*>malloc((n_ids + 1) * sizeof(int64_t))
-        self.tok.length = <int32_t*>malloc((n_ids + 1) * sizeof(int32_t))
-        if self.tok.data == NULL or self.tok.start == NULL or self.tok.length == NULL:
-            raise MemoryError()
-        for i in range(n_ids):
-            self.tok.start[i] = -1
-            self.tok.length[i] = 0
-        for i in range(n_bpe):
-            b = token_bytes[i]
-            if b is None:
-                continue
-            ln = PyBytes_GET_SIZE(b)
-            if ln == 0:
-                raise ValueError(f"token {i} is empty")
-            memcpy(self.tok.data + off, PyBytes_AS_STRING(b), ln)
-            self.tok.start[i] = off
-            self.tok.length[i] = <int32_t>ln
-            off += ln
-        for sid, b in special_bytes.items():
-            if sid < n_bpe and self.tok.start[sid] >= 0:
-                continue  # a BPE token already decodes to these id's bytes
-            ln = len(b)
-            memcpy(self.tok.data + off, PyBytes_AS_STRING(b), ln)
-            self.tok.start[sid] = off
-            self.tok.length[sid] = <int32_t>ln
-            off += ln
-        self.n_bpe_tokens = n_bpe
-        self.id_objects = list(range(n_ids))
-        self._build_lookup(n_bpe, unique)
+        """Fill the token table (see _vocab.token_table_load)."""
+        token_table_load(&self.tok, token_bytes, special_bytes, unique)
+        self.n_bpe_tokens = len(token_bytes)
+        self.id_objects = list(range(self.tok.n_ids))
         return 0
 
-    cdef int _build_lookup(self, Py_ssize_t n_bpe, bint unique) except -1:
-        cdef uint64_t cap = pow2_at_least(<uint64_t>(n_bpe * 2 + 1))
-        cdef uint64_t i, h, mask = cap - 1
-        cdef Py_ssize_t t, ln
-        cdef const uint8_t* p
-        cdef int32_t other
-        self.tok.slots = <TokenSlot*>malloc(cap * sizeof(TokenSlot))
-        if self.tok.slots == NULL:
-            raise MemoryError()
-        for i in range(cap):
-            self.tok.slots[i].id = -1
-        self.tok.mask = mask
-        for t in range(n_bpe):
-            if self.tok.start[t] < 0:
-                continue
-            p = self.tok.data + self.tok.start[t]
-            ln = self.tok.length[t]
-            other = self.lookup(p, ln)
-            if other >= 0:
-                if unique:
-                    raise ValueError(
-                        f"tokens {other} and {t} have the same bytes {bytes(p[:ln])!r}")
-                continue  # keep the first id for these bytes
-            h = piece_hash(p, ln)
-            i = h & mask
-            while self.tok.slots[i].id >= 0:
-                i = (i + 1) & mask
-            self.tok.slots[i].id = <int32_t>t
-            self.tok.slots[i].tag = slot_tag(h, ln)
-            self.tok.slots[i].head = load_head(p, ln)
-        cdef uint8_t one_byte
-        for i in range(256):
-            one_byte = <uint8_t>i
-            self.tok.byte_id[i] = self.lookup(&one_byte, 1)
+    cdef int _finish(self) except -1:
+        """The single-byte pair table and the merge loops' view, once both tables are full."""
+        self.byte_pairs = build_byte_pairs(&self.tok, &self.pairs)
+        self.merge.pairs = &self.pairs
+        self.merge.byte_pairs = self.byte_pairs
+        self.merge.byte_id = self.tok.byte_id
         return 0
 
     @staticmethod
@@ -567,10 +217,10 @@ cdef class BPETable:
         for a rank that is not used); special_bytes maps special-token ids to their bytes."""
         cdef BPETable self = BPETable.__new__(BPETable)
         self.whole_piece = True
-        self._load_tokens(_as_list(token_bytes), special_bytes or {}, True)
-        self._check_bytes_present()
-        self._build_split_table()
-        self._build_byte_pairs()
+        self._load_tokens(token_list(token_bytes), special_bytes or {}, True)
+        check_bytes_present(&self.tok)
+        build_split_table(&self.tok, self.n_bpe_tokens, &self.pairs)
+        self._finish()
         return self
 
     @staticmethod
@@ -595,13 +245,13 @@ cdef class BPETable:
                 if not 0 <= r[i] < 0xFFFFFFFF:
                     raise ValueError(f"rank {r[i]} of merge {i} is out of range")
         self.whole_piece = whole_piece
-        self._load_tokens(_as_list(token_bytes), special_bytes or {}, False)
+        self._load_tokens(token_list(token_bytes), special_bytes or {}, False)
         if not whole_piece:
             self.self_merging = <uint8_t*>calloc(self.tok.n_ids + 1, 1)
             if self.self_merging == NULL:
                 raise MemoryError()
         if require_all_bytes:
-            self._check_bytes_present()
+            check_bytes_present(&self.tok)
         pair_table_init(&self.pairs, n)
         for i in range(n):
             if not (0 <= m[i, 0] < n_bpe and 0 <= m[i, 1] < n_bpe and 0 <= m[i, 2] < n_bpe):
@@ -610,95 +260,22 @@ cdef class BPETable:
                 raise ValueError(f"merge {i} refers to an unused token id")
             pair_put(&self.pairs, <tok_t>m[i, 0], <tok_t>m[i, 1], <uint32_t>(i if r is None else r[i]), <tok_t>m[i, 2])
         if all(self.tok.byte_id[i] >= 0 for i in range(256)):
-            self._build_byte_pairs()
-        # else byte_pairs stays NULL: only merge_ids can use the table (_require_byte_pairs)
+            self._finish()
+        # else byte_pairs stays NULL: only merge_ids can use the table (require_byte_pairs)
         return self
 
-    cdef int _build_byte_pairs(self) except -1:
-        cdef int a, b
-        cdef uint32_t r
-        cdef tok_t nid
-        self.byte_pairs = <uint64_t*>malloc(65536 * sizeof(uint64_t))
+    cdef int require_byte_pairs(self) except -1:
+        """Byte encoding needs every single byte as a token (see from_merges' require_all_bytes)."""
         if self.byte_pairs == NULL:
-            raise MemoryError()
-        for a in range(256):
-            for b in range(256):
-                if pair_get(&self.pairs, <tok_t>self.tok.byte_id[a], <tok_t>self.tok.byte_id[b], &r, &nid):
-                    self.byte_pairs[a * 256 + b] = (<uint64_t>r << 32) | nid
-                else:
-                    self.byte_pairs[a * 256 + b] = NO_PAIR
-        return 0
-
-    cdef int _check_bytes_present(self) except -1:
-        cdef int i
-        missing = [i for i in range(256) if self.tok.byte_id[i] < 0]
-        if missing:
-            raise ValueError(
-                f"the vocabulary lacks {len(missing)} of the 256 single-byte tokens "
-                f"(first missing byte: {missing[0]:#04x}); a byte-level BPE needs all of them")
-        return 0
-
-    cdef int _build_split_table(self) except -1:
-        """The complete split table (see the module docstring)."""
-        cdef Py_ssize_t t, k, ln, n_pairs = 0, cap = 0
-        cdef const uint8_t* p
-        cdef int32_t left, right
-        cdef uint64_t* found = NULL
-        cdef uint64_t* grown
-        try:
-            with nogil:
-                for t in range(self.n_bpe_tokens):
-                    ln = self.tok.length[t]
-                    if self.tok.start[t] < 0 or ln < 2:
-                        continue
-                    p = self.tok.data + self.tok.start[t]
-                    for k in range(1, ln):
-                        left = self.lookup(p, k)
-                        if left < 0:
-                            continue
-                        right = self.lookup(p + k, ln - k)
-                        if right < 0:
-                            continue
-                        if n_pairs + 2 > cap:
-                            cap = cap * 2 if cap else 1 << 16
-                            grown = <uint64_t*>realloc(found, cap * 2 * sizeof(uint64_t))
-                            if grown == NULL:
-                                with gil:
-                                    raise MemoryError()
-                            found = grown
-                        found[2 * n_pairs] = (<uint64_t>left << 32) | <uint32_t>right
-                        found[2 * n_pairs + 1] = <uint64_t>t
-                        n_pairs += 1
-                pair_table_init(&self.pairs, n_pairs)
-                for k in range(n_pairs):
-                    pair_put(&self.pairs, <tok_t>(found[2 * k] >> 32), <tok_t>(found[2 * k] & 0xFFFFFFFFU),
-                             <uint32_t>found[2 * k + 1], <tok_t>found[2 * k + 1])
-        finally:
-            free(found)
+            raise ValueError("this table lacks single-byte tokens (built with require_all_bytes=False): "
+                             "it can only merge given ids (merge_ids), not encode bytes")
         return 0
 
     # -- lookups -------------------------------------------------------------------------
 
     cdef int32_t lookup(self, const uint8_t* p, Py_ssize_t n) noexcept nogil:
         """The id of the BPE token whose bytes are p[:n], or -1."""
-        return self.lookup_hashed(p, n, piece_hash(p, n), load_head(p, n))
-
-    cdef int32_t lookup_hashed(self, const uint8_t* p, Py_ssize_t n, uint64_t h, uint64_t head) noexcept nogil:
-        """`lookup` with the piece's hash and head already computed."""
-        cdef uint64_t i = h & self.tok.mask
-        cdef uint32_t tag = slot_tag(h, n)
-        cdef const TokenSlot* slot
-        while True:
-            slot = &self.tok.slots[i]
-            if slot.id < 0:
-                return -1
-            if slot.tag == tag and slot.head == head:
-                if n <= 8:
-                    return slot.id  # the tag holds the exact length
-                if (self.tok.length[slot.id] == n and
-                        memcmp(self.tok.data + self.tok.start[slot.id] + 8, p + 8, <size_t>(n - 8)) == 0):
-                    return slot.id
-            i = (i + 1) & self.tok.mask
+        return token_lookup(&self.tok, p, n)
 
     # -- the merge kernel ----------------------------------------------------------------
 
@@ -726,7 +303,7 @@ cdef class BPETable:
         cdef Py_ssize_t before
         cdef CacheEntry* e
         if self.whole_piece or self.self_merging != NULL:
-            whole = self.lookup_hashed(p, n, h, head)
+            whole = token_lookup_hashed(&self.tok, p, n, h, head)
             if whole >= 0:
                 if not self.whole_piece:
                     state = fb_load_u8(&self.self_merging[whole])
@@ -748,164 +325,15 @@ cdef class BPETable:
         work_reserve(w, n)
         idbuf_reserve(out, n)
         before = out.len
-        if n <= SMALL_PIECE:
-            self._merge_small(p, n, out, w)
+        if n <= SCAN_PIECE:
+            merge_scan(&self.merge, p, n, out, w)
         else:
-            self._merge_heap(p, n, out, w)
+            merge_heap(&self.merge, p, n, out, w)
         if whole >= 0 and state == 0:
             fb_store_u8(&self.self_merging[whole],
                         SELF_MERGING if out.len - before == 1 and out.data[before] == <tok_t>whole
                         else NOT_SELF_MERGING)
         return 0
-
-    cdef void _merge_small(self, const uint8_t* p, Py_ssize_t n, IdBuf* out, Work* w) noexcept nogil:
-        """Linear scan: merge the lowest rank, leftmost on ties, until nothing merges.
-
-        The parts' ids and the pairs they start are two dense arrays (w.nxt and w.heap as
-        scratch): pairs[i] is (rank << 32 | new id) of parts i and i+1, so the smallest word
-        is the lowest rank (a rank names one merged token) and a strict < keeps the
-        leftmost; the scan is a compare and two conditional moves per pair, and a merge
-        shifts the tail by a plain loop (the tails are short)."""
-        cdef tok_t* ids = <tok_t*>w.nxt
-        cdef uint64_t* pairs = w.heap
-        cdef const int32_t* byte_id = self.tok.byte_id
-        cdef Py_ssize_t m = n, i, best_i
-        cdef uint64_t best, v
-        cdef uint32_t r
-        cdef tok_t nid
-        for i in range(n - 1):
-            ids[i] = <tok_t>byte_id[p[i]]
-            pairs[i] = self.byte_pairs[(<Py_ssize_t>p[i] << 8) | p[i + 1]]
-        ids[n - 1] = <tok_t>byte_id[p[n - 1]]
-        while m > 1:
-            best = pairs[0]
-            best_i = 0
-            for i in range(1, m - 1):
-                v = pairs[i]
-                if v < best:
-                    best = v
-                    best_i = i
-            if best >= NO_PAIR:
-                break
-            # parts best_i and best_i+1 become one: the tail moves down by one
-            ids[best_i] = <tok_t>(best & 0xFFFFFFFFU)
-            m -= 1
-            for i in range(best_i + 1, m):
-                ids[i] = ids[i + 1]
-                pairs[i] = pairs[i + 1]
-            pairs[best_i] = NO_PAIR
-            if best_i < m - 1 and pair_get(&self.pairs, ids[best_i], ids[best_i + 1], &r, &nid):
-                pairs[best_i] = (<uint64_t>r << 32) | nid
-            if best_i > 0:
-                pairs[best_i - 1] = NO_PAIR
-                if pair_get(&self.pairs, ids[best_i - 1], ids[best_i], &r, &nid):
-                    pairs[best_i - 1] = (<uint64_t>r << 32) | nid
-        memcpy(out.data + out.len, ids, <size_t>m * sizeof(tok_t))
-        out.len += m
-
-    cdef void _merge_heap(self, const uint8_t* p, Py_ssize_t n, IdBuf* out, Work* w) noexcept nogil:
-        """Linked list of parts indexed by start byte; candidate merges (rank << 32 | start)
-        taken smallest first: lowest rank, leftmost on ties.  O(n log n).
-
-        parts[i].pair is the pair the live part at byte i starts now (NO_PAIR when none or
-        the part is dead), so a candidate is stale exactly when its rank differs from it: no
-        pair lookup to skip one.  (A candidate whose pair was replaced by another pair of the
-        same rank merges that pair, which is then the right merge: lowest rank, leftmost.)
-
-        Candidates wait in sorted runs, a 4-ary heap, or a pending pile: the first pairs
-        are one run, sorted once; the pairs that merges make pile up unsorted and are
-        ordered only when the pile holds the smallest candidate (as a new run when large,
-        else into the heap).  On long pieces most candidates then leave a run at O(1)
-        instead of a heap at O(log n): a 1 MiB piece is several times faster.
-
-        w.heap has 5 * cap keys: [0, 2 cap) the heap growing up and the pile and its runs
-        growing down (both together never exceed the 2n - 2 pairs merges make);
-        [2 cap, 3 cap) the first run; [3 cap, 5 cap) scratch for sorting."""
-        cdef SmallPart* parts = w.parts
-        cdef int32_t* nxt = w.nxt
-        cdef int32_t* prv = w.prv
-        cdef uint64_t* space = w.heap
-        cdef uint64_t* heap = space
-        cdef uint64_t* tmp = space + 3 * w.cap
-        cdef Py_ssize_t run_at[MAX_RUNS]
-        cdef Py_ssize_t run_end[MAX_RUNS]
-        cdef Py_ssize_t n_runs = 0, pile_lo = 2 * w.cap, pile_hi = 2 * w.cap
-        cdef uint64_t pile_min = UINT64_MAX_KEY
-        cdef Py_ssize_t size = 0, i, j, src, pos, right, after, before
-        cdef uint64_t top, bp
-        for i in range(n):
-            parts[i].id = <tok_t>self.tok.byte_id[p[i]]
-            nxt[i] = <int32_t>(i + 1)
-            prv[i] = <int32_t>(i - 1)
-        parts[n - 1].pair = NO_PAIR
-        run_at[0] = run_end[0] = 2 * w.cap
-        for i in range(n - 1):
-            bp = self.byte_pairs[(<Py_ssize_t>p[i] << 8) | p[i + 1]]
-            parts[i].pair = bp
-            if bp < NO_PAIR:
-                space[run_end[0]] = (bp & 0xFFFFFFFF00000000ULL) | <uint64_t>i
-                run_end[0] += 1
-        sort_keys(space + run_at[0], tmp, run_end[0] - run_at[0], 4)   # positions ascend
-        n_runs = 1
-        while True:
-            # the smallest candidate: heap top or a run's head ...
-            top = UINT64_MAX_KEY
-            src = -2
-            if size > 0:
-                top = heap[0]
-                src = -1
-            j = 0
-            while j < n_runs:
-                if run_at[j] == run_end[j]:      # used up: drop it
-                    n_runs -= 1
-                    run_at[j] = run_at[n_runs]
-                    run_end[j] = run_end[n_runs]
-                    continue
-                if space[run_at[j]] < top:
-                    top = space[run_at[j]]
-                    src = j
-                j += 1
-            # ... unless the pile holds a smaller one: order the pile first
-            if pile_lo < pile_hi and pile_min < top:
-                if pile_hi - pile_lo < PILE_TO_HEAP or n_runs == MAX_RUNS:
-                    for i in range(pile_lo, pile_hi):
-                        heap_push(heap, &size, space[i])
-                    pile_lo = pile_hi            # its space is free again
-                else:
-                    sort_pile(space + pile_lo, tmp, pile_hi - pile_lo)
-                    run_at[n_runs] = pile_lo
-                    run_end[n_runs] = pile_hi
-                    n_runs += 1
-                    pile_hi = pile_lo            # the next pile grows below this run
-                pile_min = UINT64_MAX_KEY
-                continue
-            if src == -2:
-                break
-            if src == -1:
-                heap_pop(heap, &size)
-            else:
-                run_at[src] += 1
-            pos = <Py_ssize_t>(top & 0xFFFFFFFFU)
-            bp = parts[pos].pair
-            if (bp >> 32) != (top >> 32):
-                continue  # stale: the pair at pos changed, or the part died
-            right = nxt[pos]
-            parts[pos].id = <tok_t>(bp & 0xFFFFFFFFU)
-            parts[pos].pair = NO_PAIR
-            parts[right].pair = NO_PAIR   # right is merged into pos
-            after = nxt[right]
-            nxt[pos] = <int32_t>after
-            if after < n:
-                prv[after] = <int32_t>pos
-                pile_pair(&self.pairs, parts, pos, after, space, &pile_lo, &pile_min)
-            before = prv[pos]
-            if before >= 0:
-                pile_pair(&self.pairs, parts, before, pos, space, &pile_lo, &pile_min)
-        i = 0
-        while i < n:
-            out.data[out.len] = parts[i].id
-            out.len += 1
-            i = nxt[i]
 
     # -- Python entry points -------------------------------------------------------------
 
@@ -917,7 +345,7 @@ cdef class BPETable:
         itself: no per-piece conversion.  Otherwise the UTF-8 of each piece is gathered (for
         ASCII, CPython's own buffer).  The merging runs with the GIL released.  Raises
         UnicodeEncodeError for lone surrogates."""
-        _require_byte_pairs(self)
+        self.require_byte_pairs()
         cdef Py_ssize_t n = PyList_GET_SIZE(pieces), i, total = 0, nbytes = 0
         cdef const char** ptrs = <const char**>malloc((n + 1) * sizeof(char*))
         cdef Py_ssize_t* lens = <Py_ssize_t*>malloc((n + 1) * sizeof(Py_ssize_t))
@@ -985,6 +413,12 @@ cdef class BPETable:
                     self.encode_piece(s + pos, ends[i] - pos, out, w)
                     pos = ends[i]
             return 0
+        # out's data and length, and the token table's slots, live in locals: a store of an
+        # id through a pointer would otherwise make the compiler reload them every piece
+        cdef const TokenSlot* slots = self.tok.slots
+        cdef uint64_t slot_mask = self.tok.mask
+        cdef tok_t* od
+        cdef Py_ssize_t ol
         while pos < n:
             k = scan_pieces(kind, s, n, pos, ends, SCAN_BATCH)
             if k <= 0:
@@ -1002,38 +436,50 @@ cdef class BPETable:
                         h = packed_hash(k0s[i], k1s[i])
                         hs[i] = h
                         prefetch(&packed[h & (PACKED_SIZE - 1)])
-                        prefetch(&self.tok.slots[h & self.tok.mask])
+                        prefetch(&slots[h & slot_mask])
                 elif ln <= CACHE_MAX_PIECE:
                     h = hash_in_text(s + start, ln, end)
                     hs[i] = h
                     prefetch(&w.cache[h & (CACHE_SIZE - 1)])
-                    prefetch(&self.tok.slots[h & self.tok.mask])
+                    prefetch(&slots[h & slot_mask])
                 start = ends[i]
+            od = out.data
+            ol = out.len
             for i in range(k):
                 ln = ends[i] - pos
                 if ln == 1:   # one byte: its id (spaces, punctuation)
-                    out.data[out.len] = <tok_t>byte_id[s[pos]]
-                    out.len += 1
+                    od[ol] = <tok_t>byte_id[s[pos]]
+                    ol += 1
                 elif ln <= PACKED_MAX:
                     pe = &packed[hs[i] & (PACKED_SIZE - 1)]
                     if pe.k0 == k0s[i] and pe.k1 == k1s[i]:
                         # one 16-byte copy (ids and n_ids); only n_ids of them count
-                        memcpy(out.data + out.len, pe.ids, 16)
-                        out.len += pe.n_ids
+                        memcpy(od + ol, pe.ids, 16)
+                        ol += pe.n_ids
                     else:
+                        out.len = ol
                         encode_uncached(self, s + pos, ln, hs[i], k0s[i], k1s[i], out, w)
+                        od = out.data
+                        ol = out.len
                 elif ln <= CACHE_MAX_PIECE:
+                    out.len = ol
                     encode_uncached(self, s + pos, ln, hs[i], load_word(s + pos, ln, end), 0, out, w)
+                    od = out.data
+                    ol = out.len
                 else:
+                    out.len = ol
                     self.encode_piece(s + pos, ln, out, w)
+                    od = out.data
+                    ol = out.len
                 pos = ends[i]
+            out.len = ol
         return 0
 
     def encode_text(self, str text, int kind, bint as_numpy=False):
         """Encode text whose split pattern the C scanner knows (`kind`, see _pretokenize).
         UTF-8 conversion, scanning and merging run in one call with the GIL released.
         Raises UnicodeEncodeError for lone surrogates."""
-        _require_byte_pairs(self)
+        self.require_byte_pairs()
         cdef IdBuf out
         cdef Work w
         cdef Utf8Text u
@@ -1064,7 +510,7 @@ cdef class BPETable:
         bytes of its UTF-8, that the same scan cut: what fastbpe.hf builds Encodings from
         (offsets and word ids, made only when read).  Raises UnicodeEncodeError if
         any text has a lone surrogate; with pieces, ValueError for a text of 4 GiB or more."""
-        _require_byte_pairs(self)
+        self.require_byte_pairs()
         cdef Py_ssize_t n = PyList_GET_SIZE(texts), i
         cdef Utf8Text* us = <Utf8Text*>calloc(n + 1, sizeof(Utf8Text))
         cdef IdBuf* outs = <IdBuf*>calloc(n + 1, sizeof(IdBuf))
@@ -1119,63 +565,10 @@ cdef class BPETable:
             free(us)
             work_free(&w)
 
-    def encode_documents(self, const uint8_t[::1] data, const int64_t[::1] starts,
-                         const int64_t[::1] ends, int kind, int64_t separator):
-        """Encode the documents data[starts[i]:ends[i]] (valid UTF-8) in one GIL-free pass,
-        with `separator` appended after each when it is >= 0.  Returns (uint32 ids, int64
-        stops): the ids of document i, its separator included, stop at stops[i].  The corpus
-        path (fastbpe/corpus.py) calls this once per block of a file, its documents located
-        in place, so many small documents cost one call, one array and no copies."""
-        _require_byte_pairs(self)
-        cdef Py_ssize_t n_docs = starts.shape[0], i
-        cdef IdBuf out
-        cdef Work w
-        cdef PieceCache cache
-        if kind < 0:
-            raise ValueError("encode_documents needs a pattern the C scanner knows")
-        if ends.shape[0] != n_docs:
-            raise ValueError("starts and ends differ in length")
-        if separator >= self.tok.n_ids or separator > UINT32_MAX:
-            raise ValueError(f"separator {separator} is not a token of this vocabulary")
-        for i in range(n_docs):
-            if starts[i] < 0 or starts[i] > ends[i] or ends[i] > data.shape[0]:
-                raise ValueError(f"document {i} ({starts[i]}:{ends[i]}) is not inside data")
-        np = _np()
-        stops = np.empty(n_docs, dtype=np.int64)
-        cdef int64_t[::1] stops_view = stops
-        cdef bint valid = True
-        with nogil:
-            for i in range(n_docs):
-                if not utf8_valid(&data[0] + starts[i], ends[i] - starts[i]):
-                    valid = False
-                    break
-        if not valid:
-            return None
-        cache = thread_cache(self)
-        memset(&out, 0, sizeof(IdBuf))
-        memset(&w, 0, sizeof(Work))
-        w.packed = cache.packed
-        w.cache = cache.entries
-        try:
-            with nogil:
-                idbuf_reserve(&out, data.shape[0] // 4 + n_docs + 16)
-                for i in range(n_docs):
-                    if ends[i] > starts[i]:
-                        self.encode_utf8(&data[0] + starts[i], ends[i] - starts[i], kind, &out, &w)
-                    if separator >= 0:
-                        idbuf_reserve(&out, 1)
-                        out.data[out.len] = <tok_t>separator
-                        out.len += 1
-                    stops_view[i] = out.len
-            return idbuf_to_numpy(&out), stops
-        finally:
-            idbuf_free(&out)
-            work_free(&w)
-
     def encode_bytes(self, const uint8_t[::1] data, bint as_numpy=False, str path="auto"):
         """Encode bytes as one piece (no splitting).  path="scan" or "heap" forces one merge
         algorithm (for tests: both must give the same ids)."""
-        _require_byte_pairs(self)
+        self.require_byte_pairs()
         cdef IdBuf out
         cdef Work w
         cdef Py_ssize_t n = data.shape[0]
@@ -1191,9 +584,9 @@ cdef class BPETable:
                         work_reserve(&w, n)
                         idbuf_reserve(&out, n)
                         if which == 1:
-                            self._merge_small(&data[0], n, &out, &w)
+                            merge_scan(&self.merge, &data[0], n, &out, &w)
                         else:
-                            self._merge_heap(&data[0], n, &out, &w)
+                            merge_heap(&self.merge, &data[0], n, &out, &w)
             return idbuf_to_numpy(&out) if as_numpy else idbuf_to_list(&out, self.id_objects)
         finally:
             idbuf_free(&out)
@@ -1219,34 +612,7 @@ cdef class BPETable:
     def decode_bytes(self, tokens):
         """The concatenated bytes of a sequence of token ids. KeyError for an unknown id,
         OverflowError for a negative or huge one, TypeError for a non-integer."""
-        cdef Py_ssize_t n, i, total = 0
-        cdef const uint32_t[::1] ids32
-        cdef bytes res
-        cdef char* dst
-        np = sys.modules.get("numpy")  # without numpy loaded, tokens cannot be an array
-        if np is not None and isinstance(tokens, np.ndarray):
-            if tokens.ndim != 1 or tokens.dtype.kind not in "iu":
-                raise TypeError("tokens must be a 1-d integer array")
-            if tokens.size and (tokens.min() < 0 or tokens.max() > UINT32_MAX):
-                raise OverflowError("out of range integral type conversion attempted")
-            ids32 = np.ascontiguousarray(tokens, dtype=np.uint32)
-        else:
-            if (isinstance(tokens, (str, bytes, set, frozenset, dict))
-                    or not hasattr(tokens, "__len__")):  # unordered: no defined token order
-                raise TypeError(f"'{type(tokens).__name__}' object is not a sequence of token ids")
-            ids32 = _ids_from_sequence(tokens)
-        n = ids32.shape[0]
-        for i in range(n):
-            if ids32[i] >= <uint32_t>self.tok.n_ids or self.tok.start[ids32[i]] < 0:
-                raise KeyError(f"Invalid token for decoding: {ids32[i]}")
-            total += self.tok.length[ids32[i]]
-        res = PyBytes_FromStringAndSize(NULL, total)
-        dst = PyBytes_AS_STRING(res)
-        with nogil:
-            for i in range(n):
-                memcpy(dst, self.tok.data + self.tok.start[ids32[i]], self.tok.length[ids32[i]])
-                dst += self.tok.length[ids32[i]]
-        return res
+        return decode_tokens(&self.tok, tokens)
 
 
 cdef int append_ends(IdBuf* out, const Py_ssize_t* ends, Py_ssize_t k) except -1 nogil:
@@ -1274,41 +640,3 @@ cdef void _locate_pieces(const uint8_t* s, bint ascii, Py_ssize_t n, const char*
                 b += 1 if c < 0x80 else (2 if c < 0xE0 else (3 if c < 0xF0 else 4))
         ptrs[i] = <const char*>(s + start)
         lens[i] = b - start
-
-
-cdef list _as_list(token_bytes):
-    cdef list tokens = token_bytes if type(token_bytes) is list else list(token_bytes)
-    for t in tokens:
-        if t is not None and type(t) is not bytes:
-            raise TypeError(f"tokens must be bytes, not {type(t).__name__}")
-    return tokens
-
-
-cdef object _ids_from_sequence(tokens):
-    """A uint32 array from a Python sequence of ints, with tiktoken's errors."""
-    if type(tokens) is not list and type(tokens) is not tuple:
-        tokens = list(tokens)  # every item even when the object's __len__ is wrong
-    cdef Py_ssize_t n = len(tokens), i
-    arr = memoryview(bytearray(4 * n)).cast("I")
-    cdef uint32_t[::1] v = arr
-    cdef object t
-    cdef unsigned long long x
-    i = 0
-    for t in tokens:
-        if i >= n:
-            break
-        if t.__class__ is not int:
-            t = PyNumber_Index(t)  # TypeError for str/float, like tiktoken
-        if t < 0 or t > UINT32_MAX:
-            raise OverflowError("out of range integral type conversion attempted")
-        v[i] = <uint32_t>t
-        i += 1
-    return arr[:i]
-
-
-cdef int _require_byte_pairs(BPETable table) except -1:
-    """Byte encoding needs every single byte as a token (see from_merges' require_all_bytes)."""
-    if table.byte_pairs == NULL:
-        raise ValueError("this table lacks single-byte tokens (built with require_all_bytes=False): "
-                         "it can only merge given ids (merge_ids), not encode bytes")
-    return 0

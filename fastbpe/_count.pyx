@@ -11,7 +11,7 @@ from cpython.pythread cimport (NOWAIT_LOCK, WAIT_LOCK, PyThread_acquire_lock,
                                PyThread_release_lock, PyThread_type_lock)
 from fastbpe._hash cimport hash_bytes
 from fastbpe._pretokenize cimport scan_pieces
-from fastbpe._train_pairs cimport xrealloc
+from fastbpe._memory cimport xrealloc
 
 import numpy as np
 

@@ -13,6 +13,7 @@ import regex
 from .pure_bpe import merge  # replaces every (a, b) in a list; works on bytes parts too
 from .visualise import visualise_tokens
 from .pretokenize import whole_matches
+from .formats.tiktoken_bpe import encoding_fields
 
 __all__ = ["SimpleBytePairEncoding", "bpe_encode", "bpe_train", "visualise_tokens",
            "train_simple_encoding"]
@@ -54,7 +55,11 @@ class SimpleBytePairEncoding:
             from .registry import get_encoding
 
             encoding = get_encoding(encoding)
-        return SimpleBytePairEncoding(pat_str=encoding._pat_str, mergeable_ranks=encoding._mergeable_ranks)
+        fields = encoding_fields(encoding)
+        if fields is None:
+            raise TypeError(f"expected an Encoding or its name, not {type(encoding).__name__}")
+        pattern, ranks, _ = fields
+        return SimpleBytePairEncoding(pat_str=pattern, mergeable_ranks=ranks)
 
 
 def _show_parts(parts: list[bytes], visualise: str | None) -> None:

@@ -15,20 +15,12 @@ from libc.stdint cimport uint8_t, uint16_t, uint32_t, int32_t, int64_t, uint64_t
 from libc.string cimport memcpy
 from libc.stdlib cimport malloc, realloc, free
 
+from fastbpe._memory cimport xrealloc
+from fastbpe._str_units cimport PyUnicode_KIND, PyUnicode_DATA, PyUnicode_GET_LENGTH, code_point
+
 cdef extern from "Python.h":
-    int PyUnicode_KIND(object u)
-    void* PyUnicode_DATA(object u)
-    Py_ssize_t PyUnicode_GET_LENGTH(object u)
     bint PyUnicode_IS_ASCII(object u)
     object PyUnicode_FromKindAndData(int kind, const void* buffer, Py_ssize_t size)
-
-
-cdef inline uint32_t code_point(int kind, const void* data, Py_ssize_t i) noexcept nogil:
-    if kind == 1:
-        return (<const uint8_t*>data)[i]
-    if kind == 2:
-        return (<const uint16_t*>data)[i]
-    return (<const uint32_t*>data)[i]
 
 
 cdef enum:
@@ -189,14 +181,9 @@ cdef struct Items:
 
 
 cdef int items_push(Items* v, uint32_t ch, int32_t change, uint8_t ccc) except -1 nogil:
-    cdef Item* grown
     if v.n == v.cap:
         v.cap = 2 * v.cap + 16
-        grown = <Item*>realloc(v.items, v.cap * sizeof(Item))
-        if grown == NULL:
-            with gil:
-                raise MemoryError()
-        v.items = grown
+        v.items = <Item*>xrealloc(v.items, v.cap * sizeof(Item))
     v.items[v.n].ch = ch
     v.items[v.n].change = change
     v.items[v.n].ccc = ccc

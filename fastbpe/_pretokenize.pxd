@@ -31,3 +31,6 @@ cdef Py_ssize_t piece_end(int kind, const unsigned char* s, Py_ssize_t n,
 # One dispatch per call instead of per piece: the faster loop for long texts.
 cdef Py_ssize_t scan_pieces(int kind, const unsigned char* s, Py_ssize_t n, Py_ssize_t pos,
                             Py_ssize_t* ends, Py_ssize_t cap) noexcept nogil
+
+# ValueError unless kind is one the scanner knows (for the Python entry points and test hooks).
+cdef int check_kind(int kind) except -1

@@ -64,6 +64,16 @@ cdef extern from "_block_classes.h" nogil:
     unsigned long long fb_word(const fb_window* w, int k, int i)
 
 
+cdef extern from "_ascii_pieces.h" nogil:
+    int fb_cl100k_ascii_block(const uint8_t* s, Py_ssize_t pos, unsigned long long L,
+                              unsigned long long D, unsigned long long S, unsigned long long NL,
+                              unsigned long long O, int single_digits, Py_ssize_t* ends)
+    int fb_o200k_ascii_block(const uint8_t* s, Py_ssize_t pos, unsigned long long L,
+                             unsigned long long UP, unsigned long long LO, unsigned long long D,
+                             unsigned long long S, unsigned long long NL, unsigned long long O,
+                             Py_ssize_t* ends)
+
+
 ctypedef Py_ssize_t (*piece_fn)(const uint8_t* s, Py_ssize_t n, Py_ssize_t pos) noexcept nogil
 ctypedef Py_ssize_t (*run_fn)(const uint8_t* s, Py_ssize_t n, Py_ssize_t p, uint8_t mask) noexcept nogil
 
@@ -367,6 +377,7 @@ cdef Py_ssize_t piece_end(int kind, const unsigned char* s, Py_ssize_t n,
 
 
 cdef int use_block_scanner = 1     # 0: the per-character matchers only (use_scanner("char"))
+cdef int ascii_blocks_on = 1       # 0: the block scanner cuts one piece at a time (use_ascii_blocks(False))
 cdef enum:
     CHAR_STRETCH = 4096                 # bytes cut per character after a mostly non-ASCII fill
 
@@ -383,6 +394,7 @@ cdef Py_ssize_t scan_block(int kind, const uint8_t* s, Py_ssize_t n, Py_ssize_t 
     cdef fb_window w
     cdef fb_view v
     cdef Py_ssize_t k = 0, lim = -1      # -1: the first piece extends the window
+    cdef int got
     cdef bint dollar, single_digits
     fb_window_init(&w, pos)
     v = fb_view_of(&w)
@@ -397,6 +409,16 @@ cdef Py_ssize_t scan_block(int kind, const uint8_t* s, Py_ssize_t n, Py_ssize_t 
                     continue                    # lim stays: the next piece refills
                 v = fb_view_of(&w)
                 lim = window_limit(v, n)
+            if ascii_blocks_on and pos + 64 <= v.end and cap - k >= 64:
+                # every piece that ends in the next 64 bytes at once (_ascii_pieces.h)
+                got = fb_cl100k_ascii_block(
+                    s, pos, fb_bits(v, FB_C_LETTER, pos), fb_bits(v, FB_C_DIGIT, pos),
+                    fb_bits(v, FB_C_SPACE, pos), fb_bits(v, FB_C_NEWLINE, pos),
+                    fb_bits(v, FB_C_OTHER, pos), single_digits, ends + k)
+                if got:
+                    k += got
+                    pos = ends[k - 1]
+                    continue
             pos = block_cl100k(&w, v, s, n, pos, dollar, single_digits)
             ends[k] = pos
             k += 1
@@ -409,6 +431,16 @@ cdef Py_ssize_t scan_block(int kind, const uint8_t* s, Py_ssize_t n, Py_ssize_t 
                     continue                    # lim stays: the next piece refills
                 v = fb_view_of(&w)
                 lim = window_limit(v, n)
+            if ascii_blocks_on and pos + 64 <= v.end and cap - k >= 64:
+                got = fb_o200k_ascii_block(
+                    s, pos, fb_bits(v, FB_C_LETTER, pos), fb_bits(v, FB_C_UPPER, pos),
+                    fb_bits(v, FB_C_LOWER, pos), fb_bits(v, FB_C_DIGIT, pos),
+                    fb_bits(v, FB_C_SPACE, pos), fb_bits(v, FB_C_NEWLINE, pos),
+                    fb_bits(v, FB_C_OTHER, pos), ends + k)
+                if got:
+                    k += got
+                    pos = ends[k - 1]
+                    continue
             pos = block_o200k(&w, v, s, n, pos)
             ends[k] = pos
             k += 1
@@ -523,6 +555,16 @@ def scanner_in_use():
     return _CLASSIFIER_NAMES[fb_classifier()]
 
 
+def use_ascii_blocks(bint on):
+    """Whether the block scanner cuts the cl100k family's and o200k's pieces 64 ASCII bytes at a time
+    (_ascii_pieces.h; the default) or one piece at a time.  Both cut identically; for tests
+    and measurements.  Process-wide.  Returns the previous setting."""
+    global ascii_blocks_on
+    cdef bint was = ascii_blocks_on
+    ascii_blocks_on = on
+    return was
+
+
 def use_scanner(str name):
     """Force a scan path, for tests and measurements (all cut identically): "auto" (the
     block scanner with the fastest classifier this CPU has), "avx2", "sse2", "swar" (the
@@ -549,7 +591,7 @@ def pattern_kind(str pat_str):
     return _PATTERN_KINDS.get(pat_str, _scan_program.kind_of(pat_str))
 
 
-cdef inline int _check_kind(int kind) except -1:
+cdef int check_kind(int kind) except -1:
     if (kind < PAT_R50K or kind > PAT_HF_GPT2) and not program_known(kind):
         raise ValueError("unknown pattern kind %d (see pattern_kind)" % kind)
     return 0
@@ -560,7 +602,7 @@ def piece_boundaries(const unsigned char[::1] data not None, int kind):
 
     The last entry is len(data) (none for empty data).  Scans with the GIL released.
     """
-    _check_kind(kind)
+    check_kind(kind)
     np = _np()
     cdef Py_ssize_t n = data.shape[0]
     cdef const unsigned char* s = &data[0] if n > 0 else NULL
@@ -586,7 +628,7 @@ def piece_boundaries(const unsigned char[::1] data not None, int kind):
 
 def split(str text, int kind):
     """The pieces of `text` (a list of str), as regex.findall(pattern, text) gives them."""
-    _check_kind(kind)
+    check_kind(kind)
     data = text.encode("utf-8", "surrogatepass")
     ends = piece_boundaries(data, kind)
     out = []
@@ -603,48 +645,3 @@ def split(str text, int kind):
 
 FLAG_BITS = {"L": FB_L, "N": FB_N, "S": FB_S, "U": FB_U, "W": FB_W, "M": FB_M,
              "LT": FB_LT, "LM": FB_LM}
-
-
-def code_point_flags():
-    """The flag byte of every code point 0..0x10FFFF (numpy uint8), read from the tables."""
-    out = _np().empty(0x110000, dtype="uint8")
-    cdef uint8_t[::1] view = out
-    cdef uint8_t* p = &view[0]
-    cdef uint32_t cp
-    with nogil:
-        for cp in range(0x110000):
-            p[cp] = fb_cp_flags(cp)
-    return out
-
-
-def piece_end_at(const unsigned char[::1] data not None, int kind, Py_ssize_t pos):
-    """The end of the piece that starts at byte offset `pos`, found by a scan that starts
-    there (on the scan path in use: see use_scanner)."""
-    _check_kind(kind)
-    cdef Py_ssize_t n = data.shape[0], end = n
-    if pos < 0 or pos > n:
-        raise IndexError("pos out of range")
-    if pos < n:
-        scan_pieces(kind, &data[0], n, pos, &end, 1)
-    return end
-
-
-_BLOCK_CLASSES = {"letter": FB_C_LETTER, "upper": FB_C_UPPER, "lower": FB_C_LOWER,
-                  "digit": FB_C_DIGIT, "space": FB_C_SPACE, "newline": FB_C_NEWLINE,
-                  "other": FB_C_OTHER}
-
-
-def block_classes(const unsigned char[::1] data not None):
-    """The block scanner's class bitmaps of data[:256] (one fill of a window, by the
-    classifier in use), as ints: bit i is byte i.  For the tests."""
-    cdef fb_window w
-    cdef Py_ssize_t n = min(data.shape[0], 256)
-    cdef int i, k
-    if n == 0:
-        return {name: 0 for name in _BLOCK_CLASSES}
-    fb_window_init(&w, 0)
-    fb_window_extend(&w, &data[0], n, 0, True)
-    out = {}
-    for name, k in _BLOCK_CLASSES.items():
-        out[name] = sum(int(fb_word(&w, k, i)) << (64 * i) for i in range(4))
-    return out

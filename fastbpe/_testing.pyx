@@ -1,11 +1,13 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
 """Test-only hooks into the kernels' C helpers: the tests compare them with Python's own
-(bytes.decode, str.encode) and inspect the per-thread piece caches.  No product code imports
-this module."""
+(bytes.decode, str.encode), inspect the per-thread piece caches and the scanner's tables,
+bitmaps and single pieces.  No product code imports this module."""
 from cpython.bytes cimport PyBytes_FromStringAndSize
-from libc.stdint cimport uint8_t
+from libc.stdint cimport uint8_t, uint32_t
 
 from fastbpe._core cimport BPETable, thread_cache
+from fastbpe._pretokenize cimport check_kind, scan_pieces
+from fastbpe._scan_chars cimport fb_cp_flags
 from fastbpe._utf8 cimport (Utf8Text, utf8_text_check, utf8_text_close, utf8_text_convert,
                             utf8_text_open, utf8_valid)
 
@@ -34,3 +36,64 @@ def utf8_of(str text):
         return PyBytes_FromStringAndSize(<const char*>u.s, u.n) if u.n else b""
     finally:
         utf8_text_close(&u)
+
+
+def code_point_flags():
+    """The flag byte of every code point 0..0x10FFFF (numpy uint8), read from the tables."""
+    import numpy as np
+    out = np.empty(0x110000, dtype="uint8")
+    cdef uint8_t[::1] view = out
+    cdef uint8_t* p = &view[0]
+    cdef uint32_t cp
+    with nogil:
+        for cp in range(0x110000):
+            p[cp] = fb_cp_flags(cp)
+    return out
+
+
+def piece_end_at(const unsigned char[::1] data not None, int kind, Py_ssize_t pos):
+    """The end of the piece that starts at byte offset `pos`, found by a scan that starts
+    there (on the scan path in use: see use_scanner)."""
+    check_kind(kind)
+    cdef Py_ssize_t n = data.shape[0], end = n
+    if pos < 0 or pos > n:
+        raise IndexError("pos out of range")
+    if pos < n:
+        scan_pieces(kind, &data[0], n, pos, &end, 1)
+    return end
+
+
+cdef extern from "_block_classes.h" nogil:
+    ctypedef struct fb_window:
+        Py_ssize_t start
+    enum:
+        FB_C_LETTER, FB_C_UPPER, FB_C_LOWER, FB_C_DIGIT, FB_C_SPACE, FB_C_NEWLINE, FB_C_OTHER
+        FB_CLS_SWAR, FB_CLS_SSE2, FB_CLS_AVX2
+    void fb_window_init(fb_window* w, Py_ssize_t pos)
+    bint fb_window_extend(fb_window* w, const uint8_t* s, Py_ssize_t n, Py_ssize_t pos, bint cases)
+    unsigned long long fb_word(const fb_window* w, int k, int i)
+    int fb_classifier_set(int which)
+
+
+_BLOCK_CLASSES = {"letter": FB_C_LETTER, "upper": FB_C_UPPER, "lower": FB_C_LOWER,
+                  "digit": FB_C_DIGIT, "space": FB_C_SPACE, "newline": FB_C_NEWLINE,
+                  "other": FB_C_OTHER}
+
+
+def block_classes(const unsigned char[::1] data not None):
+    """The block scanner's class bitmaps of data[:256] (one fill of a window, by the
+    classifier _pretokenize uses: this module's copy of the classifier choice is set to
+    it), as ints: bit i is byte i."""
+    from fastbpe import _pretokenize
+    fb_classifier_set({"avx2": FB_CLS_AVX2, "sse2": FB_CLS_SSE2}.get(_pretokenize.scanner_in_use(), FB_CLS_SWAR))
+    cdef fb_window w
+    cdef Py_ssize_t n = min(data.shape[0], 256)
+    cdef int i, k
+    if n == 0:
+        return {name: 0 for name in _BLOCK_CLASSES}
+    fb_window_init(&w, 0)
+    fb_window_extend(&w, &data[0], n, 0, True)
+    out = {}
+    for name, k in _BLOCK_CLASSES.items():
+        out[name] = sum(int(fb_word(&w, k, i)) << (64 * i) for i in range(4))
+    return out

@@ -12,18 +12,7 @@ searches run without the GIL."""
 from libc.stdint cimport uint8_t, uint16_t, uint32_t, int32_t, int64_t
 from libc.stdlib cimport malloc, free
 
-cdef extern from "Python.h":
-    int PyUnicode_KIND(object u)
-    void* PyUnicode_DATA(object u)
-    Py_ssize_t PyUnicode_GET_LENGTH(object u)
-
-
-cdef inline uint32_t code_point(int kind, const void* data, Py_ssize_t i) noexcept nogil:
-    if kind == 1:
-        return (<const uint8_t*>data)[i]
-    if kind == 2:
-        return (<const uint16_t*>data)[i]
-    return (<const uint32_t*>data)[i]
+from fastbpe._str_units cimport PyUnicode_KIND, PyUnicode_DATA, PyUnicode_GET_LENGTH, code_point
 
 
 cdef enum:
@@ -218,33 +207,31 @@ cdef class TokenTrie:
         found_start[0], found_end[0], found_value[0] = best_start, best_end, best_value
         return best_start
 
-    def find(self, str text):
-        """[(start, end, value)] of the tokens in text, leftmost-longest, not overlapping."""
+    cdef list _find(self, str text, Py_ssize_t* steps):
+        """find(text), adding the automaton steps taken to steps[0]."""
         cdef int kind = PyUnicode_KIND(text)
         cdef const void* data = PyUnicode_DATA(text)
-        cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text), pos = 0, s, e, steps = 0
+        cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text), pos = 0, s, e
         cdef int64_t v
         out = []
         while pos < n:
             with nogil:
-                self._search(kind, data, n, pos, &s, &e, &v, &steps)
+                self._search(kind, data, n, pos, &s, &e, &v, steps)
             if s < 0:
                 break
             out.append((s, e, v))
             pos = e
         return out
 
+    def find(self, str text):
+        """[(start, end, value)] of the tokens in text, leftmost-longest, not overlapping."""
+        cdef Py_ssize_t steps = 0
+        return self._find(text, &steps)
+
     def search_steps(self, str text):
         """The automaton steps `find(text)` takes (edges tried): a measure of its work."""
-        cdef int kind = PyUnicode_KIND(text)
-        cdef const void* data = PyUnicode_DATA(text)
-        cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text), pos = 0, s, e, steps = 0
-        cdef int64_t v
-        while pos < n:
-            self._search(kind, data, n, pos, &s, &e, &v, &steps)
-            if s < 0:
-                break
-            pos = e
+        cdef Py_ssize_t steps = 0
+        self._find(text, &steps)
         return steps
 
     def contains_any(self, str text):

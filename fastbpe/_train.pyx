@@ -10,8 +10,9 @@ pieces that contain the merged pair.
 Re-Pair, it keeps the sequence as a doubly linked list and, for each pair, a linked list
 of its positions, so a merge touches only the positions of the merged pair.
 
-Both share one pair table (``Pairs``: the pairs by number, their counts, the pairs a merge
-made) and the helpers below.  Counting pieces is in ``_count.pyx``.
+Both are a ``MergeLoop``: one pair table (``Pairs``: the pairs by number, their counts, the
+pairs a merge made), one heap of candidates, one step after each merge (queue the new pairs,
+poll).  Counting pieces is in ``_count.pyx``.
 
 Tie rules (which pair wins among equal counts):
 
@@ -33,6 +34,7 @@ from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcmp, memcpy, memset
 from cpython.exc cimport PyErr_CheckSignals
 from fastbpe._hash cimport mix64, probe
+from fastbpe._memory cimport xrealloc
 from fastbpe._train_pairs cimport *
 
 import numpy as np
@@ -68,11 +70,57 @@ cdef int poll(object progress, int64_t done) except -1:
     return 0
 
 
+cdef struct Output:
+    int32_t* pairs      # merge i's (left, right) at 2i, 2i + 1
+    int64_t* counts     # merge i's count at i
+
+
+cdef Output output_of(pairs, counts):
+    """Pointers into merge_output's arrays (the caller keeps them alive); NULL when empty."""
+    cdef int32_t[:, ::1] pv = pairs
+    cdef int64_t[::1] cv = counts
+    cdef Output out
+    out.pairs = &pv[0, 0] if pv.shape[0] else NULL
+    out.counts = &cv[0] if cv.shape[0] else NULL
+    return out
+
+
+cdef class MergeLoop:
+    """What both trainers share: the pair table, the heap of candidate merges, and the step
+    after each merge.  A trainer says which of two equal counts wins (``tie_key``)."""
+    cdef Pairs pairs
+    cdef Heap heap
+    cdef bint used
+
+    def __dealloc__(self):
+        pairs_free(&self.pairs)
+        free(self.heap.items)
+
+    cdef uint64_t tie_key(self, int32_t idx) noexcept nogil:
+        return 0
+
+    cdef int after_merge(self, int64_t min_count, int64_t done, object progress) except -1 nogil:
+        """Queue the pairs the merge made that occur at least min_count times; every
+        CHECK_EVERY merges (`done` so far) poll for signals and report progress."""
+        cdef Py_ssize_t j
+        cdef int32_t idx
+        for j in range(self.pairs.new_list.size):
+            idx = self.pairs.new_list.data[j]
+            self.pairs.is_new[idx] = 0
+            if self.pairs.count[idx] >= min_count:
+                heap_push(&self.heap, self.pairs.count[idx], self.tie_key(idx), idx)
+        self.pairs.new_list.size = 0
+        if done % CHECK_EVERY == 0:
+            with gil:
+                poll(progress, done)
+        return 0
+
+
 # ---------------------------------------------------------------------------------------
 # PieceTrainer: merges over unique pieces with counts
 # ---------------------------------------------------------------------------------------
 
-cdef class PieceTrainer:
+cdef class PieceTrainer(MergeLoop):
     """Train BPE merges over unique pieces.
 
     ``tokens`` holds the bytes (0..255) of all pieces back to back, ``offsets`` (length
@@ -85,16 +133,13 @@ cdef class PieceTrainer:
     cdef int32_t* plen
     cdef int64_t* pcount
     cdef int32_t n_pieces
-    cdef Pairs pairs
     # beside the pair table, by pair number (grown with it):
     cdef IntVec* plist          # pieces where the pair occurs (ascending; may hold stale ones)
     cdef int32_t* phead         # TIE_FIRST: entries before this in plist no longer hold the pair
     cdef int32_t plist_cap
     # tokens
     cdef int32_t* tlen          # byte length of every id
-    cdef Heap heap
     cdef int tie
-    cdef bint used
 
 
     def __init__(self, const int32_t[::1] tokens, const int64_t[::1] offsets,
@@ -141,9 +186,7 @@ cdef class PieceTrainer:
                 intvec_free(&self.plist[i])
         free(self.plist)
         free(self.phead)
-        pairs_free(&self.pairs)
         free(self.tlen)
-        free(self.heap.items)
 
     # -- pair table -----------------------------------------------------------------------
 
@@ -197,7 +240,7 @@ cdef class PieceTrainer:
         self.phead[idx] = h
         return EMPTY_KEY
 
-    cdef inline uint64_t tie_key(self, int32_t idx) noexcept nogil:
+    cdef uint64_t tie_key(self, int32_t idx) noexcept nogil:
         if self.tie == _TIE_PAIR:
             return pair_key(self.pairs.left[idx], self.pairs.right[idx])
         return self.first_position(idx)
@@ -297,16 +340,8 @@ cdef class PieceTrainer:
             out_counts[done] = cur
             self.tlen[z] = self.tlen[a] + self.tlen[b]
             self.merge_pair(idx, z)
-            for j in range(self.pairs.new_list.size):
-                idx = self.pairs.new_list.data[j]
-                self.pairs.is_new[idx] = 0
-                if self.pairs.count[idx] >= min_count:
-                    heap_push(&self.heap, self.pairs.count[idx], self.tie_key(idx), idx)
-            self.pairs.new_list.size = 0
             done += 1
-            if done % CHECK_EVERY == 0:
-                with gil:
-                    poll(progress, done)
+            self.after_merge(min_count, done, progress)
         return done
 
     def train(self, Py_ssize_t num_merges, int64_t min_frequency=0,
@@ -321,15 +356,12 @@ cdef class PieceTrainer:
             raise RuntimeError("a PieceTrainer trains once")
         pairs, counts = merge_output(num_merges)
         self.used = True
-        cdef int32_t[:, ::1] pv = pairs
-        cdef int64_t[::1] cv = counts
-        cdef int32_t* pp = &pv[0, 0] if num_merges else NULL
-        cdef int64_t* cp = &cv[0] if num_merges else NULL
+        cdef Output out = output_of(pairs, counts)
         cdef int64_t min_count = min_frequency if min_frequency > 1 else 1
         cdef int64_t done
         with nogil:
             done = self.run(<int32_t>num_merges, min_count, <int32_t>max_token_length,
-                            pp, cp, progress)
+                            out.pairs, out.counts, progress)
         return merged(pairs, counts, done, progress)
 
 
@@ -337,7 +369,7 @@ cdef class PieceTrainer:
 # SequenceTrainer: minbpe's BasicTokenizer on one long sequence (Re-Pair style)
 # ---------------------------------------------------------------------------------------
 
-cdef class SequenceTrainer:
+cdef class SequenceTrainer(MergeLoop):
     """Train on one sequence of bytes with minbpe's rules: all adjacent pairs count
     (overlaps too), merges replace greedily left to right, ties go to the pair that
     occurs first.  Positions are byte offsets; ``nxt``/``prv`` link the live tokens and
@@ -349,13 +381,10 @@ cdef class SequenceTrainer:
     cdef int32_t* oprv
     cdef int32_t* onxt
     cdef int32_t* opair
-    cdef Pairs pairs
     # beside the pair table, by pair number (grown with it): the pair's first and last position
     cdef int32_t* head
     cdef int32_t* tail
     cdef int32_t ends_cap
-    cdef Heap heap
-    cdef bint used
 
 
     def __init__(self, const unsigned char[::1] data):
@@ -383,10 +412,11 @@ cdef class SequenceTrainer:
         free(self.oprv)
         free(self.onxt)
         free(self.opair)
-        pairs_free(&self.pairs)
         free(self.head)
         free(self.tail)
-        free(self.heap.items)
+
+    cdef uint64_t tie_key(self, int32_t idx) noexcept nogil:
+        return <uint64_t>self.head[idx]     # the first occurrence wins
 
     cdef int32_t new_pair(self, int32_t a, int32_t b) except -1 nogil:
         cdef int32_t idx = pairs_add(&self.pairs, a, b)
@@ -484,16 +514,8 @@ cdef class SequenceTrainer:
             out_pairs[2 * done + 1] = self.pairs.right[idx]
             out_counts[done] = cur
             self.merge_pair(idx, 256 + done)
-            for j in range(self.pairs.new_list.size):
-                idx = self.pairs.new_list.data[j]
-                self.pairs.is_new[idx] = 0
-                if self.pairs.count[idx] > 0:
-                    heap_push(&self.heap, self.pairs.count[idx], <uint64_t>self.head[idx], idx)
-            self.pairs.new_list.size = 0
             done += 1
-            if done % CHECK_EVERY == 0:
-                with gil:
-                    poll(progress, done)
+            self.after_merge(1, done, progress)
         return done
 
     def train(self, Py_ssize_t num_merges, progress=None):
@@ -502,11 +524,8 @@ cdef class SequenceTrainer:
             raise RuntimeError("a SequenceTrainer trains once")
         pairs, counts = merge_output(num_merges)
         self.used = True
-        cdef int32_t[:, ::1] pv = pairs
-        cdef int64_t[::1] cv = counts
-        cdef int32_t* pp = &pv[0, 0] if num_merges else NULL
-        cdef int64_t* cp = &cv[0] if num_merges else NULL
+        cdef Output out = output_of(pairs, counts)
         cdef int64_t done
         with nogil:
-            done = self.run(<int32_t>num_merges, pp, cp, progress)
+            done = self.run(<int32_t>num_merges, out.pairs, out.counts, progress)
         return merged(pairs, counts, done, progress)

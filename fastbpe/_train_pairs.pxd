@@ -7,21 +7,13 @@ from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memset
 
 from fastbpe._hash cimport mix64, probe
+from fastbpe._memory cimport xrealloc
 
 cdef extern from *:
     """
     #define FASTBPE_EMPTY_KEY 0xFFFFFFFFFFFFFFFFULL
     """
     uint64_t EMPTY_KEY "FASTBPE_EMPTY_KEY"
-
-
-cdef inline void* xrealloc(void* p, size_t nbytes) except NULL nogil:
-    """realloc that raises MemoryError instead of returning NULL."""
-    cdef void* q = realloc(p, nbytes if nbytes > 0 else 1)
-    if q == NULL:
-        with gil:
-            raise MemoryError()
-    return q
 
 
 # Open-addressing hash map from a pair key (left << 32 | right) to an int32 index.

@@ -6,6 +6,7 @@ from libc.string cimport memset, memcpy, memcmp
 from libc.math cimport log, fabs, isfinite
 
 from fastbpe._hash cimport mix64
+from fastbpe._memory cimport xrealloc
 
 
 # ---------------------------------------------------------------- Python's sum() of floats
@@ -94,14 +95,9 @@ cdef inline int dag_reserve(DagWork* w, Py_ssize_t n_pos, Py_ssize_t top_n) exce
 
 cdef inline int pool_push(DagWork* w, int32_t token, int32_t tail, int32_t length, double weight,
                    const FSum* state) except -1 nogil:
-    cdef Cand* grown
     if w.pool_len == w.pool_cap:
         w.pool_cap = w.pool_cap * 2 if w.pool_cap else 1024
-        grown = <Cand*>realloc(w.pool, w.pool_cap * sizeof(Cand))
-        if grown == NULL:
-            with gil:
-                raise MemoryError()
-        w.pool = grown
+        w.pool = <Cand*>xrealloc(w.pool, w.pool_cap * sizeof(Cand))
     w.pool[w.pool_len].token = token
     w.pool[w.pool_len].tail = tail
     w.pool[w.pool_len].length = length

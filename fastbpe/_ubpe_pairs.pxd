@@ -88,6 +88,18 @@ cdef inline int stats_grow(PairStats* t) except -1 nogil:
     return 0
 
 
+cdef inline PairStat* claim_slot(PairStats* t, uint64_t i, uint64_t key, bint listed) noexcept nogil:
+    """Free slot i as the entry of `key` with zero counts, recorded in `used`."""
+    cdef PairStat* s = &t.slots[i]
+    s.key = key
+    s.count = 0
+    s.docs = 0
+    s.listed = listed
+    t.used[t.n_used] = <int64_t>i
+    t.n_used += 1
+    return s
+
+
 cdef inline PairStat* stats_slot(PairStats* t, uint64_t key) except NULL nogil:
     """The entry of `key`, inserted with zero counts if absent, listed in `used` (valid until
     the next insert)."""
@@ -103,11 +115,5 @@ cdef inline PairStat* stats_slot(PairStats* t, uint64_t key) except NULL nogil:
             t.used[t.n_used] = <int64_t>i
             t.n_used += 1
         return s
-    s.key = key
-    s.count = 0
-    s.docs = 0
-    s.listed = 1
-    t.used[t.n_used] = <int64_t>i
-    t.n_used += 1
     t.n_occupied += 1
-    return s
+    return claim_slot(t, i, key, True)

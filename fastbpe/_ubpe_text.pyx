@@ -9,20 +9,41 @@ import numpy as np
 from cpython.unicode cimport PyUnicode_READ, PyUnicode_KIND, PyUnicode_DATA, PyUnicode_GET_LENGTH
 
 
+cdef int map_chars(str text, const int32_t* table, Py_ssize_t size, int32_t* out) except -1:
+    """Each character of text through `table` (code point -> id, -1 for none) into out;
+    ValueError names the first character not in the table."""
+    cdef Py_ssize_t i, n = PyUnicode_GET_LENGTH(text)
+    cdef int kind = PyUnicode_KIND(text)
+    cdef void* data = PyUnicode_DATA(text)
+    cdef Py_UCS4 ch
+    cdef int32_t v
+    for i in range(n):
+        ch = PyUnicode_READ(kind, data, i)
+        v = table[ch] if ch < <Py_UCS4>size else -1
+        if v < 0:
+            raise ValueError(f"symbol {chr(ch)!r} is not in the alphabet")
+        out[i] = v
+    return 0
+
+
+cdef Py_ssize_t total_length(list texts, str refusal) except -1:
+    """The summed length of texts; TypeError(refusal) unless every one is a str."""
+    cdef Py_ssize_t total = 0
+    cdef object text
+    for text in texts:
+        if type(text) is not str:
+            raise TypeError(refusal)
+        total += PyUnicode_GET_LENGTH(text)
+    return total
+
+
 def map_str_parts(list parts, int32_t[::1] table):
     """Parts (str) -> (int32 ids end to end, int64 offsets), each character through `table`
     (code point -> id, -1 for none).  ValueError names the first character not in the table."""
-    cdef Py_ssize_t n_parts = len(parts), total = 0, p, i, n, k = 0
+    cdef Py_ssize_t n_parts = len(parts), p, k = 0
     cdef Py_ssize_t size = table.shape[0]
+    cdef Py_ssize_t total = total_length(parts, "map_str_parts takes str parts")
     cdef object part
-    cdef int kind
-    cdef void* data
-    cdef Py_UCS4 ch
-    cdef int32_t v
-    for part in parts:
-        if type(part) is not str:
-            raise TypeError("map_str_parts takes str parts")
-        total += PyUnicode_GET_LENGTH(part)
     ids = np.empty(total, dtype=np.int32)
     offsets = np.empty(n_parts + 1, dtype=np.int64)
     cdef int32_t[::1] out = ids
@@ -30,16 +51,8 @@ def map_str_parts(list parts, int32_t[::1] table):
     off[0] = 0
     for p in range(n_parts):
         part = parts[p]
-        n = PyUnicode_GET_LENGTH(part)
-        kind = PyUnicode_KIND(part)
-        data = PyUnicode_DATA(part)
-        for i in range(n):
-            ch = PyUnicode_READ(kind, data, i)
-            v = table[ch] if ch < <Py_UCS4>size else -1
-            if v < 0:
-                raise ValueError(f"symbol {chr(ch)!r} is not in the alphabet")
-            out[k] = v
-            k += 1
+        map_chars(part, &table[0] if size else NULL, size, &out[0] + k if total else NULL)
+        k += PyUnicode_GET_LENGTH(part)
         off[p + 1] = k
     return ids, offsets
 
@@ -91,7 +104,6 @@ cdef Py_ssize_t split_words_into(str doc, const int32_t* table, Py_ssize_t size,
     cdef void* data = PyUnicode_DATA(doc)
     cdef Py_UCS4 ch
     cdef uint8_t cls, run
-    cdef int32_t v
     while i < n:
         ch = PyUnicode_READ(kind, data, i)
         cls = char_class(ch)
@@ -108,12 +120,7 @@ cdef Py_ssize_t split_words_into(str doc, const int32_t* table, Py_ssize_t size,
         ends[n_parts] = base + j
         n_parts += 1
         i = j
-    for i in range(n):
-        ch = PyUnicode_READ(kind, data, i)
-        v = table[ch] if ch < <Py_UCS4>size else -1
-        if v < 0:
-            raise ValueError(f"symbol {chr(ch)!r} is not in the alphabet")
-        ids[base + i] = v
+    map_chars(doc, table, size, ids + base if ids != NULL else NULL)
     return n_parts
 
 
@@ -126,12 +133,9 @@ def split_words_map(str doc, int32_t[::1] table):
 
 def split_words_map_docs(list docs, int32_t[::1] table):
     """Many str documents split by WORD_REGEX end to end: (ids, part offsets, parts per document)."""
-    cdef Py_ssize_t n_docs = len(docs), total = 0, d, n_parts = 0, k
+    cdef Py_ssize_t n_docs = len(docs), d, n_parts = 0, k
+    cdef Py_ssize_t total = total_length(docs, "split_words_map_docs takes str documents")
     cdef object doc
-    for doc in docs:
-        if type(doc) is not str:
-            raise TypeError("split_words_map_docs takes str documents")
-        total += PyUnicode_GET_LENGTH(doc)
     ids = np.empty(total, dtype=np.int32)
     ends = np.empty(total + 1, dtype=np.int64)
     counts = np.empty(n_docs, dtype=np.int64)

@@ -58,12 +58,7 @@ cdef inline PairStat* local_entry(PairStats* t, uint64_t key) noexcept nogil:
     cdef uint64_t h = probe(&t.slots[0].key, STAT_STRIDE, t.mask, pair_hash(key) & t.mask, key, EMPTY)
     cdef PairStat* s = &t.slots[h]
     if s.key != key:
-        s.key = key
-        s.count = 0
-        s.docs = 0
-        s.listed = 0
-        t.used[t.n_used] = <int64_t>h
-        t.n_used += 1
+        s = claim_slot(t, h, key, False)
     return s
 
 

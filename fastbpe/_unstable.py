@@ -22,7 +22,7 @@ _SPACE_BYTES = frozenset(b" \n\t")
 def _native_encode(enc: Encoding, text: str, allowed: frozenset) -> tuple[list[int], int]:
     """encode(), and how many of the final tokens belong to the last ordinary piece
     (0 when the text ends with a special token)."""
-    ids = enc._encode_with_specials(text, allowed, False) if allowed else enc._encode_ordinary(text, False)
+    ids = enc.encode(text, allowed_special=allowed, disallowed_special=())
     tail = text
     if allowed:
         last_special = None
@@ -30,14 +30,14 @@ def _native_encode(enc: Encoding, text: str, allowed: frozenset) -> tuple[list[i
             pass
         if last_special is not None:
             tail = text[last_special.end():]
-    pieces = enc._splitter.findall(tail)
+    pieces = enc.splitter.findall(tail)
     if not pieces:
         return ids, 0
-    return ids, len(enc._encode_single_piece(pieces[-1]))
+    return ids, len(enc.encode_single_piece(pieces[-1]))
 
 
 def _is_all_space(enc: Encoding, token: int) -> bool:
-    if token in enc._special_token_values:
+    if enc.is_special_token(token):
         return False
     try:
         return all(b in _SPACE_BYTES for b in enc.decode_single_token_bytes(token))
@@ -55,7 +55,7 @@ def _widen_last_piece(enc: Encoding, ids: list[int], n_last: int) -> int:
 
 
 def _bpe(enc: Encoding, data: bytes) -> list[int]:
-    return enc._encode_single_piece(data)
+    return enc.encode_single_piece(data)
 
 
 @functools.lru_cache(maxsize=8)

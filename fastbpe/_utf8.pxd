@@ -44,6 +44,7 @@ cdef inline Py_ssize_t utf8_put(uint32_t c, uint8_t* o) noexcept nogil:
 cdef extern from "_ascii_runs.h" nogil:
     Py_ssize_t fb_ucs2_ascii_prefix(const uint16_t* src, Py_ssize_t n, uint8_t* out)
     Py_ssize_t fb_latin1_ascii_prefix(const uint8_t* src, Py_ssize_t n, uint8_t* out)
+    Py_ssize_t fb_ucs4_ascii_prefix(const uint32_t* src, Py_ssize_t n, uint8_t* out)
 
 
 cdef inline Py_ssize_t utf8_encode(int kind, const void* data, Py_ssize_t n, uint8_t* out,
@@ -64,7 +65,7 @@ cdef inline Py_ssize_t utf8_encode(int kind, const void* data, Py_ssize_t n, uin
         elif kind == 2:
             k = fb_ucs2_ascii_prefix(u2 + i, n - i, out + o)
         else:
-            k = 0
+            k = fb_ucs4_ascii_prefix(u4 + i, n - i, out + o)
         i += k
         o += k
         while i < n:
@@ -73,9 +74,7 @@ cdef inline Py_ssize_t utf8_encode(int kind, const void* data, Py_ssize_t n, uin
             if c < 0x80:
                 out[o] = <uint8_t>c
                 o += 1
-                if kind != 4:
-                    break     # maybe the start of an ASCII run: back to the block copy
-                continue
+                break     # maybe the start of an ASCII run: back to the block copy
             w = utf8_put(c, out + o)
             if w == 0:
                 bad[0] = i - 1

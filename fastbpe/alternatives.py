@@ -27,12 +27,14 @@ def encode_with(enc, text: str, allowed: frozenset, pieces_to_ids) -> list:
     segment's byte pieces through `pieces_to_ids(table, pieces)`."""
     out: list = []
     start = 0
+    table, splitter = enc.kernel, enc.splitter
     if allowed:
+        special_tokens = enc.special_tokens
         for match in special_token_regex(allowed).finditer(text):
-            out += pieces_to_ids(enc._table, _byte_pieces(enc._splitter, text[start:match.start()]))
-            out.append(enc._special_tokens[match.group()])
+            out += pieces_to_ids(table, _byte_pieces(splitter, text[start:match.start()]))
+            out.append(special_tokens[match.group()])
             start = match.end()
-    out += pieces_to_ids(enc._table, _byte_pieces(enc._splitter, text[start:]))
+    out += pieces_to_ids(table, _byte_pieces(splitter, text[start:]))
     return out
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .formats.tiktoken_bpe import encoding_fields
 from .patterns import GPT4_PATTERN
 
 __all__ = ["BPEModel", "NO_MERGE", "as_model", "save_model", "load_model"]
@@ -141,10 +142,11 @@ def as_model(obj) -> BPEModel:
     model = getattr(obj, "bpe_model", None)
     if isinstance(model, BPEModel):
         return model
-    ranks = getattr(obj, "_mergeable_ranks", None)
-    if ranks is None:
+    fields = encoding_fields(obj)
+    if fields is None:
         raise TypeError(f"cannot save {type(obj).__name__}: not a BPEModel or Encoding")
-    return _model_from_ranks(ranks, obj._pat_str, dict(obj._special_tokens))
+    pattern, ranks, special_tokens = fields
+    return _model_from_ranks(ranks, pattern, special_tokens)
 
 
 def _model_from_ranks(ranks: dict, pattern: str, special_tokens: dict) -> BPEModel:

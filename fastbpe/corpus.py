@@ -66,7 +66,7 @@ from typing import Iterable, Iterator
 
 import numpy as np
 
-from ._corpus import find_separators
+from ._corpus import encode_documents as encode_block, find_separators
 from .formats.atomic import atomic_file_set, is_special_file
 from .progress import Progress, wants_progress
 from .text import utf8_bytes
@@ -84,7 +84,7 @@ MANIFEST_SUFFIX = ".manifest.json"
 _MANIFEST_FORMAT = "fastbpe-corpus"
 # the ids are checked at load by a CRC of this many bytes at each end (cheap for any size)
 _SAMPLE_BYTES = 1 << 16
-_DTYPES = {"uint16": np.dtype("<u2"), "uint32": np.dtype("<u4")}
+DTYPES = {"uint16": np.dtype("<u2"), "uint32": np.dtype("<u4")}
 
 
 def encode_files(encoding, paths, out=None, *, separator=EOT, split_on=None, keep_empty=False,
@@ -125,13 +125,13 @@ def save(path, ids, offsets) -> None:
     offsets start at 0, never decrease and end at len(ids)."""
     path = os.fspath(path)
     ids = np.asarray(ids)
-    if ids.ndim != 1 or ids.dtype.name not in _DTYPES:
+    if ids.ndim != 1 or ids.dtype.name not in DTYPES:
         raise ValueError(f"ids must be a 1-d uint16 or uint32 array, not {ids.dtype} with shape {ids.shape}")
     offsets = np.asarray(offsets)
     if (offsets.ndim != 1 or offsets.dtype.kind not in "iu" or offsets.size == 0 or offsets[0] != 0
             or offsets[-1] != len(ids) or np.any(np.diff(offsets.astype(np.int64)) < 0)):
         raise ValueError("offsets must be integers from 0 to len(ids), never decreasing")
-    dtype = _DTYPES[ids.dtype.name]
+    dtype = DTYPES[ids.dtype.name]
     with _sink_to(path, dtype) as sink:
         sink.add(ids, offsets[1:].astype(np.int64, copy=False))
 
@@ -142,7 +142,7 @@ def load(path, *, mmap=True):
     write, or files copied from different runs)."""
     path = os.fspath(path)
     manifest = _read_manifest(path)
-    dtype = _DTYPES[manifest["dtype"]]
+    dtype = DTYPES[manifest["dtype"]]
     offsets = np.fromfile(path + OFFSETS_SUFFIX, dtype="<i8")
     if zlib.crc32(offsets.data) != manifest["offsets_crc32"]:
         raise ValueError(f"{path + OFFSETS_SUFFIX} is not the offsets its manifest "
@@ -176,7 +176,7 @@ def _read_manifest(path: str) -> dict:
               "offsets_bytes": int, "offsets_crc32": int, "ids_sample_crc32": int}
     if (not isinstance(manifest, dict) or manifest.get("format") != _MANIFEST_FORMAT
             or any(type(manifest.get(k)) is not t for k, t in fields.items())
-            or manifest["dtype"] not in _DTYPES):
+            or manifest["dtype"] not in DTYPES):
         raise ValueError(f"{where}: not a corpus manifest written by fastbpe")
     for key, name in (("ids", os.path.basename(path)),
                       ("offsets", os.path.basename(path) + OFFSETS_SUFFIX)):
@@ -211,11 +211,11 @@ class _Settings:
 
     def __init__(self, encoding, separator, dtype, num_threads, buffer_bytes):
         self.encoding = encoding
-        self.separator = _separator_id(encoding, separator)
+        self.separator = separator_id(encoding, separator)
         # a special token far above the other ids is not in the kernel's table (see
         # encoding._build_table): the kernel leaves it out and it is put in afterwards
-        self.kernel_separator = -1 if self.separator in encoding._far_special_bytes else self.separator
-        self.dtype = _choose_dtype(encoding, dtype)
+        self.kernel_separator = self.separator if _in_table(encoding.kernel, self.separator) else -1
+        self.dtype = choose_dtype(encoding, dtype)
         if num_threads is None:
             num_threads = available_cores()
         if type(num_threads) is not int or num_threads < 1:
@@ -223,7 +223,7 @@ class _Settings:
         num_threads = useful_threads(num_threads)
         if type(buffer_bytes) is not int or buffer_bytes < 1:
             raise ValueError(f"buffer_bytes must be a positive int, not {buffer_bytes!r}")
-        self.kind = encoding._splitter.kind
+        self.kind = encoding.splitter.kind
         # the regex path holds the GIL per match: more threads only contend (see Encoding)
         self.num_threads = num_threads if self.kind >= 0 else 1
         # text in memory at once: max_in_flight batches submitted + one being filled + the
@@ -232,13 +232,14 @@ class _Settings:
         self.batch_bytes = max(1, min(buffer_bytes // (self.max_in_flight + 2), MAX_BATCH_BYTES))
 
 
-def _separator_id(encoding, separator) -> int:
+def separator_id(encoding, separator) -> int:
     """The separator as a token id, -1 for none."""
     if separator is None:
         return -1
     if isinstance(separator, str):
-        if separator in encoding._special_tokens:
-            return encoding._special_tokens[separator]
+        special_tokens = encoding.special_tokens
+        if separator in special_tokens:
+            return special_tokens[separator]
         try:
             return encoding.encode_single_token(separator)
         except KeyError:
@@ -254,21 +255,30 @@ def _separator_id(encoding, separator) -> int:
     return token
 
 
-def _choose_dtype(encoding, dtype) -> np.dtype:
+def _in_table(table, token: int) -> bool:
+    """Whether the kernel's table holds this id (-1, none, is not held)."""
+    try:
+        table.token_bytes(token)
+    except KeyError:
+        return False
+    return True
+
+
+def choose_dtype(encoding, dtype) -> np.dtype:
     """uint16 when every id fits (n_vocab <= 65536), else uint32; a uint16 that cannot hold
     every id is refused rather than silently wrapped."""
     if dtype is None:
-        return _DTYPES["uint16" if encoding.n_vocab <= 1 << 16 else "uint32"]
+        return DTYPES["uint16" if encoding.n_vocab <= 1 << 16 else "uint32"]
     try:
         name = np.dtype(dtype).name
     except TypeError:
         name = None
-    if name not in _DTYPES:
+    if name not in DTYPES:
         raise ValueError(f"dtype must be uint16 or uint32 (or None to choose), not {dtype!r}")
     if name == "uint16" and encoding.n_vocab > 1 << 16:
         raise ValueError(f"{encoding.name} has {encoding.n_vocab} token ids, more than uint16 "
                          "holds (65536): use dtype=uint32")
-    return _DTYPES[name]
+    return DTYPES[name]
 
 
 def _check_paths(paths) -> list[str]:
@@ -443,10 +453,10 @@ def _encode_batch(settings: _Settings, data: bytes, starts: np.ndarray, ends: np
     enc = settings.encoding
     if settings.kind >= 0:
         sep = settings.kernel_separator
-        done = enc._table.encode_documents(data, starts, ends, settings.kind, sep)
+        done = encode_block(enc.kernel, data, starts, ends, settings.kind, sep)
         if done is None:  # not valid UTF-8 (checked in the kernel, off the GIL)
             data, starts, ends = _replace_bad_utf8(data, starts, ends)
-            done = enc._table.encode_documents(data, starts, ends, settings.kind, sep)
+            done = encode_block(enc.kernel, data, starts, ends, settings.kind, sep)
         if sep != settings.separator:
             ids, stops = done
             ids = np.insert(ids, stops, np.uint32(settings.separator))
@@ -454,7 +464,7 @@ def _encode_batch(settings: _Settings, data: bytes, starts: np.ndarray, ends: np
         return done
     parts, stops, total = [], np.empty(len(starts), dtype=np.int64), 0
     for i, (start, end) in enumerate(zip(starts.tolist(), ends.tolist())):
-        ids = enc._encode_ordinary(bytes(data[start:end]).decode("utf-8", "replace"), True)
+        ids = enc.encode_to_numpy(bytes(data[start:end]).decode("utf-8", "replace"), disallowed_special=())
         parts.append(ids)
         total += len(ids)
         if settings.separator >= 0:

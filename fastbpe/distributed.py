@@ -267,13 +267,13 @@ def encode_files_dask(paths, encoding, out_dir, *, dtype=None, separator="<|endo
 
     if not isinstance(encoding, Encoding):
         raise TypeError(f"encoding must be a fastbpe.Encoding, got {type(encoding).__name__}")
-    dt = corpus._choose_dtype(encoding, dtype)
-    sep_id = corpus._separator_id(encoding, separator)
+    dt = corpus.choose_dtype(encoding, dtype)
+    sep_id = corpus.separator_id(encoding, separator)
     sep_id = None if sep_id < 0 else sep_id
     out_dir = os.path.abspath(os.fspath(out_dir))
     os.makedirs(out_dir, exist_ok=True)
     with _client(client) as c:
-        shards = shards_of(paths, blocksize, pattern=encoding._pat_str, client=c)
+        shards = shards_of(paths, blocksize, pattern=encoding.pattern, client=c)
         last = {s.path: i for i, s in enumerate(shards)}
         ends = [last[s.path] == i and s.end > 0 for i, s in enumerate(shards)]
         [enc] = c.scatter([encoding], broadcast=True)
@@ -312,7 +312,7 @@ def load_encoded(out_dir, *, mmap: bool = True):
         n += row["n_tokens"]
         if row["ends_document"]:
             ends.append(n)
-    dtype = corpus._DTYPES[manifest["dtype"]]
+    dtype = corpus.DTYPES[manifest["dtype"]]
     ids = np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype)
     return ids, np.array(ends, dtype=np.int64)
 
@@ -330,7 +330,7 @@ def _read_manifest(path: str) -> dict:
         raise ValueError(f"{path} is not a manifest written by encode_files_dask")
     if manifest.get("version") != 1:
         raise ValueError(f"{path}: unsupported manifest version {manifest.get('version')!r}")
-    if manifest.get("dtype") not in corpus._DTYPES:
+    if manifest.get("dtype") not in corpus.DTYPES:
         raise ValueError(f"{path}: dtype must be uint16 or uint32, not {manifest.get('dtype')!r}")
     if not isinstance(manifest.get("shards"), list):
         raise ValueError(f"{path}: \"shards\" must be a list")

@@ -6,16 +6,16 @@ special tokens, and hands each ordinary segment to `_core.BPETable` in one call.
 from __future__ import annotations
 
 import functools
+from types import MappingProxyType
 from typing import AbstractSet, Collection, Literal, Mapping, Sequence
 
 from . import alternatives
 from ._core import BPETable
-from .formats.tiktoken_bpe import TokensByRank
+from .formats.tiktoken_bpe import TokensByRank, index_or_none, tokens_of_ranks
 from .pretokenize import Splitter
 from .special_tokens import raise_disallowed_special_token, special_token_regex
 from .text import fix_surrogates
 from .threads import check_threads, parallel_map
-
 
 
 class Encoding:
@@ -44,7 +44,7 @@ class Encoding:
             self._ranks_dict = None
             n_mergeable = sum(t is not None for t in token_bytes)
         else:
-            token_bytes = _ranks_to_list(mergeable_ranks)
+            token_bytes = tokens_of_ranks(mergeable_ranks)
             self._ranks_dict = mergeable_ranks
             n_mergeable = len(mergeable_ranks)
         self._tokens_by_rank = token_bytes
@@ -54,7 +54,7 @@ class Encoding:
                 raise TypeError(f"special token names must be str, got {text!r}")
             if not text:
                 raise ValueError("a special token cannot be the empty string")
-            token = _index_or_none(token)
+            token = index_or_none(token)
             if token is None or token < 0:
                 raise ValueError(f"special token {text!r} has a bad id {special_tokens[text]!r}")
             self._special_tokens[text] = token
@@ -239,12 +239,14 @@ class Encoding:
         allowed = self._check_specials(text, allowed_special, disallowed_special)
         return encode_with_unstable(self, text, allowed)
 
-    def _encode_single_piece(self, text_or_bytes: str | bytes) -> list[int]:
+    def encode_single_piece(self, text_or_bytes: str | bytes) -> list[int]:
         """BPE of one piece without splitting it with the pattern (special-token text is
         ordinary bytes here)."""
         if isinstance(text_or_bytes, str):
             text_or_bytes = text_or_bytes.encode("utf-8")
         return self._refuse_uncovered(self._table.encode_bytes(bytes(text_or_bytes)))
+
+    _encode_single_piece = encode_single_piece  # tiktoken's name
 
     def _encode_only_native_bpe(self, text: str) -> list[int]:
         """encode_ordinary with the pattern applied by the `regex` package (a slow check of
@@ -403,6 +405,40 @@ class Encoding:
         return self.max_token_value + 1
 
     # ====================
+    # Not in tiktoken: the parts fastbpe's other modules build on (corpus, dropout, front ends)
+    # ====================
+
+    @property
+    def pattern(self) -> str:
+        """The split pattern (tiktoken keeps it as `_pat_str`)."""
+        return self._pat_str
+
+    @property
+    def mergeable_ranks(self) -> dict[bytes, int]:
+        """{token bytes: rank} (tiktoken's `_mergeable_ranks`)."""
+        return self._mergeable_ranks
+
+    @property
+    def special_tokens(self) -> Mapping[str, int]:
+        """{special-token text: id}, read-only (tiktoken's `_special_tokens`)."""
+        return MappingProxyType(self._special_tokens)
+
+    @property
+    def kernel(self) -> BPETable:
+        """The `_core.BPETable` that encodes and decodes; a special id far above the others is
+        kept out of it (see `_build_table`).  The HF front end sets one built from merges."""
+        return self._table
+
+    @kernel.setter
+    def kernel(self, table: BPETable) -> None:
+        self._table = table
+
+    @property
+    def splitter(self) -> Splitter:
+        """The `pretokenize.Splitter` that cuts text into pieces (`kind >= 0`: the C scanner)."""
+        return self._splitter
+
+    # ====================
     # Private
     # ====================
 
@@ -546,33 +582,6 @@ def _build_table(token_bytes: list, special_bytes: dict):
     return BPETable.from_ranks(extended, near), far, range(first_free, first_free + len(missing))
 
 
-def _ranks_to_list(mergeable_ranks: dict[bytes, int]) -> list:
-    """[bytes of rank 0, bytes of rank 1, ...] with None for unused ranks; checks the types."""
-    if not mergeable_ranks:
-        raise ValueError("mergeable_ranks is empty")
-    max_rank = -1
-    for token, rank in mergeable_ranks.items():
-        if type(rank) is not int:
-            rank = _index_or_none(rank)  # numpy integers work, as in tiktoken
-            if rank is None:
-                raise ValueError(f"token {token!r} has a bad rank {mergeable_ranks[token]!r}")
-        if rank < 0:
-            raise ValueError(f"token {token!r} has a bad rank {rank!r}")
-        if rank > max_rank:
-            max_rank = rank
-    if max_rank > 16 * len(mergeable_ranks) + 65536:
-        raise ValueError(f"ranks are too sparse: {len(mergeable_ranks)} tokens, largest rank {max_rank}")
-    tokens: list = [None] * (max_rank + 1)
-    for token, rank in mergeable_ranks.items():
-        rank = _index_or_none(rank)
-        if not isinstance(token, bytes):
-            raise TypeError(f"mergeable_ranks keys must be bytes, got {type(token).__name__}")
-        if tokens[rank] is not None:
-            raise ValueError(f"rank {rank} is given to two tokens: {tokens[rank]!r} and {token!r}")
-        tokens[rank] = token
-    return tokens
-
-
 def _plain_str(text) -> str:
     """A str subclass (numpy.str_, a str enum) as its plain text; TypeError for non-str."""
     if not isinstance(text, str):
@@ -609,13 +618,3 @@ def _checked_sequence(tokens):
     if isinstance(tokens, (str, bytes, AbstractSet, Mapping)):
         raise TypeError(f"'{type(tokens).__name__}' object is not a sequence of token ids")
     return tokens
-
-
-def _index_or_none(value):
-    """An int-like value (int, bool, numpy integer) as int, else None."""
-    import operator
-
-    try:
-        return operator.index(value)
-    except TypeError:
-        return None

@@ -199,6 +199,180 @@ def private_reads():
     return out
 
 
+# ----------------------------------------------------------------------------------------
+# private attributes read across modules: `enc._table` in corpus.py reaches into encoding.py
+
+
+def _is_private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+# Names that start with "_" but are public API (namedtuple's methods and fields).
+PUBLIC_UNDERSCORE = {"_replace", "_asdict", "_fields", "_make", "_field_defaults"}
+_ATTRIBUTE_FUNCTIONS = {"getattr", "hasattr", "setattr", "delattr"}
+_SELF = {"self", "cls"}
+
+
+class _ModuleAttributes(ast.NodeVisitor):
+    """One module's `_names`: those it defines (functions, classes, module names, class
+    attributes, `self._x = ...`) per class and for the module, and every access `obj._x`
+    (also `getattr(obj, "_x")`) with whether it goes through self/cls/super()."""
+
+    def __init__(self, module: str, tree: ast.Module, is_package: bool = False):
+        self.module = module
+        self.is_package = is_package
+        self.imports: dict[str, tuple[str, str]] = {}   # local name -> (module, name)
+        self.classes: dict[str, dict] = {}              # class name -> {"bases", "defines"}
+        self.defined: set[str] = set()
+        self.accesses: list[tuple[str, bool, str | None, int]] = []  # name, via self, class, line
+        self._class: list[str] = []
+        self.visit(tree)
+
+    def _define(self, name: str) -> None:
+        if _is_private(name):
+            self.defined.add(name)
+            if self._class:
+                self.classes[self._class[-1]]["defines"].add(name)
+
+    def visit_ImportFrom(self, node):
+        target = _resolve(self.module, self.is_package, node.level, node.module)
+        for a in node.names:
+            self.imports[a.asname or a.name] = (target, a.name)
+            self._define(a.asname or a.name)
+
+    def visit_Import(self, node):
+        for a in node.names:
+            self._define((a.asname or a.name).split(".")[0])
+
+    def visit_ClassDef(self, node):
+        self._define(node.name)
+        self.classes[node.name] = {"bases": [ast.unparse(b) for b in node.bases], "defines": set()}
+        self._class.append(node.name)
+        self.generic_visit(node)
+        self._class.pop()
+
+    def visit_FunctionDef(self, node):
+        self._define(node.name)
+        self.generic_visit(node)
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_Name(self, node):
+        if isinstance(node.ctx, ast.Store):
+            self._define(node.id)
+
+    def visit_Assign(self, node):
+        # __slots__ = ("_a", "_b") defines the names
+        if any(isinstance(t, ast.Name) and t.id == "__slots__" for t in node.targets):
+            for c in ast.walk(node.value):
+                if isinstance(c, ast.Constant) and isinstance(c.value, str):
+                    self._define(c.value)
+        self.generic_visit(node)
+
+    def visit_Attribute(self, node):
+        if _is_private(node.attr) and node.attr not in PUBLIC_UNDERSCORE:
+            via_self = _is_self(node.value)
+            if via_self and isinstance(node.ctx, ast.Store):
+                self._define(node.attr)
+            self.accesses.append((node.attr, via_self, self._class[-1] if self._class else None, node.lineno))
+        self.generic_visit(node)
+
+    def visit_Call(self, node):
+        if (isinstance(node.func, ast.Name) and node.func.id in _ATTRIBUTE_FUNCTIONS and len(node.args) >= 2
+                and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str)
+                and _is_private(node.args[1].value)):
+            self.accesses.append((node.args[1].value, _is_self(node.args[0]),
+                                  self._class[-1] if self._class else None, node.lineno))
+        self.generic_visit(node)
+
+
+def _is_self(node) -> bool:
+    """self, cls, super(), type(self): the object's own attributes."""
+    if isinstance(node, ast.Name):
+        return node.id in _SELF
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and (
+        node.func.id == "super" or (node.func.id == "type" and len(node.args) == 1 and _is_self(node.args[0])))
+
+
+def _class_families(modules: dict[str, _ModuleAttributes]) -> dict[tuple[str, str], set[str]]:
+    """(module, class) -> the `_names` its family defines: a class, its fastbpe base classes and
+    mixins, and their subclasses are one object (a class split across files by concern)."""
+    parent = {}
+
+    def find(k):
+        while parent.setdefault(k, k) != k:
+            k = parent[k]
+        return k
+
+    for mod, attrs in modules.items():
+        for cls, info in attrs.classes.items():
+            find((mod, cls))
+            for base in info["bases"]:
+                if base in attrs.classes:
+                    target = (mod, base)
+                elif base in attrs.imports:             # from .tokenizer import Tokenizer
+                    target = attrs.imports[base]
+                elif base.split(".")[0] in attrs.imports:  # from . import base; base.Tokenizer
+                    module, name = attrs.imports[base.split(".")[0]]
+                    target = (f"{module}.{name}", base.split(".", 1)[1])
+                else:
+                    continue    # not a fastbpe class
+                if target[0] in modules:
+                    parent[find((mod, cls))] = find(target)
+    defines: dict = {}
+    for mod, attrs in modules.items():
+        for cls, info in attrs.classes.items():
+            defines.setdefault(find((mod, cls)), set()).update(info["defines"])
+    return {k: defines.get(find(k), set()) for k in parent}
+
+
+def private_attribute_reads(sources: dict[str, str] | None = None):
+    """(module, line, name, how): an attribute `obj._name` reached (read, written or through
+    getattr) in a module that does not define `_name` itself.  Through self/cls/super() the
+    names of the class's family count as its own (a mixin of `hf.Tokenizer` in another file
+    is part of that class); any other object's private attribute must be this module's own.
+    `sources` ({module: Python text}) replaces the package's files (for testing the checker)."""
+    if sources is None:
+        sources = {module_name(p): p.read_text(encoding="utf-8") for p in source_files() if p.suffix == ".py"}
+    packages = {module_name(p) for p in source_files() if p.name == "__init__.py"}
+    modules = {m: _ModuleAttributes(m, ast.parse(text), m in packages) for m, text in sources.items()}
+    families = _class_families(modules)
+    out = []
+    for mod, attrs in modules.items():
+        for name, via_self, cls, line in attrs.accesses:
+            if name in attrs.defined:
+                continue
+            if via_self and cls is not None and name in families.get((mod, cls), ()):
+                continue
+            out.append((mod, line, name, "self" if via_self else "object"))
+    if sources is None:
+        for p in source_files():
+            if p.suffix in (".pyx", ".pxd"):
+                out += _cython_private_reads(p)
+    return sorted(out)
+
+
+_CYTHON_ACCESS = re.compile(r"\b(\w+)\.(_[A-Za-z0-9]\w*)\b")
+
+
+def _cython_private_reads(path: pathlib.Path):
+    """The same for a Cython file, by pattern: `obj._name` (obj not self) for a `_name` the
+    file never defines (def/cdef/assignment)."""
+    text = path.read_text(encoding="utf-8")
+    out = []
+    for m in _CYTHON_ACCESS.finditer(text):
+        obj, name = m.groups()
+        if obj in _SELF or obj == "fastbpe" or not _is_private(name):
+            continue    # fastbpe._hash is a module path (cimport), not an attribute
+        if re.search(rf"(?:\bdef|\bcdef[^\n]*?|\bclass)\s+{name}\b|\b{name}\s*=", text):
+            continue
+        line = text.count("\n", 0, m.start()) + 1
+        if text.splitlines()[line - 1].lstrip().startswith("#"):
+            continue
+        out.append((module_name(path), line, name, "object"))
+    return out
+
+
 # The layers of docs/architecture.md, by the module's first name under fastbpe.  A private
 # module not listed here (fastbpe._core, ...) is a kernel: layer 0.
 LAYERS = {
@@ -227,6 +401,27 @@ ALLOWED_CIRCLES = {
     ("fastbpe.encoding", "fastbpe.registry"):
         "the registry builds encodings; Encoding.__getstate__/__setstate__ import it lazily "
         "so that a registered encoding pickles by name",
+}
+
+
+# Private attributes read across modules on purpose, (module, name) -> the reason
+# (docs/architecture.md lists them).
+ALLOWED_PRIVATE_ATTRIBUTES: dict[tuple[str, str], str] = {
+    **{("fastbpe.formats.tiktoken_bpe", name):
+       "encoding_fields reads an Encoding, fastbpe's or tiktoken's own, by tiktoken's field names: "
+       "tiktoken has no public ones (the one place that does; fastbpe's own code uses "
+       "Encoding.pattern / mergeable_ranks / special_tokens)"
+       for name in ("_mergeable_ranks", "_pat_str", "_special_tokens")},
+    ("fastbpe.hf.tokenizer", "_pending"):
+        "the short call inlines hf.Encoding.lazy (one Python call fewer per encode, the cost "
+        "being measured there)",
+    ("fastbpe.hf.encoding", "_encode_whole"):
+        "the other half of that lazy protocol: a lazy hf.Encoding holds (tokenizer, text, flag), "
+        "not a bound method (one object fewer per short call), and makes its fields with it",
+    ("fastbpe.hf.oniguruma", "_lib"):
+        "the oniguruma package's C entry point: its public search re-encodes the text per match",
+    ("fastbpe.hf.transformers_patch", "_tokenizer"):
+        "transformers keeps a fast tokenizer's backend there; swapping it is the patch",
 }
 
 
@@ -281,3 +476,7 @@ if __name__ == "__main__":
     print("private names read across modules:")
     for r in private_reads():
         print("  ", *r)
+    print("private attributes reached across modules:")
+    for mod, line, name, how in private_attribute_reads():
+        why = ALLOWED_PRIVATE_ATTRIBUTES.get((mod, name), "NOT ALLOWED")
+        print(f"   {mod}:{line} .{name} ({how}): {why}")

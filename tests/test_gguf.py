@@ -437,7 +437,7 @@ def test_cli_count_in_blocks_equals_whole(bytelevel_vocab, tmp_path, capsys):
     spec, tokens, merges = bytelevel_vocab
     path = tmp_path / "vocab.gguf"
     path.write_bytes(gf.gguf_bytes(gf.gpt2_kv(tokens, merges, "llama-bpe")))
-    assert GGUFFile(str(path))._pat_str == patterns.LLAMA3_PATTERN  # may be cut between pieces
+    assert GGUFFile(str(path)).pattern == patterns.LLAMA3_PATTERN  # may be cut between pieces
     doc = tmp_path / "doc.txt"
     text = "\n".join(gf.CORPUS) * 200  # several blocks
     doc.write_text(text, encoding="utf-8")
@@ -445,7 +445,7 @@ def test_cli_count_in_blocks_equals_whole(bytelevel_vocab, tmp_path, capsys):
     assert capsys.readouterr().out.split("\t")[0] == str(len(GGUFTokenizer.from_file(path).encode_ids(text)))
     starcoder = tmp_path / "star.gguf"
     starcoder.write_bytes(gf.gguf_bytes(gf.gpt2_kv(tokens, merges, "starcoder")))
-    assert GGUFFile(str(starcoder))._pat_str == r"[\s\S]+"  # a chain: counted whole
+    assert GGUFFile(str(starcoder)).pattern == r"[\s\S]+"  # a chain: counted whole
 
 
 def test_afmoe_digit_groups_follow_llama_cpp():

@@ -5,6 +5,7 @@ pipeline path they replace.  Built files run everywhere; the real files need ../
 from __future__ import annotations
 
 import functools
+import unicodedata
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -138,6 +139,93 @@ def test_pending_fields_copy_and_pickle():
     assert_encoding(enc, ref_enc, "truncated before its fields were read")
 
 
+PROCESSORS = {
+    "none": None,
+    "template": PP.TemplateProcessing(single="<s> $A </s>", pair="<s> $A </s> $B:1 </s>:1",
+                                      special_tokens=[("<s>", 1), ("</s>", 2)]),
+    "bytelevel": PP.ByteLevel(trim_offsets=False),
+    "bytelevel-trim": PP.ByteLevel(trim_offsets=True, add_prefix_space=False),
+}
+FIRST_READS = {   # what a caller may read first, before the other fields
+    "transformers": lambda e: (e.ids, e.attention_mask, len(e.overflowing), e.n_sequences),
+    "shaped": lambda e: (e.type_ids, e.special_tokens_mask, e.sequence_ids, e.attention_mask),
+    "lookups": lambda e: (e.char_to_token(0, 1), e.char_to_token(0), e.token_to_sequence(0), e.word_to_tokens(0)),
+}
+
+
+OPTIONS = {   # truncation and padding as transformers sets them
+    "none": ({}, {}),
+    "padding": ({}, dict(pad_id=0, pad_token="!", pad_type_id=3, direction="left")),
+    "truncation+padding": (dict(max_length=9, stride=2), dict(pad_id=0, pad_token="!", pad_to_multiple_of=4)),
+    "max_length": (dict(max_length=12, direction="left"), dict(length=14, pad_id=0, pad_token="!")),
+}
+
+
+@pytest.mark.parametrize("options", sorted(OPTIONS))
+@pytest.mark.parametrize("post", sorted(PROCESSORS))
+def test_fields_read_in_any_order(post, options):
+    """Batches of texts without truncation or padding (transformers' `tok(docs)`) give
+    Encodings holding their ids: the shaped fields (type ids, masks, sequence ids) are made
+    from the post-processor's shape, the rest by encoding the text again, in whatever order
+    they are read; reading what transformers reads makes none of the others; a field written
+    before the others are made keeps what was written."""
+    ref, ours = _ref(N.NFC(), ADDED, PROCESSORS[post])
+    truncation, padding = OPTIONS[options]
+    for tok in (ref, ours):
+        if truncation:
+            tok.enable_truncation(**truncation)
+        if padding:
+            tok.enable_padding(**padding)
+    texts = TEXTS + ["", "<|eot|>", " [B] "]
+    for add in (True, False):
+        want = ref.encode_batch(texts, add_special_tokens=add)
+        for name, first in FIRST_READS.items():
+            got = ours.encode_batch(texts, add_special_tokens=add, num_threads=2)
+            for g, w, text in zip(got, want, texts):
+                assert first(g) == first(w), (name, text)
+                if name == "transformers" and unicodedata.normalize("NFC", text) == text and not w.overflowing:
+                    assert g._pending is not None, "the fields transformers reads made the others"
+                assert_encoding(g, w, (name, add, text))
+                assert g.n_sequences == w.n_sequences
+        for text in texts:  # encode's short path leaves the same fields
+            g, w = ours.encode(text, add_special_tokens=add), ref.encode(text, add_special_tokens=add)
+            assert FIRST_READS["shaped"](g) == FIRST_READS["shaped"](w), text
+            assert_encoding(g, w, ("encode", add, text))
+    # fields made after the options changed are those of the call that made the Encoding
+    kept = ours.encode_batch(texts) + [ours.encode(t) for t in texts]
+    want = ref.encode_batch(texts) + [ref.encode(t) for t in texts]
+    ours.enable_truncation(3)
+    ours.enable_padding(length=40)
+    for g, w in zip(kept, want):
+        assert_encoding(g, w, "after the options changed")
+    ours.no_truncation()
+    ours.no_padding()
+    enc = ours.encode_batch(["plain ascii text " * 40])[0]
+    enc.attention_mask = [0] * len(enc.ids)
+    enc.type_ids = [7] * len(enc.ids)
+    ref.no_truncation()
+    ref.no_padding()
+    assert enc.offsets == ref.encode("plain ascii text " * 40).offsets
+    assert enc.attention_mask == [0] * len(enc.ids) and enc.type_ids == [7] * len(enc.ids)
+
+
+def test_long_texts_cut_for_the_threads():
+    """A batch of few long texts is cut where no piece can span the cut, each part on a
+    thread: the same Encodings as HF, whatever the thread count (added tokens, NFC, text
+    without any cut point)."""
+    ref, ours = _ref(N.NFC(), ADDED, PROCESSORS["template"])
+    long = (TRAIN_TEXT + " naïve café 😀 12345 ") * (70_000 // len(TRAIN_TEXT) + 1)
+    texts = [long, long[:40_000] + "<|eot|> [B] " + long[:40_000], "x" * 70_000, TRICKY * 3000, "short"]
+    for batch in ([texts[0]], texts[1:3], texts[3:]):
+        want = ref.encode_batch(batch)
+        for threads in (1, 2, 3):
+            got = ours.encode_batch(batch, num_threads=threads)
+            assert [g.ids for g in got] == [w.ids for w in want], threads
+            assert [g.n_sequences for g in got] == [w.n_sequences for w in want]
+        for g, w in zip(got, want):
+            assert_encoding(g, w, "long")
+
+
 def test_bad_inputs():
     ref, ours = _ref()
     with pytest.raises(TypeError):
@@ -224,3 +312,20 @@ def test_real_files_truncated_and_padded(name):
     assert_batches(ours, ref, ["", "", ""])
     assert_batches(ours, ref, [("", ""), ("", "x"), (" ", "")])
     assert ours._kernel is not None     # the kernels built these, not the pipeline
+
+
+def test_lazy_encodings_keep_the_tokenizer_they_were_made_with():
+    """Encodings that hold only ids are made before the tokenizer changes (added tokens,
+    encode_special_tokens, a new stage), so their fields stay those of the call."""
+    ref, ours = _ref(N.NFC(), ADDED, PROCESSORS["template"])
+    texts = ["a <|eot|> b <new> c", "plain <new> text", "x" * 40]
+    want = ref.encode_batch(texts)
+    for change in (lambda t: t.add_tokens(["<new>"]), lambda t: setattr(t, "encode_special_tokens", True),
+                   lambda t: setattr(t, "post_processor", PP.ByteLevel(trim_offsets=True))):
+        got = ours.encode_batch(texts)
+        fresh = Tokenizer.from_str(ours.to_str())
+        change(fresh)   # another tokenizer changing changes nothing here
+        change(ours)
+        for g, w, text in zip(got, want, texts):
+            assert_encoding(g, w, text)
+        ours = Tokenizer.from_str(ref.to_str())

@@ -19,7 +19,7 @@ import regex
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fastbpe import _pretokenize, _scan_program, pattern_program, patterns
+from fastbpe import _pretokenize, _scan_program, _testing, pattern_program, patterns
 from fastbpe.gguf.pretokenizers import LLAMA3, PRE_TOKENIZERS, QWEN2, REGEXES, Splitter as GGUFSplitter, to_python
 from fastbpe.pretokenize import Splitter, chain_kind, program_kind, program_refusal
 
@@ -189,7 +189,7 @@ def test_piece_end_at_every_boundary_restarts_exactly():
             data = "".join(rng.choice(CHARS + FRAGMENTS) for _ in range(rng.randrange(1, 20))).encode()
             ends = list(_pretokenize.piece_boundaries(data, kind))
             for start, end in zip([0] + ends, ends):
-                assert _pretokenize.piece_end_at(data, kind, int(start)) == end
+                assert _testing.piece_end_at(data, kind, int(start)) == end
 
 
 def test_chain_scans_in_many_batches_and_threads_agree():

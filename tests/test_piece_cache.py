@@ -11,7 +11,8 @@ import pytest
 import regex
 
 from fastbpe import _core, _pretokenize, patterns
-from fastbpe._core import BPETable, PieceCache
+from fastbpe._core import BPETable
+from fastbpe._piece_cache import PieceCache
 from fastbpe._testing import thread_piece_cache
 from reference_encode import encode_piece_tiktoken
 from test_kernel import table_for, toy_ranks

@@ -28,6 +28,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fastbpe import _pretokenize as pt
+from fastbpe import _testing as testing
 from fastbpe import patterns as P
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -63,7 +64,7 @@ _REGEX_DIFFERS_RE = (
 
 
 def _stand_ins() -> dict[str, str]:
-    flags = pt.code_point_flags()
+    flags = testing.code_point_flags()
     ok = np.ones(len(flags), dtype=bool)
     ok[REGEX_DIFFERS] = False
     ok[[ord(c) for c in "\r\nsdmtlvreSDMTLVRE\u017f\u212a"]] = False
@@ -99,19 +100,25 @@ def regex_pieces(name: str, text: str) -> list[str]:
 
 
 # Every scan path must cut identically: the block scanner with each classifier this build
-# and CPU have (AVX2, SSE2, the portable SWAR one) and the per-character matchers.
-SCAN_PATHS = list(dict.fromkeys(pt.use_scanner(name) for name in ("char", "swar", "sse2", "avx2")))
+# and CPU have (AVX2, SSE2, the portable SWAR one), with and without the 64-byte ASCII
+# blocks of the cl100k family ("/pieces": one piece at a time), and the per-character
+# matchers.
+CLASSIFIERS = list(dict.fromkeys(pt.use_scanner(name) for name in ("char", "swar", "sse2", "avx2")))
 pt.use_scanner("auto")
+SCAN_PATHS = CLASSIFIERS + [name + "/pieces" for name in CLASSIFIERS if name != "char"]
 
 
 @contextlib.contextmanager
 def scan_path(name: str):
     """Cut with scan path `name` inside the block (then back to the default)."""
-    assert pt.use_scanner(name) == name
+    classifier, _, pieces = name.partition("/")
+    assert pt.use_scanner(classifier) == classifier
+    pt.use_ascii_blocks(not pieces)
     try:
         yield
     finally:
         pt.use_scanner("auto")
+        pt.use_ascii_blocks(True)
 
 
 def split_every_path(text: str, kind: int) -> dict[str, list[str]]:
@@ -151,7 +158,7 @@ def assert_piece_end_everywhere(text: str, names=NAMES) -> None:
             want.append(offsets[m.end()])
         for path in SCAN_PATHS:
             with scan_path(path):
-                got = [pt.piece_end_at(data, KIND[name], bi) for bi in offsets[:-1]]
+                got = [testing.piece_end_at(data, KIND[name], bi) for bi in offsets[:-1]]
             if got != want:
                 ci = next(i for i, (a, b) in enumerate(zip(want, got)) if a != b)
                 pytest.fail("%s (%s scan) at character %d of %r: regex ends at byte %d, scanner at %d"
@@ -188,7 +195,7 @@ TINY_ALPHABET = " \n\rasLA\u4e2d\u0301'1!/"
 
 
 def test_alphabets_cover_the_classes():
-    flags = pt.code_point_flags()
+    flags = testing.code_point_flags()
     for ch in WHITESPACE:
         assert flags[ord(ch)] & pt.FLAG_BITS["S"], hex(ord(ch))
     for ch in NOT_WHITESPACE_IN_REGEX:
@@ -295,18 +302,19 @@ def test_piece_end_equals_scan():
                 with scan_path(path):
                     pos, ends = 0, []
                     while pos < len(data):
-                        pos = pt.piece_end_at(data, KIND[name], pos)
+                        pos = testing.piece_end_at(data, KIND[name], pos)
                         ends.append(pos)
                     assert ends == pt.piece_boundaries(data, KIND[name]).tolist()
-                    assert pt.piece_end_at(data, KIND[name], len(data)) == len(data)
+                    assert testing.piece_end_at(data, KIND[name], len(data)) == len(data)
 
 
 def test_scan_paths():
-    assert SCAN_PATHS[0] == "char" and "swar" in SCAN_PATHS
-    assert pt.scanner_in_use() == pt.use_scanner("auto") == SCAN_PATHS[-1]
+    assert CLASSIFIERS[0] == "char" and "swar" in CLASSIFIERS
+    assert pt.scanner_in_use() == pt.use_scanner("auto") == CLASSIFIERS[-1]
     with pytest.raises(ValueError):
         pt.use_scanner("neon")
-    for path in SCAN_PATHS:
+    assert pt.use_ascii_blocks(False) is True and pt.use_ascii_blocks(True) is False
+    for path in CLASSIFIERS:
         env = dict(os.environ, FASTBPE_SCANNER=path)
         out = subprocess.run([sys.executable, "-c", "from fastbpe import _pretokenize as pt; print(pt.scanner_in_use())"],
                              env=env, capture_output=True, text=True, check=True, cwd=ROOT)
@@ -317,7 +325,7 @@ def test_block_classes_every_byte_and_alignment():
     # Each classifier gives every ASCII byte the classes of the Unicode tables (the patterns'
     # \p{L}, \p{N}, \s on ASCII) and a byte >= 0x80 none, at every position of a window
     # (whole SIMD steps, partial words, the portable tail).
-    flags = pt.code_point_flags()[:128]
+    flags = testing.code_point_flags()[:128]
     fb = pt.FLAG_BITS
 
     def expected(b):
@@ -340,10 +348,10 @@ def test_block_classes_every_byte_and_alignment():
     rng = random.Random(5)
     datas = [bytes(range(256)), bytes(range(255, -1, -1))]
     datas += [bytes(rng.randrange(256) for _ in range(rng.randrange(1, 300))) for _ in range(200)]
-    for path in SCAN_PATHS[1:]:
+    for path in CLASSIFIERS[1:]:
         with scan_path(path):
             for data in datas:
-                classes = pt.block_classes(data)
+                classes = testing.block_classes(data)
                 for i, b in enumerate(data[:256]):
                     got = {name for name, bits in classes.items() if bits >> i & 1}
                     assert got == expected(b), (path, i, hex(b), got)
@@ -381,7 +389,7 @@ def test_tables_equal_regex_except_overrides(flag, cls):
     if regex.__version__ != pt.REGEX_VERSION:
         pytest.skip("tables are from regex %s, installed is %s" % (pt.REGEX_VERSION, regex.__version__))
     bit = pt.FLAG_BITS[flag]
-    have = (pt.code_point_flags() & bit) > 0
+    have = (testing.code_point_flags() & bit) > 0
     want = _regex_mask(cls)
     for first, last, regex_flags, tiktoken_flags in OVERRIDE_RANGES:
         assert (want[first : last + 1] == bool(regex_flags & bit)).all(), "stale override U+%04X" % first
@@ -405,7 +413,7 @@ def test_tables_equal_tiktoken_classes():
     tiktoken = pytest.importorskip("tiktoken")
     import compare_tiktoken_unicode as C
 
-    have = pt.code_point_flags()
+    have = testing.code_point_flags()
     want = C.tiktoken_flags()
     want[0xD800:0xE000] = 0  # Cs; a Rust string cannot hold them
     bad = np.nonzero(have != want)[0]
@@ -436,7 +444,7 @@ def test_generator_regex_mode_equals_regex(tmp_path):
     flags = GEN.compute_flags(text)
     applied, meta, n = GEN.apply_overrides(flags)
     assert n == len(REGEX_DIFFERS)
-    assert (applied == pt.code_point_flags()).all()
+    assert (applied == testing.code_point_flags()).all()
     assert sorted(np.nonzero(applied != flags)[0].tolist()) == REGEX_DIFFERS
     out = tmp_path / "t.h"
     r = subprocess.run([sys.executable, str(ROOT / "tools" / "gen_unicode_tables.py"), "--unicode", "regex", "-o", str(out)],
@@ -738,6 +746,27 @@ long_text = st.lists(
 @settings(hyp, max_examples=n_examples(300))
 @given(long_text)
 def test_fuzz_long_texts(text):
+    assert_same(text)
+
+
+# ASCII only, long: the cl100k family's 64-byte blocks (_ascii_pieces.h) decide every piece
+# by bit operations; their edges (a run, a contraction or whitespace across the block's end,
+# \r\n after punctuation, digits in threes) are what this draws.
+ascii_long_text = st.lists(
+    st.one_of(
+        st.sampled_from(FRAGMENTS[:40]),
+        st.sampled_from(["a" * 61, " " * 63, "\n" * 3, "1" * 64, "!" * 62, " \t" * 31, "x'" * 30, ".\r\n"]),
+        st.text(alphabet=st.sampled_from(" \n\r\t\x0b\x0cabsdmtlverLSDMTVER019'!./(\"-"), max_size=100),
+    ),
+    min_size=10,
+    max_size=200,
+).map("".join)
+
+
+@pytest.mark.fuzz
+@settings(hyp, max_examples=n_examples(600))
+@given(ascii_long_text)
+def test_fuzz_long_ascii_texts(text):
     assert_same(text)
 
 

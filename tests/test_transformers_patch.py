@@ -132,3 +132,37 @@ def test_patch_and_unpatch_in_process(tmp_path):
     assert not isinstance(stock.backend_tokenizer, fastbpe.Tokenizer)
     text = "Hello world! <|end|> Café 🙂"
     assert patched(text, return_offsets_mapping=True).data == stock(text, return_offsets_mapping=True).data
+
+
+def _stage_by_stage(hf, text: str) -> list:
+    """What transformers 5's `_encode_without_added_tokens` computes with HF's stages."""
+    if hf.normalizer is not None:
+        text = hf.normalizer.normalize_str(text)
+    splits = [s for s, _ in hf.pre_tokenizer.pre_tokenize_str(text)] if hf.pre_tokenizer is not None else [text]
+    return [t.id for s in splits for t in hf.model.tokenize(s)]
+
+
+def test_encode_ids_without_added_tokens_is_hfs_stage_by_stage_encoding():
+    """split_special_tokens / sanitize_control_tokens' plain-text encoding: added tokens never
+    matched, no post-processor; on the kernel path (NFC or no normalizer) and the pipeline
+    (a Lowercase normalizer, ByteLevel with its own regex and a prefix space)."""
+    from test_hf_fast_path import ADDED, _ref
+    from tokenizers import Tokenizer as HFTokenizer
+    from tokenizers import normalizers as N
+    from tokenizers import pre_tokenizers as P
+    from tokenizers import processors as PP
+
+    import fastbpe
+
+    texts = ["Hi <|eot|> there <tool>x café [B] [L]y", "", "  \n\tnaïve cafe\u0301 😀 <|eom|><|eom|>", "x" * 70]
+    refs = [_ref(normalizer, ADDED, PP.TemplateProcessing(single="<|eot|> $A", special_tokens=[("<|eot|>", 0)]))[0]
+            for normalizer in (None, N.NFC())]
+    other = HFTokenizer.from_str(refs[0].to_str())
+    other.normalizer = N.Lowercase()
+    other.pre_tokenizer = P.ByteLevel(add_prefix_space=True)
+    for ref in refs + [other]:
+        ours = fastbpe.Tokenizer.from_str(ref.to_str())
+        for text in texts:
+            assert ours.encode_ids_without_added_tokens(text) == _stage_by_stage(ref, text), text
+    with pytest.raises(TypeError):
+        ours.encode_ids_without_added_tokens(b"bytes")

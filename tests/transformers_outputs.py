@@ -80,6 +80,25 @@ def outputs(folder: str, save_dir: str | None) -> dict:
         chat = [{"role": "system", "content": "You are helpful."}, {"role": "user", "content": "Hi there!"},
                 {"role": "assistant", "content": "Hello! How can I help?"}]
         put("chat", lambda: _plain(tok.apply_chat_template(chat, tokenize=True)))
+    # transformers 5: special tokens in the text as plain text (the backend's flag, and the
+    # stage-by-stage encoding of split_special_tokens / sanitize_control_tokens)
+    specials = [t for t in tok.all_special_tokens if t] or ["<|endoftext|>"]
+    with_specials = f"Hi {specials[0]} there {specials[-1]}x café {specials[0]}{specials[0]}"
+    put("split_special_tokens", lambda: [_plain(tok(with_specials, split_special_tokens=flag)) for flag in (True, False)])
+    put("split_special_tokens_batch", lambda: _plain(tok([with_specials, TEXTS[2]], split_special_tokens=True,
+                                                         return_offsets_mapping=True)))
+    put("tokenize_split_special_tokens", lambda: tok.tokenize(with_specials, split_special_tokens=True))
+    put("split_special_tokens_at_load", lambda: _plain(
+        AutoTokenizer.from_pretrained(folder, split_special_tokens=True)(with_specials)))
+    marked = [{"role": "user", "content": f"Say {specials[0]} and {specials[-1]} literally"},
+              {"role": "assistant", "content": f"ok {specials[0]}"}]
+    if getattr(tok, "chat_template", None):
+        put("chat_sanitized", lambda: _plain(tok.apply_chat_template(marked, tokenize=True, sanitize_control_tokens=True)))
+        put("chat_sanitized_dict", lambda: _plain(dict(tok.apply_chat_template(
+            marked, tokenize=True, sanitize_control_tokens=True, return_dict=True, truncation=True, max_length=9))))
+    put("sanitized_call", lambda: _plain(tok(with_specials, sanitize_control_tokens=True)))
+    put("sanitized_call_no_specials", lambda: _plain(tok(with_specials, sanitize_control_tokens=True,
+                                                         add_special_tokens=False)))
     added = tok.add_tokens(["<new_tok>", "brandnewword"])
     added_special = tok.add_special_tokens({"additional_special_tokens": ["<|my_special|>"]})
     put("added", lambda: [added, added_special])

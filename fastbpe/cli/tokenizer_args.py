@@ -30,7 +30,7 @@ class HFTokenizer:
         self._tok.no_truncation()
         self._tok.no_padding()
         # the split pattern of a plain byte-level file, so `count` cuts blocks where its pieces end
-        self._pat_str = self._tok._pattern
+        self.pattern = self._tok.byte_level_pattern
 
     def encode(self, text, allowed_special=(), disallowed_special=()):
         return self._tok.encode_ids(text, add_special_tokens=False)
@@ -71,7 +71,7 @@ class GGUFFile(HFTokenizer):
         splitter = self._tok.splitter
         user_defined = self._tok.vocab.user_defined_ids if splitter else True
         pattern = splitter.scanner_pattern if splitter else None
-        self._pat_str = pattern if pattern and not user_defined else r"[\s\S]+"
+        self.pattern = pattern if pattern and not user_defined else r"[\s\S]+"
 
     def decode_single_token_bytes(self, token):
         return self._tok.token_to_piece(token)

@@ -24,6 +24,7 @@ import re
 
 from .bytelevel import BYTE_TO_CHAR
 from .atomic import atomic_write_text
+from .tiktoken_bpe import encoding_fields
 
 
 def byte_level(token: bytes) -> str:
@@ -149,10 +150,9 @@ def document_for(obj) -> dict:
     describe = getattr(obj, "tokenizer_json_document", None)
     if callable(describe):
         return describe()
-    ranks = getattr(obj, "_mergeable_ranks", None)
-    pattern = getattr(obj, "_pat_str", None)
-    if isinstance(ranks, dict) and isinstance(pattern, str):
-        return document_from_ranks(pattern, ranks, dict(getattr(obj, "_special_tokens", {})))
+    fields = encoding_fields(obj)
+    if fields is not None:
+        return document_from_ranks(*fields)
     raise TypeError(f"cannot export {type(obj).__name__} to tokenizer.json: expected an Encoding, "
                     "a BPEModel or a minbpe tokenizer")
 

@@ -43,6 +43,55 @@ class TokensByRank(list):
         return ranks
 
 
+def tokens_of_ranks(mergeable_ranks: dict[bytes, int]) -> list:
+    """[bytes of rank 0, bytes of rank 1, ...] with None for unused ranks; checks the types
+    (an `Encoding`'s `mergeable_ranks` argument)."""
+    if not mergeable_ranks:
+        raise ValueError("mergeable_ranks is empty")
+    max_rank = -1
+    for token, rank in mergeable_ranks.items():
+        if type(rank) is not int:
+            rank = index_or_none(rank)  # numpy integers work, as in tiktoken
+            if rank is None:
+                raise ValueError(f"token {token!r} has a bad rank {mergeable_ranks[token]!r}")
+        if rank < 0:
+            raise ValueError(f"token {token!r} has a bad rank {rank!r}")
+        if rank > max_rank:
+            max_rank = rank
+    if max_rank > 16 * len(mergeable_ranks) + 65536:
+        raise ValueError(f"ranks are too sparse: {len(mergeable_ranks)} tokens, largest rank {max_rank}")
+    tokens: list = [None] * (max_rank + 1)
+    for token, rank in mergeable_ranks.items():
+        rank = index_or_none(rank)
+        if not isinstance(token, bytes):
+            raise TypeError(f"mergeable_ranks keys must be bytes, got {type(token).__name__}")
+        if tokens[rank] is not None:
+            raise ValueError(f"rank {rank} is given to two tokens: {tokens[rank]!r} and {token!r}")
+        tokens[rank] = token
+    return tokens
+
+
+def index_or_none(value):
+    """An int-like value (int, bool, numpy integer) as int, else None."""
+    import operator
+
+    try:
+        return operator.index(value)
+    except TypeError:
+        return None
+
+
+def encoding_fields(obj) -> tuple[str, dict[bytes, int], dict[str, int]] | None:
+    """(split pattern, mergeable ranks, special tokens) of an `Encoding`, fastbpe's or tiktoken's
+    own, else None.  Read through tiktoken's field names: tiktoken has no public ones, and
+    these are the names code that rebuilds an Encoding reads (tokencost, langchain)."""
+    ranks = getattr(obj, "_mergeable_ranks", None)
+    pattern = getattr(obj, "_pat_str", None)
+    if not (isinstance(ranks, dict) and isinstance(pattern, str)):
+        return None
+    return pattern, ranks, dict(getattr(obj, "_special_tokens", {}))
+
+
 def parse_tiktoken_tokens(data: bytes, source: str = "<bytes>") -> TokensByRank:
     """Parse the contents of a `.tiktoken` file into tokens by rank (validated, see module doc)."""
     return TokensByRank(_formats.parse_tiktoken(data, source))

@@ -12,10 +12,12 @@
 """
 from __future__ import annotations
 
+import itertools
 import operator
 import os
 import re
 
+import numpy as np
 import regex
 
 from ..threads import available_cores, check_threads, parallel_map
@@ -142,14 +144,15 @@ class GGUFTokenizer:
     def encode(self, text: str, add_special_tokens: bool = False, parse_special: bool = False) -> "GGUFEncoding":
         """`encode_ids` with the tokens' texts (an HF-style result: .ids, .tokens, masks)."""
         ids = self.encode_ids(text, add_special_tokens, parse_special)
-        return GGUFEncoding(ids, [self.vocab.tokens[i] for i in ids])
+        return GGUFEncoding(ids, [self.vocab.tokens[i] for i in ids], (self, text, add_special_tokens, parse_special))
 
     def encode_batch(self, texts, add_special_tokens: bool = False, parse_special: bool = False,
                      num_threads: int | None = None) -> list["GGUFEncoding"]:
         """`encode` of each text (ids from `encode_ids_batch`)."""
         tokens = self.vocab.tokens
-        return [GGUFEncoding(ids, [tokens[i] for i in ids])
-                for ids in self.encode_ids_batch(texts, add_special_tokens, parse_special, num_threads)]
+        texts = list(texts)
+        return [GGUFEncoding(ids, [tokens[i] for i in ids], (self, text, add_special_tokens, parse_special))
+                for text, ids in zip(texts, self.encode_ids_batch(texts, add_special_tokens, parse_special, num_threads))]
 
     def encode_ids_batch(self, texts, add_special_tokens: bool = False, parse_special: bool = False,
                          num_threads: int | None = None) -> list[list[int]]:
@@ -177,37 +180,43 @@ class GGUFTokenizer:
 
     def _partition(self, text: str, parse_special: bool) -> list:
         """tokenizer_st_partition: text pieces (str) and special-token ids (int), in order."""
+        return [item for _, _, item in self._partition_spans(text, parse_special)]
+
+    def _partition_spans(self, text: str, parse_special: bool) -> list:
+        """_partition with each item's span of text, (start, end, item): a text piece is
+        text[start:end]; a special token's span takes in the spaces its lstrip / rstrip
+        removed (as HF's added tokens' offsets do)."""
         specials, finder = self._specials(parse_special)
         if not specials or not text or finder.search(text) is None:
-            return [text] if text else []
+            return [(0, len(text), text)] if text else []
         tokens, attrs = self.vocab.tokens, self.vocab.attrs
-        fragments = [text]
+        spans = [(0, len(text), text)]
         for sid in specials:
             word = tokens[sid]
             out = []
-            for frag in fragments:
+            for start, end, frag in spans:
                 if type(frag) is int or word not in frag:
-                    out.append(frag)
+                    out.append((start, end, frag))
                     continue
                 pos = 0
                 while True:
                     at = frag.find(word, pos)
                     if at < 0:
                         break
-                    left = frag[pos:at]
+                    left_end = at
                     if attrs[sid] & LSTRIP:
-                        left = left.rstrip(_C_SPACE)
-                    if left:
-                        out.append(left)
-                    out.append(sid)
+                        left_end = pos + len(frag[pos:at].rstrip(_C_SPACE))
+                    if left_end > pos:
+                        out.append((start + pos, start + left_end, frag[pos:left_end]))
                     pos = at + len(word)
                     if attrs[sid] & RSTRIP:
                         while pos < len(frag) and frag[pos] in _C_SPACE:
                             pos += 1
+                    out.append((start + left_end, start + pos, sid))
                 if pos < len(frag):
-                    out.append(frag[pos:])
-            fragments = out
-        return fragments
+                    out.append((start + pos, end, frag[pos:]))
+            spans = out
+        return spans
 
     def _specials(self, parse_special: bool):
         """The special tokens cut out in this mode, and one regex that finds any of them."""
@@ -219,6 +228,50 @@ class GGUFTokenizer:
             finder = regex.compile("|".join(regex.escape(vocab.tokens[i]) for i in ids)) if ids else None
             hit = self._specials_by_mode[parse_special] = (ids, finder)
         return hit
+
+    def offsets(self, text: str, ids: list, add_special_tokens: bool = False, parse_special: bool = False) -> list:
+        """The character span of text that each of `encode_ids(text, ...)`'s ids covers (ids:
+        that call's result).  A token holding part of a character's UTF-8 covers the whole
+        character, as HF's byte-level offsets do; a special token covers its text and the
+        spaces its lstrip / rstrip removed; BOS / EOS cover (0, 0).  With SentencePiece, the
+        leading space llama.cpp adds belongs to the fragment's first character."""
+        vocab = self.vocab
+        spm = vocab.model == "llama"
+        out, k = [], 0
+        if add_special_tokens and vocab.add_bos:
+            out.append((0, 0))
+            k = 1
+        prev_special = True
+        for start, end, frag in self._partition_spans(text, parse_special):
+            if type(frag) is int:
+                out.append((start, end))
+                k += 1
+                prev_special = True
+                continue
+            prefix = 1 if spm and vocab.add_space_prefix and prev_special else 0
+            prev_special = False
+            # the text the model merged (SentencePiece: ▁ for spaces, the prefix), as UTF-8
+            merged = (_SPM_SPACE * prefix + frag.replace(" ", _SPM_SPACE) if spm else frag).encode("utf-8", "surrogateescape")
+            n, lengths = len(merged), []
+            while n > 0:
+                if k >= len(ids):
+                    raise ValueError("offsets: ids are not this text's encode_ids (they end too soon)")
+                size = self._merged_size(ids[k])
+                lengths.append(size)
+                n -= size
+                k += 1
+            if n < 0:
+                raise ValueError("offsets: ids are not this text's encode_ids (a token crosses a fragment)")
+            out += _char_spans(merged, lengths, start - prefix, start, prefix)
+        if k < len(ids):
+            out += [(0, 0)] * (len(ids) - k)   # EOS
+        return out
+
+    def _merged_size(self, token_id: int) -> int:
+        """How many bytes of the merged text one token holds."""
+        if self.vocab.model == "llama":
+            return 1 if self.vocab.attrs[token_id] & BYTE else len(self.vocab.token_bytes(token_id))
+        return len(self._pieces[True][token_id])
 
     # -- decoding ---------------------------------------------------------------------------
 
@@ -279,12 +332,22 @@ class _Pieces(dict):
 
 
 class GGUFEncoding:
-    """The ids of one text and their token texts, with the HF Encoding fields that make sense
-    without offsets (llama.cpp does not track them)."""
-    __slots__ = ("ids", "tokens")
+    """The ids of one text, their token texts and character offsets (made when first read:
+    llama.cpp does not track them), with the HF Encoding fields that make sense here."""
+    __slots__ = ("ids", "tokens", "_source", "_offsets")
 
-    def __init__(self, ids: list[int], tokens: list[str]):
-        self.ids, self.tokens = ids, tokens
+    def __init__(self, ids: list[int], tokens: list[str], source: tuple | None = None):
+        # source: (tokenizer, text, add_special_tokens, parse_special) the ids came from
+        self.ids, self.tokens, self._source, self._offsets = ids, tokens, source, None
+
+    @property
+    def offsets(self) -> list[tuple[int, int]]:
+        if self._offsets is None:
+            if self._source is None:
+                raise ValueError("this GGUFEncoding was built without its text: no offsets")
+            tok, text, add_special_tokens, parse_special = self._source
+            self._offsets = tok.offsets(text, self.ids, add_special_tokens, parse_special)
+        return self._offsets
 
     @property
     def attention_mask(self) -> list[int]:
@@ -299,6 +362,24 @@ class GGUFEncoding:
 
     def __repr__(self) -> str:
         return f"GGUFEncoding(num_tokens={len(self.ids)})"
+
+
+def _char_spans(data: bytes, lengths: list, shift: int, low: int, prefix: int) -> list:
+    """Character spans of consecutive tokens of `lengths` bytes over UTF-8 `data`: char
+    index + shift, starts kept at `low` or above and ends above `low` when the `prefix`
+    characters added in front are not in the text (they belong to its first character)."""
+    ends = list(itertools.accumulate(lengths))
+    starts = [0] + ends[:-1]
+    if data.isascii():
+        char_start, char_end = starts, ends
+    else:
+        utf8 = np.frombuffer(data, dtype=np.uint8)
+        char_of = (np.cumsum((utf8 & 0xC0) != 0x80) - 1).tolist()
+        char_start = [char_of[b] for b in starts]
+        char_end = [char_of[b - 1] + 1 for b in ends]
+    if not prefix:
+        return [(s + shift, e + shift) for s, e in zip(char_start, char_end)]
+    return [(max(s + shift, low), max(e + shift, low + 1)) for s, e in zip(char_start, char_end)]
 
 
 def _bytelevel_decode(text: str) -> bytes:

@@ -171,9 +171,9 @@ class AddedVocabulary:
 
     def matcher(self, normalized: bool):
         """(TokenTrie or None, {matched text: id}) for one of the two token sets."""
-        return self._matcher_entry(normalized)[:2]
+        return self.matcher_and_first_chars(normalized)[:2]
 
-    def _matcher_entry(self, normalized: bool):
+    def matcher_and_first_chars(self, normalized: bool):
         """(automaton, {matched text: id}, the tokens' first characters or None when many)."""
         matchers = self._matchers
         if matchers is None:  # built whole, then published: threads may call this at once
@@ -197,7 +197,7 @@ class AddedVocabulary:
     def occurs_in(self, text: str, normalized: bool) -> bool:
         """Whether any token of the set occurs in text.  Usually every token starts with one
         of a few characters ("<"): looking for those (memchr) first is faster still."""
-        trie, _, firsts = self._matcher_entry(normalized)
+        trie, _, firsts = self.matcher_and_first_chars(normalized)
         if trie is None or (firsts is not None and not any(c in text for c in firsts)):
             return False
         return trie.contains_any(text)
@@ -209,7 +209,7 @@ class AddedVocabulary:
         previous or next piece: pieces may overlap (both then hold the same characters)."""
         if not text or not self.occurs_in(text, normalized):
             return [(0, len(text), None)]
-        trie = self._matcher_entry(normalized)[0]
+        trie = self.matcher_and_first_chars(normalized)[0]
         out, done = [], 0
         for start, stop, token_id in trie.find(text):
             token = self.by_id[token_id]

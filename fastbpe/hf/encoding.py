@@ -21,18 +21,41 @@ def gc_paused():
 
 
 def _pending_field(slot: str) -> property:
-    """A field that `Encoding.pending` may leave to be made on first read (or before a write)."""
+    """A field that may be pending (see Encoding): made on first read.  A field already set is
+    read as it is (transformers reads ids, attention_mask and overflowing of every Encoding,
+    and those must not make the offsets); a write just sets it (a later make fills only the
+    fields still unset)."""
     def get(self):
         if self._pending is not None:
-            self._make()
+            value = getattr(self, slot, None)   # unset (lazy) or None (pending): not made yet
+            if value is not None:
+                return value
+            self._make(slot)
         return getattr(self, slot)
 
     def set_(self, value) -> None:
-        if self._pending is not None:
-            self._make()
         setattr(self, slot, value)
 
     return property(get, set_)
+
+
+# the fields a single sequence's shape gives without encoding again (see single_sequence_shape)
+SHAPED = ("_type_ids", "_attention_mask", "_special_tokens_mask", "_sequence_ids")
+# what padding puts in them (Encoding.pad; type ids take the padding's pad_type_id)
+_PAD_VALUES = {"_attention_mask": 0, "_special_tokens_mask": 1, "_sequence_ids": None}
+
+
+def single_sequence_shape(processed: "Encoding") -> tuple[dict, frozenset | None]:
+    """What a post-processor does to one sequence, from `processed`: the post-processed
+    Encoding of a one-token sequence whose id is -1.  Every post-processor treats each token
+    of a sequence alike (type id, sequence id, masks) and only adds tokens around it, so each
+    shaped field of any single sequence is before + [value] * n + after."""
+    k = processed.ids.index(-1)
+    shape = {}
+    for slot in SHAPED:
+        field = getattr(processed, slot[1:])
+        shape[slot] = (field[:k], field[k], field[k + 1:])
+    return shape, processed._sequences
 
 
 new_object = object.__new__  # an Encoding without __init__ (the short-call path fills two slots)
@@ -77,33 +100,72 @@ class Encoding:
         return enc
 
     @staticmethod
-    def lazy(ids: list, source: tuple) -> "Encoding":
-        """ids now, every other field when first read: source is (tokenizer, text,
-        add_special_tokens) and `tokenizer._encode_whole(text, add_special_tokens)` makes them
-        (a tuple, not a closure: this is the short-call path, where each object counts)."""
+    def lazy(ids: list, source: tuple, sequences) -> "Encoding":
+        """ids now, every other field when first read.  source is (tokenizer, text,
+        add_special_tokens, shape, n, total, options): n ids before padding, total after;
+        options None (no truncation, no padding) or (truncation, padding, batch length,
+        whether the text was cut).  The shaped fields (single_sequence_shape) come from the
+        shape, padded to total; the rest from `tokenizer._encode_whole(text,
+        add_special_tokens, options[:3])`.  A tuple, not a closure: the short-call path and
+        transformers' batches make one per text, where each object counts.  sequences: the
+        shape's input sequences."""
         enc = new_object(Encoding)
         enc.ids = ids
         enc._pending = source
+        enc._sequences = sequences
         return enc
 
-    def _make(self) -> None:
+    @property
+    def lazy_source(self):
+        """The source tuple of a lazy Encoding (see `lazy`) while its other fields are not made
+        yet, else None or a maker: for the tokenizer that padded a batch of them later."""
+        return self._pending
+
+    @lazy_source.setter
+    def lazy_source(self, source) -> None:
+        self._pending = source
+
+    def _make(self, slot: str | None = None) -> None:
         # fields first, then _pending cleared: a thread reading at the same time makes them
         # again (the same values) instead of finding a field not yet set
         make = self._pending
-        with gc_paused():
-            if type(make) is tuple:
-                tokenizer, text, add_special_tokens = make
-                made = tokenizer._encode_whole(text, add_special_tokens)
-            else:
+        if type(make) is tuple:
+            tokenizer, text, add_special_tokens, shape, n, total, options = make
+            if slot in SHAPED:
+                before, value, after = shape[slot]
+                field = [value] * (n - len(before) - len(after))
+                if before or after:
+                    field = before + field + after
+                if total > n:   # padded as Encoding.pad pads
+                    padding = options[1]
+                    pad = _PAD_VALUES.get(slot, padding["pad_type_id"])
+                    if slot == "_sequence_ids" and not self._sequences:
+                        pad = 0   # no sequence recorded: pads count as sequence 0 (Encoding.pad)
+                    fill = [pad] * (total - n)
+                    field = field + fill if padding["direction"] == "right" else fill + field
+                setattr(self, slot, field)
+                return
+            if slot == "_overflowing" and (options is None or not options[3]):
+                self._overflowing = []   # an uncut sequence has no overflow
+                return
+            with gc_paused():
+                made = tokenizer._encode_whole(text, add_special_tokens, options[:3] if options else None)
+        else:
+            with gc_paused():
                 made = make()
         if isinstance(made, Encoding):
             if made._pending is not None:
                 made._make()
-            for slot in Encoding.__slots__[1:-2]:
-                setattr(self, slot, getattr(made, slot))
-            self._sequences = made._sequences
+            # only the fields not set yet: one already set may have been written since
+            for name in Encoding.__slots__[1:-2]:
+                if getattr(self, name, None) is None:
+                    setattr(self, name, getattr(made, name))
+            if getattr(self, "_sequences", None) is None:
+                self._sequences = made._sequences
         else:
-            self._tokens, self._offsets, self._word_ids = made
+            for name, value in zip(("_tokens", "_offsets", "_word_ids"), made):
+                if getattr(self, name, None) is None:
+                    setattr(self, name, value)
         self._pending = None
 
     type_ids = _pending_field("_type_ids")
@@ -134,11 +196,17 @@ class Encoding:
 
     @property
     def n_sequences(self) -> int:
-        if self._pending is not None:
-            self._make()
+        # transformers reads it for every call: it must not make pending fields it does not need
+        if getattr(self, "_sequences", None):   # known without the fields (set before any make)
+            return len(self._sequences)
+        seq = self.sequence_ids
         if self._sequences:
             return len(self._sequences)
-        return len({s for s in self.sequence_ids if s is not None}) or 1
+        if seq.count(0) + seq.count(None) == len(seq):  # one sequence (the common case), quickly
+            return 1
+        found = set(seq)
+        found.discard(None)
+        return len(found) or 1
 
     # -- alignment lookups, as tokenizers.Encoding's --------------------------------------
 
@@ -163,8 +231,8 @@ class Encoding:
             return None
         if self._pending is not None:
             self._make()
-        if not self._sequences and all(s is None for s in self.sequence_ids):
-            return 0  # no sequence recorded: HF counts every position as sequence 0
+        if not self._sequences and all(s is None or s == 0 for s in self.sequence_ids):
+            return 0  # no sequence recorded: HF counts every position as sequence 0 (pads too)
         return self.sequence_ids[token_index] if token_index < n else None
 
     def word_to_tokens(self, word_index: int, sequence_index: int = 0) -> tuple[int, int] | None:
@@ -324,8 +392,9 @@ class Encoding:
         k = length - len(self.ids)
         if k <= 0:
             return
+        # with no sequence recorded, HF counts every position as sequence 0, pads too
         fill = (([pad_id] * k, [pad_type_id] * k, [pad_token] * k, [(0, 0)] * k, [0] * k, [1] * k,
-                 [None] * k, [None] * k))
+                 [None] * k, [None if self._sequences else 0] * k))
         fields = ("ids", "type_ids", "tokens", "offsets", "attention_mask", "special_tokens_mask",
                   "word_ids", "sequence_ids")
         for name, pad in zip(fields, fill):

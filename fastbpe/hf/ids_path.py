@@ -7,11 +7,59 @@ added tokens in Python, each other segment is scanned and merged by the GIL-free
 ids alone.  A mixin over `Tokenizer`'s fields (`model`, `added`, `_pattern`, `_kind`, ...)."""
 from __future__ import annotations
 
-import os
+import re
 
-from ..threads import parallel_map
+from ..patterns import BY_NAME
+from ..threads import available_cores, parallel_map
 from . import normalizers
-from .encoding import Encoding
+from .encoding import Encoding, gc_paused, single_sequence_shape
+
+
+# a text this long (characters) is cut in parts for the threads when a batch has few texts
+_LONG_TEXT = 1 << 16
+# patterns whose pieces never span a space after an ASCII letter or digit (shards.py proves
+# it for every pattern by name; the cut is before an ASCII space, so never inside a character)
+CUTTABLE_PATTERNS = frozenset(BY_NAME.values())
+_CUT_POINT = re.compile(r"(?<=[A-Za-z0-9])[ \t\r\n]")
+
+
+def _cut_positions(text: str, size: int) -> list[int]:
+    """Cut points about `size` characters apart: the first one at or after each multiple."""
+    cuts, at = [], size
+    while at < len(text):
+        m = _CUT_POINT.search(text, at)
+        if m is None:
+            break
+        cuts.append(m.start())
+        at = m.start() + size
+    return cuts
+
+
+def _cut(text: str, size: int) -> list[str]:
+    """text in parts of about `size` characters, cut at cut points (the whole when none)."""
+    bounds = [0, *_cut_positions(text, size), len(text)]
+    return [text[a:b] for a, b in zip(bounds, bounds[1:])]
+
+
+class _LazyBatch:
+    """The texts of one encode_batch call whose Encodings hold only their ids: it stands
+    for the tokenizer in their pending source (Encoding.lazy), and the first Encoding made
+    makes every one of them in one batch pass.  The tokenizer makes them all before it
+    changes (added tokens, stages), so they stay those of the call."""
+    __slots__ = ("tokenizer", "texts", "add_special_tokens", "options", "made", "__weakref__")
+
+    def __init__(self, tokenizer, texts: list, add_special_tokens: bool, options: tuple | None):
+        self.tokenizer, self.texts, self.made = tokenizer, texts, None
+        self.add_special_tokens, self.options = add_special_tokens, options
+
+    def make(self) -> list:
+        made = self.made
+        if made is None:   # two threads may both get here: the same Encodings, made twice
+            made = self.made = self.tokenizer._encode_all(self.texts, self.add_special_tokens, self.options)
+        return made
+
+    def _encode_whole(self, index: int, add_special_tokens: bool, options: tuple | None):
+        return self.make()[index]
 
 
 class IdsPath:
@@ -24,18 +72,19 @@ class IdsPath:
             return False
         if self.added.matcher(normalized=True)[0] is not None:
             return False
-        pattern, _, firsts = self.added._matcher_entry(False)
+        pattern, _, firsts = self.added.matcher_and_first_chars(False)
         wraps = {flag: self._wraps(flag) for flag in (False, True)}
         if not any(before or after for before, after in wraps.values()):
             wraps = None  # nothing around a sequence (Qwen, GPT-2): the kernel's list is the answer
         return (self.model.table.encode_text, self._kind, self._normalizer is not None, pattern,
-                firsts[0] if firsts is not None and len(firsts) == 1 else None, wraps)
+                firsts[0] if firsts is not None and len(firsts) == 1 else None, wraps,
+                {flag: self._single_sequence(flag)[1:] for flag in (False, True)})
 
     @staticmethod
     def _short_ids(short, text: str, add_special_tokens) -> list | None:
         """encode(text).ids in one kernel call, or None when text needs the whole pipeline
         (it holds an added token, NFC changes it, or it cannot be UTF-8)."""
-        encode_text, kind, nfc, pattern, first, wraps = short
+        encode_text, kind, nfc, pattern, first, wraps, _ = short
         if pattern is not None and (first is None or first in text) and pattern.contains_any(text):
             return None
         if not text.isascii():
@@ -58,14 +107,20 @@ class IdsPath:
 
     def _wraps(self, add_special_tokens: bool) -> tuple[list, list]:
         """The ids the post-processor puts before and after a single sequence."""
+        return self._single_sequence(add_special_tokens)[0]
+
+    def _single_sequence(self, add_special_tokens: bool) -> tuple:
+        """((ids before, ids after), shape, input sequences): what the post-processor does to
+        a single sequence (encoding.single_sequence_shape), from a probe sequence."""
         wraps = self._fast_wraps
         if wraps is None:  # built whole, then published (threads)
             wraps = {}
             for flag in (False, True):
                 probe = Encoding([-1], [0], [""], [(0, 0)], [1], [0], [0], [0])
-                ids = self._post_process_plain([probe], add_special_tokens=flag).ids
+                processed = self._post_process_plain([probe], add_special_tokens=flag)
+                ids = processed.ids
                 k = ids.index(-1)
-                wraps[flag] = (ids[:k], ids[k + 1:])
+                wraps[flag] = ((ids[:k], ids[k + 1:]), *single_sequence_shape(processed))
             self._fast_wraps = wraps
         return wraps[add_special_tokens]
 
@@ -139,14 +194,8 @@ class IdsPath:
     def _finish_ids(self, body: list, add_special_tokens: bool) -> list[int]:
         """Truncation, the post-processor's ids and fixed-length padding, on ids alone: what
         `encode` does for one sequence."""
-        t = self._truncation
-        n_added = self.num_special_tokens_to_add(False) if add_special_tokens else 0
-        if t is not None and n_added <= t["max_length"]:  # else HF's unsigned subtraction wraps: no cut
-            keep = t["max_length"] - n_added
-            if len(body) > keep:
-                if t["strategy"] == "only_second":
-                    raise ValueError("truncation strategy only_second needs a pair of sequences")
-                body = body[:keep] if t["direction"] == "right" else body[len(body) - keep:]
+        if self._truncation is not None:
+            body, _ = self._truncated(body, add_special_tokens)
         before, after = self._wraps(add_special_tokens)
         ids = before + body + after if before or after else body
         if self._padding is not None:
@@ -211,11 +260,140 @@ class IdsPath:
             bodies = [self._body_ids(self._fast_segments(t)) for t in texts]
         else:
             if num_threads is None:
-                num_threads = os.cpu_count() or 1
+                num_threads = available_cores()
             bodies = parallel_map(self._fast_bodies, texts, num_threads, keep_threads=True)
         if self._truncation is None and self._padding is None and not any(self._wraps(add_special_tokens)):
             return bodies
         return self._pad_batch([self._finish_ids(b, add_special_tokens) for b in bodies])
+
+    def _single_encodings(self, texts: list, add_special_tokens: bool, num_threads: int) -> list[Encoding]:
+        """encode_batch of str inputs on the kernel path (transformers' `tok(texts)`): each
+        thread's share of the texts is one GIL-free kernel call, then one Encoding a text
+        holding its ids (truncated, wrapped in the post-processor's ids, padded); its shaped
+        fields are made when read, cheaply, and its tokens, offsets, word ids and overflowing
+        pieces by encoding that text again with this call's options, if read."""
+        (before, after), shape, sequences = self._single_sequence(add_special_tokens)
+        truncation, padding = self._truncation, self._padding
+        options = (truncation, padding, None) if truncation or padding else None
+        # the texts whose Encodings stay lazy: the first one made makes them all (a caller
+        # reading one's offsets reads them all, and one batch pass costs far less)
+        batch = _LazyBatch(self, list(texts), add_special_tokens, options)
+        self._lazy_batches.add(batch)
+
+        def finish(index: int, body: list | None) -> Encoding:
+            text = texts[index]
+            if body is None:   # NFC changed the text: the pipeline, for offsets into the original
+                return self._post_process(self._sequences([text], [0], 1), add_special_tokens)
+            cut = False
+            if truncation is not None:
+                body, cut = self._truncated(body, add_special_tokens)
+            ids = before + body + after if before or after else body
+            n = len(ids)
+            if padding is not None:
+                ids = self._pad_ids(ids, padding["length"] if padding["length"] is not None else n)
+            return Encoding.lazy(ids, (batch, index, add_special_tokens, shape, n, len(ids),
+                                       options and (*options, cut)), sequences)
+
+        def chunk(indexes: list) -> list[Encoding]:
+            plans = []
+            for i in indexes:
+                t = texts[i]
+                if not t.isascii():
+                    t.encode("utf-8")  # UnicodeEncodeError for lone surrogates, as encode
+                plans.append(self._plan(t))
+            encoded = iter(self.model.table.encode_texts(
+                [item for plan, changed in plans if not changed for _, _, item in plan if type(item) is str],
+                self._kind))
+            return [finish(i, None if changed else next(encoded) if len(plan) == 1 and type(plan[0][2]) is str
+                           else self._body_ids([item for _, _, item in plan], encoded))
+                    for i, (plan, changed) in zip(indexes, plans)]
+
+        if 1 < num_threads and len(texts) < 2 * num_threads and self._pattern in CUTTABLE_PATTERNS \
+                and any(len(t) >= _LONG_TEXT for t in texts):
+            out = list(map(finish, range(len(texts)), self._long_bodies(texts, num_threads)))
+        else:
+            out = parallel_map(chunk, range(len(texts)), num_threads, keep_threads=True)
+        if padding is not None and padding["length"] is None and out:   # to the batch's longest
+            longest = max(len(e.ids) for e in out)
+            for e in out:
+                source = e.lazy_source
+                if type(source) is not tuple:
+                    self._pad(e, longest)
+                    continue
+                e.ids = self._pad_ids(e.ids, longest)
+                maker, index, add, shape_, n, _, (trunc, pad, _, cut) = source
+                e.lazy_source = (maker, index, add, shape_, n, len(e.ids), (trunc, pad, longest, cut))
+            batch.options = (truncation, padding, longest)
+        return out
+
+    def _make_lazy_encodings(self) -> None:
+        """Before the tokenizer changes: make the Encodings of every batch still holding only
+        ids, with the tokenizer they were encoded with."""
+        batches = getattr(self, "_lazy_batches", None)
+        while batches:
+            batches.pop().make()
+
+    def _encode_all(self, texts: list, add_special_tokens: bool, options: tuple | None) -> list[Encoding]:
+        """_encode_whole of every text, in one batch pass (the kernels on every core)."""
+        truncation, padding, longest = options if options is not None else (None, None, None)
+        with gc_paused():
+            out = [self._post_process([e], add_special_tokens, (truncation, padding))
+                   for e in self._sequences(texts, [0] * len(texts), available_cores())]
+            for e in out:
+                if longest is not None:
+                    self._pad(e, longest, padding)
+                e.tokens   # noqa: B018 - made here, under the one GC pause, not one by one
+        return out
+
+    def _truncated(self, body: list, add_special_tokens: bool) -> tuple[list, bool]:
+        """A single sequence's ids cut as truncation cuts it (room left for the
+        post-processor's ids), and whether anything was cut."""
+        t = self._truncation
+        n_added = self.num_special_tokens_to_add(False) if add_special_tokens else 0
+        if n_added > t["max_length"]:
+            return body, False   # HF's unsigned max_length - n_added wraps around: no cut
+        keep = t["max_length"] - n_added
+        if len(body) <= keep:
+            return body, False
+        if t["strategy"] == "only_second":
+            raise ValueError("truncation strategy only_second needs a pair of sequences")
+        return (body[:keep] if t["direction"] == "right" else body[len(body) - keep:]), True
+
+    def _long_bodies(self, texts: list, num_threads: int) -> list:
+        """The BPE ids of a few long texts (None for one NFC changes), on every thread: each
+        segment is cut where no piece of the split pattern can span the cut (see shards.py)
+        into a part per thread's share, the parts run through the kernel at once, and each
+        text's ids are its parts' ids in order."""
+        plans, parts, counts = [], [], []
+        for t in texts:
+            if not t.isascii():
+                t.encode("utf-8")  # UnicodeEncodeError for lone surrogates, as encode
+            plan, changed = self._plan(t)
+            plans.append(None if changed else plan)
+            if changed:
+                continue
+            for _, _, item in plan:
+                if type(item) is str:
+                    cut = _cut(item, max(len(item) // (2 * num_threads), _LONG_TEXT // 4))
+                    parts += cut
+                    counts.append(len(cut))
+        encoded = iter(parallel_map(lambda share: self.model.table.encode_texts(share, self._kind),
+                                    parts, num_threads, keep_threads=True))
+        counts = iter(counts)
+        bodies = []
+        for plan in plans:
+            if plan is None:
+                bodies.append(None)
+                continue
+            ids = []
+            for _, _, item in plan:
+                if type(item) is not str:
+                    ids.append(item)
+                    continue
+                for _ in range(next(counts)):
+                    ids += next(encoded)
+            bodies.append(ids)
+        return bodies
 
     def _fast_bodies(self, texts: list) -> list[list[int]]:
         """One GIL-free kernel call for every BPE segment of the texts, then stitched (when

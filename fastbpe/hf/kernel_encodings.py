@@ -30,9 +30,10 @@ from .encoding import Encoding
 class KernelEncoder:
     """Per-file tables for building Encodings from kernel output."""
 
-    def __init__(self, tokenizer):
+    def __init__(self, tokenizer, scanner_kind: int, isolated_pieces):
+        """`scanner_kind` of the tokenizer's split pattern (-1: `isolated_pieces(text)` cuts)."""
+        self._kind, self._isolated_pieces = scanner_kind, isolated_pieces
         model = tokenizer.model
-        self._tokenizer = tokenizer
         self._table = model.table
         self._id_to_token = model.id_to_token
         self._nbytes = np.array([len(t) if t is not None else 0 for t in model.token_bytes], dtype=np.int64)
@@ -43,12 +44,11 @@ class KernelEncoder:
     def _segment_outputs(self, segments: list) -> list:
         """(list of ids, array of piece end bytes) for each str segment: one GIL-free kernel call for them all
         when the C scanner knows the pattern; else `regex` cuts and the kernel merges."""
-        tok = self._tokenizer
-        if tok._kind >= 0:
-            return self._table.encode_texts(segments, tok._kind, True)
+        if self._kind >= 0:
+            return self._table.encode_texts(segments, self._kind, True)
         out = []
         for seg in segments:
-            pieces = tok._isolated_pieces(seg)
+            pieces = self._isolated_pieces(seg)
             ends = np.cumsum([len(p.encode("utf-8")) for p in pieces], dtype=np.int64)
             out.append((self._table.encode_pieces(pieces, False, seg), ends))
         return out

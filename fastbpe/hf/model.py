@@ -23,6 +23,7 @@ from ._nodes import json_bool, json_field, json_str, json_uint
 
 class BPE:
     def __init__(self, node: dict, byte_level_input: bool):
+        self.byte_level_input = byte_level_input  # a ByteLevel pre-tokenizer feeds it
         vocab = node.get("vocab")
         if not isinstance(vocab, dict):
             raise ValueError("tokenizer.json: model.vocab must be an object {token: id}")

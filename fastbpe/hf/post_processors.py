@@ -53,6 +53,10 @@ class PostProcessor:
     def n_added(self, is_pair: bool) -> int:
         return 0
 
+    def num_special_tokens_to_add(self, is_pair: bool) -> int:
+        """HF's name for n_added (transformers 5 asks the post-processor)."""
+        return self.n_added(is_pair)
+
     def process_encodings(self, encodings: list, add_special_tokens: bool, overflows: tuple) -> list:
         raise NotImplementedError
 
@@ -63,7 +67,10 @@ class PostProcessor:
 
 
 def default_process(encodings: list, add_special_tokens: bool, overflows: tuple | None = None) -> Encoding:
-    """No post-processor: sequence i keeps type id i."""
+    """No post-processor: sequence i keeps type id i.  As HF, a single sequence is left as it
+    is: no sequence recorded, so every position counts as sequence 0 (token_to_sequence)."""
+    if len(encodings) == 1:
+        return encodings[0]
     for k, e in enumerate(encodings):
         e.set_type_id(k, k)
     return _merge(encodings)
@@ -78,7 +85,7 @@ class ByteLevel(PostProcessor):
             for e in encodings:
                 trim_offsets(e, self.add_prefix_space)
         for k, e in enumerate(encodings):  # HF's set_sequence_id: part k is sequence k
-            e.sequence_ids = [k] * len(e.ids)
+            e.set_sequence_id(k)
         return encodings
 
 

@@ -8,9 +8,12 @@ from .encoding import Encoding
 
 
 class PostProcessing:
-    def _post_process(self, encodings: list, add_special_tokens: bool) -> Encoding:
-        if self._truncation:
-            self._truncate(encodings, add_special_tokens)
+    def _post_process(self, encodings: list, add_special_tokens: bool, options: tuple | None = None) -> Encoding:
+        """options: (truncation, padding) to apply instead of the tokenizer's own (an
+        Encoding made later, when read, applies the options of the call that made it)."""
+        truncation, padding = options if options is not None else (self._truncation, self._padding)
+        if truncation:
+            self._truncate(encodings, add_special_tokens, truncation)
         overflow = [e.overflowing for e in encodings]
         for e in encodings:
             e.overflowing = []
@@ -37,10 +40,9 @@ class PostProcessing:
             o.overflowing = [self._post_process_plain(*zip(*n), add_special_tokens=add_special_tokens)
                              for n in nested]
             out.overflowing.append(o)
-        if self._padding:
-            p = self._padding
-            length = p["length"] if p["length"] is not None else len(out.ids)
-            self._pad(out, length)
+        if padding:
+            length = padding["length"] if padding["length"] is not None else len(out.ids)
+            self._pad(out, length, padding)
         return out
 
     def _post_process_plain(self, encodings, overflows: tuple | None = None, *, add_special_tokens: bool) -> Encoding:
@@ -49,16 +51,15 @@ class PostProcessing:
         process = proc.process if proc is not None else post_processors.default_process
         return process(list(encodings), add_special_tokens, overflows)
 
-    def _pad(self, enc: Encoding, length: int) -> None:
-        p = self._padding
+    def _pad(self, enc: Encoding, length: int, padding: dict | None = None) -> None:
+        p = padding if padding is not None else self._padding
         multiple = p["pad_to_multiple_of"]
         if multiple and length % multiple:
             length += multiple - length % multiple
         enc.pad(length, p["direction"], p["pad_id"], p["pad_type_id"], p["pad_token"])
 
-    def _truncate(self, encodings: list, add_special_tokens: bool) -> None:
+    def _truncate(self, encodings: list, add_special_tokens: bool, t: dict) -> None:
         """HF's truncate_encodings, with max_length less the post-processor's added tokens."""
-        t = self._truncation
         n_added = self.num_special_tokens_to_add(len(encodings) == 2) if add_special_tokens else 0
         if n_added > t["max_length"]:
             return  # as HF: its unsigned max_length - n_added wraps around, so nothing is cut

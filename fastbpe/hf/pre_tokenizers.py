@@ -29,6 +29,9 @@ class RegexSpans:
         return [m.span() for m in self.pattern.finditer(text)]
 
 
+BYTELEVEL_REGEX = RegexSpans(BYTELEVEL_PATTERN)  # ByteLevel's split (use_regex)
+
+
 def split_by(t: NormalizedText, matcher, behavior: str, invert: bool = False) -> list:
     """HF's NormalizedString::split with a pattern: the text tiled by (span, is_match), empty
     matches included (they change what MergedWith*/Contiguous join), then merged."""
@@ -165,7 +168,7 @@ class Split:
 class ByteLevel:
     """Optional prefix space, GPT-2 regex split (use_regex), then each byte as one character
     of the byte-level alphabet (every byte keeps the span of its character)."""
-    _regex = RegexSpans(BYTELEVEL_PATTERN)
+    _regex = BYTELEVEL_REGEX
 
     def __init__(self, add_prefix_space: bool, use_regex: bool, trim_offsets: bool):
         self.add_prefix_space, self.use_regex, self.trim_offsets = add_prefix_space, use_regex, trim_offsets

@@ -6,21 +6,25 @@ Three paths give the same ids:
   pre-tokenizer, BPE, post-processor, truncation, padding) and keep every token's offsets;
 * on a plain byte-level BPE file (GPT-2, Llama-3, Qwen2.5, DeepSeek: no normalizer or NFC, a
   Split with a known pattern + ByteLevel, or ByteLevel with its regex) they build the same
-  Encodings from the kernels instead (kernel_encodings.py), on threads for a batch;
+  Encodings from the kernels instead (kernel_encodings.py), on threads for a batch; a batch
+  of plain texts without truncation or padding (transformers' `tok(texts)`) gets Encodings
+  that hold their ids and make the rest when read (ids_path.py's `_single_encodings`);
 * `encode_ids`, `encode_ids_batch` and `encode_to_numpy` on such a file skip Encodings: added
   tokens are cut out in Python, and every other segment is scanned and merged by the GIL-free
   kernel of `fastbpe.Encoding`.  Other files use the pipeline and return its ids.
 
 The class is split by concern: this module builds the pipeline and runs `encode`;
-postprocessing.py (truncation, post-processor, padding), ids_path.py (the ids-only and
-short-call paths), api_extras.py (asyncio, training) and spec.py (the tokenizer.json
-document) hold the rest.
+postprocessing.py (truncation, post-processor, padding), ids_path.py (the ids-only,
+short-call and batch-of-texts paths), api_extras.py (asyncio, plain text, to_encoding,
+training) and spec.py (the tokenizer.json document) hold the rest.
 """
 from __future__ import annotations
 
 import os
+import weakref
 
 from ..pretokenize import scanner_kind
+from ..threads import available_cores
 from . import _nodes, decoders, normalizers, post_processors, pre_tokenizers, spec
 from ._nodes import UnsupportedError
 from .added_tokens import AddedToken, AddedVocabulary
@@ -51,6 +55,7 @@ class Tokenizer(IdsPath, PostProcessing, HFExtras):
                 raise ValueError("tokenizer.json must hold a JSON object")
             model = spec.spec_of_model(model)
         self._encode_special_tokens = False
+        self._lazy_batches = weakref.WeakSet()   # ids-only Encodings' batches (ids_path._LazyBatch)
         self._load(model)
 
     def _load(self, doc: dict, model: "BPE | None" = None) -> None:
@@ -58,6 +63,7 @@ class Tokenizer(IdsPath, PostProcessing, HFExtras):
         the same model node, kept when its byte-level reading does not change)."""
         if not isinstance(doc, dict):
             raise ValueError("tokenizer.json must hold a JSON object")
+        self._make_lazy_encodings()
         self._short = None  # the short-call plan of encode (see _short_plan), made on first use
         _nodes.check_version(doc)
         _nodes.check_nesting(doc)
@@ -76,10 +82,9 @@ class Tokenizer(IdsPath, PostProcessing, HFExtras):
         self._version = doc.get("version", "1.0")
         steps = pre_tokenizers.steps_of(self._pre_tokenizer)
         byte_level_input = any(isinstance(s, pre_tokenizers.ByteLevel) for s in steps)
-        if model is None or model._byte_level_input != byte_level_input:
+        if model is None or model.byte_level_input != byte_level_input:
             model_node = model_json if model is None else spec.model_node(self._model_json, model.vocab)
             model = BPE(model_node, byte_level_input)
-            model._byte_level_input = byte_level_input
         self._model = model
         # ByteLevel last with a byte-level model: pieces stay in original characters and the
         # model reads their UTF-8 (the same ids and spans as mapping every byte to a character)
@@ -156,6 +161,8 @@ class Tokenizer(IdsPath, PostProcessing, HFExtras):
 
     @encode_special_tokens.setter
     def encode_special_tokens(self, value: bool) -> None:
+        if bool(value) != self._encode_special_tokens:
+            self._make_lazy_encodings()
         self._encode_special_tokens = bool(value)
         self._apply_special_token_encoding()
 
@@ -237,7 +244,7 @@ class Tokenizer(IdsPath, PostProcessing, HFExtras):
         if len(steps) == 1 and isinstance(steps[0], pre_tokenizers.ByteLevel):
             bl = steps[0]
             pattern = BYTELEVEL_PATTERN if bl.use_regex else None
-            matcher = pre_tokenizers.ByteLevel._regex
+            matcher = pre_tokenizers.BYTELEVEL_REGEX
         elif (len(steps) == 2 and isinstance(steps[0], pre_tokenizers.Split)
               and isinstance(steps[1], pre_tokenizers.ByteLevel)
               and steps[0].behavior == "Isolated" and not steps[0].invert
@@ -286,6 +293,7 @@ class Tokenizer(IdsPath, PostProcessing, HFExtras):
         of the tokens not ignored."""
         if isinstance(tokens, (str, AddedToken)):
             raise TypeError("expected a list of tokens")
+        self._make_lazy_encodings()
         counted = self.added.add_tokens([AddedToken.coerce(t, special) for t in tokens], self.model.vocab)
         self._fast_wraps = None
         self._short = None
@@ -359,6 +367,13 @@ class Tokenizer(IdsPath, PostProcessing, HFExtras):
                     out.append((seg.slice(s2, e2), aid2))
         return out
 
+    def _pieces_and_model(self, seg: NormalizedText) -> tuple:
+        """A normalized segment's pre-tokenized pieces, and the model call that tokenizes one."""
+        if self._byte_split is not None:
+            return self._byte_split.split(self._steps_before.pre_tokenize([seg])), self.model.tokenize_utf8
+        pieces = self.pre_tokenizer.pre_tokenize([seg]) if self.pre_tokenizer is not None else [seg]
+        return pieces, self.model.tokenize
+
     def _encode_sequence(self, text: str, type_id: int) -> Encoding:
         if not isinstance(text, str):
             raise TypeError(f"expected str, not {type(text).__name__}")
@@ -374,12 +389,7 @@ class Tokenizer(IdsPath, PostProcessing, HFExtras):
                 words.append(word)
                 word += 1
                 continue
-            if self._byte_split is not None:
-                pieces = self._byte_split.split(self._steps_before.pre_tokenize([seg]))
-                tokenize = self.model.tokenize_utf8
-            else:
-                pieces = self.pre_tokenizer.pre_tokenize([seg]) if self.pre_tokenizer is not None else [seg]
-                tokenize = self.model.tokenize
+            pieces, tokenize = self._pieces_and_model(seg)
             for piece in pieces:
                 if not piece.text:
                     continue
@@ -401,20 +411,24 @@ class Tokenizer(IdsPath, PostProcessing, HFExtras):
         if short is None:
             short = self._short = self._short_plan()
         if short and pair is None and type(sequence) is str and not is_pretokenized:
-            encode_text, kind, _, pattern, first, wraps = short
+            encode_text, kind, _, pattern, first, wraps, shapes = short
             if (pattern is None or (first is not None and first not in sequence)) and sequence.isascii():
                 # _short_ids inlined: the common short call is one kernel call and this
                 enc = new_object(Encoding)  # Encoding.lazy, inlined
                 if wraps is None:
-                    enc.ids = encode_text(sequence, kind, False)
+                    ids = enc.ids = encode_text(sequence, kind, False)
                 else:
                     before, after = wraps[True if add_special_tokens else False]
-                    enc.ids = before + encode_text(sequence, kind, False) + after
-                enc._pending = (self, sequence, add_special_tokens)
+                    ids = enc.ids = before + encode_text(sequence, kind, False) + after
+                shape, enc._sequences = shapes[True if add_special_tokens else False]
+                n = len(ids)
+                enc._pending = (self, sequence, add_special_tokens, shape, n, n, None)
                 return enc
             ids = self._short_ids(short, sequence, add_special_tokens)
             if ids is not None:
-                return Encoding.lazy(ids, (self, sequence, add_special_tokens))
+                shape, sequences = shapes[True if add_special_tokens else False]
+                n = len(ids)
+                return Encoding.lazy(ids, (self, sequence, add_special_tokens, shape, n, n, None), sequences)
         sequences = [sequence] if pair is None else [sequence, pair]
         if is_pretokenized:
             return self._post_process([self._encode_words(_words(s), k) for k, s in enumerate(sequences)],
@@ -423,9 +437,15 @@ class Tokenizer(IdsPath, PostProcessing, HFExtras):
             _text(s)
         return self._post_process(self._sequences(sequences, [0, 1], 1), add_special_tokens)
 
-    def _encode_whole(self, sequence: str, add_special_tokens: bool) -> Encoding:
-        """encode(sequence) through the pipeline, every field made (a lazy Encoding's fields)."""
-        return self._post_process(self._sequences([sequence], [0], 1), add_special_tokens)
+    def _encode_whole(self, sequence: str, add_special_tokens: bool, options: tuple | None = None) -> Encoding:
+        """encode(sequence), every field made: a lazy Encoding's fields.  options: the
+        (truncation, padding, batch length) of the call that made it (None: neither), not
+        the tokenizer's now (transformers changes them from call to call)."""
+        truncation, padding, longest = options if options is not None else (None, None, None)
+        out = self._post_process(self._sequences([sequence], [0], 1), add_special_tokens, (truncation, padding))
+        if longest is not None:
+            self._pad(out, longest, padding)
+        return out
 
     def _encode_words(self, words: list, type_id: int) -> Encoding:
         """One pre-tokenized sequence: each word encoded alone, word ids = word indexes."""
@@ -461,6 +481,14 @@ class Tokenizer(IdsPath, PostProcessing, HFExtras):
                     encodings = list(map(_without_offsets, encodings))
                 out.append(self._post_process(encodings, add_special_tokens))
             return self._pad_encodings(out)
+        if type(inputs) is not list:
+            inputs = list(inputs)
+        if num_threads is None:
+            num_threads = available_cores()  # the cores this process may use (taskset), not the machine's
+        if (with_offsets and self._kind >= 0 and self._uses_fast_path()
+                and all(type(item) is str for item in inputs)):
+            with gc_paused():
+                return self._single_encodings(inputs, add_special_tokens, num_threads)
         flat, type_ids, shapes = [], [], []
         for item in inputs:
             if isinstance(item, str):
@@ -477,8 +505,6 @@ class Tokenizer(IdsPath, PostProcessing, HFExtras):
                 flat.append(_text(item))
                 type_ids.append(0)
                 shapes.append(1)
-        if num_threads is None:
-            num_threads = os.cpu_count() or 1
         with gc_paused():
             encodings = self._sequences(flat, type_ids, num_threads)
             if not with_offsets:
@@ -530,7 +556,7 @@ class Tokenizer(IdsPath, PostProcessing, HFExtras):
     def _kernel_encoder(self):
         kernel = self._kernel
         if kernel is None:
-            kernel = self._kernel = KernelEncoder(self)
+            kernel = self._kernel = KernelEncoder(self, self._kind, self._isolated_pieces)
         return kernel
 
     # -- decoding -------------------------------------------------------------------------
@@ -559,27 +585,11 @@ class Tokenizer(IdsPath, PostProcessing, HFExtras):
 
     # -- tiktoken-style view --------------------------------------------------------------
 
-    def to_encoding(self, name: str = "hf"):
-        """A tiktoken-style `fastbpe.Encoding` with this file's vocabulary, merges and split
-        pattern; every added token becomes a special token.  Its `encode_ordinary` gives
-        `encode_ids(text, add_special_tokens=False)`'s ids for text without added tokens (on
-        NFC text when the file normalizes with NFC).  ValueError unless the file is a plain
-        byte-level BPE."""
-        from .._core import BPETable
-        from ..encoding import Encoding as TiktokenEncoding
-
-        if self._pattern is None or self.model.uses_dropout():
-            raise ValueError("to_encoding needs a plain byte-level BPE file (ByteLevel pre-tokenizer, "
-                             "optionally after a regex Split; no normalizer but NFC; no dropout)")
-        tokens = self.model.token_bytes
-        ranks = {t: i for i, t in enumerate(tokens) if t is not None}
-        specials = {t.content: i for i, t in self.added.by_id.items() if i >= len(tokens) or tokens[i] is None}
-        enc = TiktokenEncoding(name, pat_str=self._pattern, mergeable_ranks=ranks, special_tokens=specials)
-        # HF merges by its merge list, not by id: the kernel gets the same pair table as here
-        enc._table = BPETable.from_merges(
-            self.model.merge_rows, tokens, {i: s.encode("utf-8") for s, i in specials.items()},
-            whole_piece=self.model.ignore_merges)
-        return enc
+    @property
+    def byte_level_pattern(self) -> str | None:
+        """The split pattern of a plain byte-level file (ByteLevel pre-tokenizer, optionally
+        after one regex Split), else None: the `pattern` of `to_encoding()`."""
+        return self._pattern
 
 
 def _text(value) -> str:

@@ -64,6 +64,28 @@ def swap_backend(tokenizer):
     return tokenizer
 
 
+def _route_plain_text_encoding(cls) -> None:
+    """transformers 5 encodes text without added tokens (`split_special_tokens`, the control
+    tokens that `apply_chat_template(..., sanitize_control_tokens=True)` marks in user text)
+    by calling the backend's normalizer, pre-tokenizer and model one by one, through HF's
+    stage API; a fastbpe backend answers it in one call instead.  Installed once and kept
+    after unpatch_transformers: tokenizers loaded while patched keep their fastbpe backend
+    and still need it; an HF backend goes to transformers' own method."""
+    original = cls.__dict__.get("_encode_without_added_tokens")
+    if original is None or getattr(original, "fastbpe_route", False):
+        return
+
+    def _encode_without_added_tokens(self, text, _original=original):
+        backend = getattr(self, "_tokenizer", None)
+        if isinstance(backend, Tokenizer):
+            return backend.encode_ids_without_added_tokens(text)
+        return _original(self, text)
+
+    functools.update_wrapper(_encode_without_added_tokens, original)
+    _encode_without_added_tokens.fastbpe_route = True   # marks our wrapper: installed once
+    cls._encode_without_added_tokens = _encode_without_added_tokens
+
+
 def patch_transformers() -> None:
     """Make transformers' fast tokenizers (AutoTokenizer.from_pretrained and the model
     classes' own from_pretrained) use fastbpe from now on.  Calling it again does nothing."""
@@ -73,6 +95,7 @@ def patch_transformers() -> None:
     if not bases:
         raise ImportError("patch_transformers needs transformers (4.x or 5.x) installed")
     for cls in bases:
+        _route_plain_text_encoding(cls)
         original = cls.__dict__.get("from_pretrained")
         inherited = cls.from_pretrained
 

@@ -58,11 +58,11 @@ class GPT4Tokenizer(RegexTokenizer):
 
     def tokenizer_json_document(self) -> dict:
         """cl100k_base's tokenizer.json: this tokenizer encodes with it, not with its merges."""
-        return hf_json.document_from_ranks(self._enc._pat_str, self._enc._mergeable_ranks, self.special_tokens)
+        return hf_json.document_from_ranks(self._enc.pattern, self._enc.mergeable_ranks, self.special_tokens)
 
     def _recover(self):
         if self._recovered is None:
-            ranks = self._enc._mergeable_ranks
+            ranks = self._enc.mergeable_ranks
             merges = recover_merges(ranks)
             byte_shuffle = {i: ranks[bytes([i])] for i in range(256)}
             vocab = {idx: bytes([idx]) for idx in range(256)}

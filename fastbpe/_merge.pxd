@@ -1,0 +1,19 @@
+# The two merge loops of the encode kernel (_merge.pyx): lowest rank first, leftmost on ties.
+from libc.stdint cimport uint8_t, int32_t, uint64_t
+
+from fastbpe._vocab cimport PairTable
+from fastbpe._workspace cimport IdBuf, Work
+
+
+cdef struct MergeTables:             # what a merge reads, borrowed from a BPETable
+    const PairTable* pairs
+    const uint64_t* byte_pairs       # [256*256] (rank << 32 | new id) of two single-byte parts
+    const int32_t* byte_id           # [256] the token of each byte
+
+
+# Both append the ids of p[:n] (n >= 2) to out; the caller has made room for n more ids
+# (idbuf_reserve) and n parts (work_reserve).  They give identical ids on every input.
+cdef void merge_scan(const MergeTables* t, const uint8_t* p, Py_ssize_t n, IdBuf* out,
+                     Work* w) noexcept nogil
+cdef void merge_heap(const MergeTables* t, const uint8_t* p, Py_ssize_t n, IdBuf* out,
+                     Work* w) noexcept nogil

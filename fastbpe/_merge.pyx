@@ -1,0 +1,289 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""The merge loops of the encode kernel: a piece's bytes -> its token ids.
+
+Both merge the pair of lowest rank first and the leftmost on ties, until nothing merges
+(DESIGN.md §3), so they give identical ids; they differ only in how they find that pair:
+
+* `merge_scan` (pieces up to SCAN_PIECE bytes): parts stay at their first byte, the rank of
+  the pair each part starts is one uint32 in a dense array, and each step takes the leftmost
+  smallest rank with a vector scan (_rank_min.h: 8 ranks an instruction with AVX2) and
+  updates two ranks.  O(n^2 / 8) with a tiny constant: for the 2-64 byte pieces of real text
+  it beats any heap.
+* `merge_heap` (longer pieces): a linked list and candidate merges in sorted runs and a heap,
+  O(n log n): never quadratic however long the piece.
+"""
+from libc.stdint cimport uint8_t, uint32_t, int32_t, uint64_t
+from libc.string cimport memcpy, memset
+
+from fastbpe._heap cimport heap_pop, heap_push
+from fastbpe._vocab cimport NO_PAIR, NO_RANK, PairTable, pair_get, pair_word, tok_t
+from fastbpe._workspace cimport IdBuf, SmallPart, Work
+
+cdef extern from "_rank_min.h" nogil:
+    Py_ssize_t fb_rank_min(const uint32_t* r, Py_ssize_t n)
+    int fb_rank_min_set(int which)
+    int FB_RM_C, FB_RM_SSE2, FB_RM_AVX2, FB_RM_AUTO
+
+cdef enum:
+    MAX_RUNS = 32            # sorted runs of candidate merges at once (see merge_heap)
+    PILE_TO_HEAP = 64        # a smaller pile of candidates goes into the heap, not a run
+
+cdef uint64_t UINT64_MAX_KEY = 0xFFFFFFFFFFFFFFFFULL   # above every candidate merge
+
+_RANK_MIN_PATHS = {"auto": FB_RM_AUTO, "avx2": FB_RM_AVX2, "sse2": FB_RM_SSE2, "c": FB_RM_C}
+
+
+def use_rank_min(str name):
+    """Force the scan merge's minimum search: "auto", "avx2", "sse2" or "c" (all give the
+    same ids; for tests).  A path this build or CPU lacks falls back to the best it has.
+    Returns the name of the path in use.  Process-wide."""
+    if name not in _RANK_MIN_PATHS:
+        raise ValueError("unknown path %r (one of %s)" % (name, ", ".join(_RANK_MIN_PATHS)))
+    used = fb_rank_min_set(_RANK_MIN_PATHS[name])
+    return {FB_RM_AVX2: "avx2", FB_RM_SSE2: "sse2", FB_RM_C: "c"}[used]
+
+
+cdef void merge_scan(const MergeTables* t, const uint8_t* p, Py_ssize_t n, IdBuf* out,
+                     Work* w) noexcept nogil:
+    """Scan merge.  ranks[i] is the rank of the pair the live part at byte i starts with the
+    next live part, NO_RANK when none or the part is dead; newid[i] what that pair becomes.
+    The array is padded to a multiple of 8 with NO_RANK for the vector scan.  w.heap holds
+    the three uint32 arrays (10 * cap words of room; each needs cap + 8)."""
+    cdef uint32_t* ranks = <uint32_t*>w.heap
+    cdef uint32_t* newid = ranks + w.cap + 8
+    cdef tok_t* ids = newid + w.cap + 8
+    cdef int32_t* nxt = w.nxt
+    cdef int32_t* prv = w.prv
+    cdef const PairTable* pairs = t.pairs
+    cdef Py_ssize_t padded = (n + 7) & ~(<Py_ssize_t>7)
+    cdef Py_ssize_t i, j, k, h
+    cdef uint64_t v
+    for i in range(n - 1):
+        ids[i] = <tok_t>t.byte_id[p[i]]
+        v = t.byte_pairs[(<Py_ssize_t>p[i] << 8) | p[i + 1]]
+        ranks[i] = <uint32_t>(v >> 32)
+        newid[i] = <uint32_t>v
+        nxt[i] = <int32_t>(i + 1)
+        prv[i] = <int32_t>(i - 1)
+    ids[n - 1] = <tok_t>t.byte_id[p[n - 1]]
+    nxt[n - 1] = <int32_t>n
+    prv[n - 1] = <int32_t>(n - 2)
+    for i in range(n - 1, padded):
+        ranks[i] = NO_RANK
+    while True:
+        i = fb_rank_min(ranks, padded)
+        if ranks[i] == NO_RANK:
+            break
+        # parts i and j = nxt[i] become one part at i
+        j = nxt[i]
+        ids[i] = newid[i]
+        ranks[j] = NO_RANK
+        k = nxt[j]
+        nxt[i] = <int32_t>k
+        h = prv[i]
+        if k < n:
+            prv[k] = <int32_t>i
+            v = pair_word(pairs, ids[i], ids[k])
+            ranks[i] = <uint32_t>(v >> 32)
+            newid[i] = <uint32_t>v
+        else:
+            ranks[i] = NO_RANK
+        if h >= 0:
+            v = pair_word(pairs, ids[h], ids[i])
+            ranks[h] = <uint32_t>(v >> 32)
+            newid[h] = <uint32_t>v
+    i = 0
+    while i < n:
+        out.data[out.len] = ids[i]
+        out.len += 1
+        i = nxt[i]
+
+
+cdef inline void pile_pair(const PairTable* pairs, SmallPart* parts, Py_ssize_t left,
+                           Py_ssize_t right, uint64_t* space, Py_ssize_t* pile_lo,
+                           uint64_t* pile_min) noexcept nogil:
+    """Set the pair the part at `left` now starts with the part at `right` and, if it merges,
+    pile it as a candidate (see _merge_heap)."""
+    cdef uint32_t r
+    cdef tok_t nid
+    cdef uint64_t key
+    if not pair_get(pairs, parts[left].id, parts[right].id, &r, &nid):
+        parts[left].pair = NO_PAIR
+        return
+    parts[left].pair = (<uint64_t>r << 32) | nid
+    key = (<uint64_t>r << 32) | <uint64_t>left
+    pile_lo[0] -= 1
+    space[pile_lo[0]] = key
+    if key < pile_min[0]:
+        pile_min[0] = key
+
+
+cdef void sort_keys(uint64_t* keys, uint64_t* tmp, Py_ssize_t n, int first_byte) noexcept nogil:
+    """Sort 64-bit keys by their bytes first_byte..7 (a stable LSD radix sort over the bytes
+    that differ between keys; the others cost nothing); tmp has room for n keys.  With
+    first_byte = 4 it sorts (rank << 32 | position) keys by rank alone, keeping the order of
+    positions."""
+    cdef Py_ssize_t count[8][256]
+    cdef Py_ssize_t i, total, c
+    cdef int byte, b, n_vary = 0
+    cdef int vary[8]
+    cdef uint64_t* src = keys
+    cdef uint64_t* dst = tmp
+    cdef uint64_t* swap
+    cdef uint64_t k, all_or = 0, all_and = UINT64_MAX_KEY
+    if n < 2:
+        return
+    for i in range(n):
+        all_or |= keys[i]
+        all_and &= keys[i]
+    for byte in range(first_byte, 8):
+        if ((all_or ^ all_and) >> (8 * byte)) & 0xFF:
+            vary[n_vary] = byte
+            n_vary += 1
+    if n_vary == 0:
+        return
+    memset(count, 0, n_vary * sizeof(count[0]))   # only the rows used: short piles are common
+    for i in range(n):
+        k = keys[i]
+        for b in range(n_vary):
+            count[b][(k >> (8 * vary[b])) & 0xFF] += 1
+    for b in range(n_vary):
+        byte = vary[b]
+        total = 0
+        for c in range(256):
+            i = count[b][c]
+            count[b][c] = total
+            total += i
+        for i in range(n):
+            c = <Py_ssize_t>((src[i] >> (8 * byte)) & 0xFF)
+            dst[count[b][c]] = src[i]
+            count[b][c] += 1
+        swap = src
+        src = dst
+        dst = swap
+    if src != keys:
+        memcpy(keys, src, n * sizeof(uint64_t))
+
+
+cdef void sort_pile(uint64_t* keys, uint64_t* tmp, Py_ssize_t n) noexcept nogil:
+    """Sort the candidates that merges made (stored last-made first).  Merges of one rank
+    run left to right, so in the order they were made the positions of one rank nearly
+    always ascend: reverse, sort by rank alone, and sort by position too only if that left
+    the keys out of order."""
+    cdef Py_ssize_t i
+    cdef uint64_t t
+    for i in range(n // 2):
+        t = keys[i]
+        keys[i] = keys[n - 1 - i]
+        keys[n - 1 - i] = t
+    sort_keys(keys, tmp, n, 4)
+    for i in range(n - 1):
+        if keys[i] > keys[i + 1]:
+            sort_keys(keys, tmp, n, 0)
+            return
+
+
+cdef void merge_heap(const MergeTables* t, const uint8_t* p, Py_ssize_t n, IdBuf* out,
+                     Work* w) noexcept nogil:
+    """Linked list of parts indexed by start byte; candidate merges (rank << 32 | start)
+    taken smallest first: lowest rank, leftmost on ties.  O(n log n).
+
+    parts[i].pair is the pair the live part at byte i starts now (NO_PAIR when none or
+    the part is dead), so a candidate is stale exactly when its rank differs from it: no
+    pair lookup to skip one.  (A candidate whose pair was replaced by another pair of the
+    same rank merges that pair, which is then the right merge: lowest rank, leftmost.)
+
+    Candidates wait in sorted runs, a 4-ary heap, or a pending pile: the first pairs
+    are one run, sorted once; the pairs that merges make pile up unsorted and are
+    ordered only when the pile holds the smallest candidate (as a new run when large,
+    else into the heap).  On long pieces most candidates then leave a run at O(1)
+    instead of a heap at O(log n): a 1 MiB piece is several times faster.
+
+    w.heap has 5 * cap keys: [0, 2 cap) the heap growing up and the pile and its runs
+    growing down (both together never exceed the 2n - 2 pairs merges make);
+    [2 cap, 3 cap) the first run; [3 cap, 5 cap) scratch for sorting."""
+    cdef SmallPart* parts = w.parts
+    cdef int32_t* nxt = w.nxt
+    cdef int32_t* prv = w.prv
+    cdef uint64_t* space = w.heap
+    cdef uint64_t* heap = space
+    cdef uint64_t* tmp = space + 3 * w.cap
+    cdef Py_ssize_t run_at[MAX_RUNS]
+    cdef Py_ssize_t run_end[MAX_RUNS]
+    cdef Py_ssize_t n_runs = 0, pile_lo = 2 * w.cap, pile_hi = 2 * w.cap
+    cdef uint64_t pile_min = UINT64_MAX_KEY
+    cdef Py_ssize_t size = 0, i, j, src, pos, right, after, before
+    cdef uint64_t top, bp
+    for i in range(n):
+        parts[i].id = <tok_t>t.byte_id[p[i]]
+        nxt[i] = <int32_t>(i + 1)
+        prv[i] = <int32_t>(i - 1)
+    parts[n - 1].pair = NO_PAIR
+    run_at[0] = run_end[0] = 2 * w.cap
+    for i in range(n - 1):
+        bp = t.byte_pairs[(<Py_ssize_t>p[i] << 8) | p[i + 1]]
+        parts[i].pair = bp
+        if bp < NO_PAIR:
+            space[run_end[0]] = (bp & 0xFFFFFFFF00000000ULL) | <uint64_t>i
+            run_end[0] += 1
+    sort_keys(space + run_at[0], tmp, run_end[0] - run_at[0], 4)   # positions ascend
+    n_runs = 1
+    while True:
+        # the smallest candidate: heap top or a run's head ...
+        top = UINT64_MAX_KEY
+        src = -2
+        if size > 0:
+            top = heap[0]
+            src = -1
+        j = 0
+        while j < n_runs:
+            if run_at[j] == run_end[j]:      # used up: drop it
+                n_runs -= 1
+                run_at[j] = run_at[n_runs]
+                run_end[j] = run_end[n_runs]
+                continue
+            if space[run_at[j]] < top:
+                top = space[run_at[j]]
+                src = j
+            j += 1
+        # ... unless the pile holds a smaller one: order the pile first
+        if pile_lo < pile_hi and pile_min < top:
+            if pile_hi - pile_lo < PILE_TO_HEAP or n_runs == MAX_RUNS:
+                for i in range(pile_lo, pile_hi):
+                    heap_push(heap, &size, space[i])
+                pile_lo = pile_hi            # its space is free again
+            else:
+                sort_pile(space + pile_lo, tmp, pile_hi - pile_lo)
+                run_at[n_runs] = pile_lo
+                run_end[n_runs] = pile_hi
+                n_runs += 1
+                pile_hi = pile_lo            # the next pile grows below this run
+            pile_min = UINT64_MAX_KEY
+            continue
+        if src == -2:
+            break
+        if src == -1:
+            heap_pop(heap, &size)
+        else:
+            run_at[src] += 1
+        pos = <Py_ssize_t>(top & 0xFFFFFFFFU)
+        bp = parts[pos].pair
+        if (bp >> 32) != (top >> 32):
+            continue  # stale: the pair at pos changed, or the part died
+        right = nxt[pos]
+        parts[pos].id = <tok_t>(bp & 0xFFFFFFFFU)
+        parts[pos].pair = NO_PAIR
+        parts[right].pair = NO_PAIR   # right is merged into pos
+        after = nxt[right]
+        nxt[pos] = <int32_t>after
+        if after < n:
+            prv[after] = <int32_t>pos
+            pile_pair(t.pairs, parts, pos, after, space, &pile_lo, &pile_min)
+        before = prv[pos]
+        if before >= 0:
+            pile_pair(t.pairs, parts, before, pos, space, &pile_lo, &pile_min)
+    i = 0
+    while i < n:
+        out.data[out.len] = parts[i].id
+        out.len += 1
+        i = nxt[i]

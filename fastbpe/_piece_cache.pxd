@@ -1,0 +1,43 @@
+# The per-thread piece cache of the encode kernel (_piece_cache.pyx): piece bytes -> ids.
+from libc.stdint cimport uint8_t, uint16_t, uint64_t
+from libc.string cimport memcmp, memcpy, memset
+
+from fastbpe._vocab cimport tok_t
+from fastbpe._workspace cimport CacheEntry, PackedEntry
+
+cdef enum:
+    PACKED_SIZE = 65536      # packed entries of a piece cache (a power of two): 2 MiB
+    PACKED_MAX_IDS = 3       # PackedEntry.ids
+    CACHE_SIZE = 32768       # entries for longer pieces (a power of two): 2 MiB
+    CACHE_MAX_PIECE = 24     # longer pieces are not cached (CacheEntry.bytes)
+    CACHE_MAX_IDS = 6        # nor pieces of more ids (CacheEntry.ids)
+
+cdef class PieceCache:        # piece -> ids of one table, used by one thread only
+    cdef PackedEntry* packed
+    cdef CacheEntry* entries
+
+
+cdef inline CacheEntry* cache_find(CacheEntry* entries, const uint8_t* p, Py_ssize_t n,
+                                   uint64_t h, uint64_t head) noexcept nogil:
+    """The entry holding piece p[:n] (2 <= n <= CACHE_MAX_PIECE; head = its first 8 bytes,
+    zero padded), or NULL."""
+    cdef CacheEntry* e = &entries[h & (CACHE_SIZE - 1)]
+    cdef uint64_t first
+    if e.hash != h or e.length != n:
+        return NULL
+    memcpy(&first, e.bytes, 8)
+    if first != head or (n > 8 and memcmp(e.bytes + 8, p + 8, <size_t>(n - 8)) != 0):
+        return NULL
+    return e
+
+
+cdef inline void cache_store(CacheEntry* entries, const uint8_t* p, Py_ssize_t n, uint64_t h,
+                             const tok_t* ids, Py_ssize_t n_ids) noexcept nogil:
+    """Remember piece p[:n] -> ids, evicting whatever held its entry."""
+    cdef CacheEntry* e = &entries[h & (CACHE_SIZE - 1)]
+    e.hash = h
+    memset(e.bytes, 0, sizeof(e.bytes))
+    memcpy(e.bytes, p, <size_t>n)
+    memcpy(e.ids, ids, <size_t>n_ids * sizeof(tok_t))
+    e.length = <uint16_t>n
+    e.n_ids = <uint16_t>n_ids

@@ -1,0 +1,281 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""Building the encode kernel's token and pair tables (declared in _vocab.pxd).
+
+Both merge semantics of DESIGN.md §2 use the same two tables; only the pair table's content
+differs: tiktoken ranks get the *complete split table* (`build_split_table`: for every token
+T and every cut k where T[:k] and T[k:] are both tokens, (id(T[:k]), id(T[k:])) -> rank(T)),
+merge lists get their merges (`pair_put` per merge, in _core.BPETable.from_merges)."""
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from cpython.number cimport PyNumber_Index
+from libc.stdint cimport uint8_t, uint32_t, int32_t, int64_t, uint64_t, UINT32_MAX
+from libc.stdlib cimport malloc, realloc, free
+from libc.string cimport memcpy
+
+from fastbpe._hash cimport piece_hash, pow2_at_least
+
+import sys
+
+
+cdef int token_table_load(TokenTable* tok, list token_bytes, dict special_bytes, bint unique) except -1:
+    """Fill an empty (zeroed) token table.  token_bytes[i] is the bytes of BPE token i (None:
+    unused id); special_bytes maps extra ids (special tokens) to their bytes, for decoding
+    only.  unique: two tokens with the same bytes are an error (else the first id wins)."""
+    cdef Py_ssize_t n_bpe = len(token_bytes)
+    cdef Py_ssize_t n_ids = n_bpe
+    cdef Py_ssize_t total = 0, i, ln, off = 0
+    cdef int64_t sid
+    cdef object b
+    for sid, b in special_bytes.items():
+        if sid < 0 or sid >= 0x7FFFFFFF:
+            raise ValueError(f"special token id out of range: {sid}")
+        if sid + 1 > n_ids:
+            n_ids = sid + 1
+        total += len(b)
+    for b in token_bytes:
+        if b is not None:
+            total += len(<bytes>b)
+    if n_ids >= 0x7FFFFFFF:
+        raise ValueError("too many token ids")
+    tok.n_ids = n_ids
+    tok.data = <uint8_t*>malloc(total + 1)
+    tok.start = <int64_t*>malloc((n_ids + 1) * sizeof(int64_t))
+    tok.length = <int32_t*>malloc((n_ids + 1) * sizeof(int32_t))
+    if tok.data == NULL or tok.start == NULL or tok.length == NULL:
+        raise MemoryError()
+    for i in range(n_ids):
+        tok.start[i] = -1
+        tok.length[i] = 0
+    for i in range(n_bpe):
+        b = token_bytes[i]
+        if b is None:
+            continue
+        ln = PyBytes_GET_SIZE(b)
+        if ln == 0:
+            raise ValueError(f"token {i} is empty")
+        memcpy(tok.data + off, PyBytes_AS_STRING(b), ln)
+        tok.start[i] = off
+        tok.length[i] = <int32_t>ln
+        off += ln
+    for sid, b in special_bytes.items():
+        if sid < n_bpe and tok.start[sid] >= 0:
+            continue  # a BPE token already decodes to these id's bytes
+        ln = len(b)
+        memcpy(tok.data + off, PyBytes_AS_STRING(b), ln)
+        tok.start[sid] = off
+        tok.length[sid] = <int32_t>ln
+        off += ln
+    _build_lookup(tok, n_bpe, unique)
+    return 0
+
+
+cdef int _build_lookup(TokenTable* tok, Py_ssize_t n_bpe, bint unique) except -1:
+    """The bytes -> id slots over the BPE tokens, and the id of each single byte."""
+    cdef uint64_t cap = pow2_at_least(<uint64_t>(n_bpe * 2 + 1))
+    cdef uint64_t i, h, mask = cap - 1
+    cdef Py_ssize_t t, ln
+    cdef const uint8_t* p
+    cdef int32_t other
+    cdef uint8_t one_byte
+    tok.slots = <TokenSlot*>malloc(cap * sizeof(TokenSlot))
+    if tok.slots == NULL:
+        raise MemoryError()
+    for i in range(cap):
+        tok.slots[i].id = -1
+    tok.mask = mask
+    for t in range(n_bpe):
+        if tok.start[t] < 0:
+            continue
+        p = tok.data + tok.start[t]
+        ln = tok.length[t]
+        other = token_lookup(tok, p, ln)
+        if other >= 0:
+            if unique:
+                raise ValueError(f"tokens {other} and {t} have the same bytes {bytes(p[:ln])!r}")
+            continue  # keep the first id for these bytes
+        h = piece_hash(p, ln)
+        i = h & mask
+        while tok.slots[i].id >= 0:
+            i = (i + 1) & mask
+        tok.slots[i].id = <int32_t>t
+        tok.slots[i].tag = slot_tag(h, ln)
+        tok.slots[i].head = load_head(p, ln)
+    for i in range(256):
+        one_byte = <uint8_t>i
+        tok.byte_id[i] = token_lookup(tok, &one_byte, 1)
+    return 0
+
+
+cdef void token_table_free(TokenTable* tok) noexcept nogil:
+    free(tok.data)
+    free(tok.start)
+    free(tok.length)
+    free(tok.slots)
+    tok.data = NULL
+    tok.start = NULL
+    tok.length = NULL
+    tok.slots = NULL
+
+
+cdef int check_bytes_present(const TokenTable* tok) except -1:
+    cdef int i
+    missing = [i for i in range(256) if tok.byte_id[i] < 0]
+    if missing:
+        raise ValueError(
+            f"the vocabulary lacks {len(missing)} of the 256 single-byte tokens "
+            f"(first missing byte: {missing[0]:#04x}); a byte-level BPE needs all of them")
+    return 0
+
+
+cdef int pair_table_init(PairTable* t, Py_ssize_t expected) except -1 nogil:
+    cdef uint64_t cap = pow2_at_least(<uint64_t>(expected * 2 + 1))
+    cdef uint64_t i
+    t.slots = <PairSlot*>malloc(cap * sizeof(PairSlot))
+    if t.slots == NULL:
+        with gil:
+            raise MemoryError()
+    for i in range(cap):
+        t.slots[i].key = PAIR_SLOT_FREE
+    t.mask = cap - 1
+    t.shift = 64
+    while cap > 1:
+        cap >>= 1
+        t.shift -= 1
+    t.count = 0
+    return 0
+
+
+cdef bint pair_put(PairTable* t, tok_t left, tok_t right, uint32_t rank, tok_t new_id) noexcept nogil:
+    """Insert a pair; an existing pair keeps its first (lowest) rank. Returns True if new."""
+    cdef uint64_t key = (<uint64_t>left << 32) | right
+    cdef uint64_t i = pair_slot(t, key)
+    while True:
+        if t.slots[i].key == key:
+            return False
+        if t.slots[i].key == PAIR_SLOT_FREE:
+            t.slots[i].key = key
+            t.slots[i].rank = rank
+            t.slots[i].new_id = new_id
+            t.count += 1
+            return True
+        i = (i + 1) & t.mask
+
+
+cdef int build_split_table(const TokenTable* tok, Py_ssize_t n_bpe, PairTable* pairs) except -1:
+    """The complete split table (see the module docstring) into an empty pair table."""
+    cdef Py_ssize_t t, k, ln, n_pairs = 0, cap = 0
+    cdef const uint8_t* p
+    cdef int32_t left, right
+    cdef uint64_t* found = NULL
+    cdef uint64_t* grown
+    try:
+        with nogil:
+            for t in range(n_bpe):
+                ln = tok.length[t]
+                if tok.start[t] < 0 or ln < 2:
+                    continue
+                p = tok.data + tok.start[t]
+                for k in range(1, ln):
+                    left = token_lookup(tok, p, k)
+                    if left < 0:
+                        continue
+                    right = token_lookup(tok, p + k, ln - k)
+                    if right < 0:
+                        continue
+                    if n_pairs + 2 > cap:
+                        cap = cap * 2 if cap else 1 << 16
+                        grown = <uint64_t*>realloc(found, cap * 2 * sizeof(uint64_t))
+                        if grown == NULL:
+                            with gil:
+                                raise MemoryError()
+                        found = grown
+                    found[2 * n_pairs] = (<uint64_t>left << 32) | <uint32_t>right
+                    found[2 * n_pairs + 1] = <uint64_t>t
+                    n_pairs += 1
+            pair_table_init(pairs, n_pairs)
+            for k in range(n_pairs):
+                pair_put(pairs, <tok_t>(found[2 * k] >> 32), <tok_t>(found[2 * k] & 0xFFFFFFFFU),
+                         <uint32_t>found[2 * k + 1], <tok_t>found[2 * k + 1])
+    finally:
+        free(found)
+    return 0
+
+
+cdef uint64_t* build_byte_pairs(const TokenTable* tok, const PairTable* pairs) except NULL:
+    """[256*256] (rank << 32 | merged id) of two single-byte parts, NO_PAIR where they do
+    not merge: a merge's first round reads this small table instead of the pair table.
+    The caller owns (frees) it."""
+    cdef int a, b
+    cdef uint64_t* table = <uint64_t*>malloc(65536 * sizeof(uint64_t))
+    if table == NULL:
+        raise MemoryError()
+    for a in range(256):
+        for b in range(256):
+            table[a * 256 + b] = pair_word(pairs, <tok_t>tok.byte_id[a], <tok_t>tok.byte_id[b])
+    return table
+
+
+cdef object decode_tokens(const TokenTable* tok, tokens):
+    """The concatenated bytes of a sequence of token ids (a list, tuple, any sequence or a
+    1-d integer numpy array). KeyError for an unknown id, OverflowError for a negative or
+    huge one, TypeError for a non-integer (tiktoken's errors)."""
+    cdef Py_ssize_t n, i, total = 0
+    cdef const uint32_t[::1] ids32
+    cdef bytes res
+    cdef char* dst
+    np = sys.modules.get("numpy")  # without numpy loaded, tokens cannot be an array
+    if np is not None and isinstance(tokens, np.ndarray):
+        if tokens.ndim != 1 or tokens.dtype.kind not in "iu":
+            raise TypeError("tokens must be a 1-d integer array")
+        if tokens.size and (tokens.min() < 0 or tokens.max() > UINT32_MAX):
+            raise OverflowError("out of range integral type conversion attempted")
+        ids32 = np.ascontiguousarray(tokens, dtype=np.uint32)
+    else:
+        if (isinstance(tokens, (str, bytes, set, frozenset, dict))
+                or not hasattr(tokens, "__len__")):  # unordered: no defined token order
+            raise TypeError(f"'{type(tokens).__name__}' object is not a sequence of token ids")
+        ids32 = _ids_from_sequence(tokens)
+    n = ids32.shape[0]
+    for i in range(n):
+        if ids32[i] >= <uint32_t>tok.n_ids or tok.start[ids32[i]] < 0:
+            raise KeyError(f"Invalid token for decoding: {ids32[i]}")
+        total += tok.length[ids32[i]]
+    res = PyBytes_FromStringAndSize(NULL, total)
+    dst = PyBytes_AS_STRING(res)
+    with nogil:
+        for i in range(n):
+            memcpy(dst, tok.data + tok.start[ids32[i]], tok.length[ids32[i]])
+            dst += tok.length[ids32[i]]
+    return res
+
+
+cdef list token_list(token_bytes):
+    """token_bytes as a list of bytes (or None for unused ids); TypeError for anything else."""
+    cdef list tokens = token_bytes if type(token_bytes) is list else list(token_bytes)
+    for t in tokens:
+        if t is not None and type(t) is not bytes:
+            raise TypeError(f"tokens must be bytes, not {type(t).__name__}")
+    return tokens
+
+
+cdef object _ids_from_sequence(tokens):
+    """A uint32 array from a Python sequence of ints, with tiktoken's errors."""
+    if type(tokens) is not list and type(tokens) is not tuple:
+        tokens = list(tokens)  # every item even when the object's __len__ is wrong
+    cdef Py_ssize_t n = len(tokens), i
+    arr = memoryview(bytearray(4 * n)).cast("I")
+    cdef uint32_t[::1] v = arr
+    cdef object t
+    cdef unsigned long long x
+    i = 0
+    for t in tokens:
+        if i >= n:
+            break
+        if t.__class__ is not int:
+            t = PyNumber_Index(t)  # TypeError for str/float, like tiktoken
+        if t < 0 or t > UINT32_MAX:
+            raise OverflowError("out of range integral type conversion attempted")
+        v[i] = <uint32_t>t
+        i += 1
+    return arr[:i]
+
+
