@@ -17,9 +17,11 @@ from fastbpe._scan_chars cimport (
     run_digits3, run_newlines, run_none,
 )
 
+from fastbpe._scan_program cimport PROGRAM_BASE, program_known, program_piece_end, program_scan, set_builtin_piece_end
+
 import os as _os
 
-from fastbpe import patterns as _patterns
+from fastbpe import _scan_program, patterns as _patterns
 
 
 cdef object _np():
@@ -359,6 +361,8 @@ cdef Py_ssize_t piece_end(int kind, const unsigned char* s, Py_ssize_t n,
                           Py_ssize_t pos) noexcept nogil:
     if pos >= n:
         return n
+    if kind >= PROGRAM_BASE:    # a compiled pattern (fastbpe.pattern_program)
+        return program_piece_end(kind, s, n, pos)
     if kind == PAT_CL100K:
         return piece_cl100k(s, n, pos, True)
     if kind == PAT_O200K:
@@ -498,6 +502,8 @@ cdef Py_ssize_t scan_chars(int kind, const unsigned char* s, Py_ssize_t n, Py_ss
 
 cdef Py_ssize_t scan_pieces(int kind, const unsigned char* s, Py_ssize_t n, Py_ssize_t pos,
                             Py_ssize_t* ends, Py_ssize_t cap) noexcept nogil:
+    if kind >= PROGRAM_BASE:    # a compiled pattern (fastbpe.pattern_program)
+        return program_scan(kind, s, n, pos, ends, cap)
     if use_block_scanner:
         return scan_block(kind, s, n, pos, ends, cap)
     return scan_chars(kind, s, n, pos, n, ends, cap)
@@ -575,16 +581,18 @@ def use_scanner(str name):
 
 
 use_scanner(_os.environ.get("FASTBPE_SCANNER") or "auto")
+set_builtin_piece_end(piece_end)     # chains of programs may have built-in levels
 
 
 def pattern_kind(str pat_str):
     """The scanner for split pattern `pat_str` (its exact text), or -1 (PAT_NONE) when the
-    pattern is not one of fastbpe.patterns and must go through the regex package."""
-    return _PATTERN_KINDS.get(pat_str, PAT_NONE)
+    pattern is not one of fastbpe.patterns and must go through the regex package (or is a
+    registered scanner program, kind >= 64: fastbpe.pretokenize.program_kind)."""
+    return _PATTERN_KINDS.get(pat_str, _scan_program.kind_of(pat_str))
 
 
 cdef int check_kind(int kind) except -1:
-    if kind < PAT_R50K or kind > PAT_HF_GPT2:
+    if (kind < PAT_R50K or kind > PAT_HF_GPT2) and not program_known(kind):
         raise ValueError("unknown pattern kind %d (see pattern_kind)" % kind)
     return 0
 

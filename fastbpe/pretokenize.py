@@ -1,7 +1,9 @@
 """Pre-tokenizing: cutting text into pieces with the split pattern before BPE.
 
-`Splitter` picks the fastest exact way to apply a pattern: the C scanner
-(`fastbpe._pretokenize`) when the pattern is one it knows (compared by text), else the `regex`
+`Splitter` picks the fastest exact way to apply a pattern (`Splitter.engine` says which): the C
+scanner (`fastbpe._pretokenize`) when the pattern is one it knows (compared by text), else a
+scanner program compiled from the pattern (`fastbpe.pattern_program`, run by
+`fastbpe._scan_program`) when the pattern is in the subset it compiles, else the `regex`
 package.  Set `FASTBPE_FORCE_REGEX=1` (or pass `force_regex=True`) to always use `regex`, e.g.
 to rule the scanner out while debugging.
 
@@ -17,24 +19,106 @@ import os
 
 import regex
 
+from . import pattern_program
+
 try:  # the C scanner; absent only in a partial build
-    from . import _pretokenize
+    from . import _pretokenize, _scan_program
 except ImportError:  # pragma: no cover
-    _pretokenize = None
+    _pretokenize = _scan_program = None
+
+PROGRAM_BASE = 64   # kinds from here on are scanner programs (_scan_program.pxd)
+
+
+def _forced(force_regex: bool | None) -> bool:
+    if force_regex is None:
+        force_regex = os.environ.get("FASTBPE_FORCE_REGEX", "") not in ("", "0")
+    return bool(force_regex) or _pretokenize is None
 
 
 def scanner_kind(pat_str: str, force_regex: bool | None = None) -> int:
-    """The C scanner's id for this pattern, or -1 when `regex` must be used."""
-    if force_regex is None:
-        force_regex = os.environ.get("FASTBPE_FORCE_REGEX", "") not in ("", "0")
-    if force_regex or _pretokenize is None:
+    """The built-in C scanner's id for this pattern, or -1 (scanner programs are not
+    considered: see `program_kind`)."""
+    if _forced(force_regex):
         return -1
-    return _pretokenize.pattern_kind(pat_str)
+    kind = _pretokenize.pattern_kind(pat_str)
+    return kind if kind < PROGRAM_BASE else -1
+
+
+def program_kind(pat_str: str, gaps: bool = False, force_regex: bool | None = None) -> int:
+    """The kind of `pat_str` compiled to a scanner program, registered once per process, or -1
+    when it is outside the compiled subset (`program_refusal` says why).  With gaps=False the
+    pieces must be regex.findall's, so only a pattern whose matches tile every text (see
+    pattern_program.is_total) qualifies; with gaps=True the text between matches is a piece
+    too (llama.cpp's and HF Split(Isolated)'s cut)."""
+    return _program(pat_str, gaps, force_regex)[0]
+
+
+def program_refusal(pat_str: str, gaps: bool = False) -> str | None:
+    """Why `pat_str` does not run as a scanner program (None when it does)."""
+    return _program(pat_str, gaps, False)[1]
+
+
+_PROGRAMS: dict = {}   # (pattern, gaps) -> (kind, why not)
+
+
+def _program(pat_str: str, gaps: bool, force_regex: bool | None) -> tuple:
+    if _forced(force_regex):
+        return -1, "FASTBPE_FORCE_REGEX / force_regex"
+    key = (pat_str, gaps)
+    got = _PROGRAMS.get(key)
+    if got is None:
+        try:
+            prog = pattern_program.compile_pattern(pat_str)
+        except pattern_program.Unsupported as e:
+            got = (-1, str(e))
+        else:
+            if prog.total:       # findall's pieces tile the text: one kind for both cuts
+                got = _register(pat_str, [prog])
+            elif gaps:
+                got = _register(("gaps", pat_str), [prog])
+            else:
+                got = (-1, "some text matches no alternative, and findall drops it")
+        _PROGRAMS[key] = got
+    return got
+
+
+def _register(key, levels: list) -> tuple:
+    try:
+        return _scan_program.register(key, levels), None
+    except ValueError as e:      # the table is full, or too many levels: regex it is
+        return -1, str(e)
+
+
+def chain_kind(levels: list, force_regex: bool | None = None) -> tuple:
+    """(kind, None) for a chain of levels run as one scanner program, or (-1, why not).  Each
+    level is a built-in scanner kind (int) or a pattern text, and cuts every piece of the level
+    before it into its matches and the text between them (llama.cpp's chains of regexes)."""
+    if _forced(force_regex):
+        return -1, "FASTBPE_FORCE_REGEX / force_regex"
+    key = ("chain",) + tuple(levels)
+    got = _PROGRAMS.get(key)
+    if got is None:
+        compiled = []
+        for level in levels:
+            if isinstance(level, int):
+                compiled.append(level)
+                continue
+            try:
+                compiled.append(pattern_program.compile_pattern(level))
+            except pattern_program.Unsupported as e:
+                got = (-1, str(e))
+                break
+        if got is None:
+            got = _register(key, compiled)
+        _PROGRAMS[key] = got
+    return got
 
 
 class Splitter:
-    """Applies one split pattern. `kind >= 0` means the C scanner handles it (the encode
-    kernel then scans and merges in one GIL-free call); `findall` always works."""
+    """Applies one split pattern. `kind >= 0` means a C scanner handles it (the encode
+    kernel then scans and merges in one GIL-free call): `engine` is "scanner" (built in) or
+    "program" (compiled from the pattern), else "regex" (`refusal` says why); `findall`
+    always works."""
 
     def __init__(self, pat_str: str, force_regex: bool | None = None):
         self.pat_str = pat_str
@@ -43,7 +127,15 @@ class Splitter:
         except regex.error as e:
             raise ValueError(f"invalid split pattern {pat_str!r}: {e}") from None
         self.kind = scanner_kind(pat_str, force_regex)
+        self.engine, self.refusal = "scanner", None
+        if self.kind < 0:
+            self.kind, self.refusal = _program(pat_str, False, force_regex)
+            self.engine = "program" if self.kind >= 0 else "regex"
         self.regex_pieces = whole_matches(self.regex)
+
+    def __repr__(self) -> str:
+        why = f", regex because {self.refusal}" if self.refusal else ""
+        return f"<Splitter {self.pat_str[:40]!r} engine={self.engine}{why}>"
 
     def findall(self, text: str) -> list[str]:
         """The pieces of text."""

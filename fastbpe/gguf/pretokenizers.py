@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import regex
 
 from .. import patterns
-from ..pretokenize import scanner_kind
+from ..pretokenize import chain_kind, scanner_kind
 
 try:  # the C scanner; absent only in a partial build (then scanner_kind is -1 everywhere)
     from .. import _pretokenize
@@ -245,7 +245,9 @@ _CUSTOM_STEPS = {r"\p{AFMoE_digits}": afmoe_digits}
 class Splitter:
     """Cuts text into llama.cpp's pieces for one pre-tokenizer.  A one-regex pre-tokenizer the C
     scanner knows (GPT-2, Llama-3, Qwen2) is scanned inside the encode kernel (`scanner_kind`);
-    in a chain, the steps the scanner knows run on it and the others on `regex`."""
+    so is any other whose regexes compile to a scanner program (pretokenize.chain_kind: the
+    whole chain is one program; `engine` says which).  Otherwise, in a chain, the steps the
+    scanner knows run on it and the others on `regex`."""
 
     def __init__(self, pre: PreTokenizer, force_regex: bool | None = None, join: bool = True):
         self.pre = pre
@@ -275,12 +277,29 @@ class Splitter:
         # the earlier steps' pieces go to the encode kernel, which scans and merges them
         last = self.steps[-1][1]
         self.tail_kind = last if len(self.steps) > 1 and last >= 0 else -1
+        self.engine, self.refusal = ("scanner", None) if self.scanner_kind >= 0 else self._as_program(force_regex)
+
+    def _as_program(self, force_regex) -> tuple:
+        """Make the whole chain one scanner program if every regex compiles: then the encode
+        kernel cuts and merges in one call (scanner_kind), as for the built-in patterns."""
+        if any(e in _CUSTOM_STEPS for e in self.exprs):
+            return "regex", "a step is llama.cpp code, not a regex"
+        levels = []
+        for e, (_, kind, _, _) in zip(self.exprs, self.steps):
+            levels.append(kind if kind >= 0 else to_python(e))
+        kind, why = chain_kind(levels, force_regex)
+        if kind < 0:
+            return "regex", why
+        self.scanner_kind, self.markless_kind, self.tail_kind = kind, -1, -1
+        return "program", None
 
     def split_head(self, text: str) -> list[str]:
         """The pieces before the last step (for a chain with `tail_kind`)."""
         return self._run(text, self.steps[:-1])
 
     def split(self, text: str) -> list[str]:
+        if self.engine == "program":
+            return _pretokenize.split(text, self.scanner_kind)
         if self.markless_kind >= 0 and not has_marks(text):
             return _pretokenize.split(text, self.markless_kind)
         return self._run(text, self.steps)
@@ -331,14 +350,16 @@ class Splitter:
         return pieces
 
     def __repr__(self) -> str:
-        if self.scanner_kind >= 0:
+        if self.engine == "program":
+            how = "scanner program"
+        elif self.scanner_kind >= 0:
             how = "C scanner"
         elif self.markless_kind >= 0:
             how = "C scanner (Qwen2's) for texts without combining marks, else regex"
         else:
             n_fast = sum(k >= 0 for _, k, _, _ in self.steps)
             how = f"regex fallback ({n_fast} of {len(self.steps)} steps on the C scanner" + (
-                ", the last one inside the encode kernel)" if self.tail_kind >= 0 else ")")
+                ", the last one inside the encode kernel)" if self.tail_kind >= 0 else ")") + f": {self.refusal}"
         return f"<gguf Splitter {self.pre.name!r} ({self.pre.kind}, {len(self.exprs)} regexes, {how})>"
 
 

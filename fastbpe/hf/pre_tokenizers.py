@@ -3,15 +3,17 @@ Metaspace, Whitespace, WhitespaceSplit, Sequence.  Each maps a list of `Normaliz
 to a new list; empty pieces are dropped, as HF does."""
 from __future__ import annotations
 
+from functools import lru_cache
+
 import regex
 
-from .. import _pretokenize
+from .. import _pretokenize, _scan_program, pattern_program
 from ..pretokenize import scanner_kind
 from ..formats.bytelevel import BYTELEVEL_PATTERN
 from ._nodes import json_bool, json_field, json_list, json_str, node_type, unsupported
 from .normalized import NormalizedText
 from .normalizers import char_to_bytelevel
-from .oniguruma import compile_split_pattern
+from .oniguruma import OnigPattern, compile_split_pattern, onigurumacffi
 
 BEHAVIORS = ("Removed", "Isolated", "MergedWithPrevious", "MergedWithNext", "Contiguous")
 
@@ -95,6 +97,51 @@ def split_isolated(t: NormalizedText, matcher, kind: int) -> list:
     return split_by(t, matcher, "Isolated")
 
 
+# constructs Oniguruma (Ruby syntax) reads otherwise than regex: line anchors, full case
+# folding, `{m,n}+` as a repeat of `{m,n}` rather than possessive
+_ONIGURUMA_DIFFERS = {"$", "\\Z", "(?i:", "{m,n}+"}
+
+
+@lru_cache(maxsize=256)
+def _oniguruma_members(atom: str):
+    """Packed bits of the characters Oniguruma's one-character atom `atom` matches (every code
+    point but the surrogates, which a tokenizer.json text cannot hold): HF's classes, on
+    Oniguruma's Unicode version."""
+    import numpy as np
+    literal = pattern_program.literal_bits(atom)
+    if literal is not None:
+        return literal
+    try:
+        onig = OnigPattern(f"(?:{atom})+")
+    except ValueError as e:
+        raise pattern_program.Unsupported(str(e)) from None
+    every = np.concatenate([np.arange(0xD800), np.arange(0xE000, 0x110000)]).astype("<u4")
+    inside = np.zeros(len(every), dtype=bool)
+    for start, end in onig.spans(every.tobytes().decode("utf-32-le")):
+        inside[start:end] = True
+    bits = np.zeros(0x110000, dtype=bool)
+    bits[every] = inside
+    return np.packbits(bits, bitorder="little")
+
+
+@lru_cache(maxsize=256)
+def split_program_kind(pattern: str) -> int:
+    """A scanner program for a Split(Isolated) regex, with Oniguruma's character classes, when
+    the pattern has no construct Oniguruma reads otherwise than regex; else -1."""
+    if onigurumacffi is None:
+        return -1
+    try:
+        prog = pattern_program.compile_pattern(pattern, members=_oniguruma_members)
+    except ValueError:
+        return -1
+    if prog.features & _ONIGURUMA_DIFFERS:
+        return -1
+    try:
+        return _scan_program.register(("oniguruma", pattern), [prog])
+    except ValueError:   # the program table is full
+        return -1
+
+
 class Split:
     def __init__(self, pattern, behavior: str, invert: bool):
         if behavior not in BEHAVIORS:
@@ -102,8 +149,13 @@ class Split:
         self.pattern_node = pattern
         known = isinstance(pattern, dict) and "Regex" in pattern and behavior == "Isolated" and not invert
         self.kind = scanner_kind(pattern["Regex"]) if known else -1
+        # a pattern outside the scanner's set: a scanner program when it cuts as Oniguruma does
+        self.engine = "scanner" if self.kind >= 0 else "oniguruma"
+        if known and self.kind < 0:
+            self.kind = split_program_kind(pattern["Regex"])
+            self.engine = "program" if self.kind >= 0 else "oniguruma"
         # patterns the scanner knows never reach Oniguruma (it is only needed for the others)
-        self.pattern = (RegexSpans(pattern["Regex"]) if self.kind >= 0
+        self.pattern = (RegexSpans(pattern["Regex"]) if self.engine == "scanner"
                         else compile_split_pattern("pre-tokenizer Split", pattern))
         self.behavior, self.invert = behavior, invert
 

@@ -1,0 +1,571 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""The scanner-program matcher: split patterns compiled by ``fastbpe.pattern_program`` (and
+chains of them, llama.cpp's pre-tokenizers), run over UTF-8 bytes without the GIL.
+
+A program is the pattern's alternation tree in flat arrays; the matcher backtracks as `regex`
+does (leftmost-first alternatives, greedy / lazy / possessive repeats, atomic groups,
+lookaheads), one character class test per character (an ASCII bitmap, else a two-level bitmap
+over code points).  A greedy repeat of a class gives characters back one at a time; the
+positions where what follows it already failed are remembered (per item, for the same run),
+so a scan never tries them again: a long run costs O(run), not O(run^2).
+
+Programs are registered once, process-wide, and get a kind >= PROGRAM_BASE; scanning keeps the
+text between matches as pieces, so the pieces tile the text.  Design notes: docs/pretokenize.md.
+"""
+from libc.stdint cimport int32_t, uint8_t, uint16_t, uint32_t, uint64_t
+from libc.stdlib cimport calloc, free
+
+cdef extern from *:
+    """
+    /* Where a chain scan stopped, per thread: the kernel resumes at the last end it got, and a
+       chain cannot restart inside a piece of an outer level without knowing that piece. */
+    typedef struct {
+        const unsigned char* s; Py_ssize_t n, pos; int kind;
+        Py_ssize_t b[8], pend_s[8], pend_e[8], pend_B[8];
+    } fb_chain_state;
+    #if defined(_MSC_VER)
+    static __declspec(thread) fb_chain_state fb_chain_tls;
+    #else
+    static _Thread_local fb_chain_state fb_chain_tls;
+    #endif
+    static fb_chain_state* fb_chain_state_get(void) { return &fb_chain_tls; }
+    """
+    ctypedef struct fb_chain_state:
+        const unsigned char* s
+        Py_ssize_t n, pos
+        int kind
+        Py_ssize_t b[8]
+        Py_ssize_t pend_s[8]
+        Py_ssize_t pend_e[8]
+        Py_ssize_t pend_B[8]
+    fb_chain_state* fb_chain_state_get() noexcept nogil
+
+cdef enum:
+    MAX_LEVELS = 8
+    MAX_ITEMS = 256
+    T_CLASS = 0
+    T_GROUP = 1
+    T_LOOK = 2
+    T_NLOOK = 3
+    T_DOLLAR = 4
+    T_END = 5
+    M_GREEDY = 0
+    M_LAZY = 1
+    M_POSSESSIVE = 2
+    C_ITEMS = 0
+    C_REPEAT = 1
+    C_STOP = 2
+    UNBOUNDED = 1 << 30          # pattern_program.UNBOUNDED
+
+ctypedef struct Cls:
+    uint64_t ascii[2]
+    const uint16_t* index        # block of each 256 code points
+    const uint8_t* blocks        # 32 bytes a block: bit cp & 255
+
+ctypedef struct Item:
+    int32_t type, arg, min, max, mode
+
+ctypedef struct Prog:
+    const Item* items
+    const int32_t* seq_start
+    const int32_t* seq_end
+    const int32_t* seq_first     # class of the characters that can start the seq, -1: any
+    const int32_t* alt_start
+    const int32_t* alt_end
+    const int32_t* alt_seqs
+    Cls* classes
+    int n_items, root, root_first
+    int run_class                # >= 0: the pattern is one class repeated 1..run_max times
+    int run_max
+
+ctypedef struct Level:
+    int builtin                  # >= 0: a built-in scanner kind; -1: prog
+    Prog prog
+
+ctypedef struct Chain:
+    int n_levels
+    Level levels[MAX_LEVELS]
+
+ctypedef struct Cont:            # what to match after the current items (a linked stack)
+    int kind, item, end, count
+    Py_ssize_t start
+    const Cont* next
+
+ctypedef struct Ctx:
+    const Prog* p
+    const uint8_t* s
+    Py_ssize_t n
+    Py_ssize_t* memo_start       # per unbounded class item: a run seen (start, end) ...
+    Py_ssize_t* memo_end
+    Py_ssize_t* memo_lo          # ... the lowest position from which what follows failed
+    Py_ssize_t* memo_n           # ... for this text end (-1: none)
+
+
+cdef Chain* chains[MAX_PROGRAMS]
+cdef builtin_piece_fn builtin_piece_end = NULL
+cdef Cont STOP
+STOP.kind = C_STOP
+
+
+cdef void set_builtin_piece_end(builtin_piece_fn f) noexcept:
+    global builtin_piece_end
+    builtin_piece_end = f
+
+
+cdef bint program_known(int kind) noexcept nogil:
+    return PROGRAM_BASE <= kind < PROGRAM_BASE + MAX_PROGRAMS and chains[kind - PROGRAM_BASE] != NULL
+
+
+# ---------------------------------------------------------------------------------------
+# Characters
+# ---------------------------------------------------------------------------------------
+
+cdef inline uint32_t decode(const uint8_t* s, Py_ssize_t n, Py_ssize_t p, int* ln) noexcept nogil:
+    """The code point at s[p] (p < n) and its length; an invalid byte is one unit, 0x110000,
+    in no class."""
+    cdef uint8_t b = s[p]
+    if b < 0x80:
+        ln[0] = 1
+        return b
+    if b >= 0xC2 and b < 0xE0 and p + 1 < n and (s[p + 1] & 0xC0) == 0x80:
+        ln[0] = 2
+        return ((b & 0x1F) << 6) | (s[p + 1] & 0x3F)
+    if b >= 0xE0 and b < 0xF0 and p + 2 < n and (s[p + 1] & 0xC0) == 0x80 and (s[p + 2] & 0xC0) == 0x80:
+        ln[0] = 3
+        return ((b & 0x0F) << 12) | ((s[p + 1] & 0x3F) << 6) | (s[p + 2] & 0x3F)
+    if (b >= 0xF0 and b < 0xF5 and p + 3 < n and (s[p + 1] & 0xC0) == 0x80
+            and (s[p + 2] & 0xC0) == 0x80 and (s[p + 3] & 0xC0) == 0x80):
+        ln[0] = 4
+        return (((b & 0x07) << 18) | ((s[p + 1] & 0x3F) << 12) | ((s[p + 2] & 0x3F) << 6)
+                | (s[p + 3] & 0x3F))
+    ln[0] = 1
+    return 0x110000
+
+
+cdef inline bint has(const Cls* c, uint32_t cp) noexcept nogil:
+    if cp < 128:
+        return (c.ascii[cp >> 6] >> (cp & 63)) & 1
+    if cp >= 0x110000:
+        return False
+    return (c.blocks[(<Py_ssize_t>c.index[cp >> 8] << 5) | ((cp & 255) >> 3)] >> (cp & 7)) & 1
+
+
+cdef inline Py_ssize_t back_one(const uint8_t* s, Py_ssize_t p, Py_ssize_t floor) noexcept nogil:
+    """The start of the character before p (not below floor)."""
+    p -= 1
+    while p > floor and (s[p] & 0xC0) == 0x80:
+        p -= 1
+    return p
+
+
+# ---------------------------------------------------------------------------------------
+# The backtracking matcher: each function returns the end of the whole match, or -1
+# ---------------------------------------------------------------------------------------
+
+cdef Py_ssize_t m_cont(Ctx* x, Py_ssize_t pos, const Cont* k) noexcept nogil:
+    if k == NULL or k.kind == C_STOP:
+        return pos
+    if k.kind == C_ITEMS:
+        return m_items(x, k.item, k.end, pos, k.next)
+    return m_repeat(x, k.item, k.end, k.count, k.start, pos, k.next)
+
+
+cdef Py_ssize_t m_alt(Ctx* x, int a, Py_ssize_t pos, const Cont* k) noexcept nogil:
+    cdef const Prog* P = x.p
+    cdef int i, seq, f, ln = 0
+    cdef uint32_t cp = decode(x.s, x.n, pos, &ln) if pos < x.n else 0x110000
+    cdef Py_ssize_t r
+    for i in range(P.alt_start[a], P.alt_end[a]):
+        seq = P.alt_seqs[i]
+        f = P.seq_first[seq]
+        if f >= 0 and not has(&P.classes[f], cp):
+            continue
+        r = m_items(x, P.seq_start[seq], P.seq_end[seq], pos, k)
+        if r >= 0:
+            return r
+    return -1
+
+
+cdef Py_ssize_t m_items(Ctx* x, int it, int end, Py_ssize_t pos, const Cont* k) noexcept nogil:
+    cdef const Item* item
+    cdef Py_ssize_t r
+    cdef int ln = 0
+    while it < end:          # one character of a class (a literal, most often): no recursion
+        item = &x.p.items[it]
+        if item.type != T_CLASS or item.max != 1 or item.min != 1:
+            break
+        if pos >= x.n or not has(&x.p.classes[item.arg], decode(x.s, x.n, pos, &ln)):
+            return -1
+        pos += ln
+        it += 1
+    if it == end:
+        return m_cont(x, pos, k)
+    item = &x.p.items[it]
+    if item.type == T_CLASS:
+        return m_class(x, it, end, pos, k)
+    if item.type == T_GROUP:
+        if item.mode == M_POSSESSIVE:
+            return m_atomic(x, it, end, pos, k)
+        return m_repeat(x, it, end, 0, -1, pos, k)
+    if item.type == T_LOOK or item.type == T_NLOOK:
+        r = m_alt(x, item.arg, pos, &STOP)
+        if (r >= 0) != (item.type == T_LOOK):
+            return -1
+        return m_items(x, it + 1, end, pos, k)
+    if item.type == T_DOLLAR:   # end of text, or before a newline that ends it
+        if pos == x.n or (pos + 1 == x.n and x.s[pos] == 10):
+            return m_items(x, it + 1, end, pos, k)
+        return -1
+    if pos == x.n:              # T_END
+        return m_items(x, it + 1, end, pos, k)
+    return -1
+
+
+cdef Py_ssize_t m_class(Ctx* x, int it, int end, Py_ssize_t pos, const Cont* k) noexcept nogil:
+    cdef const Item* item = &x.p.items[it]
+    cdef const Cls* c = &x.p.classes[item.arg]
+    cdef const uint8_t* s = x.s
+    cdef Py_ssize_t n = x.n, p = pos, floor = pos, r, top, lo
+    cdef int count = 0, ln = 0, mn = item.min, mx = item.max
+    cdef bint memo = k == NULL and mx >= UNBOUNDED     # the run's end does not depend on pos
+    if item.mode == M_LAZY:
+        while True:
+            if count >= mn:
+                r = m_items(x, it + 1, end, p, k)
+                if r >= 0:
+                    return r
+            if count >= mx or p >= n or not has(c, decode(s, n, p, &ln)):
+                return -1
+            p += ln
+            count += 1
+    if memo and x.memo_n[it] == n and x.memo_start[it] <= pos < x.memo_end[it]:
+        # inside a run seen before (a search moving on, or a later piece): same end
+        while count < mn and p < x.memo_end[it]:
+            decode(s, n, p, &ln)
+            p += ln
+            count += 1
+        if count < mn:
+            return -1
+        floor = p
+        p = x.memo_end[it]
+        count = mx if p > floor else mn     # only compared with mn below
+    else:
+        while count < mx and p < n:
+            if not has(c, decode(s, n, p, &ln)):
+                break
+            p += ln
+            count += 1
+            if count == mn:
+                floor = p
+        if count < mn:
+            return -1
+        if memo:
+            x.memo_n[it] = n
+            x.memo_start[it] = pos
+            x.memo_end[it] = p
+            x.memo_lo[it] = p + 1
+    if it + 1 == end and k == NULL:       # nothing follows: the longest run is the match
+        return p
+    if item.mode == M_POSSESSIVE or count == mn:
+        if memo and x.memo_lo[it] <= p:
+            return -1
+        r = m_items(x, it + 1, end, p, k)
+        if memo and r < 0:
+            x.memo_lo[it] = p
+        return r
+    # greedy: give back one character at a time, down to `floor` (min characters taken);
+    # positions from memo_lo to the run's end already failed what follows
+    top = p
+    if memo:
+        lo = x.memo_lo[it]
+        if lo <= p:
+            if lo <= floor:
+                return -1
+            top = back_one(s, lo, floor)
+    # what follows starts with a class that needs a character: only try where it has one
+    cdef const Cls* nxt = NULL
+    if it + 1 < end and x.p.items[it + 1].type == T_CLASS and x.p.items[it + 1].min >= 1:
+        nxt = &x.p.classes[x.p.items[it + 1].arg]
+    while True:
+        if nxt == NULL or (top < n and has(nxt, decode(s, n, top, &ln))):
+            r = m_items(x, it + 1, end, top, k)
+            if r >= 0:
+                return r
+        if memo:
+            x.memo_lo[it] = top
+        if top <= floor:
+            return -1
+        top = back_one(s, top, floor)
+
+
+cdef Py_ssize_t m_repeat(Ctx* x, int it, int end, int count, Py_ssize_t start, Py_ssize_t pos,
+                         const Cont* k) noexcept nogil:
+    """A greedy or lazy group after `count` iterations (the last one began at `start`)."""
+    cdef const Item* item = &x.p.items[it]
+    cdef Cont c
+    cdef Py_ssize_t r
+    if count > 0 and pos == start:          # an empty iteration: repeating it changes nothing
+        return m_items(x, it + 1, end, pos, k)
+    c.kind = C_REPEAT
+    c.item = it
+    c.end = end
+    c.count = count + 1
+    c.start = pos
+    c.next = k
+    if item.mode == M_LAZY:
+        if count >= item.min:
+            r = m_items(x, it + 1, end, pos, k)
+            if r >= 0:
+                return r
+        return m_alt(x, item.arg, pos, &c) if count < item.max else -1
+    if count < item.max:
+        r = m_alt(x, item.arg, pos, &c)
+        if r >= 0:
+            return r
+    return m_items(x, it + 1, end, pos, k) if count >= item.min else -1
+
+
+cdef Py_ssize_t m_atomic(Ctx* x, int it, int end, Py_ssize_t pos, const Cont* k) noexcept nogil:
+    """A possessive or atomic group: the first way the whole repeat matches (backtracking
+    inside it as a greedy repeat would), never given back to what follows."""
+    cdef Py_ssize_t r = m_repeat(x, it, it + 1, 0, -1, pos, &STOP)
+    if r < 0:
+        return -1
+    return m_items(x, it + 1, end, r, k)
+
+
+cdef Py_ssize_t match_at(Ctx* x, Py_ssize_t pos) noexcept nogil:
+    return m_alt(x, x.p.root, pos, NULL)
+
+
+# ---------------------------------------------------------------------------------------
+# Scanning: matches and the text between them, level by level
+# ---------------------------------------------------------------------------------------
+
+cdef Py_ssize_t run_next(const Prog* P, const uint8_t* s, Py_ssize_t B, Py_ssize_t pos) noexcept nogil:
+    """level_next for a pattern that is one class repeated (`[\\r\\n]`, `\\p{N}+`, a script's
+    letters): the run at pos, or the text up to the next character of the class."""
+    cdef const Cls* c = &P.classes[P.run_class]
+    cdef Py_ssize_t p = pos
+    cdef int count = 0, ln = 0
+    cdef bint inside = has(c, decode(s, B, pos, &ln))
+    while p < B and count < P.run_max and has(c, decode(s, B, p, &ln)) == inside:
+        p += ln
+        if inside:
+            count += 1
+    return p
+
+
+cdef Py_ssize_t level_next(const Level* lv, Ctx* x, fb_chain_state* st, int j, const uint8_t* s,
+                           Py_ssize_t B, Py_ssize_t pos) noexcept nogil:
+    """End of the piece at pos of this level, inside [pos, B): a match, or the text up to
+    the next match (which is kept for the next call)."""
+    if lv.builtin >= 0:
+        return builtin_piece_end(lv.builtin, s, B, pos)
+    if lv.prog.run_class >= 0:
+        return run_next(&lv.prog, s, B, pos)
+    if st.pend_s[j] == pos and st.pend_B[j] == B:
+        return st.pend_e[j]
+    x.n = B
+    cdef Py_ssize_t r = match_at(x, pos), p
+    cdef int ln = 0
+    cdef uint32_t cp
+    cdef const Cls* first = &lv.prog.classes[lv.prog.root_first] if lv.prog.root_first >= 0 else NULL
+    if r > pos:
+        return r
+    decode(s, B, pos, &ln)
+    p = pos + ln
+    while p < B:
+        cp = decode(s, B, p, &ln)
+        if first == NULL or has(first, cp):
+            r = match_at(x, p)
+            if r > p:
+                st.pend_s[j] = p
+                st.pend_e[j] = r
+                st.pend_B[j] = B
+                return p
+        p += ln
+    return B
+
+
+cdef inline Py_ssize_t chain_step(const Chain* ch, Ctx* xs, fb_chain_state* st, const uint8_t* s,
+                                  Py_ssize_t n, Py_ssize_t pos) noexcept nogil:
+    """The next piece end: levels whose piece ended at pos cut a new one, outer to inner."""
+    cdef int j = 0, L = ch.n_levels
+    while j < L and st.b[j] > pos:
+        j += 1
+    for j in range(j, L):
+        st.b[j] = level_next(&ch.levels[j], &xs[j], st, j, s, n if j == 0 else st.b[j - 1], pos)
+    return st.b[L - 1]
+
+
+cdef void state_reset(fb_chain_state* st, Py_ssize_t pos) noexcept nogil:
+    cdef int j
+    for j in range(MAX_LEVELS):
+        st.b[j] = pos
+        st.pend_s[j] = -1
+
+
+cdef Py_ssize_t program_scan(int kind, const unsigned char* s, Py_ssize_t n, Py_ssize_t pos,
+                             Py_ssize_t* ends, Py_ssize_t cap) noexcept nogil:
+    if not program_known(kind) or pos >= n or cap <= 0:
+        if pos < n and cap > 0:
+            ends[0] = n
+            return 1
+        return 0
+    cdef const Chain* ch = chains[kind - PROGRAM_BASE]
+    cdef Ctx xs[MAX_LEVELS]
+    cdef Py_ssize_t memo[MAX_LEVELS][4][MAX_ITEMS]
+    cdef fb_chain_state local
+    cdef fb_chain_state* st = &local
+    cdef Py_ssize_t k = 0, p
+    cdef int j, i
+    for j in range(ch.n_levels):
+        xs[j].p = &ch.levels[j].prog
+        xs[j].s = s
+        xs[j].n = n
+        xs[j].memo_end = memo[j][0]
+        xs[j].memo_lo = memo[j][1]
+        xs[j].memo_n = memo[j][2]
+        xs[j].memo_start = memo[j][3]
+        for i in range(ch.levels[j].prog.n_items):
+            memo[j][2][i] = -1
+    if ch.n_levels == 1:
+        state_reset(st, pos)            # one level restarts at any of its piece ends
+    else:
+        st = fb_chain_state_get()
+        if not (pos > 0 and st.s == s and st.n == n and st.kind == kind and st.pos == pos):
+            state_reset(st, 0)          # replay from the start to get the outer pieces at pos
+            p = 0
+            while p < pos:
+                p = chain_step(ch, xs, st, s, n, p)
+            if p != pos:                # pos was not a piece end: cut from it as a start
+                state_reset(st, pos)
+    while k < cap and pos < n:
+        pos = chain_step(ch, xs, st, s, n, pos)
+        ends[k] = pos
+        k += 1
+    st.s = s
+    st.n = n
+    st.kind = kind
+    st.pos = pos
+    return k
+
+
+cdef Py_ssize_t program_piece_end(int kind, const unsigned char* s, Py_ssize_t n,
+                                  Py_ssize_t pos) noexcept nogil:
+    cdef Py_ssize_t end = n
+    if pos >= n:
+        return n
+    program_scan(kind, s, n, pos, &end, 1)
+    return end
+
+
+# ---------------------------------------------------------------------------------------
+# Registration (Python): a process-wide table, programs are never removed
+# ---------------------------------------------------------------------------------------
+
+cdef class _Owner:
+    """Owns one registered chain: its C struct and the numpy arrays it points into."""
+    cdef Chain* chain
+    cdef list keep
+    cdef readonly object key
+
+    def __dealloc__(self):
+        cdef int j
+        if self.chain != NULL:
+            for j in range(self.chain.n_levels):
+                free(self.chain.levels[j].prog.classes)
+            free(self.chain)
+
+
+cdef list _owners = []
+cdef dict _kinds = {}
+
+
+cdef const int32_t* _ints(list keep, object arr) except NULL:
+    cdef const int32_t[::1] view = arr
+    keep.append(arr)
+    return &view[0]
+
+
+cdef int _fill(_Owner owner, Prog* P, object program) except -1:
+    cdef const uint16_t[::1] index
+    cdef const uint8_t[::1] blocks
+    cdef int i
+    P.items = <const Item*>_ints(owner.keep, program.item_array)
+    P.seq_start = _ints(owner.keep, program.seq_arrays[0])
+    P.seq_end = _ints(owner.keep, program.seq_arrays[1])
+    P.seq_first = _ints(owner.keep, program.seq_arrays[2])
+    P.alt_start = _ints(owner.keep, program.alt_arrays[0])
+    P.alt_end = _ints(owner.keep, program.alt_arrays[1])
+    P.alt_seqs = _ints(owner.keep, program.alt_arrays[2])
+    P.n_items = len(program.items)
+    P.root = program.root
+    P.root_first = program.root_first
+    P.run_class, P.run_max = program.run if program.run is not None else (-1, 0)
+    if P.n_items > MAX_ITEMS:
+        raise ValueError("a program has at most %d items" % MAX_ITEMS)
+    P.classes = <Cls*>calloc(max(1, len(program.tables)), sizeof(Cls))
+    if P.classes == NULL:
+        raise MemoryError()
+    for i, (lo, hi, index_arr, blocks_arr) in enumerate(program.tables):
+        index = index_arr
+        blocks = blocks_arr
+        owner.keep.append(index_arr)
+        owner.keep.append(blocks_arr)
+        P.classes[i].ascii[0] = lo
+        P.classes[i].ascii[1] = hi
+        P.classes[i].index = &index[0]
+        P.classes[i].blocks = &blocks[0]
+    return 0
+
+
+def register(key, list levels):
+    """Register a chain of levels under `key` (once: the same key gives the same kind).
+    Each level is a built-in scanner kind (int, 0 <= kind < PROGRAM_BASE) or a compiled
+    `pattern_program.Program`; each level cuts every piece of the level before it, keeping
+    the text between matches.  Returns the kind."""
+    got = _kinds.get(key)
+    if got is not None:
+        return got
+    if not 1 <= len(levels) <= MAX_LEVELS:
+        raise ValueError("a chain has 1 to %d levels, not %d" % (MAX_LEVELS, len(levels)))
+    if len(_owners) >= MAX_PROGRAMS:
+        raise ValueError("the program table is full (%d programs)" % MAX_PROGRAMS)
+    cdef _Owner owner = _Owner()
+    owner.keep = []
+    owner.key = key
+    owner.chain = <Chain*>calloc(1, sizeof(Chain))
+    if owner.chain == NULL:
+        raise MemoryError()
+    owner.chain.n_levels = len(levels)
+    for j, level in enumerate(levels):
+        if isinstance(level, int):
+            if not 0 <= level < PROGRAM_BASE or builtin_piece_end == NULL:
+                raise ValueError("not a built-in scanner kind: %r" % (level,))
+            owner.chain.levels[j].builtin = level
+        else:
+            owner.chain.levels[j].builtin = -1
+            _fill(owner, &owner.chain.levels[j].prog, level)
+    kind = PROGRAM_BASE + len(_owners)
+    _owners.append(owner)
+    chains[kind - PROGRAM_BASE] = owner.chain
+    _kinds[key] = kind
+    return kind
+
+
+def kind_of(key):
+    """The kind registered under `key`, or -1."""
+    return _kinds.get(key, -1)
+
+
+def key_of(int kind):
+    """The key a program kind was registered under (ValueError if none)."""
+    if not program_known(kind):
+        raise ValueError("unknown program kind %d" % kind)
+    return _owners[kind - PROGRAM_BASE].key
+
+
+def is_program(int kind):
+    return program_known(kind)
