@@ -412,12 +412,6 @@ ALLOWED_PRIVATE_ATTRIBUTES: dict[tuple[str, str], str] = {
        "tiktoken has no public ones (the one place that does; fastbpe's own code uses "
        "Encoding.pattern / mergeable_ranks / special_tokens)"
        for name in ("_mergeable_ranks", "_pat_str", "_special_tokens")},
-    ("fastbpe.hf.tokenizer", "_pending"):
-        "the short call inlines hf.Encoding.lazy (one Python call fewer per encode, the cost "
-        "being measured there)",
-    ("fastbpe.hf.encoding", "_encode_whole"):
-        "the other half of that lazy protocol: a lazy hf.Encoding holds (tokenizer, text, flag), "
-        "not a bound method (one object fewer per short call), and makes its fields with it",
     ("fastbpe.hf.oniguruma", "_lib"):
         "the oniguruma package's C entry point: its public search re-encodes the text per match",
     ("fastbpe.hf.transformers_patch", "_tokenizer"):

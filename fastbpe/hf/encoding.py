@@ -105,7 +105,7 @@ class Encoding:
         add_special_tokens, shape, n, total, options): n ids before padding, total after;
         options None (no truncation, no padding) or (truncation, padding, batch length,
         whether the text was cut).  The shaped fields (single_sequence_shape) come from the
-        shape, padded to total; the rest from `tokenizer._encode_whole(text,
+        shape, padded to total; the rest from `tokenizer.encoding_of(text,
         add_special_tokens, options[:3])`.  A tuple, not a closure: the short-call path and
         transformers' batches make one per text, where each object counts.  sequences: the
         shape's input sequences."""
@@ -149,7 +149,7 @@ class Encoding:
                 self._overflowing = []   # an uncut sequence has no overflow
                 return
             with gc_paused():
-                made = tokenizer._encode_whole(text, add_special_tokens, options[:3] if options else None)
+                made = tokenizer.encoding_of(text, add_special_tokens, options[:3] if options else None)
         else:
             with gc_paused():
                 made = make()

@@ -58,7 +58,7 @@ class _LazyBatch:
             made = self.made = self.tokenizer._encode_all(self.texts, self.add_special_tokens, self.options)
         return made
 
-    def _encode_whole(self, index: int, add_special_tokens: bool, options: tuple | None):
+    def encoding_of(self, index: int, add_special_tokens: bool, options: tuple | None):
         return self.make()[index]
 
 
@@ -334,7 +334,7 @@ class IdsPath:
             batches.pop().make()
 
     def _encode_all(self, texts: list, add_special_tokens: bool, options: tuple | None) -> list[Encoding]:
-        """_encode_whole of every text, in one batch pass (the kernels on every core)."""
+        """encoding_of of every text, in one batch pass (the kernels on every core)."""
         truncation, padding, longest = options if options is not None else (None, None, None)
         with gc_paused():
             out = [self._post_process([e], add_special_tokens, (truncation, padding))

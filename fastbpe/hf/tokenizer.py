@@ -32,7 +32,7 @@ from .api_extras import HFExtras, hf_tokenizer_class
 from .ids_path import IdsPath
 from .postprocessing import PostProcessing
 from ..formats.bytelevel import BYTELEVEL_PATTERN
-from .encoding import Encoding, gc_paused, new_object
+from .encoding import Encoding, gc_paused
 from .kernel_encodings import KernelEncoder
 from .model import BPE
 from .normalized import NormalizedText
@@ -414,16 +414,14 @@ class Tokenizer(IdsPath, PostProcessing, HFExtras):
             encode_text, kind, _, pattern, first, wraps, shapes = short
             if (pattern is None or (first is not None and first not in sequence)) and sequence.isascii():
                 # _short_ids inlined: the common short call is one kernel call and this
-                enc = new_object(Encoding)  # Encoding.lazy, inlined
                 if wraps is None:
-                    ids = enc.ids = encode_text(sequence, kind, False)
+                    ids = encode_text(sequence, kind, False)
                 else:
                     before, after = wraps[True if add_special_tokens else False]
-                    ids = enc.ids = before + encode_text(sequence, kind, False) + after
-                shape, enc._sequences = shapes[True if add_special_tokens else False]
+                    ids = before + encode_text(sequence, kind, False) + after
+                shape, sequences = shapes[True if add_special_tokens else False]
                 n = len(ids)
-                enc._pending = (self, sequence, add_special_tokens, shape, n, n, None)
-                return enc
+                return Encoding.lazy(ids, (self, sequence, add_special_tokens, shape, n, n, None), sequences)
             ids = self._short_ids(short, sequence, add_special_tokens)
             if ids is not None:
                 shape, sequences = shapes[True if add_special_tokens else False]
@@ -437,7 +435,7 @@ class Tokenizer(IdsPath, PostProcessing, HFExtras):
             _text(s)
         return self._post_process(self._sequences(sequences, [0, 1], 1), add_special_tokens)
 
-    def _encode_whole(self, sequence: str, add_special_tokens: bool, options: tuple | None = None) -> Encoding:
+    def encoding_of(self, sequence: str, add_special_tokens: bool, options: tuple | None = None) -> Encoding:
         """encode(sequence), every field made: a lazy Encoding's fields.  options: the
         (truncation, padding, batch length) of the call that made it (None: neither), not
         the tokenizer's now (transformers changes them from call to call)."""
