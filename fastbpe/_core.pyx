@@ -388,7 +388,8 @@ cdef class BPETable:
 
     cdef int encode_utf8(self, const uint8_t* s, Py_ssize_t n, int kind, IdBuf* out, Work* w) except -1 nogil:
         """Split UTF-8 text with the C scanner and encode every piece: one GIL-free pass.
-        With w.packed (this thread's PieceCache), pieces are looked up there first.
+        w.packed and w.cache are this thread's PieceCache for the table (every caller sets
+        them: thread_cache); pieces are looked up there first.
 
         The scanner cuts a batch of pieces; a first pass makes each one's key and hash and
         prefetches its cache entry and token slot, so the probes of the second pass find
@@ -403,23 +404,13 @@ cdef class BPETable:
         cdef PackedEntry* pe
         cdef const uint8_t* end = s + n
         cdef const int32_t* byte_id = self.tok.byte_id
-        if packed == NULL:
-            while pos < n:
-                k = scan_pieces(kind, s, n, pos, ends, SCAN_BATCH)
-                if k <= 0:
-                    break
-                if w.ends != NULL:
-                    append_ends(w.ends, ends, k)
-                for i in range(k):
-                    self.encode_piece(s + pos, ends[i] - pos, out, w)
-                    pos = ends[i]
-            return 0
         # out's data and length, and the token table's slots, live in locals: a store of an
         # id through a pointer would otherwise make the compiler reload them every piece
         cdef const TokenSlot* slots = self.tok.slots
         cdef uint64_t slot_mask = self.tok.mask
         cdef tok_t* od
         cdef Py_ssize_t ol
+        cdef uint64_t k0 = 0, k1 = 0
         while pos < n:
             k = scan_pieces(kind, s, n, pos, ends, SCAN_BATCH)
             if k <= 0:
@@ -451,27 +442,28 @@ cdef class BPETable:
                 if ln == 1:   # one byte: its id (spaces, punctuation)
                     od[ol] = <tok_t>byte_id[s[pos]]
                     ol += 1
-                elif ln <= PACKED_MAX:
+                    pos = ends[i]
+                    continue
+                if ln <= PACKED_MAX:
                     pe = &packed[hs[i] & (PACKED_SIZE - 1)]
                     if pe.k0 == k0s[i] and pe.k1 == k1s[i]:
                         # one 16-byte copy (ids and n_ids); only n_ids of them count
                         memcpy(od + ol, pe.ids, 16)
                         ol += pe.n_ids
-                    else:
-                        out.len = ol
-                        encode_uncached(self, s + pos, ln, hs[i], k0s[i], k1s[i], out, w)
-                        od = out.data
-                        ol = out.len
+                        pos = ends[i]
+                        continue
+                    k0 = k0s[i]
+                    k1 = k1s[i]
                 elif ln <= CACHE_MAX_PIECE:
-                    out.len = ol
-                    encode_uncached(self, s + pos, ln, hs[i], load_word(s + pos, ln, end), 0, out, w)
-                    od = out.data
-                    ol = out.len
+                    k0 = load_word(s + pos, ln, end)
+                    k1 = 0
+                out.len = ol
+                if ln <= CACHE_MAX_PIECE:
+                    encode_uncached(self, s + pos, ln, hs[i], k0, k1, out, w)
                 else:
-                    out.len = ol
                     self.encode_piece(s + pos, ln, out, w)
-                    od = out.data
-                    ol = out.len
+                od = out.data
+                ol = out.len
                 pos = ends[i]
             out.len = ol
         return 0
