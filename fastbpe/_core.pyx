@@ -75,7 +75,7 @@ cdef extern from "Python.h":
     bint PyUnicode_IS_ASCII(object s)
 
 cdef enum:
-    SCAN_PIECE = 128         # pieces up to this many bytes use the scan merge (_merge.pyx)
+    SCAN_PIECE = 48          # pieces up to this many bytes use the scan merge (_merge.pyx)
     SELF_MERGING = 1         # self_merging: merging the token's bytes gives the token
     NOT_SELF_MERGING = 2     # ... gives several tokens (0: not known yet)
     SCAN_BATCH = 512         # pieces the scanner cuts per call of encode_utf8's loop

@@ -4,11 +4,11 @@
 Both merge the pair of lowest rank first and the leftmost on ties, until nothing merges
 (DESIGN.md §3), so they give identical ids; they differ only in how they find that pair:
 
-* `merge_scan` (pieces up to SCAN_PIECE bytes): parts stay at their first byte, the rank of
-  the pair each part starts is one uint32 in a dense array, and each step takes the leftmost
-  smallest rank with a vector scan (_rank_min.h: 8 ranks an instruction with AVX2) and
-  updates two ranks.  O(n^2 / 8) with a tiny constant: for the 2-64 byte pieces of real text
-  it beats any heap.
+* `merge_scan` (pieces up to SCAN_PIECE bytes, see _core): the parts' ids and the pairs they
+  start in two dense arrays, a linear scan for the lowest rank and a shift of the tail per
+  merge.  O(n^2) with a tiny constant, for the short pieces of real text.  (A vector scan of
+  ranks at fixed positions, tried in this round, ran fewer instructions but was 5-15%
+  slower in wall time: its vector loads read ranks just stored one by one.)
 * `merge_heap` (longer pieces): a linked list and candidate merges in sorted runs and a heap,
   O(n log n): never quadratic however long the piece.
 """
@@ -16,13 +16,8 @@ from libc.stdint cimport uint8_t, uint32_t, int32_t, uint64_t
 from libc.string cimport memcpy, memset
 
 from fastbpe._heap cimport heap_pop, heap_push
-from fastbpe._vocab cimport NO_PAIR, NO_RANK, PairTable, pair_get, pair_word, tok_t
+from fastbpe._vocab cimport NO_PAIR, PairTable, pair_get, tok_t
 from fastbpe._workspace cimport IdBuf, SmallPart, Work
-
-cdef extern from "_rank_min.h" nogil:
-    Py_ssize_t fb_rank_min(const uint32_t* r, Py_ssize_t n)
-    int fb_rank_min_set(int which)
-    int FB_RM_C, FB_RM_SSE2, FB_RM_AVX2, FB_RM_AUTO
 
 cdef enum:
     MAX_RUNS = 32            # sorted runs of candidate merges at once (see merge_heap)
@@ -30,73 +25,52 @@ cdef enum:
 
 cdef uint64_t UINT64_MAX_KEY = 0xFFFFFFFFFFFFFFFFULL   # above every candidate merge
 
-_RANK_MIN_PATHS = {"auto": FB_RM_AUTO, "avx2": FB_RM_AVX2, "sse2": FB_RM_SSE2, "c": FB_RM_C}
-
-
-def use_rank_min(str name):
-    """Force the scan merge's minimum search: "auto", "avx2", "sse2" or "c" (all give the
-    same ids; for tests).  A path this build or CPU lacks falls back to the best it has.
-    Returns the name of the path in use.  Process-wide."""
-    if name not in _RANK_MIN_PATHS:
-        raise ValueError("unknown path %r (one of %s)" % (name, ", ".join(_RANK_MIN_PATHS)))
-    used = fb_rank_min_set(_RANK_MIN_PATHS[name])
-    return {FB_RM_AVX2: "avx2", FB_RM_SSE2: "sse2", FB_RM_C: "c"}[used]
-
 
 cdef void merge_scan(const MergeTables* t, const uint8_t* p, Py_ssize_t n, IdBuf* out,
                      Work* w) noexcept nogil:
-    """Scan merge.  ranks[i] is the rank of the pair the live part at byte i starts with the
-    next live part, NO_RANK when none or the part is dead; newid[i] what that pair becomes.
-    The array is padded to a multiple of 8 with NO_RANK for the vector scan.  w.heap holds
-    the three uint32 arrays (10 * cap words of room; each needs cap + 8)."""
-    cdef uint32_t* ranks = <uint32_t*>w.heap
-    cdef uint32_t* newid = ranks + w.cap + 8
-    cdef tok_t* ids = newid + w.cap + 8
-    cdef int32_t* nxt = w.nxt
-    cdef int32_t* prv = w.prv
-    cdef const PairTable* pairs = t.pairs
-    cdef Py_ssize_t padded = (n + 7) & ~(<Py_ssize_t>7)
-    cdef Py_ssize_t i, j, k, h
-    cdef uint64_t v
+    """Linear scan: merge the lowest rank, leftmost on ties, until nothing merges.
+
+    The parts' ids and the pairs they start are two dense arrays (w.nxt and w.heap as
+    scratch): pairs[i] is (rank << 32 | new id) of parts i and i+1, so the smallest word
+    is the lowest rank (a rank names one merged token) and a strict < keeps the
+    leftmost; the scan is a compare and two conditional moves per pair, and a merge
+    shifts the tail by a plain loop (the tails are short)."""
+    cdef tok_t* ids = <tok_t*>w.nxt
+    cdef uint64_t* pairs = w.heap
+    cdef const int32_t* byte_id = t.byte_id
+    cdef Py_ssize_t m = n, i, best_i
+    cdef uint64_t best, v
+    cdef uint32_t r
+    cdef tok_t nid
     for i in range(n - 1):
-        ids[i] = <tok_t>t.byte_id[p[i]]
-        v = t.byte_pairs[(<Py_ssize_t>p[i] << 8) | p[i + 1]]
-        ranks[i] = <uint32_t>(v >> 32)
-        newid[i] = <uint32_t>v
-        nxt[i] = <int32_t>(i + 1)
-        prv[i] = <int32_t>(i - 1)
-    ids[n - 1] = <tok_t>t.byte_id[p[n - 1]]
-    nxt[n - 1] = <int32_t>n
-    prv[n - 1] = <int32_t>(n - 2)
-    for i in range(n - 1, padded):
-        ranks[i] = NO_RANK
-    while True:
-        i = fb_rank_min(ranks, padded)
-        if ranks[i] == NO_RANK:
+        ids[i] = <tok_t>byte_id[p[i]]
+        pairs[i] = t.byte_pairs[(<Py_ssize_t>p[i] << 8) | p[i + 1]]
+    ids[n - 1] = <tok_t>byte_id[p[n - 1]]
+    while m > 1:
+        best = pairs[0]
+        best_i = 0
+        for i in range(1, m - 1):
+            v = pairs[i]
+            if (v >> 32) < (best >> 32):   # by rank alone: equal ranks merge leftmost first
+                best = v
+                best_i = i
+        if best >= NO_PAIR:
             break
-        # parts i and j = nxt[i] become one part at i
-        j = nxt[i]
-        ids[i] = newid[i]
-        ranks[j] = NO_RANK
-        k = nxt[j]
-        nxt[i] = <int32_t>k
-        h = prv[i]
-        if k < n:
-            prv[k] = <int32_t>i
-            v = pair_word(pairs, ids[i], ids[k])
-            ranks[i] = <uint32_t>(v >> 32)
-            newid[i] = <uint32_t>v
-        else:
-            ranks[i] = NO_RANK
-        if h >= 0:
-            v = pair_word(pairs, ids[h], ids[i])
-            ranks[h] = <uint32_t>(v >> 32)
-            newid[h] = <uint32_t>v
-    i = 0
-    while i < n:
-        out.data[out.len] = ids[i]
-        out.len += 1
-        i = nxt[i]
+        # parts best_i and best_i+1 become one: the tail moves down by one
+        ids[best_i] = <tok_t>(best & 0xFFFFFFFFU)
+        m -= 1
+        for i in range(best_i + 1, m):
+            ids[i] = ids[i + 1]
+            pairs[i] = pairs[i + 1]
+        pairs[best_i] = NO_PAIR
+        if best_i < m - 1 and pair_get(t.pairs, ids[best_i], ids[best_i + 1], &r, &nid):
+            pairs[best_i] = (<uint64_t>r << 32) | nid
+        if best_i > 0:
+            pairs[best_i - 1] = NO_PAIR
+            if pair_get(t.pairs, ids[best_i - 1], ids[best_i], &r, &nid):
+                pairs[best_i - 1] = (<uint64_t>r << 32) | nid
+    memcpy(out.data + out.len, ids, <size_t>m * sizeof(tok_t))
+    out.len += m
 
 
 cdef inline void pile_pair(const PairTable* pairs, SmallPart* parts, Py_ssize_t left,

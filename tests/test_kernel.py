@@ -5,7 +5,6 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from fastbpe._core import BPETable
-from fastbpe._merge import use_rank_min
 from reference_encode import bpe_merges, bpe_ranks, encode_piece_tiktoken
 
 
@@ -40,22 +39,6 @@ def test_both_merge_paths_equal_reference(seed, text):
     assert table.encode_bytes(text) == (encode_piece_tiktoken(text, ranks) if text else [])
 
 
-@settings(max_examples=150, deadline=None)
-@given(seed=st.integers(0, 50), text=st.binary(min_size=2, max_size=120).map(lambda b: bytes(c % 4 for c in b)))
-def test_scan_merge_gives_the_same_ids_on_every_vector_path(seed, text):
-    """The scan merge's minimum search has a portable C, an SSE2 and an AVX2 path
-    (_rank_min.h); each must pick the same (leftmost smallest) pair."""
-    ranks = toy_ranks(seed, alphabet=bytes(range(4)))
-    table = table_for(ranks)
-    expected = bpe_ranks(text, ranks)
-    try:
-        for path in ("c", "sse2", "avx2"):
-            use_rank_min(path)
-            assert table.encode_bytes(text, path="scan") == expected, path
-    finally:
-        use_rank_min("auto")
-
-
 def test_scan_and_heap_merge_equal_ranks_leftmost_first():
     """Ranks given to from_merges may repeat (SentencePiece scores): equal ranks merge
     leftmost first on both paths, whatever the merged ids."""
@@ -65,11 +48,6 @@ def test_scan_and_heap_merge_equal_ranks_leftmost_first():
     for path in ("scan", "heap"):
         assert table.encode_bytes(b"abc", path=path) == [258], path   # "ab" first (leftmost)
         assert table.encode_bytes(b"bcab", path=path) == [257, 256], path
-
-
-def test_use_rank_min_refuses_unknown_paths():
-    with pytest.raises(ValueError, match="unknown path"):
-        use_rank_min("avx512")
 
 
 def test_long_runs_are_not_quadratic_and_exact():
