@@ -44,29 +44,6 @@
 #define FB_AP_SSE2 0
 #endif
 
-/* Bitmaps of the spaces (0x20) and apostrophes of p[0:64) (all 64 bytes readable). */
-static inline void fb_space_quote_bits(const uint8_t *p, uint64_t *sp, uint64_t *q)
-{
-    uint64_t a = 0, b = 0;
-#if FB_AP_SSE2
-    const __m128i vs = _mm_set1_epi8(' '), vq = _mm_set1_epi8('\'');
-    int i;
-    for (i = 0; i < 4; i++) {
-        __m128i x = _mm_loadu_si128((const __m128i *)(p + 16 * i));
-        a |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(x, vs)) << (16 * i);
-        b |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(x, vq)) << (16 * i);
-    }
-#else
-    int i;
-    for (i = 0; i < 64; i++) {
-        a |= (uint64_t)(p[i] == ' ') << i;
-        b |= (uint64_t)(p[i] == '\'') << i;
-    }
-#endif
-    *sp = a;
-    *q = b;
-}
-
 /* Bitmap of the bytes equal to c in p[0:64) (all 64 bytes readable). */
 static inline uint64_t fb_byte_bits(const uint8_t *p, uint8_t c)
 {
@@ -144,7 +121,8 @@ static inline int fb_ascii_bits_of(fb_ascii_bits *b, const uint8_t *s, ptrdiff_t
             return 0;
         V = (1ULL << W) - 1;
     }
-    fb_space_quote_bits(s + pos, &b->SP, &b->Q);
+    b->SP = fb_byte_bits(s + pos, ' ');
+    b->Q = fb_byte_bits(s + pos, '\'');
     b->L = L & V; b->D = D & V; b->S = S & V; b->NL = NL & V; b->O = O & V;
     b->SP &= V; b->Q &= V;
     b->V = V;

@@ -5,7 +5,7 @@ from libc.stdint cimport uint8_t, uint64_t, int32_t
 
 from fastbpe._merge cimport MergeTables
 from fastbpe._piece_cache cimport PieceCache
-from fastbpe._vocab cimport DEAD, NO_RANK, PairTable, TokenTable, pair_get, tok_t
+from fastbpe._vocab cimport PairTable, TokenTable
 from fastbpe._workspace cimport IdBuf, Work
 
 

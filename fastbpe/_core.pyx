@@ -14,10 +14,8 @@ parts live beside it, one concern each:
 This module is the loop that ties them together (`encode_utf8`: scan a batch of pieces,
 probe the cache, look up whole tokens, merge the rest) and its Python entry points.
 """
-from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
-from cpython.list cimport PyList_New, PyList_SET_ITEM, PyList_GET_ITEM, PyList_GET_SIZE
-from cpython.long cimport PyLong_FromUnsignedLong
-from cpython.number cimport PyNumber_Index
+from cpython.bytes cimport PyBytes_FromStringAndSize
+from cpython.list cimport PyList_New, PyList_GET_ITEM, PyList_GET_SIZE
 from cpython.ref cimport Py_INCREF, PyObject
 from cpython.pythread cimport PyThread_get_thread_ident
 from cpython.unicode cimport PyUnicode_Check, PyUnicode_GET_LENGTH
@@ -27,17 +25,16 @@ from fastbpe._merge cimport merge_heap, merge_scan
 from fastbpe._piece_cache cimport (CACHE_MAX_IDS, CACHE_MAX_PIECE, CACHE_SIZE, PACKED_MAX_IDS,
                                    PACKED_SIZE, cache_find, cache_store)
 from fastbpe._pretokenize cimport scan_pieces
-from fastbpe._vocab cimport (NO_PAIR, TokenSlot, build_byte_pairs, build_split_table, check_bytes_present,
+from fastbpe._vocab cimport (TokenSlot, tok_t, build_byte_pairs, build_split_table, check_bytes_present,
                               load_head, pair_put, pair_table_init, token_lookup, token_lookup_hashed,
                               decode_tokens, token_list, token_table_free, token_table_load)
 from fastbpe._workspace cimport (CacheEntry, PackedEntry, idbuf_free, idbuf_reserve, work_free,
                                  work_reserve)
-from fastbpe._utf8 cimport (PyUnicode_DATA, PyUnicode_KIND, Utf8Text, utf8_capacity, utf8_encode,
-                            utf8_text_check, utf8_text_close, utf8_text_convert, utf8_text_open,
-                            utf8_valid)
-from libc.stdint cimport uint8_t, uint16_t, uint32_t, int32_t, int64_t, uint64_t, UINT32_MAX
-from libc.stdlib cimport malloc, calloc, realloc, free
-from libc.string cimport memchr, memcpy, memcmp, memmove, memset
+from fastbpe._utf8 cimport (Utf8Text, utf8_text_check, utf8_text_close, utf8_text_convert,
+                            utf8_text_open)
+from libc.stdint cimport uint8_t, uint32_t, int32_t, int64_t, uint64_t, UINT32_MAX
+from libc.stdlib cimport malloc, calloc, free
+from libc.string cimport memcpy, memset
 
 import sys
 import threading

@@ -16,7 +16,7 @@ from libc.stdint cimport uint8_t, uint32_t, int32_t, uint64_t
 from libc.string cimport memcpy, memset
 
 from fastbpe._heap cimport heap_pop, heap_push
-from fastbpe._vocab cimport NO_PAIR, PairTable, pair_get, tok_t
+from fastbpe._vocab cimport NO_PAIR, PairTable, pair_word, tok_t
 from fastbpe._workspace cimport IdBuf, SmallPart, Work
 
 cdef enum:
@@ -31,17 +31,15 @@ cdef void merge_scan(const MergeTables* t, const uint8_t* p, Py_ssize_t n, IdBuf
     """Linear scan: merge the lowest rank, leftmost on ties, until nothing merges.
 
     The parts' ids and the pairs they start are two dense arrays (w.nxt and w.heap as
-    scratch): pairs[i] is (rank << 32 | new id) of parts i and i+1, so the smallest word
-    is the lowest rank (a rank names one merged token) and a strict < keeps the
-    leftmost; the scan is a compare and two conditional moves per pair, and a merge
-    shifts the tail by a plain loop (the tails are short)."""
+    scratch): pairs[i] is (rank << 32 | new id) of parts i and i+1.  The scan compares
+    ranks alone with a strict <, so equal ranks (SentencePiece scores) merge leftmost
+    first, as merge_heap does; a merge shifts the tail by a plain loop (the tails are
+    short)."""
     cdef tok_t* ids = <tok_t*>w.nxt
     cdef uint64_t* pairs = w.heap
     cdef const int32_t* byte_id = t.byte_id
     cdef Py_ssize_t m = n, i, best_i
     cdef uint64_t best, v
-    cdef uint32_t r
-    cdef tok_t nid
     for i in range(n - 1):
         ids[i] = <tok_t>byte_id[p[i]]
         pairs[i] = t.byte_pairs[(<Py_ssize_t>p[i] << 8) | p[i + 1]]
@@ -62,13 +60,9 @@ cdef void merge_scan(const MergeTables* t, const uint8_t* p, Py_ssize_t n, IdBuf
         for i in range(best_i + 1, m):
             ids[i] = ids[i + 1]
             pairs[i] = pairs[i + 1]
-        pairs[best_i] = NO_PAIR
-        if best_i < m - 1 and pair_get(t.pairs, ids[best_i], ids[best_i + 1], &r, &nid):
-            pairs[best_i] = (<uint64_t>r << 32) | nid
+        pairs[best_i] = pair_word(t.pairs, ids[best_i], ids[best_i + 1]) if best_i < m - 1 else NO_PAIR
         if best_i > 0:
-            pairs[best_i - 1] = NO_PAIR
-            if pair_get(t.pairs, ids[best_i - 1], ids[best_i], &r, &nid):
-                pairs[best_i - 1] = (<uint64_t>r << 32) | nid
+            pairs[best_i - 1] = pair_word(t.pairs, ids[best_i - 1], ids[best_i])
     memcpy(out.data + out.len, ids, <size_t>m * sizeof(tok_t))
     out.len += m
 
@@ -77,15 +71,13 @@ cdef inline void pile_pair(const PairTable* pairs, SmallPart* parts, Py_ssize_t 
                            Py_ssize_t right, uint64_t* space, Py_ssize_t* pile_lo,
                            uint64_t* pile_min) noexcept nogil:
     """Set the pair the part at `left` now starts with the part at `right` and, if it merges,
-    pile it as a candidate (see _merge_heap)."""
-    cdef uint32_t r
-    cdef tok_t nid
+    pile it as a candidate (see merge_heap)."""
+    cdef uint64_t bp = pair_word(pairs, parts[left].id, parts[right].id)
     cdef uint64_t key
-    if not pair_get(pairs, parts[left].id, parts[right].id, &r, &nid):
-        parts[left].pair = NO_PAIR
+    parts[left].pair = bp
+    if bp == NO_PAIR:
         return
-    parts[left].pair = (<uint64_t>r << 32) | nid
-    key = (<uint64_t>r << 32) | <uint64_t>left
+    key = (bp & 0xFFFFFFFF00000000ULL) | <uint64_t>left
     pile_lo[0] -= 1
     space[pile_lo[0]] = key
     if key < pile_min[0]:

@@ -4,7 +4,8 @@ on a `_core.BPETable`'s pair table."""
 from libc.stdint cimport uint32_t, int32_t, uint64_t
 from libc.stdlib cimport malloc, free
 
-from fastbpe._core cimport BPETable, DEAD, pair_get, tok_t
+from fastbpe._core cimport BPETable
+from fastbpe._vocab cimport DEAD, pair_get, tok_t
 from fastbpe._heap cimport heap_pop, heap_push
 
 # =========================================================================================
