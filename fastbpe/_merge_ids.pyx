@@ -13,7 +13,7 @@ from fastbpe._heap cimport heap_pop, heap_push
 #
 # Char-level HF models (byte_fallback, Metaspace, unk tokens, subword prefixes) start a word
 # from ids that are not one per byte, and BPE-dropout skips merges at random: `merge_ids`
-# runs the plain heap loop below on given ids.  (`_merge_heap`, the byte path of every
+# runs the plain heap loop below on given ids.  (`_merge.merge_heap`, the byte path of every
 # encode, has its own loop of sorted runs and a pile for long pieces; both take the lowest
 # rank, leftmost on ties, and the tests check they agree.)  Dropout skips each popped
 # candidate with probability `dropout`; skipped candidates go back on the heap after the

@@ -97,8 +97,8 @@ cdef inline int32_t token_lookup(const TokenTable* tok, const uint8_t* p, Py_ssi
 
 cdef inline uint64_t pair_slot(const PairTable* t, uint64_t key) noexcept nogil:
     """Where a pair's probe starts: the top bits of one multiply (Fibonacci hashing), which
-    depend on every bit of the key; a merge makes two lookups, so mix64's five steps
-    showed up in the profile."""
+    depend on every bit of the key.  Fewer instructions than mix64's five steps (a merge
+    makes two lookups); the same wall time, measured, so the gain is small."""
     return (key * 0x9E3779B97F4A7C15ULL) >> t.shift
 
 

@@ -148,7 +148,7 @@ def test_a_table_without_all_bytes_only_merges_ids():
 
 
 def test_merge_ids_agrees_with_the_byte_path_heap_on_long_pieces():
-    """The byte path's loop (sorted runs + pile, `_merge_heap`) and merge_ids' plain heap
+    """The byte path's loop (sorted runs + pile, `_merge.merge_heap`) and merge_ids' plain heap
     loop are separate code: on long pieces of a real vocabulary they must agree."""
     import fastbpe
 
