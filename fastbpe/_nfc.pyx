@@ -41,7 +41,37 @@ cdef Py_ssize_t find_spans(int kind, const void* data, Py_ssize_t n, const uint8
     cdef Py_ssize_t* grown
     cdef uint32_t c
     cdef uint8_t v, prev = 0
+    cdef uint64_t w
+    cdef bint low_stable = table_size >= 0x200
+    for c in range(0x200 if low_stable else 0):   # the word-at-a-time skips need table[c] == 0
+        if table[c] != 0:
+            low_stable = False
+            break
+    if kind == 1 and low_stable:
+        spans[0] = NULL
+        return 0
     while i < n:
+        # runs below U+0200 (stable starters) a word at a time: most text is such runs
+        if not low_stable:
+            pass
+        elif kind == 2:
+            while i + 4 <= n:
+                memcpy(&w, <const uint16_t*>data + i, 8)
+                if w & 0xFE00FE00FE00FE00ULL:
+                    break
+                i += 4
+                boundary = i - 1
+                prev = 0
+        elif kind == 4:
+            while i + 2 <= n:
+                memcpy(&w, <const uint32_t*>data + i, 8)
+                if w & 0xFFFFFE00FFFFFE00ULL:
+                    break
+                i += 2
+                boundary = i - 1
+                prev = 0
+        if i >= n:
+            break
         c = code_point(kind, data, i)
         v = table[c] if c < table_size else UNSTABLE
         if v == 0:

@@ -74,6 +74,23 @@ def test_nfc_on_generated_text(text):
     assert nfc(text) == _hf_nfc(text)
 
 
+_RUNS = st.lists(st.tuples(st.integers(0, 11), st.sampled_from(_NFC_ALPHABET + "\u01ff\u0250")), max_size=30)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_RUNS, st.sampled_from(["", "\u4e00", "\U0001f600"]))
+def test_nfc_spans_word_skip_is_the_per_character_scan(runs, wide):
+    """nfc_spans skips runs below U+0200 a word at a time (latin-1 text at once); with a table
+    that marks one such code point, the scan goes a character at a time, and both agree."""
+    from fastbpe._nfc import nfc_spans
+    text = wide + "".join("ab cd\n\u00e9fg"[:k] + c for k, c in runs)
+    table = _nfc_table()
+    per_char = bytearray(table)
+    per_char[0x1FE] = 1   # U+01FE is never in text: only the fast skips see the change
+    assert nfc_spans(text, table) == nfc_spans(text, bytes(per_char))
+    assert nfc(text) == _hf_nfc(text)
+
+
 def _ref(normalizer=None, added=(), post_processor=None):
     """A byte-level file on the fast path: Llama-3's split (the C scanner) + ByteLevel."""
     pre = P.Sequence([P.Split(Regex(LLAMA3_PATTERN), "isolated"), P.ByteLevel(add_prefix_space=False, use_regex=False)])

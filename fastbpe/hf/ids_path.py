@@ -87,13 +87,10 @@ class IdsPath:
         encode_text, kind, nfc, pattern, first, wraps, _ = short
         if pattern is not None and (first is None or first in text) and pattern.contains_any(text):
             return None
-        if not text.isascii():
-            try:
-                text.encode("utf-8")
-            except UnicodeEncodeError:
-                return None
-            if nfc and normalizers.nfc(text) != text:
-                return None
+        # no text.encode check for lone surrogates: encode_text raises str.encode's error, and
+        # a text NFC changes goes to the pipeline, which raises it (a second pass over the text)
+        if nfc and not text.isascii() and normalizers.nfc(text) != text:
+            return None
         ids = encode_text(text, kind, False)
         if wraps is None:
             return ids
@@ -296,11 +293,8 @@ class IdsPath:
 
         def chunk(indexes: list) -> list[Encoding]:
             plans = []
-            for i in indexes:
-                t = texts[i]
-                if not t.isascii():
-                    t.encode("utf-8")  # UnicodeEncodeError for lone surrogates, as encode
-                plans.append(self._plan(t))
+            for i in indexes:   # lone surrogates: encode_texts raises (or the pipeline, if NFC changed t)
+                plans.append(self._plan(texts[i]))
             encoded = iter(self.model.table.encode_texts(
                 [item for plan, changed in plans if not changed for _, _, item in plan if type(item) is str],
                 self._kind))
@@ -365,9 +359,7 @@ class IdsPath:
         into a part per thread's share, the parts run through the kernel at once, and each
         text's ids are its parts' ids in order."""
         plans, parts, counts = [], [], []
-        for t in texts:
-            if not t.isascii():
-                t.encode("utf-8")  # UnicodeEncodeError for lone surrogates, as encode
+        for t in texts:   # lone surrogates: encode_texts raises (or the pipeline, if NFC changed t)
             plan, changed = self._plan(t)
             plans.append(None if changed else plan)
             if changed:
