@@ -78,6 +78,8 @@ cdef enum:
     SCAN_BATCH = 512         # pieces the scanner cuts per call of encode_utf8's loop
     CACHE_TABLES_PER_THREAD = 4   # a thread keeps caches for its 4 most recently used tables
     SCRATCH_KEPT = 4096      # merge scratch for pieces up to this size stays with the thread's cache
+    KEEP_GIL_BELOW = 1024    # encode_text keeps the GIL for texts of fewer characters: releasing
+                             # and taking it back costs more than such a call's work in parallel
 
 
 cdef object idbuf_to_list(IdBuf* b, list id_objects):
@@ -484,9 +486,13 @@ cdef class BPETable:
         memset(&out, 0, sizeof(IdBuf))
         utf8_text_open(text, &u)
         try:
-            with nogil:
+            if PyUnicode_GET_LENGTH(text) < KEEP_GIL_BELOW:
                 if utf8_text_convert(&u) == 0:
                     self.encode_utf8(u.s, u.n, kind, &out, w)
+            else:
+                with nogil:
+                    if utf8_text_convert(&u) == 0:
+                        self.encode_utf8(u.s, u.n, kind, &out, w)
             utf8_text_check(text, &u)
             return idbuf_to_numpy(&out) if as_numpy else idbuf_to_list(&out, self.id_objects)
         finally:

@@ -101,19 +101,8 @@ class Encoding:
 
     @staticmethod
     def lazy(ids: list, source: tuple, sequences) -> "Encoding":
-        """ids now, every other field when first read.  source is (tokenizer, text,
-        add_special_tokens, shape, n, total, options): n ids before padding, total after;
-        options None (no truncation, no padding) or (truncation, padding, batch length,
-        whether the text was cut).  The shaped fields (single_sequence_shape) come from the
-        shape, padded to total; the rest from `tokenizer.encoding_of(text,
-        add_special_tokens, options[:3])`.  A tuple, not a closure: the short-call path and
-        transformers' batches make one per text, where each object counts.  sequences: the
-        shape's input sequences."""
-        enc = new_object(Encoding)
-        enc.ids = ids
-        enc._pending = source
-        enc._sequences = sequences
-        return enc
+        """ids now, every other field when first read (see `lazy_encoding`)."""
+        return lazy_encoding(ids, source, sequences)
 
     @property
     def lazy_source(self):
@@ -400,3 +389,20 @@ class Encoding:
         for name, pad in zip(fields, fill):
             cur = getattr(self, name)
             setattr(self, name, cur + pad if direction == "right" else pad + cur)
+
+
+def lazy_encoding(ids: list, source: tuple, sequences) -> Encoding:
+    """An Encoding with ids now and every other field when first read.  source is
+    (tokenizer, text, add_special_tokens, shape, n, total, options): n ids before padding,
+    total after; options None (no truncation, no padding) or (truncation, padding, batch
+    length, whether the text was cut).  The shaped fields (single_sequence_shape) come from
+    the shape, padded to total; the rest from `tokenizer.encoding_of(text,
+    add_special_tokens, options[:3])`.  A tuple, not a closure: the short-call path and
+    transformers' batches make one per text, where each object counts.  sequences: the
+    shape's input sequences.  A module function, not only `Encoding.lazy`: the short call
+    makes one per call, and a global is found without the class's attribute lookup."""
+    enc = new_object(Encoding)
+    enc.ids = ids
+    enc._pending = source
+    enc._sequences = sequences
+    return enc

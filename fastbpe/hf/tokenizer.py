@@ -32,7 +32,7 @@ from .api_extras import HFExtras, hf_tokenizer_class
 from .ids_path import IdsPath
 from .postprocessing import PostProcessing
 from ..formats.bytelevel import BYTELEVEL_PATTERN
-from .encoding import Encoding, gc_paused
+from .encoding import Encoding, gc_paused, lazy_encoding
 from .kernel_encodings import KernelEncoder
 from .model import BPE
 from .normalized import NormalizedText
@@ -421,12 +421,12 @@ class Tokenizer(IdsPath, PostProcessing, HFExtras):
                     ids = before + encode_text(sequence, kind, False) + after
                 shape, sequences = shapes[True if add_special_tokens else False]
                 n = len(ids)
-                return Encoding.lazy(ids, (self, sequence, add_special_tokens, shape, n, n, None), sequences)
+                return lazy_encoding(ids, (self, sequence, add_special_tokens, shape, n, n, None), sequences)
             ids = self._short_ids(short, sequence, add_special_tokens)
             if ids is not None:
                 shape, sequences = shapes[True if add_special_tokens else False]
                 n = len(ids)
-                return Encoding.lazy(ids, (self, sequence, add_special_tokens, shape, n, n, None), sequences)
+                return lazy_encoding(ids, (self, sequence, add_special_tokens, shape, n, n, None), sequences)
         sequences = [sequence] if pair is None else [sequence, pair]
         if is_pretokenized:
             return self._post_process([self._encode_words(_words(s), k) for k, s in enumerate(sequences)],
