@@ -10,3 +10,9 @@ cdef inline void* xrealloc(void* p, size_t nbytes) except NULL nogil:
         with gil:
             raise MemoryError()
     return q
+
+
+cdef extern from "_table_alloc.h":
+    # a large table read at random: 2 MiB-aligned, transparent huge pages advised (Linux);
+    # zero != 0 clears it; NULL when out of memory; free with free()
+    void* fb_table_alloc(size_t nbytes, int zero) nogil

@@ -5,7 +5,8 @@ _core.thread_cache hands each thread its own PieceCache for a table; the encode 
 (_core.BPETable.encode_utf8) probes it before the token table and the merges."""
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 from libc.stdint cimport uint8_t, uint64_t
-from libc.stdlib cimport calloc, free
+from libc.stdlib cimport free
+from fastbpe._memory cimport fb_table_alloc
 from libc.string cimport memset
 
 from fastbpe._workspace cimport work_free
@@ -29,8 +30,8 @@ cdef class PieceCache:
 
     def __cinit__(self):
         memset(&self.scratch, 0, sizeof(Work))
-        self.packed = <PackedEntry*>calloc(PACKED_SIZE, sizeof(PackedEntry))
-        self.entries = <CacheEntry*>calloc(CACHE_SIZE, sizeof(CacheEntry))
+        self.packed = <PackedEntry*>fb_table_alloc(PACKED_SIZE * sizeof(PackedEntry), 1)
+        self.entries = <CacheEntry*>fb_table_alloc(CACHE_SIZE * sizeof(CacheEntry), 1)
         if self.packed == NULL or self.entries == NULL:
             raise MemoryError()
 

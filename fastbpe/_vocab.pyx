@@ -9,6 +9,7 @@ from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes
 from cpython.number cimport PyNumber_Index
 from libc.stdint cimport uint8_t, uint32_t, int32_t, int64_t, uint64_t, UINT32_MAX
 from libc.stdlib cimport malloc, realloc, free
+from fastbpe._memory cimport fb_table_alloc
 from libc.string cimport memcpy
 
 from fastbpe._hash cimport piece_hash, pow2_at_least
@@ -76,7 +77,7 @@ cdef int _build_lookup(TokenTable* tok, Py_ssize_t n_bpe, bint unique) except -1
     cdef const uint8_t* p
     cdef int32_t other
     cdef uint8_t one_byte
-    tok.slots = <TokenSlot*>malloc(cap * sizeof(TokenSlot))
+    tok.slots = <TokenSlot*>fb_table_alloc(cap * sizeof(TokenSlot), 0)
     if tok.slots == NULL:
         raise MemoryError()
     for i in range(cap):
@@ -129,7 +130,7 @@ cdef int check_bytes_present(const TokenTable* tok) except -1:
 cdef int pair_table_init(PairTable* t, Py_ssize_t expected) except -1 nogil:
     cdef uint64_t cap = pow2_at_least(<uint64_t>(expected * 2 + 1))
     cdef uint64_t i
-    t.slots = <PairSlot*>malloc(cap * sizeof(PairSlot))
+    t.slots = <PairSlot*>fb_table_alloc(cap * sizeof(PairSlot), 0)
     if t.slots == NULL:
         with gil:
             raise MemoryError()
