@@ -30,40 +30,46 @@ cdef void merge_scan(const MergeTables* t, const uint8_t* p, Py_ssize_t n, IdBuf
                      Work* w) noexcept nogil:
     """Linear scan: merge the lowest rank, leftmost on ties, until nothing merges.
 
-    The parts' ids and the pairs they start are two dense arrays (w.nxt and w.heap as
-    scratch): pairs[i] is (rank << 32 | new id) of parts i and i+1.  The scan compares
-    ranks alone with a strict <, so equal ranks (SentencePiece scores) merge leftmost
-    first, as merge_heap does; a merge shifts the tail by a plain loop (the tails are
-    short)."""
-    cdef tok_t* ids = <tok_t*>w.nxt
-    cdef uint64_t* pairs = w.heap
+    The parts are one dense array of (pair, id) (w.parts): parts[i].pair is (rank << 32 |
+    new id) of parts i and i+1.  The scan compares ranks alone with a strict <, so equal
+    ranks (SentencePiece scores) merge leftmost first, as merge_heap does; a merge shifts
+    the tail down by one part.  One array, not separate ids and pairs: one move of the tail
+    a merge instead of two (the compiler makes each a memmove call)."""
+    cdef SmallPart* parts = w.parts
     cdef const int32_t* byte_id = t.byte_id
+    cdef const uint64_t* byte_pairs = t.byte_pairs
     cdef Py_ssize_t m = n, i, best_i
-    cdef uint64_t best, v
+    cdef uint32_t best, r
+    cdef uint64_t bp
     for i in range(n - 1):
-        ids[i] = <tok_t>byte_id[p[i]]
-        pairs[i] = t.byte_pairs[(<Py_ssize_t>p[i] << 8) | p[i + 1]]
-    ids[n - 1] = <tok_t>byte_id[p[n - 1]]
+        parts[i].id = <tok_t>byte_id[p[i]]
+        parts[i].pair = byte_pairs[(<Py_ssize_t>p[i] << 8) | p[i + 1]]
+    parts[n - 1].id = <tok_t>byte_id[p[n - 1]]
+    parts[n - 1].pair = NO_PAIR
     while m > 1:
-        best = pairs[0]
+        best = <uint32_t>(parts[0].pair >> 32)
         best_i = 0
         for i in range(1, m - 1):
-            v = pairs[i]
-            if (v >> 32) < (best >> 32):   # by rank alone: equal ranks merge leftmost first
-                best = v
+            r = <uint32_t>(parts[i].pair >> 32)
+            if r < best:   # by rank alone: equal ranks merge leftmost first
+                best = r
                 best_i = i
-        if best >= NO_PAIR:
+        bp = parts[best_i].pair
+        if bp >= NO_PAIR:
             break
         # parts best_i and best_i+1 become one: the tail moves down by one
-        ids[best_i] = <tok_t>(best & 0xFFFFFFFFU)
+        parts[best_i].id = <tok_t>(bp & 0xFFFFFFFFU)
         m -= 1
         for i in range(best_i + 1, m):
-            ids[i] = ids[i + 1]
-            pairs[i] = pairs[i + 1]
-        pairs[best_i] = pair_word(t.pairs, ids[best_i], ids[best_i + 1]) if best_i < m - 1 else NO_PAIR
+            parts[i] = parts[i + 1]
+        if best_i < m - 1:
+            parts[best_i].pair = pair_word(t.pairs, parts[best_i].id, parts[best_i + 1].id)
+        else:
+            parts[best_i].pair = NO_PAIR
         if best_i > 0:
-            pairs[best_i - 1] = pair_word(t.pairs, ids[best_i - 1], ids[best_i])
-    memcpy(out.data + out.len, ids, <size_t>m * sizeof(tok_t))
+            parts[best_i - 1].pair = pair_word(t.pairs, parts[best_i - 1].id, parts[best_i].id)
+    for i in range(m):
+        out.data[out.len + i] = parts[i].id
     out.len += m
 
 
