@@ -351,6 +351,15 @@ def test_short_call_path_is_lazy_and_exact(template, add_special_tokens):
     assert lazy._pending is not None  # nothing but ids made yet
     assert pickle.loads(pickle.dumps(lazy)).tokens == hf.encode("Hello world", add_special_tokens=add_special_tokens).tokens
     assert ours.encode_ids("Hello world", add_special_tokens=add_special_tokens) == lazy.ids
+    call = ours._short[7]   # the compiled short call: ASCII str without an added token, else None
+    assert call("Café", add_special_tokens) is None and call(b"Hello", add_special_tokens) is None
+    assert call("brown fox <tool> x", add_special_tokens) is None
+    made = call("Hello world", 1 if add_special_tokens else 0)
+    pattern, first = ours._short[3], ours._short[4]
+    if pattern is None or first is not None:   # no added token, or all start with `first`
+        assert made.ids == lazy.ids and made.tokens == lazy.tokens
+    else:   # added tokens with several first characters: every text takes the Python path
+        assert made is None
 
 
 def test_remaining_methods_match_hf(pair, hf_json):

@@ -214,3 +214,24 @@ def test_added_tokens_with_few_and_many_first_characters(n_tokens):
              "an alph, a bet", "thetatheta"]
     for add in (True, False):
         _assert_batch(ref, ours, texts, add)
+
+
+@pytest.mark.parametrize("template", [False, True])
+def test_compiled_short_call_is_exact(template):
+    """Added tokens that all start with "<" (as Qwen's, Llama-3's): an ASCII text without
+    "<" is one compiled call (ShortCall), its lazy Encoding equal to HF's in every field;
+    texts with "<", non-ASCII or NFC-changing text take the Python paths, also exact."""
+    post = PP.TemplateProcessing(single="<|eot|> $A <|eom|>", special_tokens=[("<|eot|>", 0), ("<|eom|>", 1)]) \
+        if template else None
+    ref, ours = _ref(normalizer=N.NFC(), added=ADDED[:3], post_processor=post)
+    ours.encode("x")
+    call = ours._short[7]
+    for text in ["Hello world", "a < b <|eot|> c", "Caf\u00e9 e\u0301", "", "  \n\n x1234 don't"]:
+        for flag in (False, True):
+            made = call(text, flag)
+            assert (made is not None) == (text.isascii() and "<" not in text)
+            enc, want = ours.encode(text, add_special_tokens=flag), ref.encode(text, add_special_tokens=flag)
+            assert enc.ids == want.ids and enc.tokens == want.tokens and enc.offsets == want.offsets
+            assert enc.attention_mask == want.attention_mask and enc.type_ids == want.type_ids
+            if made is not None:
+                assert made.ids == want.ids and made.word_ids == want.word_ids

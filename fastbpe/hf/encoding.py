@@ -406,3 +406,7 @@ def lazy_encoding(ids: list, source: tuple, sequences) -> Encoding:
     enc._pending = source
     enc._sequences = sequences
     return enc
+
+
+# the fields fastbpe._short_call.ShortCall fills to make a lazy Encoding (as lazy_encoding)
+LAZY_FIELDS = ("ids", "_pending", "_sequences")

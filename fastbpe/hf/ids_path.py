@@ -12,7 +12,8 @@ import re
 from ..patterns import BY_NAME
 from ..threads import available_cores, parallel_map
 from . import normalizers
-from .encoding import Encoding, gc_paused, single_sequence_shape
+from .._short_call import ShortCall
+from .encoding import LAZY_FIELDS, Encoding, gc_paused, single_sequence_shape
 
 
 # a text this long (characters) is cut in parts for the threads when a batch has few texts
@@ -67,7 +68,8 @@ class IdsPath:
         """What encode's short-call path needs, or False when this tokenizer cannot take it:
         the byte-level kernel with a C scanner, no truncation or padding, no added token
         matched after normalizing.  (kernel encode, scanner kind, NFC or not, the raw added
-        tokens' pattern and first characters, the post-processor's ids around a sequence)."""
+        tokens' pattern and first characters, the post-processor's ids around a sequence, the
+        single-sequence shapes, and the compiled call that does the whole ASCII short call)."""
         if not self._uses_fast_path() or self._kind < 0 or self._truncation is not None or self._padding is not None:
             return False
         if self.added.matcher(normalized=True)[0] is not None:
@@ -76,15 +78,18 @@ class IdsPath:
         wraps = {flag: self._wraps(flag) for flag in (False, True)}
         if not any(before or after for before, after in wraps.values()):
             wraps = None  # nothing around a sequence (Qwen, GPT-2): the kernel's list is the answer
-        return (self.model.table.encode_text, self._kind, self._normalizer is not None, pattern,
-                firsts[0] if firsts is not None and len(firsts) == 1 else None, wraps,
-                {flag: self._single_sequence(flag)[1:] for flag in (False, True)})
+        first = firsts[0] if firsts is not None and len(firsts) == 1 else None
+        shapes = {flag: self._single_sequence(flag)[1:] for flag in (False, True)}
+        call = ShortCall(self.model.table.encode_text, self._kind, pattern is not None, first, wraps, shapes,
+                         Encoding, self, LAZY_FIELDS)
+        return (self.model.table.encode_text, self._kind, self._normalizer is not None, pattern, first, wraps,
+                shapes, call)
 
     @staticmethod
     def _short_ids(short, text: str, add_special_tokens) -> list | None:
         """encode(text).ids in one kernel call, or None when text needs the whole pipeline
         (it holds an added token, NFC changes it, or it cannot be UTF-8)."""
-        encode_text, kind, nfc, pattern, first, wraps, _ = short
+        encode_text, kind, nfc, pattern, first, wraps, _, _ = short
         if pattern is not None and (first is None or first in text) and pattern.contains_any(text):
             return None
         # no text.encode check for lone surrogates: encode_text raises str.encode's error, and

@@ -410,23 +410,16 @@ class Tokenizer(IdsPath, PostProcessing, HFExtras):
         short = self._short
         if short is None:
             short = self._short = self._short_plan()
-        if short and pair is None and type(sequence) is str and not is_pretokenized:
-            encode_text, kind, _, pattern, first, wraps, shapes = short
-            if (pattern is None or (first is not None and first not in sequence)) and sequence.isascii():
-                # _short_ids inlined: the common short call is one kernel call and this
-                if wraps is None:
-                    ids = encode_text(sequence, kind, False)
-                else:
-                    before, after = wraps[True if add_special_tokens else False]
-                    ids = before + encode_text(sequence, kind, False) + after
-                shape, sequences = shapes[True if add_special_tokens else False]
-                n = len(ids)
-                return lazy_encoding(ids, (self, sequence, add_special_tokens, shape, n, n, None), sequences)
-            ids = self._short_ids(short, sequence, add_special_tokens)
-            if ids is not None:
-                shape, sequences = shapes[True if add_special_tokens else False]
-                n = len(ids)
-                return lazy_encoding(ids, (self, sequence, add_special_tokens, shape, n, n, None), sequences)
+        if short and pair is None and not is_pretokenized:
+            enc = short[7](sequence, add_special_tokens)   # ShortCall: an ASCII text, one compiled call
+            if enc is not None:
+                return enc
+            if type(sequence) is str:
+                ids = self._short_ids(short, sequence, add_special_tokens)
+                if ids is not None:
+                    shape, sequences = short[6][True if add_special_tokens else False]
+                    n = len(ids)
+                    return lazy_encoding(ids, (self, sequence, add_special_tokens, shape, n, n, None), sequences)
         sequences = [sequence] if pair is None else [sequence, pair]
         if is_pretokenized:
             return self._post_process([self._encode_words(_words(s), k) for k, s in enumerate(sequences)],
