@@ -138,3 +138,59 @@ def test_unicode_newer_than_python_follows_the_scanner(pair):
     if ours._kind < 0:
         pytest.skip("the C scanner does not know this file's split pattern yet")
     _check(ours, ref, [":\U000323b0 x", "a\U000323b0b 12345 ok \U000323b0\U000323b0"])
+
+
+def _merge_rows_in_python(merges, vocab, n_prefix):
+    """The reference: HF's map of pair -> merged id, a repeated pair moving to its later place."""
+    rows = {}
+    for m in merges:
+        a, b = m.split(" ") if type(m) is str else m
+        pair = (vocab[a], vocab[b])
+        rows.pop(pair, None)
+        rows[pair] = vocab[a + b[n_prefix:]]
+    return [[a, b, c] for (a, b), c in rows.items()]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 5), st.integers(0, 5), st.booleans()), max_size=40),
+       st.sampled_from(["", "##"]))
+def test_hf_merge_rows_is_hfs_map(picks, prefix):
+    """The C parser of tokenizer.json merges: same rows, same order as HF's map, repeated
+    pairs (the later place wins) and both the "a b" and [a, b] forms."""
+    from fastbpe._formats import hf_merge_rows
+    words = ["a", "b", "cd", "é", "ab", "x y"[:1]]
+    vocab = {}
+    for w in words:
+        for v in (w, prefix + w):
+            vocab.setdefault(v, len(vocab))
+    merges = []
+    for i, j, as_list in picks:
+        a, b = words[i], prefix + words[j]
+        vocab.setdefault(a + b[len(prefix):], len(vocab))
+        merges.append([a, b] if as_list else f"{a} {b}")
+    got = hf_merge_rows(merges, vocab, len(prefix)).tolist()
+    assert got == _merge_rows_in_python(merges, vocab, len(prefix))
+
+
+@pytest.mark.parametrize("merge, problem", [("ab", "is not two tokens"), ("a b c", "is not two tokens"),
+                                            (["a"], "is not two tokens"), (7, "is not two tokens"),
+                                            ("a q", "uses 'q'"), ("b b", "uses 'bb'")])
+def test_hf_merge_rows_names_the_bad_merge(merge, problem):
+    from fastbpe._formats import hf_merge_rows
+    with pytest.raises(ValueError, match=f"merge 1 .*{problem}"):
+        hf_merge_rows(["a b", merge], {"a": 0, "b": 1, "ab": 2}, 0)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(st.characters(max_codepoint=0x160), max_size=6), unique=True, max_size=30))
+def test_bytelevel_vocab_bytes_is_token_bytes(tokens):
+    """The C map of a vocabulary's byte-level tokens to bytes equals formats.bytelevel's,
+    None for a token with a character outside the alphabet and for ids no token has."""
+    from fastbpe._formats import bytelevel_token_bytes
+    from fastbpe.formats.bytelevel import token_bytes
+    vocab = {t: 2 * i for i, t in enumerate(tokens)}
+    got = bytelevel_token_bytes(vocab, 2 * len(tokens) + 1)
+    assert got[1::2] == [None] * len(tokens) and got[-1] is None
+    assert got[0::2][:len(tokens)] == [token_bytes(t) for t in tokens]
+    with pytest.raises(ValueError):
+        bytelevel_token_bytes({"a": 5}, 5)

@@ -16,8 +16,9 @@ import random
 import numpy as np
 
 from .._core import BPETable
-from .._merge_ids import merge_ids
 from ..formats.bytelevel import token_bytes as bytelevel_token_bytes
+from .._formats import bytelevel_token_bytes as bytelevel_vocab_bytes, hf_merge_rows
+from .._merge_ids import merge_ids
 from ._nodes import json_bool, json_field, json_str, json_uint
 
 
@@ -45,28 +46,29 @@ class BPE:
         if self.unk_token is not None and self.unk_token not in self.vocab:
             raise ValueError(f"tokenizer.json: unk_token {self.unk_token!r} is not in the vocabulary")
         self._merges_source = node.get("merges", [])  # the file's list (shared, not copied): for save
-        all_merges = self._merge_triples(self._merges_source)
+        if not isinstance(self._merges_source, list):
+            raise ValueError("tokenizer.json: model.merges must be a list")
+        all_merges = hf_merge_rows(self._merges_source, self.vocab, len(self.prefix))  # (m, 3) ids, rank order
         n_ids = max(self.vocab.values(), default=-1) + 1
         if n_ids > 16 * len(self.vocab) + 65536:
             raise ValueError(f"tokenizer.json: token ids are too sparse ({len(self.vocab)} tokens, largest id {n_ids - 1})")
         # a byte-level model: its input is byte-level text and every token maps to bytes
         self.byte_level = byte_level_input and not self.prefix and not self.suffix
         if self.byte_level:
-            tokens = [None] * n_ids
-            for t, i in self.vocab.items():
-                tokens[i] = bytelevel_token_bytes(t)
+            tokens = bytelevel_vocab_bytes(self.vocab, n_ids)
             # a merge involving a token outside the byte alphabet can never apply to bytes
-            merges = [(a, b, c) for a, b, c in all_merges
-                      if tokens[a] is not None and tokens[b] is not None and tokens[c] is not None]
+            has_bytes = np.fromiter((t is not None for t in tokens), dtype=bool, count=n_ids)
+            keep = has_bytes[all_merges].all(axis=1)
+            merges = all_merges if keep.all() else all_merges[keep]
             singles = {t for t in tokens if t is not None and len(t) == 1}
             self.byte_level = len(singles) == 256
         if self.byte_level:
-            self.merge_rows = merges = _rows(merges)
+            self.merge_rows = merges
             self.token_bytes = tokens
             self.table = BPETable.from_merges(merges, tokens, None, whole_piece=self.ignore_merges)
             self._single_byte_ids = [self.table.lookup_bytes(bytes([b])) for b in range(256)]
         else:
-            self.merge_rows = all_merges = _rows(all_merges)
+            self.merge_rows = all_merges
             self.token_bytes = None
             tokens = [None] * n_ids
             for t, i in self.vocab.items():
@@ -74,33 +76,6 @@ class BPE:
             self.table = BPETable.from_merges(all_merges, tokens, None, whole_piece=False, require_all_bytes=False)
             self._byte_ids = [self.vocab.get(f"<0x{b:02X}>") for b in range(256)]
         self._cache: dict[str, tuple] = {}
-
-    def _merge_triples(self, merges) -> list[tuple[int, int, int]]:
-        """(left, right, new) ids per merge, later duplicates of a pair winning (as HF)."""
-        if not isinstance(merges, list):
-            raise ValueError("tokenizer.json: model.merges must be a list")
-        rows: dict[tuple[int, int], int] = {}
-        vocab, n_prefix = self.vocab, len(self.prefix)
-        for k, m in enumerate(merges):
-            if type(m) is str:
-                a, space, b = m.partition(" ")
-                ok = space and " " not in b
-            else:
-                ok = type(m) is list and len(m) == 2 and type(m[0]) is str and type(m[1]) is str
-                if ok:
-                    a, b = m
-            if not ok:
-                raise ValueError(f"tokenizer.json: merge {k} ({m!r}) is not two tokens")
-            ia, ib, ic = vocab.get(a), vocab.get(b), vocab.get(a + b[n_prefix:])
-            if ia is None or ib is None or ic is None:
-                missing = next(t for t, i in ((a, ia), (b, ib), (a + b[n_prefix:], ic)) if i is None)
-                raise ValueError(f"tokenizer.json: merge {k} ({a!r}, {b!r}) uses {missing!r}, "
-                                 "which is not in the vocabulary")
-            pair = (ia, ib)
-            if pair in rows:  # a repeated pair: the later rank wins, as in HF's map
-                del rows[pair]
-            rows[pair] = ic
-        return [(a, b, c) for (a, b), c in rows.items()]
 
     def save(self, folder: str, name: str | None = None) -> list[str]:
         """HF's Model.save for BPE: vocab.json (tokens by id) and merges.txt in folder (names
@@ -239,8 +214,3 @@ def _char_of_byte(text: str) -> list[int]:
     for k, c in enumerate(text):
         out.extend([k] * len(c.encode("utf-8", "surrogatepass")))
     return out
-
-
-def _rows(merges: list) -> "np.ndarray":
-    """The (m, 3) int64 array `BPETable.from_merges` takes."""
-    return np.array(merges, dtype=np.int64).reshape(-1, 3)
