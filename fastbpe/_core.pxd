@@ -13,6 +13,7 @@ cdef class BPETable:
     cdef TokenTable tok
     cdef PairTable pairs
     cdef uint64_t* byte_pairs   # [256*256] (rank << 32 | new id) of two single-byte parts; cache-friendly first round
+    cdef int32_t* char_tokens   # where a merge may start from a character's token (_vocab.build_char_tokens)
     cdef MergeTables merge      # the tables the merge loops read (pointers into the above)
     cdef bint whole_piece    # emit a piece that is itself a token directly (tiktoken semantics)
     cdef uint8_t* self_merging   # merge lists: per token, whether merging its bytes gives it (see encode_piece_hashed)

@@ -21,11 +21,11 @@ from cpython.pythread cimport PyThread_get_thread_ident
 from cpython.unicode cimport PyUnicode_Check, PyUnicode_GET_LENGTH
 
 from fastbpe._hash cimport PACKED_MAX, hash_in_text, load_word, packed_hash, packed_key, piece_hash
-from fastbpe._merge cimport merge_heap, merge_scan
+from fastbpe._merge cimport merge_heap, merge_piece, merge_scan
 from fastbpe._piece_cache cimport (CACHE_MAX_IDS, CACHE_MAX_PIECE, CACHE_SIZE, PACKED_MAX_IDS,
                                    PACKED_SIZE, cache_find, cache_store)
 from fastbpe._pretokenize cimport scan_pieces
-from fastbpe._vocab cimport (TokenSlot, tok_t, build_byte_pairs, build_split_table, check_bytes_present,
+from fastbpe._vocab cimport (TokenSlot, tok_t, build_byte_pairs, build_char_tokens, build_split_table, check_bytes_present,
                               load_head, pair_put, pair_table_init, token_lookup, token_lookup_hashed,
                               decode_tokens, token_list, token_table_free, token_table_load)
 from fastbpe._workspace cimport (CacheEntry, PackedEntry, idbuf_free, idbuf_reserve, work_free,
@@ -72,7 +72,6 @@ cdef extern from "Python.h":
     bint PyUnicode_IS_ASCII(object s)
 
 cdef enum:
-    SCAN_PIECE = 48          # pieces up to this many bytes use the scan merge (_merge.pyx)
     SELF_MERGING = 1         # self_merging: merging the token's bytes gives the token
     NOT_SELF_MERGING = 2     # ... gives several tokens (0: not known yet)
     SCAN_BATCH = 512         # pieces the scanner cuts per call of encode_utf8's loop
@@ -192,6 +191,7 @@ cdef class BPETable:
         token_table_free(&self.tok)
         free(self.pairs.slots)
         free(self.byte_pairs)
+        free(self.char_tokens)
         free(self.self_merging)
 
     # -- construction --------------------------------------------------------------------
@@ -206,9 +206,11 @@ cdef class BPETable:
     cdef int _finish(self) except -1:
         """The single-byte pair table and the merge loops' view, once both tables are full."""
         self.byte_pairs = build_byte_pairs(&self.tok, &self.pairs)
+        self.char_tokens = build_char_tokens(&self.tok, &self.pairs, self.byte_pairs)
         self.merge.pairs = &self.pairs
         self.merge.byte_pairs = self.byte_pairs
         self.merge.byte_id = self.tok.byte_id
+        self.merge.char_tokens = self.char_tokens
         return 0
 
     @staticmethod
@@ -325,10 +327,7 @@ cdef class BPETable:
         work_reserve(w, n)
         idbuf_reserve(out, n)
         before = out.len
-        if n <= SCAN_PIECE:
-            merge_scan(&self.merge, p, n, out, w)
-        else:
-            merge_heap(&self.merge, p, n, out, w)
+        merge_piece(&self.merge, p, n, out, w)
         if whole >= 0 and state == 0:
             fb_store_u8(&self.self_merging[whole],
                         SELF_MERGING if out.len - before == 1 and out.data[before] == <tok_t>whole

@@ -9,6 +9,8 @@ cdef struct MergeTables:             # what a merge reads, borrowed from a BPETa
     const PairTable* pairs
     const uint64_t* byte_pairs       # [256*256] (rank << 32 | new id) of two single-byte parts
     const int32_t* byte_id           # [256] the token of each byte
+    const int32_t* char_tokens       # _vocab.build_char_tokens: where a merge may start from a
+                                     # 2- or 3-byte character's token; NULL: always from bytes
 
 
 # Both append the ids of p[:n] (n >= 2) to out; the caller has made room for n more ids
@@ -17,3 +19,6 @@ cdef void merge_scan(const MergeTables* t, const uint8_t* p, Py_ssize_t n, IdBuf
                      Work* w) noexcept nogil
 cdef void merge_heap(const MergeTables* t, const uint8_t* p, Py_ssize_t n, IdBuf* out,
                      Work* w) noexcept nogil
+# merge_scan for short pieces (SCAN_PIECE bytes), else merge_heap
+cdef void merge_piece(const MergeTables* t, const uint8_t* p, Py_ssize_t n, IdBuf* out,
+                      Work* w) noexcept nogil

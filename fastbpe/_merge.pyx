@@ -4,7 +4,7 @@
 Both merge the pair of lowest rank first and the leftmost on ties, until nothing merges
 (DESIGN.md §3), so they give identical ids; they differ only in how they find that pair:
 
-* `merge_scan` (pieces up to SCAN_PIECE bytes, see _core): the parts' ids and the pairs they
+* `merge_scan` (pieces up to SCAN_PIECE bytes, see merge_piece): the parts' ids and the pairs they
   start in two dense arrays, a linear scan for the lowest rank and a shift of the tail per
   merge.  O(n^2) with a tiny constant, for the short pieces of real text.  (A vector scan of
   ranks at fixed positions, tried in this round, ran fewer instructions but was 5-15%
@@ -16,14 +16,55 @@ from libc.stdint cimport uint8_t, uint32_t, int32_t, uint64_t
 from libc.string cimport memcpy, memset
 
 from fastbpe._heap cimport heap_pop, heap_push
-from fastbpe._vocab cimport NO_PAIR, PairTable, pair_word, tok_t
+from fastbpe._vocab cimport CHAR2_SIZE, NO_PAIR, PairTable, pair_word, tok_t
 from fastbpe._workspace cimport IdBuf, SmallPart, Work
 
 cdef enum:
+    SCAN_PIECE = 48          # merge_piece: pieces of up to this many bytes use merge_scan
     MAX_RUNS = 32            # sorted runs of candidate merges at once (see merge_heap)
     PILE_TO_HEAP = 64        # a smaller pile of candidates goes into the heap, not a run
 
 cdef uint64_t UINT64_MAX_KEY = 0xFFFFFFFFFFFFFFFFULL   # above every candidate merge
+
+
+cdef inline Py_ssize_t char_part(const MergeTables* t, const uint8_t* p, Py_ssize_t i,
+                                  Py_ssize_t n, tok_t* part) noexcept nogil:
+    """The first part at byte i: a 2- or 3-byte character's token when t.char_tokens allows
+    starting from it next to the bytes around it (_vocab.build_char_tokens), else the
+    byte's token; its length."""
+    cdef uint8_t b = p[i]
+    cdef int32_t c = -1
+    cdef Py_ssize_t ln = 1
+    cdef int left, right
+    if b >= 0xC0 and t.char_tokens != NULL:
+        if b < 0xE0:
+            if i + 1 < n and (p[i + 1] & 0xC0) == 0x80:
+                c = t.char_tokens[((b & 0x1F) << 6) | (p[i + 1] & 0x3F)]
+                ln = 2
+        elif b < 0xF0:
+            if i + 2 < n and (p[i + 1] & 0xC0) == 0x80 and (p[i + 2] & 0xC0) == 0x80:
+                c = t.char_tokens[CHAR2_SIZE + (((b & 0x0F) << 12) | ((p[i + 1] & 0x3F) << 6)
+                                                 | (p[i + 2] & 0x3F))]
+                ln = 3
+        if c >= 0:
+            # the kinds of neighbour: none, a multi-byte character's part, any
+            left = 0 if i == 0 else 1 if (p[i - 1] & 0xC0) == 0x80 else 2
+            right = 0 if i + ln == n else 1 if p[i + ln] >= 0xC0 else 2
+            if left <= ((c >> 2) & 3) and right <= (c & 3):
+                part[0] = <tok_t>(c >> 4)
+                return ln
+    part[0] = <tok_t>t.byte_id[b]
+    return 1
+
+
+cdef inline uint64_t first_pair(const MergeTables* t, const PairTable* pairs, const uint8_t* p,
+                                Py_ssize_t i, Py_ssize_t len_i, Py_ssize_t j, Py_ssize_t len_j,
+                                tok_t left, tok_t right) noexcept nogil:
+    """The pair of the first parts at bytes i and j: two single bytes from the byte pair
+    table, else from the pair table."""
+    if len_i == 1 and len_j == 1:
+        return t.byte_pairs[(<Py_ssize_t>p[i] << 8) | p[j]]
+    return pair_word(pairs, left, right)
 
 
 cdef void merge_scan(const MergeTables* t, const uint8_t* p, Py_ssize_t n, IdBuf* out,
@@ -38,14 +79,30 @@ cdef void merge_scan(const MergeTables* t, const uint8_t* p, Py_ssize_t n, IdBuf
     cdef SmallPart* parts = w.parts
     cdef const int32_t* byte_id = t.byte_id
     cdef const uint64_t* byte_pairs = t.byte_pairs
-    cdef Py_ssize_t m = n, i, best_i
+    # the pair table by value: the stores into parts would otherwise make the compiler load
+    # its fields again for every lookup (this module is built without strict aliasing)
+    cdef PairTable pairs = t.pairs[0]
+    cdef int32_t* lens = w.nxt   # each first part's length in bytes (scratch)
+    cdef Py_ssize_t m = 0, i, best_i, pos = 0
     cdef uint32_t best, r
     cdef uint64_t bp
-    for i in range(n - 1):
-        parts[i].id = <tok_t>byte_id[p[i]]
-        parts[i].pair = byte_pairs[(<Py_ssize_t>p[i] << 8) | p[i + 1]]
-    parts[n - 1].id = <tok_t>byte_id[p[n - 1]]
-    parts[n - 1].pair = NO_PAIR
+    cdef tok_t part
+    if t.char_tokens == NULL:
+        for i in range(n - 1):
+            parts[i].id = <tok_t>byte_id[p[i]]
+            parts[i].pair = byte_pairs[(<Py_ssize_t>p[i] << 8) | p[i + 1]]
+        parts[n - 1].id = <tok_t>byte_id[p[n - 1]]
+        m = n
+    else:
+        while pos < n:
+            lens[m] = <int32_t>char_part(t, p, pos, n, &part)
+            parts[m].id = part
+            if m > 0:
+                parts[m - 1].pair = first_pair(t, &pairs, p, pos - lens[m - 1], lens[m - 1], pos, lens[m],
+                                               parts[m - 1].id, part)
+            pos += lens[m]
+            m += 1
+    parts[m - 1].pair = NO_PAIR
     while m > 1:
         best = <uint32_t>(parts[0].pair >> 32)
         best_i = 0
@@ -63,11 +120,11 @@ cdef void merge_scan(const MergeTables* t, const uint8_t* p, Py_ssize_t n, IdBuf
         for i in range(best_i + 1, m):
             parts[i] = parts[i + 1]
         if best_i < m - 1:
-            parts[best_i].pair = pair_word(t.pairs, parts[best_i].id, parts[best_i + 1].id)
+            parts[best_i].pair = pair_word(&pairs, parts[best_i].id, parts[best_i + 1].id)
         else:
             parts[best_i].pair = NO_PAIR
         if best_i > 0:
-            parts[best_i - 1].pair = pair_word(t.pairs, parts[best_i - 1].id, parts[best_i].id)
+            parts[best_i - 1].pair = pair_word(&pairs, parts[best_i - 1].id, parts[best_i].id)
     for i in range(m):
         out.data[out.len + i] = parts[i].id
     out.len += m
@@ -185,19 +242,29 @@ cdef void merge_heap(const MergeTables* t, const uint8_t* p, Py_ssize_t n, IdBuf
     cdef Py_ssize_t n_runs = 0, pile_lo = 2 * w.cap, pile_hi = 2 * w.cap
     cdef uint64_t pile_min = UINT64_MAX_KEY
     cdef Py_ssize_t size = 0, i, j, src, pos, right, after, before
+    cdef Py_ssize_t ln, last = -1, last_len = 0
     cdef uint64_t top, bp
-    for i in range(n):
-        parts[i].id = <tok_t>t.byte_id[p[i]]
-        nxt[i] = <int32_t>(i + 1)
-        prv[i] = <int32_t>(i - 1)
-    parts[n - 1].pair = NO_PAIR
+    cdef tok_t part
+    # the first parts: bytes, or characters' tokens where a merge may start from them
+    # (char_part); a part lives at its first byte, the list skips the bytes inside it
     run_at[0] = run_end[0] = 2 * w.cap
-    for i in range(n - 1):
-        bp = t.byte_pairs[(<Py_ssize_t>p[i] << 8) | p[i + 1]]
-        parts[i].pair = bp
-        if bp < NO_PAIR:
-            space[run_end[0]] = (bp & 0xFFFFFFFF00000000ULL) | <uint64_t>i
-            run_end[0] += 1
+    i = 0
+    while i < n:
+        ln = char_part(t, p, i, n, &part)
+        parts[i].id = part
+        prv[i] = <int32_t>last
+        if last >= 0:
+            nxt[last] = <int32_t>i
+            bp = first_pair(t, t.pairs, p, last, last_len, i, ln, parts[last].id, part)
+            parts[last].pair = bp
+            if bp < NO_PAIR:
+                space[run_end[0]] = (bp & 0xFFFFFFFF00000000ULL) | <uint64_t>last
+                run_end[0] += 1
+        last = i
+        last_len = ln
+        i += ln
+    nxt[last] = <int32_t>n
+    parts[last].pair = NO_PAIR
     sort_keys(space + run_at[0], tmp, run_end[0] - run_at[0], 4)   # positions ascend
     n_runs = 1
     while True:
@@ -259,3 +326,14 @@ cdef void merge_heap(const MergeTables* t, const uint8_t* p, Py_ssize_t n, IdBuf
         out.data[out.len] = parts[i].id
         out.len += 1
         i = nxt[i]
+
+
+cdef void merge_piece(const MergeTables* t, const uint8_t* p, Py_ssize_t n, IdBuf* out,
+                      Work* w) noexcept nogil:
+    """merge_scan for pieces of up to SCAN_PIECE bytes, else merge_heap.  (Counting a piece's
+    characters instead, so that a piece of 48 CJK characters, which mostly start as one
+    part each, is scanned: the same instructions on multilingual text, measured.)"""
+    if n <= SCAN_PIECE:
+        merge_scan(t, p, n, out, w)
+    else:
+        merge_heap(t, p, n, out, w)

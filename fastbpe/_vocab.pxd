@@ -12,6 +12,8 @@ ctypedef uint32_t tok_t
 cdef enum:
     NO_RANK = 0xFFFFFFFF     # "this pair does not merge"
     DEAD = 0xFFFFFFFF        # a part that was merged into its left neighbour
+    CHAR2_SIZE = 2048        # build_char_tokens: 2-byte UTF-8 characters (11 payload bits)
+    CHAR3_SIZE = 65536       # ... then 3-byte ones (16 payload bits)
 
 cdef extern from *:
     """
@@ -53,6 +55,8 @@ cdef int pair_table_init(PairTable* t, Py_ssize_t expected) except -1 nogil
 cdef bint pair_put(PairTable* t, tok_t left, tok_t right, uint32_t rank, tok_t new_id) noexcept nogil
 cdef int build_split_table(const TokenTable* tok, Py_ssize_t n_bpe, PairTable* pairs) except -1
 cdef uint64_t* build_byte_pairs(const TokenTable* tok, const PairTable* pairs) except NULL
+cdef int32_t* build_char_tokens(const TokenTable* tok, const PairTable* pairs,
+                                const uint64_t* byte_pairs) except NULL
 cdef int check_bytes_present(const TokenTable* tok) except -1
 cdef object decode_tokens(const TokenTable* tok, tokens)
 cdef list token_list(token_bytes)

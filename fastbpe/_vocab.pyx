@@ -215,6 +215,159 @@ cdef uint64_t* build_byte_pairs(const TokenTable* tok, const PairTable* pairs) e
     return table
 
 
+cdef enum:
+    CHAR_TOKEN_LIMIT = 1 << 27   # build_char_tokens packs a token in 27 bits (higher: from bytes)
+    EDGE_KINDS = 3   # a character's neighbour on one side: none, one from a multi-byte
+                     # character (see build_char_tokens), any
+
+
+cdef inline int _edge_level(const uint32_t* const* mins, const tok_t* parts, int n_parts,
+                            uint32_t r_max) noexcept nogil:
+    """The most general kind of neighbour (0 none, 1 multi-byte, 2 any) no part of the
+    list can merge with at a rank <= r_max; mins[k][t]: the lowest rank of t with a
+    neighbour of kind k."""
+    cdef int level, k
+    for level in range(EDGE_KINDS - 1, 0, -1):
+        for k in range(n_parts):
+            if mins[level][parts[k]] <= r_max:
+                break
+        else:
+            return level
+    return 0
+
+
+cdef int32_t* build_char_tokens(const TokenTable* tok, const PairTable* pairs,
+                                const uint64_t* byte_pairs) except NULL:
+    """[CHAR2_SIZE + CHAR3_SIZE] for each 2- and 3-byte UTF-8 character (indexed by its
+    payload bits, see _merge.char_part): (T << 4 | left << 2 | right), where T is the token
+    its bytes merge into, and a merge may start from T instead of the bytes when the
+    neighbour on the left is at most of kind `left` and the one on the right at most of
+    kind `right` (0: none, 1: a part of a multi-byte character, 2: any); -1 where the bytes
+    merge into more than one token.  The caller owns (frees) it.
+
+    Why starting from T gives the same ids: the bytes merge into T by internal merges of
+    ranks up to r_max.  If no merge of a neighbour with a part of the character on its edge
+    (or with T) has a rank <= r_max, none of them can come first, since while the character
+    is unfinished one of its internal merges is always waiting with a rank <= r_max; every
+    other merge happens in the same order (DESIGN.md §3: lowest rank first, leftmost on
+    ties).  A neighbour is whatever part touches the character, so on the left it always
+    ends with the byte before it, on the right it starts with the byte after it: "a part of
+    a multi-byte character" on the left ends with a continuation byte, on the right starts
+    with a lead byte; only merges with such neighbours count for kind 1.  The edge parts:
+    the first byte (and the first two when they merge first) on the left, the last byte
+    (and the last two when they merge first) on the right, T on both."""
+    cdef int32_t* table = <int32_t*>malloc((CHAR2_SIZE + CHAR3_SIZE) * sizeof(int32_t))
+    cdef uint32_t* mins = <uint32_t*>malloc(4 * (tok.n_ids + 1) * sizeof(uint32_t))
+    cdef const uint32_t* left_mins[EDGE_KINDS]    # [kind][t]: lowest rank of (neighbour, t)
+    cdef const uint32_t* right_mins[EDGE_KINDS]   # [kind][t]: lowest rank of (t, neighbour)
+    cdef uint32_t* any_left
+    cdef uint32_t* mb_left
+    cdef uint32_t* any_right
+    cdef uint32_t* mb_right
+    cdef Py_ssize_t i, c, nl, nr
+    cdef uint64_t key, w, w12, w23
+    cdef tok_t a, b, i1, i2, i3, first, t
+    cdef tok_t lefts[3]
+    cdef tok_t rights[3]
+    cdef uint32_t r, r1, r_max
+    cdef uint8_t last_of_a, first_of_b
+    cdef const PairSlot* slot
+    if table == NULL or mins == NULL:
+        free(table)
+        free(mins)
+        raise MemoryError()
+    any_left = mins
+    mb_left = mins + (tok.n_ids + 1)
+    any_right = mins + 2 * (tok.n_ids + 1)
+    mb_right = mins + 3 * (tok.n_ids + 1)
+    left_mins[0] = right_mins[0] = NULL   # no neighbour: never read
+    left_mins[1] = mb_left
+    left_mins[2] = any_left
+    right_mins[1] = mb_right
+    right_mins[2] = any_right
+    try:
+        with nogil:
+            for i in range(CHAR2_SIZE + CHAR3_SIZE):
+                table[i] = -1
+            for i in range(4 * (tok.n_ids + 1)):
+                mins[i] = 0xFFFFFFFFU
+            for i in range(<Py_ssize_t>pairs.mask + 1):
+                slot = &pairs.slots[i]
+                key = slot.key
+                if key == PAIR_SLOT_FREE:
+                    continue
+                a = <tok_t>(key >> 32)
+                b = <tok_t>(key & 0xFFFFFFFFU)
+                if a >= <tok_t>tok.n_ids or b >= <tok_t>tok.n_ids or tok.start[a] < 0 or tok.start[b] < 0 \
+                        or tok.length[a] < 1 or tok.length[b] < 1:
+                    continue
+                last_of_a = tok.data[tok.start[a] + tok.length[a] - 1]
+                first_of_b = tok.data[tok.start[b]]
+                # b has a as its left neighbour; a has b as its right neighbour
+                any_left[b] = min(any_left[b], slot.rank)
+                any_right[a] = min(any_right[a], slot.rank)
+                if 0x80 <= last_of_a < 0xC0:
+                    mb_left[b] = min(mb_left[b], slot.rank)
+                if first_of_b >= 0xC0:
+                    mb_right[a] = min(mb_right[a], slot.rank)
+            # 2-byte characters: lead 110xxxxx, one continuation byte
+            for c in range(CHAR2_SIZE):
+                i1 = <tok_t>tok.byte_id[0xC0 | (c >> 6)]
+                i2 = <tok_t>tok.byte_id[0x80 | (c & 0x3F)]
+                w = byte_pairs[((0xC0 | (c >> 6)) << 8) | (0x80 | (c & 0x3F))]
+                if w >= NO_PAIR:
+                    continue
+                r_max = <uint32_t>(w >> 32)
+                t = <tok_t>(w & 0xFFFFFFFFU)
+                if t >= CHAR_TOKEN_LIMIT:
+                    continue
+                lefts[0] = i1
+                lefts[1] = t
+                rights[0] = i2
+                rights[1] = t
+                table[c] = <int32_t>((t << 4) | (_edge_level(left_mins, lefts, 2, r_max) << 2)
+                                     | _edge_level(right_mins, rights, 2, r_max))
+            # 3-byte characters: lead 1110xxxx, two continuation bytes
+            for c in range(CHAR3_SIZE):
+                i1 = <tok_t>tok.byte_id[0xE0 | (c >> 12)]
+                i2 = <tok_t>tok.byte_id[0x80 | ((c >> 6) & 0x3F)]
+                i3 = <tok_t>tok.byte_id[0x80 | (c & 0x3F)]
+                w12 = byte_pairs[((0xE0 | (c >> 12)) << 8) | (0x80 | ((c >> 6) & 0x3F))]
+                w23 = byte_pairs[((0x80 | ((c >> 6) & 0x3F)) << 8) | (0x80 | (c & 0x3F))]
+                if w12 >= NO_PAIR and w23 >= NO_PAIR:
+                    continue
+                lefts[0] = i1
+                rights[0] = i3
+                if (w12 >> 32) <= (w23 >> 32):   # the first two bytes merge first (leftmost on ties)
+                    first = <tok_t>(w12 & 0xFFFFFFFFU)
+                    r1 = <uint32_t>(w12 >> 32)
+                    w = pair_word(pairs, first, i3)
+                    lefts[1] = first
+                    nl = 2
+                    nr = 1
+                else:
+                    first = <tok_t>(w23 & 0xFFFFFFFFU)
+                    r1 = <uint32_t>(w23 >> 32)
+                    w = pair_word(pairs, i1, first)
+                    rights[1] = first
+                    nl = 1
+                    nr = 2
+                if w >= NO_PAIR:
+                    continue
+                r = <uint32_t>(w >> 32)
+                r_max = r if r > r1 else r1
+                t = <tok_t>(w & 0xFFFFFFFFU)
+                if t >= CHAR_TOKEN_LIMIT:
+                    continue
+                lefts[nl] = t
+                rights[nr] = t
+                table[CHAR2_SIZE + c] = <int32_t>((t << 4) | (_edge_level(left_mins, lefts, nl + 1, r_max) << 2)
+                                                  | _edge_level(right_mins, rights, nr + 1, r_max))
+    finally:
+        free(mins)
+    return table
+
+
 cdef object decode_tokens(const TokenTable* tok, tokens):
     """The concatenated bytes of a sequence of token ids (a list, tuple, any sequence or a
     1-d integer numpy array). KeyError for an unknown id, OverflowError for a negative or

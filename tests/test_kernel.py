@@ -39,6 +39,37 @@ def test_both_merge_paths_equal_reference(seed, text):
     assert table.encode_bytes(text) == (encode_piece_tiktoken(text, ranks) if text else [])
 
 
+_CHARS = ["\u00e9", "\u0436", "\u4e2d", "\u6587", "\u00e8", " ", "a"]   # 2- and 3-byte characters
+
+
+@settings(max_examples=1500, deadline=None)
+@given(seed=st.integers(0, 1000), n_merges=st.sampled_from([20, 60, 200]),
+       picks=st.lists(st.integers(0, len(_CHARS) - 1), max_size=60), cut=st.integers(0, 3))
+def test_merges_from_characters_equal_reference(seed, n_merges, picks, cut):
+    """A merge may start from a 2- or 3-byte character's token instead of its bytes where no
+    neighbour can merge with the character first (_vocab.build_char_tokens).  Toy
+    vocabularies grown at random from these characters' bytes have merges across character
+    edges at every rank; both merge paths must still equal the byte-by-byte reference,
+    also on text cut inside a character."""
+    rng = random.Random(seed)
+    ranks = {bytes([b]): b for b in range(256)}
+    pool = [bytes([c]) for c in sorted(set("".join(_CHARS).encode()))]
+    steps = [c.encode()[:k] for c in _CHARS for k in (2, 3) if len(c.encode()) >= k]
+    steps += [c.encode()[1:] for c in _CHARS if len(c.encode()) == 3]
+    while len(ranks) < 256 + n_merges:
+        # characters' own merges and merges across their edges, interleaved at random ranks
+        t = rng.choice(steps) if rng.random() < 0.3 else rng.choice(pool) + rng.choice(pool)
+        if t not in ranks and len(t) <= 9:
+            ranks[t] = len(ranks)
+            pool.append(t)
+    table = table_for(ranks)
+    text = "".join(_CHARS[k] for k in picks).encode()
+    text = text[cut:] if cut < len(text) else text
+    expected = bpe_ranks(text, ranks) if text else []
+    assert table.encode_bytes(text, path="scan") == expected
+    assert table.encode_bytes(text, path="heap") == expected
+
+
 def test_scan_and_heap_merge_equal_ranks_leftmost_first():
     """Ranks given to from_merges may repeat (SentencePiece scores): equal ranks merge
     leftmost first on both paths, whatever the merged ids."""
