@@ -18,7 +18,7 @@ cdef class BPETable:
     cdef bint whole_piece    # emit a piece that is itself a token directly (tiktoken semantics)
     cdef uint8_t* self_merging   # merge lists: per token, whether merging its bytes gives it (see encode_piece_hashed)
     cdef readonly Py_ssize_t n_bpe_tokens
-    cdef list id_objects     # a Python int per id, so returning a list allocates nothing per token
+    cdef tuple id_objects    # a Python int per id, so returning a list allocates nothing per token
     cdef readonly uint64_t serial   # unique per table in this process: names its piece caches
     cdef object last_cache   # the PieceCache of the thread that used the table last ...
     cdef unsigned long last_thread   # ... and that thread's ident (see thread_cache)
@@ -33,5 +33,5 @@ cdef class BPETable:
     cdef int require_byte_pairs(self) except -1
 
 cdef PieceCache thread_cache(BPETable table)
-cdef object idbuf_to_list(IdBuf* b, list id_objects)
+cdef object idbuf_to_list(IdBuf* b, tuple id_objects)
 cdef object idbuf_to_numpy(IdBuf* b)

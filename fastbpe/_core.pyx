@@ -68,6 +68,8 @@ cdef extern from *:
 cdef extern from "Python.h":
     ctypedef struct PyListObject:
         PyObject** ob_item
+    PyObject** PySequence_Fast_ITEMS(object o)   # a tuple's (or list's) item array
+    void PyObject_GC_UnTrack(object o)
     const char* PyUnicode_AsUTF8AndSize(object s, Py_ssize_t* size) except NULL
     bint PyUnicode_IS_ASCII(object s)
 
@@ -81,13 +83,13 @@ cdef enum:
                              # and taking it back costs more than such a call's work in parallel
 
 
-cdef object idbuf_to_list(IdBuf* b, list id_objects):
+cdef object idbuf_to_list(IdBuf* b, tuple id_objects):
     """A list of Python ints; id_objects[i] is the int i (ids are always in range).  Both
-    lists' item arrays are read and written directly: a new reference per id and nothing
-    else in the loop."""
+    item arrays are read and written directly: a new reference per id and nothing else in
+    the loop."""
     cdef Py_ssize_t i
     cdef list out = PyList_New(b.len)
-    cdef PyObject** src = (<PyListObject*>id_objects).ob_item
+    cdef PyObject** src = PySequence_Fast_ITEMS(id_objects)
     cdef PyObject** dst = (<PyListObject*>out).ob_item
     cdef const tok_t* ids = b.data
     cdef PyObject* v
@@ -200,7 +202,10 @@ cdef class BPETable:
         """Fill the token table (see _vocab.token_table_load)."""
         token_table_load(&self.tok, token_bytes, special_bytes, unique)
         self.n_bpe_tokens = len(token_bytes)
-        self.id_objects = list(range(self.tok.n_ids))
+        # a tuple of ints, untracked by the garbage collector: a list (or a tracked tuple) of
+        # 200k items would be walked by the first collection after loading, in the caller's time
+        self.id_objects = tuple(range(self.tok.n_ids))
+        PyObject_GC_UnTrack(self.id_objects)
         return 0
 
     cdef int _finish(self) except -1:

@@ -14,8 +14,12 @@ from cpython.dict cimport PyDict_GetItem
 from cpython.object cimport PyObject
 from cpython.unicode cimport PyUnicode_Concat, PyUnicode_Substring
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
+from cpython.sequence cimport PySequence_Fast, PySequence_Fast_GET_ITEM, PySequence_Fast_GET_SIZE
+from cpython.ref cimport Py_INCREF
+from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 
 cdef extern from "Python.h":
+    void PyObject_GC_UnTrack(object o)
     Py_ssize_t PyUnicode_FindChar(object s, Py_UCS4 ch, Py_ssize_t start, Py_ssize_t end, int direction) except -2
     Py_ssize_t PyUnicode_GET_LENGTH(object s)
     bint PyUnicode_CheckExact(object o)
@@ -133,13 +137,20 @@ cdef inline long long _vocab_id(dict vocab, object token):
     return PyLong_AsLongLong(<object>v)
 
 
-def hf_merge_rows(list merges, dict vocab, Py_ssize_t n_prefix):
+cdef inline bint _str_pair(object m):
+    """m is the list form of a merge, [a, b] (or (a, b) as frozen_merges keeps it), of str."""
+    return (PyList_CheckExact(m) or type(m) is tuple) and len(m) == 2 \
+        and PyUnicode_CheckExact(m[0]) and PyUnicode_CheckExact(m[1])
+
+
+def hf_merge_rows(merges, dict vocab, Py_ssize_t n_prefix):
     """A tokenizer.json's merges ("a b" strings or [a, b] lists) as an (m, 3) int64 array of
-    (left, right, merged) ids, in rank order; a pair listed again takes the later place (as
+    (left, right, merged) ids, in rank order (merges: a list, or frozen_merges' tuple); a pair listed again takes the later place (as
     HF's map).  merged = vocab[a + b[n_prefix:]] (continuing_subword_prefix).  ValueError
     naming the merge when one is not two tokens or uses a token not in the vocabulary."""
     import numpy as np
-    cdef Py_ssize_t m = PyList_GET_SIZE(merges), k, sp, nb, kept, cap, slot
+    merges = PySequence_Fast(merges, "tokenizer.json: model.merges must be a list")
+    cdef Py_ssize_t m = PySequence_Fast_GET_SIZE(merges), k, sp, nb, kept, cap, slot
     rows_arr = np.empty((m, 3), dtype=np.int64)
     cdef int64_t[:, ::1] rows = rows_arr
     cdef object entry, a, b, merged
@@ -161,18 +172,15 @@ def hf_merge_rows(list merges, dict vocab, Py_ssize_t n_prefix):
     memset(keys, 0xFF, cap * sizeof(uint64_t))
     try:
         for k in range(m):
-            entry = <object>PyList_GET_ITEM(merges, k)
+            entry = <object>PySequence_Fast_GET_ITEM(merges, k)
             a = b = None
             if PyUnicode_CheckExact(entry):
                 sp = PyUnicode_FindChar(entry, 32, 0, PyUnicode_GET_LENGTH(entry), 1)
                 if sp >= 0 and PyUnicode_FindChar(entry, 32, sp + 1, PyUnicode_GET_LENGTH(entry), 1) < 0:
                     a = PyUnicode_Substring(entry, 0, sp)
                     b = PyUnicode_Substring(entry, sp + 1, PyUnicode_GET_LENGTH(entry))
-            elif PyList_CheckExact(entry) and PyList_GET_SIZE(entry) == 2 \
-                    and PyUnicode_CheckExact(<object>PyList_GET_ITEM(entry, 0)) \
-                    and PyUnicode_CheckExact(<object>PyList_GET_ITEM(entry, 1)):
-                a = <object>PyList_GET_ITEM(entry, 0)
-                b = <object>PyList_GET_ITEM(entry, 1)
+            elif _str_pair(entry):
+                a, b = entry
             if a is None:
                 raise ValueError(f"tokenizer.json: merge {k} ({entry!r}) is not two tokens")
             nb = PyUnicode_GET_LENGTH(b)
@@ -226,7 +234,7 @@ _init_bytelevel()
 
 
 def bytelevel_token_bytes(dict vocab, Py_ssize_t n_ids):
-    """[bytes or None] * n_ids: the bytes each byte-level token of vocab ({token: id}, ids
+    """(bytes or None,) * n_ids, untracked (see _untracked): the bytes each byte-level token of vocab ({token: id}, ids
     below n_ids) stands for, exactly as formats.bytelevel.token_bytes: None for a token
     with a character above U+00FF outside the alphabet, and for ids no token has."""
     cdef list out = [None] * n_ids
@@ -252,4 +260,31 @@ def bytelevel_token_bytes(dict vocab, Py_ssize_t n_ids):
             d[j] = <char>b
         else:
             out[i] = buf
-    return out
+    return _untracked(tuple(out))
+
+
+cdef inline tuple _untracked(tuple t):
+    """t, no longer tracked by the garbage collector: for a tuple of str, bytes, int and None
+    (and such tuples), which can never be part of a cycle.  A large vocabulary's tuples
+    would otherwise be walked by the first collection after loading (ms of the caller's
+    time) before the collector drops them itself."""
+    PyObject_GC_UnTrack(t)
+    return t
+
+
+def frozen_merges(merges):
+    """A tokenizer.json's merges as a tuple of "a b" str and (a, b) tuples of str (the list
+    form), untracked (see _untracked); TypeError for any other item."""
+    merges = PySequence_Fast(merges, "merges must be a list")
+    cdef Py_ssize_t n = PySequence_Fast_GET_SIZE(merges), k
+    cdef tuple out = PyTuple_New(n)
+    cdef object m
+    for k in range(n):
+        m = <object>PySequence_Fast_GET_ITEM(merges, k)
+        if not PyUnicode_CheckExact(m):
+            if not _str_pair(m):
+                raise TypeError(f"merge {k} ({m!r}) is not two tokens")
+            m = _untracked(tuple(m))
+        Py_INCREF(m)
+        PyTuple_SET_ITEM(out, k, m)
+    return _untracked(out)

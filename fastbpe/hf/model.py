@@ -17,7 +17,7 @@ import numpy as np
 
 from .._core import BPETable
 from ..formats.bytelevel import token_bytes as bytelevel_token_bytes
-from .._formats import bytelevel_token_bytes as bytelevel_vocab_bytes, hf_merge_rows
+from .._formats import bytelevel_token_bytes as bytelevel_vocab_bytes, frozen_merges, hf_merge_rows
 from .._merge_ids import merge_ids
 from ._nodes import json_bool, json_field, json_str, json_uint
 
@@ -45,10 +45,11 @@ class BPE:
         self._rng = random.Random()
         if self.unk_token is not None and self.unk_token not in self.vocab:
             raise ValueError(f"tokenizer.json: unk_token {self.unk_token!r} is not in the vocabulary")
-        self._merges_source = node.get("merges", [])  # the file's list (shared, not copied): for save
-        if not isinstance(self._merges_source, list):
+        merges_source = node.get("merges", [])
+        if not isinstance(merges_source, (list, tuple)):   # a tuple: merges_source, written back
             raise ValueError("tokenizer.json: model.merges must be a list")
-        all_merges = hf_merge_rows(self._merges_source, self.vocab, len(self.prefix))  # (m, 3) ids, rank order
+        all_merges = hf_merge_rows(merges_source, self.vocab, len(self.prefix))  # (m, 3) ids, rank order
+        self._merges_source = frozen_merges(merges_source)
         n_ids = max(self.vocab.values(), default=-1) + 1
         if n_ids > 16 * len(self.vocab) + 65536:
             raise ValueError(f"tokenizer.json: token ids are too sparse ({len(self.vocab)} tokens, largest id {n_ids - 1})")
@@ -64,7 +65,7 @@ class BPE:
             self.byte_level = len(singles) == 256
         if self.byte_level:
             self.merge_rows = merges
-            self.token_bytes = tokens
+            self.token_bytes = tokens   # an untracked tuple: see merges_source
             self.table = BPETable.from_merges(merges, tokens, None, whole_piece=self.ignore_merges)
             self._single_byte_ids = [self.table.lookup_bytes(bytes([b])) for b in range(256)]
         else:
@@ -76,6 +77,13 @@ class BPE:
             self.table = BPETable.from_merges(all_merges, tokens, None, whole_piece=False, require_all_bytes=False)
             self._byte_ids = [self.vocab.get(f"<0x{b:02X}>") for b in range(256)]
         self._cache: dict[str, tuple] = {}
+
+    @property
+    def merges_source(self) -> tuple:
+        """The file's merges as read ("a b" strings, or (a, b) for the list form), for writing
+        them back: a tuple of str and tuples, which the garbage collector stops tracking at
+        its first pass (a list of 150k merges would be walked by every full collection)."""
+        return self._merges_source
 
     def save(self, folder: str, name: str | None = None) -> list[str]:
         """HF's Model.save for BPE: vocab.json (tokens by id) and merges.txt in folder (names

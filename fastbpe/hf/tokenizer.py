@@ -85,6 +85,10 @@ class Tokenizer(IdsPath, PostProcessing, HFExtras):
         if model is None or model.byte_level_input != byte_level_input:
             model_node = model_json if model is None else spec.model_node(self._model_json, model.vocab)
             model = BPE(model_node, byte_level_input)
+        if self._model_json.get("merges") is not None:
+            # the model's tuple in place of the file's list: the same merges written back, and
+            # one the garbage collector stops tracking (see BPE.merges_source)
+            self._model_json["merges"] = model.merges_source
         self._model = model
         # ByteLevel last with a byte-level model: pieces stay in original characters and the
         # model reads their UTF-8 (the same ids and spans as mapping every byte to a character)
