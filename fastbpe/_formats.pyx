@@ -263,6 +263,15 @@ def bytelevel_token_bytes(dict vocab, Py_ssize_t n_ids):
     return _untracked(tuple(out))
 
 
+def untracked(t):
+    """t (a tuple, or a tuple subclass without __dict__, of str, bytes, int and None), no
+    longer tracked by the garbage collector (see _untracked)."""
+    if not isinstance(t, tuple) or getattr(type(t), "__dictoffset__", 0):
+        raise TypeError("untracked takes a tuple or a tuple subclass with __slots__ = ()")
+    PyObject_GC_UnTrack(t)
+    return t
+
+
 cdef inline tuple _untracked(tuple t):
     """t, no longer tracked by the garbage collector: for a tuple of str, bytes, int and None
     (and such tuples), which can never be part of a cycle.  A large vocabulary's tuples

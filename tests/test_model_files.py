@@ -3,6 +3,7 @@ dropped), a name that says no format is refused, and a file that is not a model 
 deeply nested JSON, an absurd id) is a ValueError naming it."""
 from __future__ import annotations
 
+import base64
 import json
 import os
 
@@ -128,3 +129,19 @@ def test_ubpe_loads_refuses_deep_nesting(ubpe_dump):
     cls, _ = ubpe_dump
     with pytest.raises(ValueError, match="UBPE"):
         cls.loads('{"n_tokens": 3, "alphabet": ' + "[" * 200_000 + "]" * 200_000 + "}", str)
+
+
+def test_parsed_tiktoken_tokens_are_not_walked_by_the_garbage_collector():
+    """The tokens of a loaded .tiktoken file: a tuple the collector does not track (200k
+    tokens walked by a collection after every load cost ms of the caller's time), still
+    indexed by rank and turned into tiktoken's dict on demand."""
+    import gc
+
+    from fastbpe._formats import untracked
+    from fastbpe.formats.tiktoken_bpe import TokensByRank, parse_tiktoken_tokens
+    data = b"".join(base64.b64encode(bytes([b])) + b" %d\n" % b for b in range(256))
+    tokens = parse_tiktoken_tokens(data)
+    assert isinstance(tokens, TokensByRank) and not gc.is_tracked(tokens)
+    assert tokens[65] == b"A" and tokens.to_dict()[b"A"] == 65
+    with pytest.raises(TypeError):
+        untracked([1, 2])

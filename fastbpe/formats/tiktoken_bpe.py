@@ -30,11 +30,18 @@ def check_hash(data: bytes, expected_hash: str | None, source: str) -> None:
             )
 
 
-class TokensByRank(list):
-    """The tokens of a vocabulary as a list indexed by rank (None for an unused rank).
+class TokensByRank(tuple):
+    """The tokens of a vocabulary as a tuple indexed by rank (None for an unused rank).
 
     What the C parser returns; `Encoding` accepts it in place of a {bytes: rank} dict and then
-    builds that dict only if someone asks for `_mergeable_ranks`."""
+    builds that dict only if someone asks for `_mergeable_ranks`.  A tuple the garbage
+    collector does not track (`of`): 200k tokens walked by a collection would cost ms of
+    the caller's time after every load."""
+    __slots__ = ()
+
+    @classmethod
+    def of(cls, tokens) -> "TokensByRank":
+        return _formats.untracked(cls(tokens))
 
     def to_dict(self) -> dict[bytes, int]:
         ranks = {token: rank for rank, token in enumerate(self) if token is not None}
@@ -94,7 +101,7 @@ def encoding_fields(obj) -> tuple[str, dict[bytes, int], dict[str, int]] | None:
 
 def parse_tiktoken_tokens(data: bytes, source: str = "<bytes>") -> TokensByRank:
     """Parse the contents of a `.tiktoken` file into tokens by rank (validated, see module doc)."""
-    return TokensByRank(_formats.parse_tiktoken(data, source))
+    return TokensByRank.of(_formats.parse_tiktoken(data, source))
 
 
 def parse_tiktoken_bpe(data: bytes, source: str = "<bytes>") -> dict[bytes, int]:
