@@ -16,7 +16,10 @@ from libc.stdint cimport uint8_t, uint32_t, int32_t, uint64_t
 from libc.string cimport memcpy, memset
 
 from fastbpe._heap cimport heap_pop, heap_push
-from fastbpe._vocab cimport CHAR2_SIZE, NO_PAIR, PairTable, pair_word, tok_t
+from fastbpe._vocab cimport CHAR2_SIZE, NO_PAIR, PairTable, pair_slot, pair_word, tok_t
+
+cdef extern from *:
+    void prefetch "__builtin_prefetch"(const void* p) noexcept nogil
 from fastbpe._workspace cimport IdBuf, SmallPart, Work
 
 cdef enum:
@@ -116,6 +119,12 @@ cdef void merge_scan(const MergeTables* t, const uint8_t* p, Py_ssize_t n, IdBuf
             break
         # parts best_i and best_i+1 become one: the tail moves down by one
         parts[best_i].id = <tok_t>(bp & 0xFFFFFFFFU)
+        # the two pairs the new part makes are looked up after the move: their slots are
+        # fetched from memory meanwhile (a large vocabulary's pair table is several MiB)
+        if best_i + 2 < m:
+            prefetch(&pairs.slots[pair_slot(&pairs, (<uint64_t>parts[best_i].id << 32) | parts[best_i + 2].id)])
+        if best_i > 0:
+            prefetch(&pairs.slots[pair_slot(&pairs, (<uint64_t>parts[best_i - 1].id << 32) | parts[best_i].id)])
         m -= 1
         for i in range(best_i + 1, m):
             parts[i] = parts[i + 1]
