@@ -284,6 +284,38 @@ cdef class BPETable:
         """The id of the BPE token whose bytes are p[:n], or -1."""
         return token_lookup(&self.tok, p, n)
 
+    def learn_whole_tokens(self, Py_ssize_t max_len=64):
+        """Find out now, for every token of up to max_len bytes, whether merging its bytes
+        gives the token itself (self_merging), instead of at each token's first meeting in a
+        text.  Returns the seconds it took.  Nothing to do for tiktoken semantics."""
+        cdef IdBuf out
+        cdef Work w
+        cdef Py_ssize_t t, ln
+        cdef const uint8_t* p
+        import time
+        t0 = time.perf_counter()
+        if self.self_merging == NULL or self.byte_pairs == NULL:
+            return 0.0
+        memset(&out, 0, sizeof(IdBuf))
+        memset(&w, 0, sizeof(Work))
+        try:
+            with nogil:
+                for t in range(self.n_bpe_tokens):
+                    ln = self.tok.length[t]
+                    if self.tok.start[t] < 0 or ln < 2 or ln > max_len or self.self_merging[t] != 0:
+                        continue
+                    p = self.tok.data + self.tok.start[t]
+                    work_reserve(&w, ln)
+                    out.len = 0
+                    idbuf_reserve(&out, ln)
+                    merge_piece(&self.merge, p, ln, &out, &w)
+                    fb_store_u8(&self.self_merging[t],
+                                SELF_MERGING if out.len == 1 and out.data[0] == <tok_t>t else NOT_SELF_MERGING)
+        finally:
+            idbuf_free(&out)
+            work_free(&w)
+        return time.perf_counter() - t0
+
     # -- the merge kernel ----------------------------------------------------------------
 
     cdef int encode_piece(self, const uint8_t* p, Py_ssize_t n, IdBuf* out, Work* w) except -1 nogil:

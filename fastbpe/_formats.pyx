@@ -8,9 +8,9 @@ strict validation and the entry's number in errors.
 """
 from cpython.bytes cimport PyBytes_FromStringAndSize
 from libc.stdint cimport uint8_t, int64_t, uint64_t
-from libc.stdlib cimport malloc, free
+from libc.stdlib cimport calloc, malloc, free
 from libc.string cimport memset
-from cpython.dict cimport PyDict_GetItem
+from cpython.dict cimport PyDict_GetItem, PyDict_Next
 from cpython.object cimport PyObject
 from cpython.unicode cimport PyUnicode_Concat, PyUnicode_Substring
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
@@ -128,13 +128,96 @@ def parse_tiktoken(const uint8_t[::1] data, str source="<bytes>"):
     return tokens
 
 
-cdef inline long long _vocab_id(dict vocab, object token):
-    """vocab[token] as a non-negative int, or -1 when missing (the vocab's values are checked
-    ints: BPE.__init__ validated them)."""
-    cdef PyObject* v = PyDict_GetItem(vocab, token)
-    if v == NULL:
+# ---------------------------------------------------------------------------------------
+# {token str: id} as a C table whose probes read slices of other str in place: the merges
+# "a b" are looked up as a, b and a+b without making those three str for a dict
+
+from fastbpe._str_units cimport PyUnicode_KIND, PyUnicode_DATA, code_point
+
+
+cdef struct VocabSlot:
+    uint64_t hash
+    PyObject* key            # the vocab's str (borrowed: the dict keeps it alive); NULL: free
+    int64_t id
+
+
+cdef struct Span:            # code points [start, end) of a str
+    PyObject* s
+    Py_ssize_t start
+    Py_ssize_t end
+
+
+cdef inline uint64_t _span_hash(const Span* spans, int n_spans) noexcept:
+    cdef uint64_t h = 0xCBF29CE484222325ULL
+    cdef int k, kind
+    cdef const void* data
+    cdef Py_ssize_t i
+    for k in range(n_spans):
+        kind = PyUnicode_KIND(<object>spans[k].s)
+        data = PyUnicode_DATA(<object>spans[k].s)
+        for i in range(spans[k].start, spans[k].end):
+            h = (h ^ code_point(kind, data, i)) * 0x100000001B3ULL
+    return h ^ (h >> 29)
+
+
+cdef inline bint _span_equal(object key, const Span* spans, int n_spans) noexcept:
+    cdef int kind = PyUnicode_KIND(key), k, skind
+    cdef const void* data = PyUnicode_DATA(key)
+    cdef const void* sdata
+    cdef Py_ssize_t i, j = 0, total = 0
+    for k in range(n_spans):
+        total += spans[k].end - spans[k].start
+    if total != PyUnicode_GET_LENGTH(key):
+        return False
+    for k in range(n_spans):
+        skind = PyUnicode_KIND(<object>spans[k].s)
+        sdata = PyUnicode_DATA(<object>spans[k].s)
+        for i in range(spans[k].start, spans[k].end):
+            if code_point(skind, sdata, i) != code_point(kind, data, j):
+                return False
+            j += 1
+    return True
+
+
+cdef class _VocabIndex:
+    cdef VocabSlot* slots
+    cdef uint64_t mask
+
+    def __cinit__(self, dict vocab):
+        cdef uint64_t cap = 16, i
+        cdef Span sp
+        while cap < 2 * <uint64_t>len(vocab) + 2:
+            cap *= 2
+        self.slots = <VocabSlot*>calloc(cap, sizeof(VocabSlot))
+        if self.slots == NULL:
+            raise MemoryError()
+        self.mask = cap - 1
+        for key, value in vocab.items():
+            if not PyUnicode_CheckExact(key):
+                raise TypeError("vocabulary keys must be str")
+            sp.s = <PyObject*>key
+            sp.start = 0
+            sp.end = PyUnicode_GET_LENGTH(key)
+            h = _span_hash(&sp, 1)
+            i = h & self.mask
+            while self.slots[i].key != NULL:
+                i = (i + 1) & self.mask
+            self.slots[i].hash = h
+            self.slots[i].key = <PyObject*>key
+            self.slots[i].id = PyLong_AsLongLong(value)
+
+    def __dealloc__(self):
+        free(self.slots)
+
+    cdef int64_t find(self, const Span* spans, int n_spans) noexcept:
+        """The id of the str the spans make up, or -1."""
+        cdef uint64_t h = _span_hash(spans, n_spans)
+        cdef uint64_t i = h & self.mask
+        while self.slots[i].key != NULL:
+            if self.slots[i].hash == h and _span_equal(<object>self.slots[i].key, spans, n_spans):
+                return self.slots[i].id
+            i = (i + 1) & self.mask
         return -1
-    return PyLong_AsLongLong(<object>v)
 
 
 cdef inline bint _str_pair(object m):
@@ -170,25 +253,36 @@ def hf_merge_rows(merges, dict vocab, Py_ssize_t n_prefix):
         free(where)
         raise MemoryError()
     memset(keys, 0xFF, cap * sizeof(uint64_t))
+    cdef _VocabIndex index = _VocabIndex(vocab)
+    cdef Span spans[2]
+    cdef object a_str, b_str
+    cdef Py_ssize_t a0, a1, b0, b1
     try:
         for k in range(m):
             entry = <object>PySequence_Fast_GET_ITEM(merges, k)
-            a = b = None
+            a_str = None
             if PyUnicode_CheckExact(entry):
                 sp = PyUnicode_FindChar(entry, 32, 0, PyUnicode_GET_LENGTH(entry), 1)
                 if sp >= 0 and PyUnicode_FindChar(entry, 32, sp + 1, PyUnicode_GET_LENGTH(entry), 1) < 0:
-                    a = PyUnicode_Substring(entry, 0, sp)
-                    b = PyUnicode_Substring(entry, sp + 1, PyUnicode_GET_LENGTH(entry))
+                    a_str = b_str = entry
+                    a0, a1, b0, b1 = 0, sp, sp + 1, PyUnicode_GET_LENGTH(entry)
             elif _str_pair(entry):
-                a, b = entry
-            if a is None:
+                a_str, b_str = entry
+                a0, a1, b0, b1 = 0, PyUnicode_GET_LENGTH(a_str), 0, PyUnicode_GET_LENGTH(b_str)
+            if a_str is None:
                 raise ValueError(f"tokenizer.json: merge {k} ({entry!r}) is not two tokens")
-            nb = PyUnicode_GET_LENGTH(b)
-            merged = PyUnicode_Concat(a, b if n_prefix == 0 else PyUnicode_Substring(b, min(n_prefix, nb), nb))
-            ia = _vocab_id(vocab, a)
-            ib = _vocab_id(vocab, b)
-            ic = _vocab_id(vocab, merged)
+            spans[0].s = <PyObject*>a_str
+            spans[0].start, spans[0].end = a0, a1
+            ia = index.find(spans, 1)
+            spans[1].s = <PyObject*>b_str
+            spans[1].start, spans[1].end = b0, b1
+            ib = index.find(&spans[1], 1)
+            spans[1].start = min(b0 + n_prefix, b1)   # a + b[n_prefix:]
+            ic = index.find(spans, 2)
             if ia < 0 or ib < 0 or ic < 0 or ia > 0xFFFFFFFF or ib > 0xFFFFFFFF:
+                a = a_str[a0:a1]
+                b = b_str[b0:b1]
+                merged = a + b[n_prefix:]
                 missing = a if ia < 0 else b if ib < 0 else merged
                 raise ValueError(f"tokenizer.json: merge {k} ({a!r}, {b!r}) uses {missing!r}, "
                                  "which is not in the vocabulary")
@@ -297,3 +391,20 @@ def frozen_merges(merges):
         Py_INCREF(m)
         PyTuple_SET_ITEM(out, k, m)
     return _untracked(out)
+
+
+def checked_vocab(vocab):
+    """vocab ({token str: id}) itself, once every id is an int from 0 to 2**32-1 (not a bool)
+    and every token a str: the loop of tokenizer.json's model.vocab check, in C (150k
+    entries).  ValueError naming the first bad entry as HF's loader words it."""
+    cdef Py_ssize_t pos = 0
+    cdef PyObject* key
+    cdef PyObject* value
+    if type(vocab) is not dict:
+        raise ValueError("tokenizer.json: model.vocab must be an object {token: id}")
+    while PyDict_Next(vocab, &pos, &key, &value):
+        if not PyUnicode_CheckExact(<object>key) or not PyLong_CheckExact(<object>value) \
+                or not 0 <= <object>value <= 0xFFFFFFFF:
+            raise ValueError(f"tokenizer.json: model.vocab[{<object>key!r}] must be an id "
+                             f"(an integer from 0 to 2**32-1), got {<object>value!r}")
+    return vocab

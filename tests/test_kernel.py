@@ -194,3 +194,27 @@ def test_encode_texts_with_pieces_gives_the_scanners_piece_ends():
         table.encode_texts(["ok", "bad \ud800"], kind, True)
     with pytest.raises(ValueError):
         table.encode_texts(["ok"], -1, True)
+
+
+@settings(max_examples=100, deadline=None)
+@given(seed=st.integers(0, 20), data=st.lists(st.integers(0, 3), max_size=80), max_len=st.sampled_from([2, 4, 64]))
+def test_learning_whole_tokens_up_front_changes_no_id(seed, data, max_len):
+    """learn_whole_tokens finds at load which tokens merge back into themselves (HF files):
+    the ids are those of finding it at each token's first meeting, and of the reference."""
+    rng = random.Random(seed)
+    merges, vocab = [], [bytes([b]) for b in range(256)]
+    for i in range(40):   # as test_merge_list_semantics: some tokens do not merge back into themselves
+        left, right = rng.randrange(len(vocab)) % 4 if i < 5 else rng.randrange(len(vocab)), rng.choice([0, 1, 2, 3, len(vocab) - 1])
+        merges.append((left, right, len(vocab)))
+        vocab.append(vocab[left] + vocab[right])
+    learned, lazy = BPETable.from_merges(merges, vocab), BPETable.from_merges(merges, vocab)
+    assert learned.learn_whole_tokens(max_len) >= 0
+    table_map = {}
+    for rank, (l, r, new) in enumerate(merges):
+        table_map.setdefault((l, r), (rank, new))
+    text = bytes(data)
+    expected = bpe_merges(list(text), table_map) if text else []
+    assert learned.encode_bytes(text) == lazy.encode_bytes(text) == expected
+    for token in vocab[256:]:   # a whole token as a piece: the learned state is used
+        if len(token) <= max_len:
+            assert learned.encode_bytes(token) == lazy.encode_bytes(token) == bpe_merges(list(token), table_map)

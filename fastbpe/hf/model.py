@@ -17,7 +17,7 @@ import numpy as np
 
 from .._core import BPETable
 from ..formats.bytelevel import token_bytes as bytelevel_token_bytes
-from .._formats import bytelevel_token_bytes as bytelevel_vocab_bytes, frozen_merges, hf_merge_rows
+from .._formats import bytelevel_token_bytes as bytelevel_vocab_bytes, checked_vocab, frozen_merges, hf_merge_rows
 from .._merge_ids import merge_ids
 from ._nodes import json_bool, json_field, json_str, json_uint
 
@@ -28,9 +28,7 @@ class BPE:
         vocab = node.get("vocab")
         if not isinstance(vocab, dict):
             raise ValueError("tokenizer.json: model.vocab must be an object {token: id}")
-        self.vocab: dict[str, int] = {}
-        for token, i in vocab.items():
-            self.vocab[token] = json_uint(i, f"model.vocab[{token!r}]")
+        self.vocab: dict[str, int] = checked_vocab(vocab)   # the file's own dict, checked in C
         self.id_to_token: dict[int, str] = {i: t for t, i in self.vocab.items()}
         self.unk_token = json_field(node, "unk_token", json_str, "model")
         self.prefix = json_field(node, "continuing_subword_prefix", json_str, "model", "")
@@ -67,6 +65,10 @@ class BPE:
             self.merge_rows = merges
             self.token_bytes = tokens   # an untracked tuple: see merges_source
             self.table = BPETable.from_merges(merges, tokens, None, whole_piece=self.ignore_merges)
+            # which tokens of up to 16 bytes merge back into themselves, found now (~25 ms for
+            # 150k tokens) and not at each one's first meeting in a text: a fresh tokenizer's
+            # first megabytes of English were 20% merges that only re-derived a known token
+            self.table.learn_whole_tokens(16)
             self._single_byte_ids = [self.table.lookup_bytes(bytes([b])) for b in range(256)]
         else:
             self.merge_rows = all_merges
