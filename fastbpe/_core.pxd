@@ -33,5 +33,3 @@ cdef class BPETable:
     cdef int require_byte_pairs(self) except -1
 
 cdef PieceCache thread_cache(BPETable table)
-cdef object idbuf_to_list(IdBuf* b, tuple id_objects)
-cdef object idbuf_to_numpy(IdBuf* b)

@@ -20,6 +20,7 @@ from cpython.ref cimport Py_INCREF, PyObject
 from cpython.pythread cimport PyThread_get_thread_ident
 from cpython.unicode cimport PyUnicode_Check, PyUnicode_GET_LENGTH
 
+from fastbpe._id_output cimport idbuf_to_list, idbuf_to_numpy
 from fastbpe._hash cimport PACKED_MAX, hash_in_text, load_word, packed_hash, packed_key, piece_hash
 from fastbpe._merge cimport merge_heap, merge_piece, merge_scan
 from fastbpe._piece_cache cimport (CACHE_MAX_IDS, CACHE_MAX_PIECE, CACHE_SIZE, PACKED_MAX_IDS,
@@ -66,12 +67,6 @@ cdef extern from *:
 
 
 cdef extern from "Python.h":
-    ctypedef struct PyListObject:
-        PyObject** ob_item
-        Py_ssize_t allocated
-    void Py_SET_SIZE(object o, Py_ssize_t n)
-    void* PyMem_Malloc(size_t n)
-    PyObject** PySequence_Fast_ITEMS(object o)   # a tuple's (or list's) item array
     void PyObject_GC_UnTrack(object o)
     const char* PyUnicode_AsUTF8AndSize(object s, Py_ssize_t* size) except NULL
     bint PyUnicode_IS_ASCII(object s)
@@ -84,43 +79,6 @@ cdef enum:
     SCRATCH_KEPT = 4096      # merge scratch for pieces up to this size stays with the thread's cache
     KEEP_GIL_BELOW = 1024    # encode_text keeps the GIL for texts of fewer characters: releasing
                              # and taking it back costs more than such a call's work in parallel
-
-
-cdef object idbuf_to_list(IdBuf* b, tuple id_objects):
-    """A list of Python ints; id_objects[i] is the int i (ids are always in range).  Both
-    item arrays are read and written directly: a new reference per id and nothing else in
-    the loop."""
-    cdef Py_ssize_t i
-    cdef list out
-    cdef PyObject** src = PySequence_Fast_ITEMS(id_objects)
-    cdef PyObject** dst
-    if b.len == 0:
-        return PyList_New(0)
-    # the item array from PyMem_Malloc, not PyList_New's zeroed one: every slot is written
-    # below before anything can look at the list (a memset of 8 bytes an id, 4% of an encode)
-    dst = <PyObject**>PyMem_Malloc(b.len * sizeof(PyObject*))
-    if dst == NULL:
-        raise MemoryError()
-    out = PyList_New(0)
-    (<PyListObject*>out).ob_item = dst
-    (<PyListObject*>out).allocated = b.len
-    cdef const tok_t* ids = b.data
-    cdef PyObject* v
-    for i in range(b.len):
-        v = src[ids[i]]
-        Py_INCREF(<object>v)
-        dst[i] = v
-    Py_SET_SIZE(out, b.len)
-    return out
-
-
-cdef object idbuf_to_numpy(IdBuf* b):
-    np = _np()
-    arr = np.empty(b.len, dtype=np.uint32)
-    cdef uint32_t[::1] view = arr
-    if b.len:
-        memcpy(&view[0], b.data, b.len * sizeof(tok_t))
-    return arr
 
 
 # ----------------------------------------------------------------------------------------

@@ -6,7 +6,8 @@ from libc.stdint cimport uint8_t, int64_t, UINT32_MAX
 from libc.stdlib cimport realloc, free
 from libc.string cimport memchr, memcmp, memcpy, memset
 
-from fastbpe._core cimport BPETable, idbuf_to_numpy, thread_cache
+from fastbpe._core cimport BPETable, thread_cache
+from fastbpe._id_output cimport idbuf_to_numpy
 from fastbpe._piece_cache cimport PieceCache
 from fastbpe._vocab cimport tok_t
 from fastbpe._utf8 cimport utf8_valid

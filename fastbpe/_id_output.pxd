@@ -1,0 +1,5 @@
+# A call's ids as Python objects (_id_output.pyx).
+from fastbpe._workspace cimport IdBuf
+
+cdef object idbuf_to_list(IdBuf* b, tuple id_objects)
+cdef object idbuf_to_numpy(IdBuf* b)
