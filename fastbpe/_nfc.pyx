@@ -50,24 +50,16 @@ cdef Py_ssize_t find_spans(int kind, const void* data, Py_ssize_t n, const uint8
     if kind == 1 and low_stable:
         spans[0] = NULL
         return 0
+    cdef Py_ssize_t per_word = 8 // kind
+    cdef uint64_t high_bits = 0xFE00FE00FE00FE00ULL if kind == 2 else 0xFFFFFE00FFFFFE00ULL
     while i < n:
         # runs below U+0200 (stable starters) a word at a time: most text is such runs
-        if not low_stable:
-            pass
-        elif kind == 2:
-            while i + 4 <= n:
-                memcpy(&w, <const uint16_t*>data + i, 8)
-                if w & 0xFE00FE00FE00FE00ULL:
+        if low_stable:   # a word is 4 UCS-2 or 2 UCS-4 units; mask: the bits of U+0200 and up
+            while i + per_word <= n:
+                memcpy(&w, <const char*>data + i * kind, 8)
+                if w & high_bits:
                     break
-                i += 4
-                boundary = i - 1
-                prev = 0
-        elif kind == 4:
-            while i + 2 <= n:
-                memcpy(&w, <const uint32_t*>data + i, 8)
-                if w & 0xFFFFFE00FFFFFE00ULL:
-                    break
-                i += 2
+                i += per_word
                 boundary = i - 1
                 prev = 0
         if i >= n:
