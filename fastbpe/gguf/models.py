@@ -51,6 +51,7 @@ class ByteLevelBPE:
             self.table = BPETable.from_merges(rows, token_bytes, None, whole_piece=vocab.ignore_merges)
         except ValueError as e:
             raise ValueError(f"{path}: {e}") from None
+        self.table.learn_whole_tokens(16)   # as hf.model: whole tokens known at load, not at first meeting
 
     def encode_pieces(self, pieces: list[str]) -> list[int]:
         return self._fix_stand_ins(self.table.encode_pieces(pieces))
