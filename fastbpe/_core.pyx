@@ -37,6 +37,7 @@ from libc.stdint cimport uint8_t, uint32_t, int32_t, int64_t, uint64_t, UINT32_M
 from libc.stdlib cimport malloc, calloc, free
 from libc.string cimport memcpy, memset
 
+import array
 import sys
 import threading
 
@@ -213,8 +214,13 @@ cdef class BPETable:
         ranks (optional, m ints): row i's rank instead of i; equal ranks merge leftmost first
         (SentencePiece BPE by scores: the rank is the merged token's score order)."""
         cdef BPETable self = BPETable.__new__(BPETable)
-        cdef int64_t[:, ::1] m = _np().ascontiguousarray(merges, dtype="int64").reshape(-1, 3)
-        cdef Py_ssize_t i, n = m.shape[0], n_bpe = len(token_bytes)
+        # an array.array('q') of 3m ids (what _formats.hf_merge_rows makes, without numpy) or
+        # anything numpy reads as (m, 3)
+        cdef const int64_t[::1] flat = merges if isinstance(merges, array.array) and merges.typecode == "q" \
+            else _np().ascontiguousarray(merges, dtype="int64").reshape(-1, 3).reshape(-1)
+        if flat.shape[0] % 3:
+            raise ValueError("merges must be rows of (left, right, new id)")
+        cdef Py_ssize_t i, n = flat.shape[0] // 3, n_bpe = len(token_bytes)
         cdef int64_t[::1] r = None
         if ranks is not None:
             r = _np().ascontiguousarray(ranks, dtype="int64").reshape(-1)
@@ -233,11 +239,12 @@ cdef class BPETable:
             check_bytes_present(&self.tok)
         pair_table_init(&self.pairs, n)
         for i in range(n):
-            if not (0 <= m[i, 0] < n_bpe and 0 <= m[i, 1] < n_bpe and 0 <= m[i, 2] < n_bpe):
+            if not (0 <= flat[3 * i] < n_bpe and 0 <= flat[3 * i + 1] < n_bpe and 0 <= flat[3 * i + 2] < n_bpe):
                 raise ValueError(f"merge {i} refers to a token id outside the vocabulary")
-            if self.tok.start[m[i, 0]] < 0 or self.tok.start[m[i, 1]] < 0 or self.tok.start[m[i, 2]] < 0:
+            if self.tok.start[flat[3 * i]] < 0 or self.tok.start[flat[3 * i + 1]] < 0 or self.tok.start[flat[3 * i + 2]] < 0:
                 raise ValueError(f"merge {i} refers to an unused token id")
-            pair_put(&self.pairs, <tok_t>m[i, 0], <tok_t>m[i, 1], <uint32_t>(i if r is None else r[i]), <tok_t>m[i, 2])
+            pair_put(&self.pairs, <tok_t>flat[3 * i], <tok_t>flat[3 * i + 1], <uint32_t>(i if r is None else r[i]),
+                     <tok_t>flat[3 * i + 2])
         if all(self.tok.byte_id[i] >= 0 for i in range(256)):
             self._finish()
         # else byte_pairs stays NULL: only merge_ids can use the table (require_byte_pairs)

@@ -16,7 +16,7 @@ from cpython.unicode cimport PyUnicode_Concat, PyUnicode_Substring
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
 from cpython.sequence cimport PySequence_Fast, PySequence_Fast_GET_ITEM, PySequence_Fast_GET_SIZE
 from cpython.ref cimport Py_INCREF
-from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
+from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE, PyTuple_New, PyTuple_SET_ITEM
 
 cdef extern from "Python.h":
     void PyObject_GC_UnTrack(object o)
@@ -38,6 +38,8 @@ cdef void _init_b64() noexcept:
     for i in range(64):
         B64[alphabet[i]] = i
 
+
+import array
 
 _init_b64()
 
@@ -226,22 +228,24 @@ cdef inline bint _str_pair(object m):
         and PyUnicode_CheckExact(m[0]) and PyUnicode_CheckExact(m[1])
 
 
-def hf_merge_rows(merges, dict vocab, Py_ssize_t n_prefix):
+def hf_merge_rows(merges, dict vocab, Py_ssize_t n_prefix, tuple token_bytes=None):
     """A tokenizer.json's merges ("a b" strings or [a, b] lists) as an (m, 3) int64 array of
     (left, right, merged) ids, in rank order (merges: a list, or frozen_merges' tuple); a pair listed again takes the later place (as
     HF's map).  merged = vocab[a + b[n_prefix:]] (continuing_subword_prefix).  ValueError
-    naming the merge when one is not two tokens or uses a token not in the vocabulary."""
-    import numpy as np
+    naming the merge when one is not two tokens or uses a token not in the vocabulary.
+    With token_bytes (a byte-level model's bytes by id), a merge with a token that has no
+    bytes is left out: it can never apply to bytes.  Returns an array.array('q') of the
+    3m ids, row after row (BPETable.from_merges reads it; no numpy on the loading path)."""
     merges = PySequence_Fast(merges, "tokenizer.json: model.merges must be a list")
     cdef Py_ssize_t m = PySequence_Fast_GET_SIZE(merges), k, sp, nb, kept, cap, slot
-    rows_arr = np.empty((m, 3), dtype=np.int64)
-    cdef int64_t[:, ::1] rows = rows_arr
+    cdef int64_t* rows = <int64_t*>malloc((3 * m + 3) * sizeof(int64_t))
+    if rows == NULL:
+        raise MemoryError()
     cdef object entry, a, b, merged
     cdef long long ia, ib, ic
     cdef uint64_t key, mask
     cdef uint64_t* keys = NULL
     cdef int64_t* where = NULL
-    cdef bint dups = False
     cap = 16
     while cap < 2 * m + 2:
         cap *= 2
@@ -251,6 +255,7 @@ def hf_merge_rows(merges, dict vocab, Py_ssize_t n_prefix):
     if keys == NULL or where == NULL:
         free(keys)
         free(where)
+        free(rows)
         raise MemoryError()
     memset(keys, 0xFF, cap * sizeof(uint64_t))
     cdef _VocabIndex index = _VocabIndex(vocab)
@@ -286,25 +291,44 @@ def hf_merge_rows(merges, dict vocab, Py_ssize_t n_prefix):
                 missing = a if ia < 0 else b if ib < 0 else merged
                 raise ValueError(f"tokenizer.json: merge {k} ({a!r}, {b!r}) uses {missing!r}, "
                                  "which is not in the vocabulary")
-            rows[k, 0] = ia
-            rows[k, 1] = ib
-            rows[k, 2] = ic
+            rows[3 * k] = ia
+            rows[3 * k + 1] = ib
+            rows[3 * k + 2] = ic
             # a pair seen before: that earlier row is dropped (the later place wins)
             key = (<uint64_t>ia << 32) | <uint64_t>ib
             slot = <Py_ssize_t>(((key * 0x9E3779B97F4A7C15ULL) >> 17) & mask)
             while keys[slot] != 0xFFFFFFFFFFFFFFFFULL and keys[slot] != key:
                 slot = (slot + 1) & <Py_ssize_t>mask
             if keys[slot] == key:
-                rows[where[slot], 0] = -1
-                dups = True
+                rows[3 * where[slot]] = -1
             keys[slot] = key
             where[slot] = k
+        # keep the rows that stay: not an earlier place of a repeated pair, and (byte-level)
+        # no token without bytes
+        kept = 0
+        for k in range(m):
+            if rows[3 * k] < 0:
+                continue
+            if token_bytes is not None and not (_has_bytes(token_bytes, rows[3 * k])
+                                                and _has_bytes(token_bytes, rows[3 * k + 1])
+                                                and _has_bytes(token_bytes, rows[3 * k + 2])):
+                continue
+            if kept != k:
+                rows[3 * kept] = rows[3 * k]
+                rows[3 * kept + 1] = rows[3 * k + 1]
+                rows[3 * kept + 2] = rows[3 * k + 2]
+            kept += 1
+        out = array.array("q")
+        out.frombytes(PyBytes_FromStringAndSize(<char*>rows, 3 * kept * sizeof(int64_t)))
+        return out
     finally:
         free(keys)
         free(where)
-    if dups:
-        rows_arr = rows_arr[rows_arr[:, 0] >= 0]
-    return rows_arr
+        free(rows)
+
+
+cdef inline bint _has_bytes(tuple token_bytes, int64_t t):
+    return t < PyTuple_GET_SIZE(token_bytes) and <object>PyTuple_GET_ITEM(token_bytes, t) is not None
 
 
 # GPT-2's byte-level alphabet, char -> byte (formats.bytelevel's map, built the same way):

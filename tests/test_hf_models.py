@@ -170,8 +170,14 @@ def test_hf_merge_rows_is_hfs_map(picks, prefix):
         a, b = words[i], prefix + words[j]
         vocab.setdefault(a + b[len(prefix):], len(vocab))
         merges.append([a, b] if as_list else f"{a} {b}")
-    got = hf_merge_rows(merges, vocab, len(prefix)).tolist()
+    flat = hf_merge_rows(merges, vocab, len(prefix)).tolist()
+    got = [flat[i:i + 3] for i in range(0, len(flat), 3)]
     assert got == _merge_rows_in_python(merges, vocab, len(prefix))
+    # with a byte-level model's token bytes: the rows with a token without bytes left out
+    no_bytes = {vocab[w] for w in vocab if "é" in w}
+    token_bytes = tuple(None if i in no_bytes else b"x" for i in range(len(vocab)))
+    flat = hf_merge_rows(merges, vocab, len(prefix), token_bytes).tolist()
+    assert [flat[i:i + 3] for i in range(0, len(flat), 3)] == [r for r in got if not no_bytes & set(r)]
 
 
 @pytest.mark.parametrize("merge, problem", [("ab", "is not two tokens"), ("a b c", "is not two tokens"),

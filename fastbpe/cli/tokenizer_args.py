@@ -47,7 +47,8 @@ class HFTokenizer:
         model = self._tok.model
         if getattr(model, "token_bytes", None) is None:
             return None, None
-        return [tuple(m) for m in model.merge_rows.tolist()], model.token_bytes
+        rows = model.merge_rows   # an array.array('q'): left, right, new id, row after row
+        return [tuple(rows[i:i + 3]) for i in range(0, len(rows), 3)], model.token_bytes
 
     def decode_single_token_bytes(self, token):
         single = getattr(self._tok, "decode_single_token_bytes", None)

@@ -21,10 +21,15 @@ merge.
 """
 from __future__ import annotations
 
-import numpy as np
-
 from ..threads import parallel_map
 from .encoding import Encoding
+
+
+def _numpy():
+    """numpy, imported when Encodings are first built: loading a tokenizer.json (and the
+    ids-only paths) never needs it, and importing it costs a fresh process ~60 ms."""
+    import numpy
+    return numpy
 
 
 class KernelEncoder:
@@ -36,6 +41,7 @@ class KernelEncoder:
         model = tokenizer.model
         self._table = model.table
         self._id_to_token = model.id_to_token
+        np = _numpy()
         self._nbytes = np.array([len(t) if t is not None else 0 for t in model.token_bytes], dtype=np.int64)
         self._nbytes_list = self._nbytes.tolist()
 
@@ -47,6 +53,7 @@ class KernelEncoder:
         if self._kind >= 0:
             return self._table.encode_texts(segments, self._kind, True)
         out = []
+        np = _numpy()
         for seg in segments:
             pieces = self._isolated_pieces(seg)
             ends = np.cumsum([len(p.encode("utf-8")) for p in pieces], dtype=np.int64)
@@ -80,6 +87,7 @@ class KernelEncoder:
         offsets, words, tokens = [], [], []
         word = 0
         id_to_token = self._id_to_token
+        np = _numpy()
         for (start, end, item), out in zip(plan, outputs):
             if out is None:
                 tokens.append(text[start:end])   # as HF: the matched text

@@ -13,13 +13,11 @@ from __future__ import annotations
 
 import random
 
-import numpy as np
-
 from .._core import BPETable
 from ..formats.bytelevel import token_bytes as bytelevel_token_bytes
 from .._formats import bytelevel_token_bytes as bytelevel_vocab_bytes, checked_vocab, frozen_merges, hf_merge_rows
 from .._merge_ids import merge_ids
-from ._nodes import json_bool, json_field, json_str, json_uint
+from ._nodes import json_bool, json_field, json_str
 
 
 class BPE:
@@ -46,19 +44,17 @@ class BPE:
         merges_source = node.get("merges", [])
         if not isinstance(merges_source, (list, tuple)):   # a tuple: merges_source, written back
             raise ValueError("tokenizer.json: model.merges must be a list")
-        all_merges = hf_merge_rows(merges_source, self.vocab, len(self.prefix))  # (m, 3) ids, rank order
         self._merges_source = frozen_merges(merges_source)
         n_ids = max(self.vocab.values(), default=-1) + 1
         if n_ids > 16 * len(self.vocab) + 65536:
             raise ValueError(f"tokenizer.json: token ids are too sparse ({len(self.vocab)} tokens, largest id {n_ids - 1})")
         # a byte-level model: its input is byte-level text and every token maps to bytes
         self.byte_level = byte_level_input and not self.prefix and not self.suffix
+        # the merges: (left, right, new id) rows in rank order, an array.array('q') of 3m ids
         if self.byte_level:
             tokens = bytelevel_vocab_bytes(self.vocab, n_ids)
             # a merge involving a token outside the byte alphabet can never apply to bytes
-            has_bytes = np.fromiter((t is not None for t in tokens), dtype=bool, count=n_ids)
-            keep = has_bytes[all_merges].all(axis=1)
-            merges = all_merges if keep.all() else all_merges[keep]
+            merges = hf_merge_rows(merges_source, self.vocab, 0, tokens)
             singles = {t for t in tokens if t is not None and len(t) == 1}
             self.byte_level = len(singles) == 256
         if self.byte_level:
@@ -71,7 +67,7 @@ class BPE:
             self.table.learn_whole_tokens(16)
             self._single_byte_ids = [self.table.lookup_bytes(bytes([b])) for b in range(256)]
         else:
-            self.merge_rows = all_merges
+            self.merge_rows = all_merges = hf_merge_rows(merges_source, self.vocab, len(self.prefix))
             self.token_bytes = None
             tokens = [None] * n_ids
             for t, i in self.vocab.items():
