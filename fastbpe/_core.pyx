@@ -8,14 +8,14 @@ parts live beside it, one concern each:
 * `_vocab`: the token table (id -> bytes, bytes -> id) and the pair table ((left id,
   right id) -> (rank, merged id)), and how both merge semantics of DESIGN.md §2 fill them;
 * `_piece_cache`: each thread's cache of piece -> ids, living across calls;
-* `_merge`: the merge loops (a vector scan for short pieces, a heap for long ones);
+* `_merge`: the merge loops (a linear scan for short pieces, a heap for long ones);
 * `_pretokenize`: the C scanner that cuts text into pieces.
 
 This module is the loop that ties them together (`encode_utf8`: scan a batch of pieces,
 probe the cache, look up whole tokens, merge the rest) and its Python entry points.
 """
 from cpython.bytes cimport PyBytes_FromStringAndSize
-from cpython.list cimport PyList_New, PyList_GET_ITEM, PyList_GET_SIZE
+from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
 from cpython.ref cimport Py_INCREF, PyObject
 from cpython.pythread cimport PyThread_get_thread_ident
 from cpython.unicode cimport PyUnicode_Check, PyUnicode_GET_LENGTH
@@ -38,13 +38,11 @@ from libc.stdlib cimport malloc, calloc, free
 from libc.string cimport memcpy, memset
 
 import array
-import sys
 import threading
 
 
 cdef object _np():
-    """numpy, imported on first use: encoding to lists never needs it, and importing it
-    would double the time `import fastbpe` takes."""
+    """numpy, imported on first use: encoding to lists never needs it (nor `import fastbpe`)."""
     import numpy
     return numpy
 
@@ -214,8 +212,7 @@ cdef class BPETable:
         ranks (optional, m ints): row i's rank instead of i; equal ranks merge leftmost first
         (SentencePiece BPE by scores: the rank is the merged token's score order)."""
         cdef BPETable self = BPETable.__new__(BPETable)
-        # an array.array('q') of 3m ids (what _formats.hf_merge_rows makes, without numpy) or
-        # anything numpy reads as (m, 3)
+        # an array.array('q') of 3m ids (_formats.hf_merge_rows: no numpy), or what numpy reads as (m, 3)
         cdef const int64_t[::1] flat = merges if isinstance(merges, array.array) and merges.typecode == "q" \
             else _np().ascontiguousarray(merges, dtype="int64").reshape(-1, 3).reshape(-1)
         if flat.shape[0] % 3:
@@ -266,15 +263,12 @@ cdef class BPETable:
     def learn_whole_tokens(self, Py_ssize_t max_len=64):
         """Find out now, for every token of up to max_len bytes, whether merging its bytes
         gives the token itself (self_merging), instead of at each token's first meeting in a
-        text.  Returns the seconds it took.  Nothing to do for tiktoken semantics."""
+        text.  Returns how many tokens it settled (0 for tiktoken semantics: nothing to do)."""
         cdef IdBuf out
         cdef Work w
-        cdef Py_ssize_t t, ln
-        cdef const uint8_t* p
-        import time
-        t0 = time.perf_counter()
+        cdef Py_ssize_t t, ln, settled = 0
         if self.self_merging == NULL or self.byte_pairs == NULL:
-            return 0.0
+            return 0
         memset(&out, 0, sizeof(IdBuf))
         memset(&w, 0, sizeof(Work))
         try:
@@ -283,17 +277,17 @@ cdef class BPETable:
                     ln = self.tok.length[t]
                     if self.tok.start[t] < 0 or ln < 2 or ln > max_len or self.self_merging[t] != 0:
                         continue
-                    p = self.tok.data + self.tok.start[t]
                     work_reserve(&w, ln)
                     out.len = 0
                     idbuf_reserve(&out, ln)
-                    merge_piece(&self.merge, p, ln, &out, &w)
+                    merge_piece(&self.merge, self.tok.data + self.tok.start[t], ln, &out, &w)
                     fb_store_u8(&self.self_merging[t],
                                 SELF_MERGING if out.len == 1 and out.data[0] == <tok_t>t else NOT_SELF_MERGING)
+                    settled += 1
         finally:
             idbuf_free(&out)
             work_free(&w)
-        return time.perf_counter() - t0
+        return settled
 
     # -- the merge kernel ----------------------------------------------------------------
 
