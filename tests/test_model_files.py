@@ -145,3 +145,7 @@ def test_parsed_tiktoken_tokens_are_not_walked_by_the_garbage_collector():
     assert tokens[65] == b"A" and tokens.to_dict()[b"A"] == 65
     with pytest.raises(TypeError):
         untracked([1, 2])
+    # an Encoding built from a {bytes: rank} dict keeps its tokens the same way
+    from fastbpe.formats.tiktoken_bpe import tokens_of_ranks
+    by_rank = tokens_of_ranks({bytes([b]): b for b in range(256)})
+    assert type(by_rank) is tuple and not gc.is_tracked(by_rank) and by_rank[65] == b"A"

@@ -50,7 +50,7 @@ class TokensByRank(tuple):
         return ranks
 
 
-def tokens_of_ranks(mergeable_ranks: dict[bytes, int]) -> list:
+def tokens_of_ranks(mergeable_ranks: dict[bytes, int]) -> "tuple | list":
     """[bytes of rank 0, bytes of rank 1, ...] with None for unused ranks; checks the types
     (an `Encoding`'s `mergeable_ranks` argument)."""
     if not mergeable_ranks:
@@ -68,14 +68,18 @@ def tokens_of_ranks(mergeable_ranks: dict[bytes, int]) -> list:
     if max_rank > 16 * len(mergeable_ranks) + 65536:
         raise ValueError(f"ranks are too sparse: {len(mergeable_ranks)} tokens, largest rank {max_rank}")
     tokens: list = [None] * (max_rank + 1)
+    exact = True
     for token, rank in mergeable_ranks.items():
         rank = index_or_none(rank)
         if not isinstance(token, bytes):
             raise TypeError(f"mergeable_ranks keys must be bytes, got {type(token).__name__}")
+        exact = exact and type(token) is bytes
         if tokens[rank] is not None:
             raise ValueError(f"rank {rank} is given to two tokens: {tokens[rank]!r} and {token!r}")
         tokens[rank] = token
-    return tokens
+    # exact bytes only (a subclass may hold references): a tuple the collector does not track,
+    # as TokensByRank, so no collection walks 200k tokens after the Encoding is built
+    return _formats.untracked(tuple(tokens)) if exact else tokens
 
 
 def index_or_none(value):
