@@ -10,13 +10,16 @@ from cpython.bytes cimport PyBytes_FromStringAndSize
 from libc.stdint cimport uint8_t, int64_t, uint64_t
 from libc.stdlib cimport calloc, malloc, free
 from libc.string cimport memset
-from cpython.dict cimport PyDict_GetItem, PyDict_Next
+from cpython.dict cimport PyDict_Next
 from cpython.object cimport PyObject
-from cpython.unicode cimport PyUnicode_Concat, PyUnicode_Substring
-from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
 from cpython.sequence cimport PySequence_Fast, PySequence_Fast_GET_ITEM, PySequence_Fast_GET_SIZE
 from cpython.ref cimport Py_INCREF
 from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE, PyTuple_New, PyTuple_SET_ITEM
+
+from fastbpe._hash cimport probe
+from fastbpe._str_units cimport PyUnicode_KIND, PyUnicode_DATA, code_point
+
+import array
 
 cdef extern from "Python.h":
     void PyObject_GC_UnTrack(object o)
@@ -38,8 +41,6 @@ cdef void _init_b64() noexcept:
     for i in range(64):
         B64[alphabet[i]] = i
 
-
-import array
 
 _init_b64()
 
@@ -134,8 +135,6 @@ def parse_tiktoken(const uint8_t[::1] data, str source="<bytes>"):
 # {token str: id} as a C table whose probes read slices of other str in place: the merges
 # "a b" are looked up as a, b and a+b without making those three str for a dict
 
-from fastbpe._str_units cimport PyUnicode_KIND, PyUnicode_DATA, code_point
-
 
 cdef struct VocabSlot:
     uint64_t hash
@@ -186,7 +185,7 @@ cdef class _VocabIndex:
     cdef uint64_t mask
 
     def __cinit__(self, dict vocab):
-        cdef uint64_t cap = 16, i
+        cdef uint64_t cap = 16, i, h
         cdef Span sp
         while cap < 2 * <uint64_t>len(vocab) + 2:
             cap *= 2
@@ -237,11 +236,11 @@ def hf_merge_rows(merges, dict vocab, Py_ssize_t n_prefix, tuple token_bytes=Non
     bytes is left out: it can never apply to bytes.  Returns an array.array('q') of the
     3m ids, row after row (BPETable.from_merges reads it; no numpy on the loading path)."""
     merges = PySequence_Fast(merges, "tokenizer.json: model.merges must be a list")
-    cdef Py_ssize_t m = PySequence_Fast_GET_SIZE(merges), k, sp, nb, kept, cap, slot
+    cdef Py_ssize_t m = PySequence_Fast_GET_SIZE(merges), k, sp, kept, cap, slot
     cdef int64_t* rows = <int64_t*>malloc((3 * m + 3) * sizeof(int64_t))
     if rows == NULL:
         raise MemoryError()
-    cdef object entry, a, b, merged
+    cdef object entry, a, b, merged, missing
     cdef long long ia, ib, ic
     cdef uint64_t key, mask
     cdef uint64_t* keys = NULL
@@ -296,9 +295,8 @@ def hf_merge_rows(merges, dict vocab, Py_ssize_t n_prefix, tuple token_bytes=Non
             rows[3 * k + 2] = ic
             # a pair seen before: that earlier row is dropped (the later place wins)
             key = (<uint64_t>ia << 32) | <uint64_t>ib
-            slot = <Py_ssize_t>(((key * 0x9E3779B97F4A7C15ULL) >> 17) & mask)
-            while keys[slot] != 0xFFFFFFFFFFFFFFFFULL and keys[slot] != key:
-                slot = (slot + 1) & <Py_ssize_t>mask
+            slot = <Py_ssize_t>probe(keys, 1, mask, ((key * 0x9E3779B97F4A7C15ULL) >> 17) & mask, key,
+                                     0xFFFFFFFFFFFFFFFFULL)
             if keys[slot] == key:
                 rows[3 * where[slot]] = -1
             keys[slot] = key
@@ -386,11 +384,10 @@ def untracked(t):
     longer tracked by the garbage collector (see _untracked)."""
     if not isinstance(t, tuple) or getattr(type(t), "__dictoffset__", 0):
         raise TypeError("untracked takes a tuple or a tuple subclass with __slots__ = ()")
-    PyObject_GC_UnTrack(t)
-    return t
+    return _untracked(t)
 
 
-cdef inline tuple _untracked(tuple t):
+cdef inline object _untracked(object t):
     """t, no longer tracked by the garbage collector: for a tuple of str, bytes, int and None
     (and such tuples), which can never be part of a cycle.  A large vocabulary's tuples
     would otherwise be walked by the first collection after loading (ms of the caller's

@@ -12,7 +12,7 @@ is not a stable starter (combining class != 0, may compose with the one before, 
 its own); a text without one is NFC as it is, and otherwise only those spans need
 normalizing."""
 from libc.stdint cimport uint8_t, uint16_t, uint32_t, int32_t, int64_t, uint64_t
-from libc.string cimport memcpy
+from libc.string cimport memcmp, memcpy
 from libc.stdlib cimport malloc, realloc, free
 
 from fastbpe._memory cimport xrealloc
@@ -22,6 +22,8 @@ cdef extern from "Python.h":
     bint PyUnicode_IS_ASCII(object u)
     object PyUnicode_FromKindAndData(int kind, const void* buffer, Py_ssize_t size)
 
+
+cdef uint8_t ZEROS_512[0x200]   # static: all zero
 
 cdef enum:
     UNSTABLE = 255   # table value of a code point NFC may change or compose backwards
@@ -42,11 +44,8 @@ cdef Py_ssize_t find_spans(int kind, const void* data, Py_ssize_t n, const uint8
     cdef uint32_t c
     cdef uint8_t v, prev = 0
     cdef uint64_t w
-    cdef bint low_stable = table_size >= 0x200
-    for c in range(0x200 if low_stable else 0):   # the word-at-a-time skips need table[c] == 0
-        if table[c] != 0:
-            low_stable = False
-            break
+    # the word-at-a-time skips need table[c] == 0 below U+0200
+    cdef bint low_stable = table_size >= 0x200 and memcmp(table, ZEROS_512, 0x200) == 0
     if kind == 1 and low_stable:
         spans[0] = NULL
         return 0

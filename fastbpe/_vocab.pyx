@@ -271,6 +271,7 @@ cdef int32_t* build_char_tokens(const TokenTable* tok, const PairTable* pairs,
     cdef tok_t rights[3]
     cdef uint32_t r, r1, r_max
     cdef uint8_t last_of_a, first_of_b
+    cdef bint left_first
     cdef const PairSlot* slot
     if table == NULL or mins == NULL:
         free(table)
@@ -338,20 +339,20 @@ cdef int32_t* build_char_tokens(const TokenTable* tok, const PairTable* pairs,
                     continue
                 lefts[0] = i1
                 rights[0] = i3
-                if (w12 >> 32) <= (w23 >> 32):   # the first two bytes merge first (leftmost on ties)
-                    first = <tok_t>(w12 & 0xFFFFFFFFU)
-                    r1 = <uint32_t>(w12 >> 32)
+                nl = nr = 1
+                left_first = (w12 >> 32) <= (w23 >> 32)   # the first two bytes merge first (leftmost on ties)
+                w = w12 if left_first else w23
+                first = <tok_t>(w & 0xFFFFFFFFU)
+                r1 = <uint32_t>(w >> 32)
+                # the middle part joins the edge it merged with
+                if left_first:
                     w = pair_word(pairs, first, i3)
-                    lefts[1] = first
-                    nl = 2
-                    nr = 1
+                    lefts[nl] = first
+                    nl += 1
                 else:
-                    first = <tok_t>(w23 & 0xFFFFFFFFU)
-                    r1 = <uint32_t>(w23 >> 32)
                     w = pair_word(pairs, i1, first)
-                    rights[1] = first
-                    nl = 1
-                    nr = 2
+                    rights[nr] = first
+                    nr += 1
                 if w >= NO_PAIR:
                     continue
                 r = <uint32_t>(w >> 32)
