@@ -24,7 +24,7 @@ from fastbpe._id_output cimport idbuf_to_list, idbuf_to_numpy
 from fastbpe._hash cimport PACKED_MAX, hash_in_text, load_word, packed_hash, packed_key, piece_hash
 from fastbpe._merge cimport merge_heap, merge_piece, merge_scan
 from fastbpe._piece_cache cimport (CACHE_MAX_IDS, CACHE_MAX_PIECE, CACHE_SIZE, PACKED_MAX_IDS,
-                                   PACKED_SIZE, cache_find, cache_store)
+                                   cache_find, cache_store)
 from fastbpe._pretokenize cimport scan_pieces
 from fastbpe._vocab cimport (TokenSlot, tok_t, build_byte_pairs, build_char_tokens, build_split_table, check_bytes_present,
                               load_head, pair_put, pair_table_init, token_lookup, token_lookup_hashed,
@@ -133,7 +133,7 @@ cdef int encode_uncached(BPETable table, const uint8_t* p, Py_ssize_t n, uint64_
         return 0   # from the long entries
     count = out.len - before
     if n <= PACKED_MAX and count <= PACKED_MAX_IDS:
-        pe = &w.packed[h & (PACKED_SIZE - 1)]
+        pe = &w.packed[h & w.packed_mask]
         pe.k0 = k0
         pe.k1 = k1
         memcpy(pe.ids, out.data + before, <size_t>count * sizeof(tok_t))
@@ -409,6 +409,7 @@ cdef class BPETable:
         cdef Py_ssize_t pos = 0, k, i, ln, start
         cdef uint64_t h
         cdef PackedEntry* packed = w.packed
+        cdef uint64_t packed_mask = w.packed_mask
         cdef PackedEntry* pe
         cdef const uint8_t* end = s + n
         cdef const int32_t* byte_id = self.tok.byte_id
@@ -435,7 +436,7 @@ cdef class BPETable:
                         packed_key(s + start, ln, end, &k0s[i], &k1s[i])
                         h = packed_hash(k0s[i], k1s[i])
                         hs[i] = h
-                        prefetch(&packed[h & (PACKED_SIZE - 1)])
+                        prefetch(&packed[h & packed_mask])
                         prefetch(&slots[h & slot_mask])
                 elif ln <= CACHE_MAX_PIECE:
                     h = hash_in_text(s + start, ln, end)
@@ -453,7 +454,7 @@ cdef class BPETable:
                     pos = ends[i]
                     continue
                 if ln <= PACKED_MAX:
-                    pe = &packed[hs[i] & (PACKED_SIZE - 1)]
+                    pe = &packed[hs[i] & packed_mask]
                     if pe.k0 == k0s[i] and pe.k1 == k1s[i]:
                         # one 16-byte copy (ids and n_ids); only n_ids of them count
                         memcpy(od + ol, pe.ids, 16)
@@ -489,8 +490,7 @@ cdef class BPETable:
         cdef PieceCache cache = thread_cache(self)
         # the thread's own scratch, kept across calls: a short call allocates none
         w = &cache.scratch
-        w.packed = cache.packed
-        w.cache = cache.entries
+        cache.lend(w, PyUnicode_GET_LENGTH(text))
         w.ends = NULL
         memset(&out, 0, sizeof(IdBuf))
         utf8_text_open(text, &u)
@@ -526,13 +526,11 @@ cdef class BPETable:
         cdef Work w
         cdef object t
         cdef PieceCache cache
-        cdef Py_ssize_t too_long = -1
+        cdef Py_ssize_t too_long = -1, total = 0
         if kind < 0:
             raise ValueError("encode_texts needs a pattern the C scanner knows")
         cache = thread_cache(self)
         memset(&w, 0, sizeof(Work))
-        w.packed = cache.packed
-        w.cache = cache.entries
         try:
             if us == NULL or outs == NULL or (with_pieces and piece_ends == NULL):
                 raise MemoryError()
@@ -541,6 +539,8 @@ cdef class BPETable:
                 if type(t) is not str:
                     raise TypeError(f"expected str, not {type(t).__name__}")
                 utf8_text_open(t, &us[i])
+                total += us[i].length
+            cache.lend(&w, total)
             with nogil:
                 for i in range(n):
                     if utf8_text_convert(&us[i]) != 0:

@@ -100,8 +100,7 @@ def encode_documents(BPETable table, const uint8_t[::1] data, const int64_t[::1]
     cache = thread_cache(table)
     memset(&out, 0, sizeof(IdBuf))
     memset(&w, 0, sizeof(Work))
-    w.packed = cache.packed
-    w.cache = cache.entries
+    cache.lend(&w, ends[n_docs - 1] - starts[0] if n_docs else 0)
     try:
         with nogil:
             idbuf_reserve(&out, data.shape[0] // 4 + n_docs + 16)

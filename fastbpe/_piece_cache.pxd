@@ -6,7 +6,9 @@ from fastbpe._vocab cimport tok_t
 from fastbpe._workspace cimport CacheEntry, PackedEntry, Work
 
 cdef enum:
-    PACKED_SIZE = 65536      # packed entries of a piece cache (a power of two): 2 MiB
+    PACKED_SIZE = 65536      # packed entries of a new piece cache (a power of two): 2 MiB
+    PACKED_GROWN = 262144    # ... of one that has encoded GROW_AFTER bytes: 8 MiB
+    GROW_AFTER = 262144      # bytes of text (see PieceCache.lend)
     PACKED_MAX_IDS = 3       # PackedEntry.ids
     CACHE_SIZE = 32768       # entries for longer pieces (a power of two): 2 MiB
     CACHE_MAX_PIECE = 24     # longer pieces are not cached (CacheEntry.bytes)
@@ -14,8 +16,11 @@ cdef enum:
 
 cdef class PieceCache:        # piece -> ids of one table, used by one thread only
     cdef PackedEntry* packed
+    cdef uint64_t packed_mask   # packed entries - 1
     cdef CacheEntry* entries
+    cdef Py_ssize_t seen      # bytes of text encoded with it, up to GROW_AFTER
     cdef Work scratch         # that thread's merge scratch for short calls (see _core.encode_text)
+    cdef int lend(self, Work* w, Py_ssize_t nbytes) except -1
 
 
 cdef inline CacheEntry* cache_find(CacheEntry* entries, const uint8_t* p, Py_ssize_t n,

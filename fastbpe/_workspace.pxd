@@ -37,6 +37,7 @@ cdef struct Work:            # scratch space for merging one piece; one per call
     uint64_t* heap           # 5 * cap words: see _merge.merge_heap and merge_scan
     Py_ssize_t cap
     PackedEntry* packed      # this thread's PieceCache for the table (not owned), or NULL
+    uint64_t packed_mask     # its packed entries - 1
     CacheEntry* cache        # its entries for longer pieces (NULL when packed is)
     IdBuf* ends              # when not NULL, encode_utf8 appends each piece's end byte here
 

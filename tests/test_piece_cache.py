@@ -94,6 +94,28 @@ def test_eviction_under_more_pieces_than_entries():
     assert all(cache.ids_of(w.encode()) in (None, encode_piece_tiktoken(w.encode(), ranks)) for w in ws)
 
 
+def test_cache_grows_with_use_and_keeps_its_pieces():
+    """Short calls keep the small cache; once a thread has encoded enough text with a
+    table, its packed entries grow and the pieces held so far move over."""
+    ranks = toy_ranks(5, n_merges=300, alphabet=b"abcdef ")
+    table = table_for(ranks)
+    rng = random.Random(3)
+    first = "".join(words(rng, 200, "abcdef"))
+    cache = thread_piece_cache(table)
+    small = cache.packed_entries
+    assert table.encode_text(first, KIND) == reference(first, ranks)
+    held = {p: cache.ids_of(p.encode()) for p in SPLIT.findall(first)}
+    held = {p: ids for p, ids in held.items() if ids is not None and len(ids) <= 3}   # packed
+    assert held and cache.packed_entries == small
+    big = "".join(words(rng, 60_000, "ghijkl"))          # over 256 KB, none of those pieces
+    assert table.encode_texts([big], KIND) == [reference(big, ranks)]
+    assert cache.packed_entries == 4 * small
+    # the next call grew it; entries that no piece of the big text overwrote are still there
+    assert sum(cache.ids_of(p.encode()) == ids for p, ids in held.items()) > len(held) // 2
+    assert all(cache.ids_of(p.encode()) in (None, ids) for p, ids in held.items())
+    assert table.encode_text(first, KIND) == reference(first, ranks)
+
+
 def test_long_and_many_id_pieces_bypass_the_cache(toy):
     table, ranks = toy
     for text in (" " + "cab" * 20, " " + "abc" * 9, " ab" * 3, "é" * 30):
