@@ -27,7 +27,7 @@ from fastbpe._piece_cache cimport (CACHE_MAX_IDS, CACHE_MAX_PIECE, CACHE_SIZE, P
                                    cache_find, cache_store)
 from fastbpe._pretokenize cimport scan_pieces
 from fastbpe._vocab cimport (TokenSlot, tok_t, build_byte_pairs, build_char_tokens, build_split_table, check_bytes_present,
-                              load_head, pair_put, pair_table_init, token_lookup, token_lookup_hashed,
+                              load_head, pair_put, pair_table_free, pair_table_init, token_lookup, token_lookup_hashed,
                               decode_tokens, token_list, token_table_free, token_table_load)
 from fastbpe._workspace cimport (CacheEntry, PackedEntry, idbuf_free, idbuf_reserve, work_free,
                                  work_reserve)
@@ -162,7 +162,7 @@ cdef class BPETable:
 
     def __dealloc__(self):
         token_table_free(&self.tok)
-        free(self.pairs.slots)
+        pair_table_free(&self.pairs)
         free(self.byte_pairs)
         free(self.char_tokens)
         free(self.self_merging)

@@ -1,11 +1,18 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
 """Test-only hooks into the kernels' C helpers: the tests compare them with Python's own
 (bytes.decode, str.encode), inspect the per-thread piece caches and the scanner's tables,
-bitmaps and single pieces.  No product code imports this module."""
-from cpython.bytes cimport PyBytes_FromStringAndSize
+bitmaps and single pieces; bench/encode_profile.py times the merge loop alone.  No product
+code imports this module."""
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from libc.stdint cimport uint8_t, uint32_t
+from libc.stdlib cimport free, malloc
+from libc.string cimport memset
+from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 
 from fastbpe._core cimport BPETable, thread_cache
+from fastbpe._merge cimport merge_scan
+from fastbpe._vocab cimport pair_get, tok_t
+from fastbpe._workspace cimport IdBuf, Work, idbuf_free, idbuf_reserve, work_free, work_reserve
 from fastbpe._pretokenize cimport check_kind, scan_pieces
 from fastbpe._scan_chars cimport fb_cp_flags
 from fastbpe._utf8 cimport (Utf8Text, utf8_text_check, utf8_text_close, utf8_text_convert,
@@ -15,6 +22,54 @@ from fastbpe._utf8 cimport (Utf8Text, utf8_text_check, utf8_text_close, utf8_tex
 def thread_piece_cache(BPETable table):
     """This thread's PieceCache for table (for tests and diagnostics)."""
     return thread_cache(table)
+
+
+def pair_of(BPETable table, tok_t left, tok_t right):
+    """(rank, merged id) of the pair from the kernel's pair table (its filter first), or
+    None when the pair does not merge (for tests)."""
+    cdef uint32_t rank
+    cdef tok_t new_id
+    if pair_get(&table.pairs, left, right, &rank, &new_id):
+        return rank, new_id
+    return None
+
+
+def merge_seconds(BPETable table, list pieces, Py_ssize_t rounds):
+    """Seconds that `rounds` passes of merge_scan over `pieces` (bytes of 2..48 bytes, no
+    cache, no Python between calls) take: the merge loop's cost for a working set of
+    len(pieces) distinct pieces (bench/encode_profile.py)."""
+    table.require_byte_pairs()
+    cdef Py_ssize_t n = len(pieces), i, r
+    cdef const uint8_t** ptrs = <const uint8_t**>malloc((n + 1) * sizeof(uint8_t*))
+    cdef Py_ssize_t* lens = <Py_ssize_t*>malloc((n + 1) * sizeof(Py_ssize_t))
+    cdef IdBuf out
+    cdef Work w
+    cdef timespec t0, t1
+    memset(&out, 0, sizeof(IdBuf))
+    memset(&w, 0, sizeof(Work))
+    try:
+        if ptrs == NULL or lens == NULL:
+            raise MemoryError()
+        for i, piece in enumerate(pieces):
+            if not isinstance(piece, bytes) or not 2 <= PyBytes_GET_SIZE(piece) <= 48:
+                raise ValueError("pieces must be bytes of 2 to 48 bytes")
+            ptrs[i] = <const uint8_t*>PyBytes_AS_STRING(piece)
+            lens[i] = PyBytes_GET_SIZE(piece)
+        with nogil:
+            work_reserve(&w, 48)
+            idbuf_reserve(&out, 48)
+            clock_gettime(CLOCK_MONOTONIC, &t0)
+            for r in range(rounds):
+                for i in range(n):
+                    out.len = 0
+                    merge_scan(&table.merge, ptrs[i], lens[i], &out, &w)
+            clock_gettime(CLOCK_MONOTONIC, &t1)
+        return (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9
+    finally:
+        free(ptrs)
+        free(lens)
+        idbuf_free(&out)
+        work_free(&w)
 
 
 def is_valid_utf8(const uint8_t[::1] data):

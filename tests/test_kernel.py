@@ -81,6 +81,33 @@ def test_scan_and_heap_merge_equal_ranks_leftmost_first():
         assert table.encode_bytes(b"bcab", path=path) == [257, 256], path
 
 
+@pytest.mark.parametrize("n_merges", [1, 7, 5000, 40_000])
+def test_every_pair_is_found_and_absent_pairs_are_not(n_merges):
+    """The pair table's filter (a Bloom filter in front of the slots) never hides a pair,
+    and pairs that do not merge are absent, at sizes from one word of filter to many."""
+    from fastbpe._testing import pair_of
+    rng = random.Random(n_merges)
+    tokens = [bytes([b]) for b in range(256)]
+    merges, ranks, pairs = [], [], set()
+    while len(merges) < n_merges:
+        left, right = rng.randrange(len(tokens)), rng.randrange(len(tokens))
+        if (left, right) not in pairs:
+            pairs.add((left, right))
+            merges.append((left, right, len(tokens)))
+            ranks.append(rng.randrange(1 << 20))
+            tokens.append(b"<%d>" % len(tokens))   # distinct bytes; only the ids matter here
+    table = BPETable.from_merges(merges, tokens, ranks=ranks)
+    for (left, right, new_id), rank in zip(merges, ranks):
+        assert pair_of(table, left, right) == (rank, new_id)
+    absent = 0
+    for _ in range(20_000):
+        left, right = rng.randrange(len(tokens)), rng.randrange(len(tokens))
+        if (left, right) not in pairs:
+            assert pair_of(table, left, right) is None
+            absent += 1
+    assert absent > 10_000
+
+
 def test_long_runs_are_not_quadratic_and_exact():
     ranks = toy_ranks(1)
     table = table_for(ranks)
