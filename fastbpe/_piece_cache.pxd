@@ -7,8 +7,9 @@ from fastbpe._workspace cimport CacheEntry, PackedEntry, Work
 
 cdef enum:
     PACKED_SIZE = 65536      # packed entries of a new piece cache (a power of two): 2 MiB
-    PACKED_GROWN = 262144    # ... of one that has encoded GROW_AFTER bytes: 8 MiB
-    GROW_AFTER = 262144      # bytes of text (see PieceCache.lend)
+    PACKED_GROWN = 262144    # ... of one that has been given a long text: 8 MiB
+    GROW_CALL = 262144       # characters of text in one call that grow it (PieceCache.lend)
+    GROW_AFTER = 4194304     # ... or in all its calls
     PACKED_MAX_IDS = 3       # PackedEntry.ids
     CACHE_SIZE = 32768       # entries for longer pieces (a power of two): 2 MiB
     CACHE_MAX_PIECE = 24     # longer pieces are not cached (CacheEntry.bytes)
@@ -18,7 +19,7 @@ cdef class PieceCache:        # piece -> ids of one table, used by one thread on
     cdef PackedEntry* packed
     cdef uint64_t packed_mask   # packed entries - 1
     cdef CacheEntry* entries
-    cdef Py_ssize_t seen      # bytes of text encoded with it, up to GROW_AFTER
+    cdef Py_ssize_t seen      # characters of text encoded with it, until it grows
     cdef Work scratch         # that thread's merge scratch for short calls (see _core.encode_text)
     cdef int lend(self, Work* w, Py_ssize_t nbytes) except -1
 

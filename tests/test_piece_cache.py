@@ -95,8 +95,8 @@ def test_eviction_under_more_pieces_than_entries():
 
 
 def test_cache_grows_with_use_and_keeps_its_pieces():
-    """Short calls keep the small cache; once a thread has encoded enough text with a
-    table, its packed entries grow and the pieces held so far move over."""
+    """Short calls keep the small cache; a call with a long text grows its packed
+    entries, and the pieces held so far move over."""
     ranks = toy_ranks(5, n_merges=300, alphabet=b"abcdef ")
     table = table_for(ranks)
     rng = random.Random(3)
@@ -107,7 +107,7 @@ def test_cache_grows_with_use_and_keeps_its_pieces():
     held = {p: cache.ids_of(p.encode()) for p in SPLIT.findall(first)}
     held = {p: ids for p, ids in held.items() if ids is not None and len(ids) <= 3}   # packed
     assert held and cache.packed_entries == small
-    big = "".join(words(rng, 60_000, "ghijkl"))          # over 256 KB, none of those pieces
+    big = "".join(words(rng, 60_000, "ghijkl"))          # over 256k characters, none of those pieces
     assert table.encode_texts([big], KIND) == [reference(big, ranks)]
     assert cache.packed_entries == 4 * small
     # the next call grew it; entries that no piece of the big text overwrote are still there
