@@ -91,12 +91,9 @@ cdef PieceCache thread_cache(BPETable table):
 
     A thread keeps the caches of its CACHE_TABLES_PER_THREAD most recently used tables
     (dropping the least recently used) and they go when the thread ends: memory stays
-    bounded, no two threads ever share a cache, and tables never see each other's ids.
-    Keyed by the table's serial, so a dead table's cache cannot be mistaken for a new
-    table's (ids of objects are reused).  The table
-    also keeps the cache of the thread that used it last, so a thread's repeated calls skip
-    the thread-local lookup (that one cache lives until the table goes or another thread
-    takes the table's slot)."""
+    bounded, no two threads share a cache, tables never see each other's ids.  Keyed by
+    the table's serial (ids of objects are reused).  The table also keeps the cache of the
+    thread that used it last: a thread's repeated calls skip the thread-local lookup."""
     cdef dict caches
     cdef unsigned long me = PyThread_get_thread_ident()
     if table.last_cache is not None and table.last_thread == me:
@@ -124,9 +121,8 @@ cdef uint64_t _next_serial = 0
 
 cdef int encode_uncached(BPETable table, const uint8_t* p, Py_ssize_t n, uint64_t h, uint64_t k0,
                          uint64_t k1, IdBuf* out, Work* w) except -1 nogil:
-    """Append the ids of a piece of 2..CACHE_MAX_PIECE bytes that its packed entry does not
-    hold (h: piece_hash; k0, k1: its packed key when n <= PACKED_MAX, else k0 = its first 8
-    bytes), and remember them in the entry that fits."""
+    """Append the ids of a piece of 2..CACHE_MAX_PIECE bytes its packed entry lacks (h:
+    piece_hash; k0, k1: its packed key, or k0 = its first 8 bytes), and remember them."""
     cdef PackedEntry* pe
     cdef Py_ssize_t before = out.len, count
     if table.encode_piece_hashed(p, n, h, k0, out, w) == 1:
@@ -134,12 +130,13 @@ cdef int encode_uncached(BPETable table, const uint8_t* p, Py_ssize_t n, uint64_
     count = out.len - before
     if n <= PACKED_MAX and count <= PACKED_MAX_IDS:
         pe = &w.packed[h & w.packed_mask]
-        pe.k0 = k0
-        pe.k1 = k1
+        pe.k0, pe.k1, pe.n_ids = k0, k1, <uint32_t>count
         memcpy(pe.ids, out.data + before, <size_t>count * sizeof(tok_t))
-        pe.n_ids = <uint32_t>count
     elif count <= CACHE_MAX_IDS:
         cache_store(w.cache, p, n, h, out.data + before, count)
+        if n <= PACKED_MAX:   # its packed entry says where its ids are: no probe on a miss
+            pe = &w.packed[h & w.packed_mask]
+            pe.k0, pe.k1, pe.n_ids = k0, k1, 0
     return 0
 
 
@@ -324,7 +321,8 @@ cdef class BPETable:
                     out.data[out.len] = <tok_t>whole
                     out.len += 1
                     return 0
-        if w.cache != NULL and n <= CACHE_MAX_PIECE:
+        # with packed entries, a short piece's long entry is found through its packed one
+        if w.cache != NULL and n <= CACHE_MAX_PIECE and (n > PACKED_MAX or w.packed == NULL):
             e = cache_find(w.cache, p, n, h, head)
             if e != NULL:
                 idbuf_reserve(out, CACHE_MAX_IDS)
@@ -411,6 +409,7 @@ cdef class BPETable:
         cdef PackedEntry* packed = w.packed
         cdef uint64_t packed_mask = w.packed_mask
         cdef PackedEntry* pe
+        cdef CacheEntry* e
         cdef const uint8_t* end = s + n
         cdef const int32_t* byte_id = self.tok.byte_id
         # out's data and length, and the token table's slots, live in locals: a store of an
@@ -431,16 +430,13 @@ cdef class BPETable:
             start = pos
             for i in range(k):
                 ln = ends[i] - start
-                if ln <= PACKED_MAX:
-                    if ln > 1:
-                        packed_key(s + start, ln, end, &k0s[i], &k1s[i])
-                        h = packed_hash(k0s[i], k1s[i])
-                        hs[i] = h
-                        prefetch(&packed[h & packed_mask])
-                        prefetch(&slots[h & slot_mask])
-                elif ln <= CACHE_MAX_PIECE:
-                    h = hash_in_text(s + start, ln, end)
-                    hs[i] = h
+                if 1 < ln <= PACKED_MAX:
+                    packed_key(s + start, ln, end, &k0s[i], &k1s[i])
+                    h = hs[i] = packed_hash(k0s[i], k1s[i])
+                    prefetch(&packed[h & packed_mask])
+                    prefetch(&slots[h & slot_mask])
+                elif PACKED_MAX < ln <= CACHE_MAX_PIECE:
+                    h = hs[i] = hash_in_text(s + start, ln, end)
                     prefetch(&w.cache[h & (CACHE_SIZE - 1)])
                     prefetch(&slots[h & slot_mask])
                 start = ends[i]
@@ -459,10 +455,14 @@ cdef class BPETable:
                         # one 16-byte copy (ids and n_ids); only n_ids of them count
                         memcpy(od + ol, pe.ids, 16)
                         ol += pe.n_ids
-                        pos = ends[i]
-                        continue
-                    k0 = k0s[i]
-                    k1 = k1s[i]
+                        e = NULL if pe.n_ids else cache_find(w.cache, s + pos, ln, hs[i], k0s[i])
+                        if e != NULL:   # 4-6 ids: in the long entries
+                            memcpy(od + ol, e.ids, CACHE_MAX_IDS * sizeof(tok_t))
+                            ol += e.n_ids
+                        if pe.n_ids or e != NULL:
+                            pos = ends[i]
+                            continue
+                    k0, k1 = k0s[i], k1s[i]
                 elif ln <= CACHE_MAX_PIECE:
                     k0 = load_word(s + pos, ln, end)
                     k1 = 0

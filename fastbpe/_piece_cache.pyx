@@ -88,7 +88,7 @@ cdef class PieceCache:
         if n <= PACKED_MAX:
             packed_key(p, n, p + n, &k0, &k1)
             pe = &self.packed[h & self.packed_mask]
-            if pe.k0 == k0 and pe.k1 == k1:
+            if pe.k0 == k0 and pe.k1 == k1 and pe.n_ids > 0:   # 0: in the long entries
                 return [pe.ids[i] for i in range(pe.n_ids)]
         e = cache_find(self.entries, p, n, h, load_head(p, n))
         return None if e == NULL else [e.ids[i] for i in range(e.n_ids)]

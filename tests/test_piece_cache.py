@@ -116,6 +116,31 @@ def test_cache_grows_with_use_and_keeps_its_pieces():
     assert table.encode_text(first, KIND) == reference(first, ranks)
 
 
+def test_short_pieces_of_many_ids_are_found_through_their_packed_entry():
+    """A piece of up to 15 bytes and 4-6 ids lives in the long entries, and its packed
+    entry only says so: found again from there, and re-merged (right) after another piece
+    took its long entry."""
+    ranks = toy_ranks(4, n_merges=40, alphabet=b"abcd")
+    table = table_for(ranks)
+    rng = random.Random(9)
+    by_slot: dict[int, list[bytes]] = {}
+    while True:
+        piece = (" " + "".join(rng.choice("abcd") for _ in range(rng.randrange(5, 14)))).encode()
+        n_ids = len(encode_piece_tiktoken(piece, ranks))
+        if 4 <= n_ids <= 6:
+            same = by_slot.setdefault(PieceCache.slot_of(piece, n_ids)[1], [])
+            # the same long entry, different packed ones (a keeps its packed entry)
+            if piece not in same and all(PieceCache.slot_of(piece, 1) != PieceCache.slot_of(o, 1) for o in same):
+                same.append(piece)
+                if len(same) == 2:
+                    break
+    a, b = same
+    cache = thread_piece_cache(table)
+    for text in (a, a, b, a, a + b + a):
+        assert table.encode_text(text.decode(), KIND) == reference(text.decode(), ranks)
+    assert cache.ids_of(a) == encode_piece_tiktoken(a, ranks)
+
+
 def test_long_and_many_id_pieces_bypass_the_cache(toy):
     table, ranks = toy
     for text in (" " + "cab" * 20, " " + "abc" * 9, " ab" * 3, "é" * 30):
