@@ -14,6 +14,39 @@ from libc.stdlib cimport malloc, free
 
 from fastbpe._str_units cimport PyUnicode_KIND, PyUnicode_DATA, PyUnicode_GET_LENGTH, code_point
 
+cdef extern from *:
+    """
+    #include <string.h>
+    #include <wchar.h>
+    /* The first index >= j of code point c in a str's units (of `kind` bytes), or n: memchr
+     * and (where wchar_t is 4 bytes) wmemchr, which glibc runs many units a step. */
+    static Py_ssize_t fb_find_unit(int kind, const void* data, Py_ssize_t n, Py_ssize_t j, uint32_t c) {
+        if (kind == 1) {
+            const char* p = c > 0xFF ? NULL : (const char*)memchr((const char*)data + j, (int)c, (size_t)(n - j));
+            return p ? (Py_ssize_t)(p - (const char*)data) : n;
+        }
+        if (kind == 2) {
+            const uint16_t* d = (const uint16_t*)data;
+            if (c > 0xFFFF) return n;
+            while (j < n && d[j] != c) j++;
+            return j;
+        }
+    #if WCHAR_MAX > 0xFFFF
+        {
+            const wchar_t* p = wmemchr((const wchar_t*)data + j, (wchar_t)c, (size_t)(n - j));
+            return p ? (Py_ssize_t)(p - (const wchar_t*)data) : n;
+        }
+    #else
+        {
+            const uint32_t* d = (const uint32_t*)data;
+            while (j < n && d[j] != c) j++;
+            return j;
+        }
+    #endif
+    }
+    """
+    Py_ssize_t fb_find_unit(int kind, const void* data, Py_ssize_t n, Py_ssize_t j, uint32_t c) noexcept nogil
+
 
 cdef enum:
     ROOT = 0
@@ -33,6 +66,8 @@ cdef class TokenTrie:
     cdef int32_t* token_of    # the token ending at a node (index into values), else NONE
     cdef int64_t* values
     cdef int32_t* root_table
+    cdef Py_ssize_t n_firsts  # how many characters start a token ...
+    cdef uint32_t only_first  # ... and when one, which (searches jump between its occurrences)
     cdef readonly Py_ssize_t nodes
     cdef readonly Py_ssize_t build_steps   # work done building (token characters read + failure steps)
 
@@ -133,6 +168,8 @@ cdef class TokenTrie:
                 self.token_of[count] = <int32_t>k if lens[k] == d + 1 else NONE
                 if i == ROOT:
                     self.fail[count] = ROOT
+                    self.n_firsts += 1
+                    self.only_first = c
                     if c < ROOT_TABLE:
                         self.root_table[c] = <int32_t>count
                 else:
@@ -180,7 +217,10 @@ cdef class TokenTrie:
         while j < n:
             if state == ROOT and best_start < 0 and skip_at_root:
                 # most characters start no token: pass them with one table load each instead of
-                # a walk of the automaton (the same states: such a character leaves the root as is)
+                # a walk of the automaton (the same states: such a character leaves the root
+                # as is), or, when all tokens start with one character ("<"), find its next one
+                if self.n_firsts == 1:
+                    j = fb_find_unit(kind, data, n, j, self.only_first)
                 while j < n:
                     c = code_point(kind, data, j)
                     if c >= ROOT_TABLE or self.root_table[c] != NONE:

@@ -116,11 +116,16 @@ def _leftmost_longest(tokens: list, text: str) -> list:
     return out
 
 
-def test_token_trie_is_leftmost_longest():
+@pytest.mark.parametrize("alphabet", ["ab😀", "abж", "abé"])   # str kinds 4, 2, 1
+def test_token_trie_is_leftmost_longest(alphabet):
+    """Also when every token starts with one character (the search then jumps between that
+    character's occurrences)."""
     rng = random.Random(15)
-    for _ in range(2000):
-        tokens = ["".join(rng.choice("ab😀") for _ in range(rng.randint(1, 5))) for _ in range(rng.randint(1, 6))]
-        text = "".join(rng.choice("ab😀c") for _ in range(rng.randint(0, 20)))
+    for k in range(2000):
+        tokens = ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 5))) for _ in range(rng.randint(1, 6))]
+        if k % 2:
+            tokens = [alphabet[-1] + t for t in tokens]
+        text = "".join(rng.choice(alphabet + "c") for _ in range(rng.randint(0, 20)))
         assert TokenTrie(tokens, range(len(tokens))).find(text) == _leftmost_longest(tokens, text), (tokens, text)
 
 
