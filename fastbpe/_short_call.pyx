@@ -1,7 +1,7 @@
 # cython: language_level=3
-"""A front end's whole short call in one compiled call: an ASCII str with no added token in
-it -> the kernel's ids -> a lazy result object (hf.Encoding: ids now, the other fields when
-first read).
+"""A front end's whole short call in one compiled call: a str with no added token in it,
+that normalizing leaves as it is -> the kernel's ids -> a lazy result object (hf.Encoding: ids
+now, the other fields when first read).
 
 Serving tokenizes many short texts, where the Python around the kernel call (unpacking the
 plan, testing the text, building the lazy object) costs as much as the kernel's work.  The
@@ -17,20 +17,23 @@ cdef object _new_object = object.__new__
 
 
 cdef class ShortCall:
-    """call(text, flag) -> cls object with its fields set, or None when text is not an ASCII
-    str or may hold an added token (`first`, the one first character every added token
-    starts with, is in it; `checks_added` with no `first`: every text goes the general way).
+    """call(text, flag) -> cls object with its fields set, or None when text is not a str,
+    may hold an added token (`first`, the one first character every added token starts
+    with, is in it; `checks_added` with no `first`: every text goes the general way), or is
+    not ASCII and `changes` = (fn, arg) says the normalizer may change it (fn(text, arg)
+    true; None: no normalizer).
 
     The object: new_object(cls) with ids_field = the ids (wrapped in before/after ids when
     `wraps` gives them for flag), source_field = (owner, text, flag, shape, n, n, None) and
     sequences_field = sequences, where (shape, sequences) = shapes[flag] and n = len(ids)."""
-    cdef object encode_text, kind, first, cls, owner
+    cdef object encode_text, kind, first, cls, owner, changes_fn, changes_arg
     cdef bint checks_added
     cdef object wraps_false, wraps_true, shapes_false, shapes_true
     cdef str ids_field, source_field, sequences_field
 
     def __init__(self, encode_text, int kind, bint checks_added, first, wraps, shapes, cls, owner,
-                 fields):
+                 fields, changes=None):
+        self.changes_fn, self.changes_arg = changes if changes is not None else (None, None)
         self.encode_text = encode_text
         self.kind = kind
         self.checks_added = checks_added
@@ -44,7 +47,9 @@ cdef class ShortCall:
         self.ids_field, self.source_field, self.sequences_field = fields
 
     def __call__(self, text, add_special_tokens):
-        if type(text) is not str or not PyUnicode_IS_ASCII(text):
+        if type(text) is not str:
+            return None
+        if not PyUnicode_IS_ASCII(text) and self.changes_fn is not None and self.changes_fn(text, self.changes_arg):
             return None
         if self.checks_added and (self.first is None or PyUnicode_Contains(text, self.first)):
             return None

@@ -20,7 +20,8 @@ from tokenizers import pre_tokenizers as P  # noqa: E402
 from tokenizers import processors as PP  # noqa: E402
 
 from fastbpe.hf import Tokenizer  # noqa: E402
-from fastbpe.hf.normalizers import _nfc_table, nfc  # noqa: E402
+from fastbpe._nfc import nfc_spans  # noqa: E402
+from fastbpe.hf.normalizers import nfc_table, nfc  # noqa: E402
 from fastbpe.patterns import LLAMA3_PATTERN  # noqa: E402
 
 # the reference NFC is HF's (Unicode 9.0 tables), not this Python's unicodedata
@@ -50,7 +51,7 @@ def test_nfc_around_every_code_point_that_is_not_a_stable_starter():
     """Each such code point (marks of every class, backward-composing vowels and jamo,
     singletons) after a starter, between marks in and out of order, at the ends of the
     text, and next to another of them."""
-    table = _nfc_table()
+    table = nfc_table()
     points = [chr(cp) for cp in range(0x40000)
               if table[cp] and not 0xD800 <= cp <= 0xDFFF and unicodedata.category(chr(cp)) != "Cn"]
     # 0x11930 composes backwards in Unicode 13, not in HF's 9.0 tables: a stable starter
@@ -84,7 +85,7 @@ def test_nfc_spans_word_skip_is_the_per_character_scan(runs, wide):
     that marks one such code point, the scan goes a character at a time, and both agree."""
     from fastbpe._nfc import nfc_spans
     text = wide + "".join("ab cd\n\u00e9fg"[:k] + c for k, c in runs)
-    table = _nfc_table()
+    table = nfc_table()
     per_char = bytearray(table)
     per_char[0x1FE] = 1   # U+01FE is never in text: only the fast skips see the change
     assert nfc_spans(text, table) == nfc_spans(text, bytes(per_char))
@@ -218,18 +219,20 @@ def test_added_tokens_with_few_and_many_first_characters(n_tokens):
 
 @pytest.mark.parametrize("template", [False, True])
 def test_compiled_short_call_is_exact(template):
-    """Added tokens that all start with "<" (as Qwen's, Llama-3's): an ASCII text without
-    "<" is one compiled call (ShortCall), its lazy Encoding equal to HF's in every field;
-    texts with "<", non-ASCII or NFC-changing text take the Python paths, also exact."""
+    """Added tokens that all start with "<" (as Qwen's, Llama-3's): a text without "<" that
+    NFC leaves as it is (ASCII, or no span NFC may change) is one compiled call (ShortCall),
+    its lazy Encoding equal to HF's in every field; texts with "<" or NFC-changing text take
+    the Python paths, also exact."""
     post = PP.TemplateProcessing(single="<|eot|> $A <|eom|>", special_tokens=[("<|eot|>", 0), ("<|eom|>", 1)]) \
         if template else None
     ref, ours = _ref(normalizer=N.NFC(), added=ADDED[:3], post_processor=post)
     ours.encode("x")
     call = ours._short[7]
-    for text in ["Hello world", "a < b <|eot|> c", "Caf\u00e9 e\u0301", "", "  \n\n x1234 don't"]:
+    for text in ["Hello world", "a < b <|eot|> c", "Caf\u00e9 e\u0301", "", "  \n\n x1234 don't",
+                 "Caf\u00e9 na\u00efve", "\u0416\u0443\u043a \u2603 \U0001F600 \u4e2d\u6587", "\u1100\u1161"]:
         for flag in (False, True):
             made = call(text, flag)
-            assert (made is not None) == (text.isascii() and "<" not in text)
+            assert (made is not None) == ("<" not in text and not nfc_spans(text, nfc_table())), text
             enc, want = ours.encode(text, add_special_tokens=flag), ref.encode(text, add_special_tokens=flag)
             assert enc.ids == want.ids and enc.tokens == want.tokens and enc.offsets == want.offsets
             assert enc.attention_mask == want.attention_mask and enc.type_ids == want.type_ids

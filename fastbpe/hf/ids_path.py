@@ -80,8 +80,11 @@ class IdsPath:
             wraps = None  # nothing around a sequence (Qwen, GPT-2): the kernel's list is the answer
         first = firsts[0] if firsts is not None and len(firsts) == 1 else None
         shapes = {flag: self._single_sequence(flag)[1:] for flag in (False, True)}
+        # a non-ASCII text takes the compiled call too when NFC leaves it as it is (no span
+        # NFC may change); with lone surrogates the kernel raises str.encode's error
+        changes = (normalizers.nfc_spans, normalizers.nfc_table()) if self._normalizer is not None else None
         call = ShortCall(self.model.table.encode_text, self._kind, pattern is not None, first, wraps, shapes,
-                         Encoding, self, LAZY_FIELDS)
+                         Encoding, self, LAZY_FIELDS, changes)
         return (self.model.table.encode_text, self._kind, self._normalizer is not None, pattern, first, wraps,
                 shapes, call)
 

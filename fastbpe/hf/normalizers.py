@@ -122,7 +122,7 @@ def from_json(node, path: str = "normalizer"):
 
 
 @functools.lru_cache(maxsize=1)
-def _nfc_table() -> bytes:
+def nfc_table() -> bytes:
     """The table of fastbpe._nfc.nfc_spans (from fastbpe's Unicode 9.0 tables; built once)."""
     return nfc_stability_table()
 
@@ -133,7 +133,7 @@ def nfc(text: str) -> str:
     the rest) and only those are normalized."""
     if text.isascii():
         return text
-    spans = nfc_spans(text, _nfc_table())
+    spans = nfc_spans(text, nfc_table())
     if not spans:
         return text
     parts, done = [], 0
