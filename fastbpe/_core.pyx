@@ -24,7 +24,7 @@ from fastbpe._id_output cimport idbuf_to_list, idbuf_to_numpy
 from fastbpe._hash cimport PACKED_MAX, hash_in_text, load_word, packed_hash, packed_key, piece_hash
 from fastbpe._merge cimport merge_heap, merge_piece, merge_scan
 from fastbpe._piece_cache cimport (CACHE_MAX_IDS, CACHE_MAX_PIECE, CACHE_SIZE, PACKED_MAX_IDS,
-                                   cache_find, cache_store)
+                                   cache_find, cache_store, packed_store)
 from fastbpe._pretokenize cimport scan_pieces
 from fastbpe._vocab cimport (TokenSlot, tok_t, build_byte_pairs, build_char_tokens, build_split_table, check_bytes_present,
                               load_head, pair_put, pair_table_free, pair_table_init, token_lookup, token_lookup_hashed,
@@ -123,20 +123,16 @@ cdef int encode_uncached(BPETable table, const uint8_t* p, Py_ssize_t n, uint64_
                          uint64_t k1, IdBuf* out, Work* w) except -1 nogil:
     """Append the ids of a piece of 2..CACHE_MAX_PIECE bytes its packed entry lacks (h:
     piece_hash; k0, k1: its packed key, or k0 = its first 8 bytes), and remember them."""
-    cdef PackedEntry* pe
     cdef Py_ssize_t before = out.len, count
     if table.encode_piece_hashed(p, n, h, k0, out, w) == 1:
         return 0   # from the long entries
     count = out.len - before
     if n <= PACKED_MAX and count <= PACKED_MAX_IDS:
-        pe = &w.packed[h & w.packed_mask]
-        pe.k0, pe.k1, pe.n_ids = k0, k1, <uint32_t>count
-        memcpy(pe.ids, out.data + before, <size_t>count * sizeof(tok_t))
+        packed_store(w.packed, w.packed_mask, h, k0, k1, out.data + before, count)
     elif count <= CACHE_MAX_IDS:
         cache_store(w.cache, p, n, h, out.data + before, count)
-        if n <= PACKED_MAX:   # its packed entry says where its ids are: no probe on a miss
-            pe = &w.packed[h & w.packed_mask]
-            pe.k0, pe.k1, pe.n_ids = k0, k1, 0
+        if n <= PACKED_MAX:   # marked: its packed entry says where its ids are
+            packed_store(w.packed, w.packed_mask, h, k0, k1, NULL, 0)
     return 0
 
 
@@ -454,12 +450,15 @@ cdef class BPETable:
                     if pe.k0 == k0s[i] and pe.k1 == k1s[i]:
                         # one 16-byte copy (ids and n_ids); only n_ids of them count
                         memcpy(od + ol, pe.ids, 16)
-                        ol += pe.n_ids
-                        e = NULL if pe.n_ids else cache_find(w.cache, s + pos, ln, hs[i], k0s[i])
-                        if e != NULL:   # 4-6 ids: in the long entries
+                        if pe.n_ids:
+                            ol += pe.n_ids
+                            pos = ends[i]
+                            continue
+                        # n_ids 0 marks 4-6 ids, in the long entries
+                        e = cache_find(w.cache, s + pos, ln, hs[i], k0s[i])
+                        if e != NULL:
                             memcpy(od + ol, e.ids, CACHE_MAX_IDS * sizeof(tok_t))
                             ol += e.n_ids
-                        if pe.n_ids or e != NULL:
                             pos = ends[i]
                             continue
                     k0, k1 = k0s[i], k1s[i]

@@ -1,5 +1,5 @@
 # The per-thread piece cache of the encode kernel (_piece_cache.pyx): piece bytes -> ids.
-from libc.stdint cimport uint8_t, uint16_t, uint64_t
+from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t
 from libc.string cimport memcmp, memcpy, memset
 
 from fastbpe._vocab cimport tok_t
@@ -22,6 +22,16 @@ cdef class PieceCache:        # piece -> ids of one table, used by one thread on
     cdef Py_ssize_t seen      # characters of text encoded with it, until it grows
     cdef Work scratch         # that thread's merge scratch for short calls (see _core.encode_text)
     cdef int lend(self, Work* w, Py_ssize_t nbytes) except -1
+
+
+cdef inline void packed_store(PackedEntry* packed, uint64_t mask, uint64_t h, uint64_t k0,
+                              uint64_t k1, const tok_t* ids, Py_ssize_t n_ids) noexcept nogil:
+    """Remember the piece of packed key (k0, k1) and hash h -> ids (n_ids <= PACKED_MAX_IDS),
+    evicting whatever held its entry.  n_ids = 0 marks a piece whose ids are in the long
+    entries (4-6 ids): a hit on it looks there, a miss on it never does."""
+    cdef PackedEntry* pe = &packed[h & mask]
+    pe.k0, pe.k1, pe.n_ids = k0, k1, <uint32_t>n_ids
+    memcpy(pe.ids, ids, <size_t>n_ids * sizeof(tok_t))
 
 
 cdef inline CacheEntry* cache_find(CacheEntry* entries, const uint8_t* p, Py_ssize_t n,
