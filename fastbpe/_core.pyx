@@ -24,15 +24,15 @@ from fastbpe._id_output cimport idbuf_to_list, idbuf_to_numpy
 from fastbpe._hash cimport PACKED_MAX, hash_in_text, load_word, packed_hash, packed_key, piece_hash
 from fastbpe._merge cimport merge_heap, merge_piece, merge_scan
 from fastbpe._piece_cache cimport (CACHE_MAX_IDS, CACHE_MAX_PIECE, CACHE_SIZE, PACKED_MAX_IDS,
-                                   cache_find, cache_store, packed_store)
+                                   cache_find, cache_store, packed_store, spill_find, spill_store)
 from fastbpe._pretokenize cimport scan_pieces
 from fastbpe._vocab cimport (TokenSlot, tok_t, build_byte_pairs, build_char_tokens, build_split_table, check_bytes_present,
                               load_head, pair_put, pair_table_free, pair_table_init, token_lookup, token_lookup_hashed,
                               decode_tokens, token_list, token_table_free, token_table_load)
-from fastbpe._workspace cimport (CacheEntry, PackedEntry, idbuf_free, idbuf_reserve, work_free,
-                                 work_reserve)
-from fastbpe._utf8 cimport (Utf8Text, utf8_text_check, utf8_text_close, utf8_text_convert,
-                            utf8_text_open)
+from fastbpe._workspace cimport (CacheEntry, PackedEntry, idbuf_append_ends, idbuf_free, idbuf_reserve,
+                                 work_free, work_reserve)
+from fastbpe._utf8 cimport (Utf8Text, utf8_piece_spans, utf8_text_check, utf8_text_close,
+                            utf8_text_convert, utf8_text_open)
 from libc.stdint cimport uint8_t, uint32_t, int32_t, int64_t, uint64_t, UINT32_MAX
 from libc.stdlib cimport malloc, calloc, free
 from libc.string cimport memcpy, memset
@@ -296,8 +296,8 @@ cdef class BPETable:
     cdef int encode_piece_hashed(self, const uint8_t* p, Py_ssize_t n, uint64_t h, uint64_t head,
                                  IdBuf* out, Work* w) except -1 nogil:
         """`encode_piece` for n >= 2 with the piece's hash and head already computed.
-        Returns 1 when the ids came from w.cache's long entries (nothing new to remember),
-        else 0.
+        Returns 1 when the ids came from w.cache's long entries or w.spill (nothing new to
+        remember), else 0.
 
         A piece that is a token costs one lookup: with tiktoken semantics (and HF's
         ignore_merges) it is that token; with merge lists it is when merging its bytes gives
@@ -305,7 +305,7 @@ cdef class BPETable:
         (self_merging, one byte per token) and then knows for good."""
         cdef int32_t whole = -1
         cdef uint8_t state = 0
-        cdef Py_ssize_t before
+        cdef Py_ssize_t before, count
         cdef CacheEntry* e
         if self.whole_piece or self.self_merging != NULL:
             whole = token_lookup_hashed(&self.tok, p, n, h, head)
@@ -331,7 +331,15 @@ cdef class BPETable:
         work_reserve(w, n)
         idbuf_reserve(out, n)
         before = out.len
+        # a piece of over CACHE_MAX_IDS bytes may be in the spill cache (if too long or of too
+        # many ids for the entries above); a probe there is cheap next to a merge
+        count = spill_find(w.spill, p, n, h, out.data + before) if w.spill != NULL and n > CACHE_MAX_IDS else -1
+        if count >= 0:
+            out.len += count
+            return 1
         merge_piece(&self.merge, p, n, out, w)
+        if w.spill != NULL and (n > CACHE_MAX_PIECE or out.len - before > CACHE_MAX_IDS):
+            spill_store(w.spill, p, n, h, out.data + before, out.len - before)
         if whole >= 0 and state == 0:
             fb_store_u8(&self.self_merging[whole],
                         SELF_MERGING if out.len - before == 1 and out.data[before] == <tok_t>whole
@@ -377,7 +385,7 @@ cdef class BPETable:
             with nogil:
                 idbuf_reserve(&out, n)
                 if whole != NULL:
-                    _locate_pieces(<const uint8_t*>whole, ascii, n, ptrs, lens)
+                    utf8_piece_spans(<const uint8_t*>whole, ascii, n, ptrs, lens)
                 for i in range(n):
                     if lens[i] > 0:
                         self.encode_piece(<const uint8_t*>ptrs[i], lens[i], &out, &w)
@@ -420,7 +428,7 @@ cdef class BPETable:
             if k <= 0:
                 break
             if w.ends != NULL:
-                append_ends(w.ends, ends, k)
+                idbuf_append_ends(w.ends, ends, k)
             # every id covers at least one byte; the slack takes the fixed-size copies below
             idbuf_reserve(out, ends[k - 1] - pos + CACHE_MAX_IDS + 2)
             start = pos
@@ -620,30 +628,3 @@ cdef class BPETable:
         """The concatenated bytes of a sequence of token ids. KeyError for an unknown id,
         OverflowError for a negative or huge one, TypeError for a non-integer."""
         return decode_tokens(&self.tok, tokens)
-
-
-cdef int append_ends(IdBuf* out, const Py_ssize_t* ends, Py_ssize_t k) except -1 nogil:
-    """Append k piece ends (byte offsets in a text of < 4 GiB) to out."""
-    cdef Py_ssize_t i
-    idbuf_reserve(out, k)
-    for i in range(k):
-        out.data[out.len + i] = <tok_t>ends[i]
-    out.len += k
-    return 0
-
-
-cdef void _locate_pieces(const uint8_t* s, bint ascii, Py_ssize_t n, const char** ptrs,
-                         Py_ssize_t* lens) noexcept nogil:
-    """Turn consecutive character counts lens[i] into (pointer, byte length) spans of s."""
-    cdef Py_ssize_t i, k, b = 0, start
-    cdef uint8_t c
-    for i in range(n):
-        start = b
-        if ascii:
-            b += lens[i]
-        else:
-            for k in range(lens[i]):
-                c = s[b]
-                b += 1 if c < 0x80 else (2 if c < 0xE0 else (3 if c < 0xF0 else 4))
-        ptrs[i] = <const char*>(s + start)
-        lens[i] = b - start

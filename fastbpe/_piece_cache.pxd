@@ -3,7 +3,7 @@ from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t
 from libc.string cimport memcmp, memcpy, memset
 
 from fastbpe._vocab cimport tok_t
-from fastbpe._workspace cimport CacheEntry, PackedEntry, Work
+from fastbpe._workspace cimport CacheEntry, PackedEntry, SpillCache, SpillSlot, Work
 
 cdef enum:
     PACKED_SIZE = 65536      # packed entries of a new piece cache (a power of two): 2 MiB
@@ -14,12 +14,16 @@ cdef enum:
     CACHE_SIZE = 32768       # entries for longer pieces (a power of two): 2 MiB
     CACHE_MAX_PIECE = 24     # longer pieces are not cached (CacheEntry.bytes)
     CACHE_MAX_IDS = 6        # nor pieces of more ids (CacheEntry.ids)
+    SPILL_SLOTS = 16384      # SpillCache: slots (a power of two, direct mapped) ...
+    SPILL_POOL = 4194304     # ... and bytes of pieces and ids (it empties when full)
+    SPILL_MAX_PIECE = 1024   # longer pieces are not kept at all
 
 cdef class PieceCache:        # piece -> ids of one table, used by one thread only
     cdef PackedEntry* packed
     cdef uint64_t packed_mask   # packed entries - 1
     cdef CacheEntry* entries
     cdef Py_ssize_t seen      # characters of text encoded with it, until it grows
+    cdef SpillCache spill     # pieces the entries above cannot keep
     cdef Work scratch         # that thread's merge scratch for short calls (see _core.encode_text)
     cdef int lend(self, Work* w, Py_ssize_t nbytes) except -1
 
@@ -58,3 +62,21 @@ cdef inline void cache_store(CacheEntry* entries, const uint8_t* p, Py_ssize_t n
     memcpy(e.ids, ids, <size_t>n_ids * sizeof(tok_t))
     e.length = <uint16_t>n
     e.n_ids = <uint16_t>n_ids
+
+
+cdef int spill_store(SpillCache* c, const uint8_t* p, Py_ssize_t n, uint64_t h, const tok_t* ids,
+                     Py_ssize_t n_ids) noexcept nogil
+
+
+cdef inline Py_ssize_t spill_find(const SpillCache* c, const uint8_t* p, Py_ssize_t n, uint64_t h,
+                                  tok_t* out) noexcept nogil:
+    """If c keeps piece p[:n] (hash h), copy its ids to out and return how many, else -1.
+    out has room for n ids (every id covers at least one byte)."""
+    cdef const SpillSlot* s
+    if c.slots == NULL:
+        return -1
+    s = &c.slots[h & (SPILL_SLOTS - 1)]
+    if s.hash != (h | 1) or s.n != n or memcmp(c.pool + s.at, p, <size_t>n) != 0:
+        return -1
+    memcpy(out, c.pool + s.at + ((n + 3) & ~3), <size_t>s.n_ids * sizeof(tok_t))
+    return s.n_ids

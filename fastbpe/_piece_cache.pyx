@@ -4,10 +4,10 @@
 _core.thread_cache hands each thread its own PieceCache for a table; the encode loop
 (_core.BPETable.encode_utf8) probes it before the token table and the merges."""
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
-from libc.stdint cimport uint8_t, uint64_t
-from libc.stdlib cimport free
+from libc.stdint cimport uint8_t, uint32_t, uint16_t, uint64_t
+from libc.stdlib cimport calloc, free, malloc
 from fastbpe._memory cimport fb_table_alloc
-from libc.string cimport memset
+from libc.string cimport memcmp, memcpy, memset
 
 from fastbpe._workspace cimport work_free
 
@@ -25,8 +25,11 @@ cdef class PieceCache:
     the key is the piece's bytes as two words (_hash.pxd), so a probe is two compares and a
     hit copies its ids as one 16-byte block.  Longer pieces (up to 24 bytes) and pieces of
     4-6 ids (a third of multilingual pieces) live in 64-byte entries holding the bytes.
-    Either way an entry is compared in full before it is used: a hash collision only
-    evicts (never a wrong id).  Entries never point into a text."""
+    Pieces neither can keep (over 24 bytes or 6 ids, up to SPILL_MAX_PIECE bytes: a third
+    of multilingual text's bytes, runs of CJK characters) are kept in a spill cache of
+    SPILL_POOL bytes, made on first need, that empties when full: they were merged again on
+    every call before.  Either way an entry is compared in full before it is used: a hash
+    collision only evicts (never a wrong id).  Entries never point into a text."""
 
     def __cinit__(self):
         memset(&self.scratch, 0, sizeof(Work))
@@ -63,11 +66,14 @@ cdef class PieceCache:
         w.packed = self.packed
         w.packed_mask = self.packed_mask
         w.cache = self.entries
+        w.spill = &self.spill
         return 0
 
     def __dealloc__(self):
         free(self.packed)
         free(self.entries)
+        free(self.spill.slots)
+        free(self.spill.pool)
         work_free(&self.scratch)
 
     @property
@@ -82,9 +88,16 @@ cdef class PieceCache:
         cdef uint64_t k0, k1, h
         cdef PackedEntry* pe
         cdef CacheEntry* e = NULL
-        if n < 2 or n > CACHE_MAX_PIECE:
+        cdef tok_t spilled[SPILL_MAX_PIECE]
+        cdef Py_ssize_t k
+        if n < 2 or n > SPILL_MAX_PIECE:
             return None
         h = piece_hash(p, n)
+        k = spill_find(&self.spill, p, n, h, spilled)
+        if k >= 0:
+            return [spilled[i] for i in range(k)]
+        if n > CACHE_MAX_PIECE:
+            return None
         if n <= PACKED_MAX:
             packed_key(p, n, p + n, &k0, &k1)
             pe = &self.packed[h & self.packed_mask]
@@ -92,6 +105,11 @@ cdef class PieceCache:
                 return [pe.ids[i] for i in range(pe.n_ids)]
         e = cache_find(self.entries, p, n, h, load_head(p, n))
         return None if e == NULL else [e.ids[i] for i in range(e.n_ids)]
+
+    @property
+    def spilled(self):
+        """How many slots of the spill cache hold a piece now (for tests)."""
+        return self.spill.count
 
     @staticmethod
     def slot_of(bytes piece, Py_ssize_t n_ids):
@@ -101,4 +119,43 @@ cdef class PieceCache:
         cdef uint64_t h = piece_hash(<const uint8_t*>PyBytes_AS_STRING(piece), n)
         if n <= PACKED_MAX and n_ids <= PACKED_MAX_IDS:
             return "packed", h & (PACKED_SIZE - 1)
-        return "long", h & (CACHE_SIZE - 1)
+        if n <= CACHE_MAX_PIECE and n_ids <= CACHE_MAX_IDS:
+            return "long", h & (CACHE_SIZE - 1)
+        return "spill", h & (SPILL_SLOTS - 1)
+
+
+cdef int spill_store(SpillCache* c, const uint8_t* p, Py_ssize_t n, uint64_t h, const tok_t* ids,
+                     Py_ssize_t n_ids) noexcept nogil:
+    """Keep piece p[:n] (2..SPILL_MAX_PIECE bytes, not kept yet) -> ids, evicting whatever
+    held its slot (direct mapped: a probe is one compare).  Its memory is made on first use
+    (the pool's pages as it fills); when the pool cannot take the piece, it empties first
+    (the pieces of the text at hand come back as they recur).  Out of memory, it keeps
+    nothing: a cache, never a failure."""
+    cdef Py_ssize_t need = ((n + 3) & ~3) + n_ids * <Py_ssize_t>sizeof(tok_t)
+    cdef uint64_t i
+    if n > SPILL_MAX_PIECE:
+        return 0
+    if c.slots == NULL:
+        c.slots = <SpillSlot*>calloc(SPILL_SLOTS, sizeof(SpillSlot))
+        c.pool = <uint8_t*>fb_table_alloc(SPILL_POOL, 0)
+        if c.slots == NULL or c.pool == NULL:
+            free(c.slots)
+            free(c.pool)
+            c.slots = NULL
+            c.pool = NULL
+            return 0
+    if c.used + need > SPILL_POOL:
+        memset(c.slots, 0, SPILL_SLOTS * sizeof(SpillSlot))
+        c.count = 0
+        c.used = 0
+    i = h & (SPILL_SLOTS - 1)
+    h |= 1
+    c.count += c.slots[i].hash == 0
+    c.slots[i].hash = h
+    c.slots[i].at = <uint32_t>c.used
+    c.slots[i].n = <uint16_t>n
+    c.slots[i].n_ids = <uint16_t>n_ids
+    memcpy(c.pool + c.used, p, <size_t>n)
+    memcpy(c.pool + c.used + ((n + 3) & ~3), ids, <size_t>n_ids * sizeof(tok_t))
+    c.used += need
+    return 0

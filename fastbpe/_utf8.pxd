@@ -171,3 +171,20 @@ cdef inline bint utf8_valid(const uint8_t* s, Py_ssize_t n) noexcept nogil:
             return False
         i += length
     return True
+
+
+cdef inline void utf8_piece_spans(const uint8_t* s, bint ascii, Py_ssize_t n, const char** ptrs,
+                                  Py_ssize_t* lens) noexcept nogil:
+    """Turn consecutive character counts lens[i] into (pointer, byte length) spans of s."""
+    cdef Py_ssize_t i, k, b = 0, start
+    cdef uint8_t c
+    for i in range(n):
+        start = b
+        if ascii:
+            b += lens[i]
+        else:
+            for k in range(lens[i]):
+                c = s[b]
+                b += 1 if c < 0x80 else (2 if c < 0xE0 else (3 if c < 0xF0 else 4))
+        ptrs[i] = <const char*>(s + start)
+        lens[i] = b - start

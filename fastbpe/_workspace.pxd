@@ -2,7 +2,7 @@
 # merging one piece.  Each call owns its own (never shared between threads), frees it in one
 # place (idbuf_free / work_free in a `finally`), and only the pointers into a thread's piece
 # cache are borrowed.  Inline: every kernel that encodes compiles its own copy.
-from libc.stdint cimport uint32_t, int32_t, uint64_t
+from libc.stdint cimport uint8_t, uint16_t, uint32_t, int32_t, uint64_t
 from libc.stdlib cimport malloc, realloc, free
 
 from fastbpe._vocab cimport tok_t
@@ -30,6 +30,18 @@ cdef struct CacheEntry:      # a longer piece or one of more ids (see _piece_cac
     unsigned short length    # 0: empty entry
     unsigned short n_ids
 
+cdef struct SpillSlot:       # a piece the fixed entries cannot keep (see _piece_cache.spill_find)
+    uint64_t hash            # the piece's hash; 0: empty slot
+    uint32_t at              # where its bytes, then its ids, start in SpillCache.pool
+    uint16_t n               # its length in bytes
+    uint16_t n_ids
+
+cdef struct SpillCache:      # pieces of over 24 bytes or 6 ids -> ids (see _piece_cache)
+    SpillSlot* slots         # SPILL_SLOTS, direct mapped; NULL until first needed
+    uint8_t* pool            # SPILL_POOL bytes: each piece's bytes, then its ids (4-aligned)
+    Py_ssize_t used          # bytes of the pool in use
+    Py_ssize_t count         # slots in use
+
 cdef struct Work:            # scratch space for merging one piece; one per call, never shared
     SmallPart* parts         # the parts of the piece being merged
     int32_t* nxt
@@ -39,6 +51,7 @@ cdef struct Work:            # scratch space for merging one piece; one per call
     PackedEntry* packed      # this thread's PieceCache for the table (not owned), or NULL
     uint64_t packed_mask     # its packed entries - 1
     CacheEntry* cache        # its entries for longer pieces (NULL when packed is)
+    SpillCache* spill        # its entries for pieces those cannot keep, or NULL
     IdBuf* ends              # when not NULL, encode_utf8 appends each piece's end byte here
 
 
@@ -96,4 +109,14 @@ cdef inline int work_reserve(Work* w, Py_ssize_t n) except -1 nogil:
         with gil:
             raise MemoryError()
     w.cap = cap
+    return 0
+
+
+cdef inline int idbuf_append_ends(IdBuf* out, const Py_ssize_t* ends, Py_ssize_t k) except -1 nogil:
+    """Append k piece ends (byte offsets in a text of < 4 GiB) to out."""
+    cdef Py_ssize_t i
+    idbuf_reserve(out, k)
+    for i in range(k):
+        out.data[out.len + i] = <tok_t>ends[i]
+    out.len += k
     return 0

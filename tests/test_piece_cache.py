@@ -141,11 +141,49 @@ def test_short_pieces_of_many_ids_are_found_through_their_packed_entry():
     assert cache.ids_of(a) == encode_piece_tiktoken(a, ranks)
 
 
-def test_long_and_many_id_pieces_bypass_the_cache(toy):
+def test_long_and_many_id_pieces_are_kept_in_the_spill_cache(toy):
+    """Pieces of over 24 bytes or 6 ids (which the fixed entries cannot keep) are kept in
+    the spill cache and found there on the next call; over SPILL_MAX_PIECE bytes, never."""
     table, ranks = toy
-    for text in (" " + "cab" * 20, " " + "abc" * 9, " ab" * 3, "é" * 30):
-        for _ in range(2):
+    many_ids = next(p for p in (b" " + b"ab" * k for k in range(2, 12))
+                    if len(encode_piece_tiktoken(p, ranks)) > 6 and len(p) <= 24)
+    texts = [" " + "cab" * 20, "é" * 30, many_ids.decode(), " " + "abc" * 400]
+    cache = thread_piece_cache(table)
+    for _ in range(2):
+        for text in texts:
             assert table.encode_text(text, KIND) == reference(text, ranks)
+    for text in texts[:3]:
+        piece = SPLIT.findall(text)[0].encode()
+        assert PieceCache.slot_of(piece, len(encode_piece_tiktoken(piece, ranks)))[0] == "spill"
+        assert cache.ids_of(piece) == encode_piece_tiktoken(piece, ranks)
+    assert cache.ids_of((" " + "abc" * 400).encode()) is None   # over SPILL_MAX_PIECE bytes
+    assert cache.spilled >= 3
+
+
+def test_spill_cache_evicts_and_empties_when_full():
+    """Long pieces sharing a spill slot evict each other; more long pieces than its pool
+    holds (4 MiB) empty it and start again.  Ids never change."""
+    ranks = toy_ranks(6, n_merges=200, alphabet=b"abcdefgh ")
+    table = table_for(ranks)
+    rng = random.Random(13)
+    pieces = [" " + "".join(rng.choice("abcdefgh") for _ in range(rng.randrange(900, 1000)))
+              for _ in range(4000)]
+    want = {p: table.encode_bytes(p.encode(), path="heap") for p in pieces}   # no cache
+    cache = thread_piece_cache(table)
+    by_slot: dict[int, list[str]] = {}
+    for p in pieces:
+        by_slot.setdefault(PieceCache.slot_of(p.encode(), 7)[1], []).append(p)
+    a, b = next(same for same in by_slot.values() if len(same) >= 2)[:2]
+    for p in (a, b):
+        assert table.encode_text(p, KIND) == want[p]
+    assert cache.ids_of(b.encode()) == want[b] and cache.ids_of(a.encode()) is None   # b took a's slot
+    assert table.encode_text(a, KIND) == want[a]
+    ids = table.encode_texts(pieces, KIND)    # over 8 MB of pieces and ids: the pool empties
+    assert ids == [want[p] for p in pieces]
+    kept = [p for p in pieces if cache.ids_of(p.encode()) is not None]
+    assert 0 < len(kept) < len(pieces) // 2 and pieces[-1] in kept
+    assert all(cache.ids_of(p.encode()) == want[p] for p in kept)
+    assert table.encode_texts(pieces[:50], KIND) == [want[p] for p in pieces[:50]]
 
 
 def test_many_tables_in_one_thread():
