@@ -21,7 +21,7 @@ from tokenizers import processors as PP  # noqa: E402
 
 from fastbpe.hf import Tokenizer  # noqa: E402
 from fastbpe._nfc import nfc_spans  # noqa: E402
-from fastbpe.hf.normalizers import nfc_table, nfc  # noqa: E402
+from fastbpe.hf.normalizers import nfc_changes, nfc_table, nfc  # noqa: E402
 from fastbpe.patterns import LLAMA3_PATTERN  # noqa: E402
 
 # the reference NFC is HF's (Unicode 9.0 tables), not this Python's unicodedata
@@ -73,6 +73,18 @@ _NFC_ALPHABET = ("ae \n\u0301\u0327\u0300\u0323\u0334\u093c\u094d\u0915\u0e01\u0
 @given(st.text(st.sampled_from(_NFC_ALPHABET), max_size=40))
 def test_nfc_on_generated_text(text):
     assert nfc(text) == _hf_nfc(text)
+    # the short path's test: whether NFC changes the text, without building its NFC
+    assert nfc_changes(text) == (_hf_nfc(text) != text)
+
+
+def test_nfc_changes_on_texts_that_have_spans_nfc_leaves_alone():
+    """Spans the C scan finds that normalize to themselves (a composed é, a lone mark after
+    a space) are no change; one changed span among them is."""
+    assert not nfc_changes("déjà vu, caf\u00e9 na\u00efve " * 100)
+    assert not nfc_changes("plain ascii\n")
+    assert nfc_changes("déjà vu " * 100 + "e\u0301")
+    for text in _tricky_lines() + [TRICKY]:
+        assert nfc_changes(text) == (_hf_nfc(text) != text), ascii(text)
 
 
 _RUNS = st.lists(st.tuples(st.integers(0, 11), st.sampled_from(_NFC_ALPHABET + "\u01ff\u0250")), max_size=30)

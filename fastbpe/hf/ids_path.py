@@ -97,7 +97,7 @@ class IdsPath:
             return None
         # no text.encode check for lone surrogates: encode_text raises str.encode's error, and
         # a text NFC changes goes to the pipeline, which raises it (a second pass over the text)
-        if nfc and not text.isascii() and normalizers.nfc(text) != text:
+        if nfc and normalizers.nfc_changes(text):
             return None
         ids = encode_text(text, kind, False)
         if wraps is None:

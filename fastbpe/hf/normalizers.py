@@ -145,6 +145,16 @@ def nfc(text: str) -> str:
     return "".join(parts)
 
 
+def nfc_changes(text: str) -> bool:
+    """nfc(text) != text, without building nfc(text): only the spans NFC may change are
+    normalized and compared (a text of code with a few such characters: 0.1 ms a 300 KB text
+    instead of 0.3-0.6 ms to build the normalized copy and compare it whole)."""
+    if text.isascii():
+        return False
+    return any(normalize(text[start:end], "NFC")[0] != text[start:end]
+               for start, end in nfc_spans(text, nfc_table()))
+
+
 def is_nfc_or_none(normalizer) -> bool:
     """True when the normalizer is absent or only NFC (the fast path applies NFC itself)."""
     if normalizer is None:
