@@ -484,36 +484,40 @@ cdef class BPETable:
             out.len = ol
         return 0
 
-    def encode_text(self, str text, int kind, bint as_numpy=False):
+    cpdef object encode_text(self, str text, int kind, bint as_numpy=False):
         """Encode text whose split pattern the C scanner knows (`kind`, see _pretokenize).
         UTF-8 conversion, scanning and merging run in one call with the GIL released.
         Raises UnicodeEncodeError for lone surrogates."""
         self.require_byte_pairs()
-        cdef IdBuf out
+        cdef IdBuf own
+        cdef IdBuf* out = &own
         cdef Work* w
         cdef Utf8Text u
         if kind < 0:
             raise ValueError("encode_text needs a pattern the C scanner knows")
         cdef PieceCache cache = thread_cache(self)
-        # the thread's own scratch, kept across calls: a short call allocates none
+        # the thread's own scratch and, for a short text, output buffer, kept across calls:
+        # a short call allocates none (it holds the GIL, so nothing else uses them meanwhile)
         w = &cache.scratch
         cache.lend(w, PyUnicode_GET_LENGTH(text))
         w.ends = NULL
-        memset(&out, 0, sizeof(IdBuf))
+        memset(&own, 0, sizeof(IdBuf))
         utf8_text_open(text, &u)
         try:
             if PyUnicode_GET_LENGTH(text) < KEEP_GIL_BELOW:
+                out = &cache.kept_out
+                out.len = 0
                 if utf8_text_convert(&u) == 0:
-                    self.encode_utf8(u.s, u.n, kind, &out, w)
+                    self.encode_utf8(u.s, u.n, kind, out, w)
             else:
                 with nogil:
                     if utf8_text_convert(&u) == 0:
-                        self.encode_utf8(u.s, u.n, kind, &out, w)
+                        self.encode_utf8(u.s, u.n, kind, out, w)
             utf8_text_check(text, &u)
-            return idbuf_to_numpy(&out) if as_numpy else idbuf_to_list(&out, self.id_objects)
+            return idbuf_to_numpy(out) if as_numpy else idbuf_to_list(out, self.id_objects)
         finally:
             utf8_text_close(&u)
-            idbuf_free(&out)
+            idbuf_free(&own)
             if w.cap > SCRATCH_KEPT:
                 work_free(w)   # a long piece's scratch (40 bytes a byte) is not kept
 

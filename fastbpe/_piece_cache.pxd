@@ -3,7 +3,7 @@ from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t
 from libc.string cimport memcmp, memcpy, memset
 
 from fastbpe._vocab cimport tok_t
-from fastbpe._workspace cimport CacheEntry, PackedEntry, SpillCache, SpillSlot, Work
+from fastbpe._workspace cimport CacheEntry, IdBuf, PackedEntry, SpillCache, SpillSlot, Work
 
 cdef enum:
     PACKED_SIZE = 65536      # packed entries of a new piece cache (a power of two): 2 MiB
@@ -25,6 +25,7 @@ cdef class PieceCache:        # piece -> ids of one table, used by one thread on
     cdef Py_ssize_t seen      # characters of text encoded with it, until it grows
     cdef SpillCache spill     # pieces the entries above cannot keep
     cdef Work scratch         # that thread's merge scratch for short calls (see _core.encode_text)
+    cdef IdBuf kept_out       # ... and its output buffer for them (no allocation per call)
     cdef int lend(self, Work* w, Py_ssize_t nbytes) except -1
 
 

@@ -9,7 +9,7 @@ from libc.stdlib cimport calloc, free, malloc
 from fastbpe._memory cimport fb_table_alloc
 from libc.string cimport memcmp, memcpy, memset
 
-from fastbpe._workspace cimport work_free
+from fastbpe._workspace cimport idbuf_free, work_free
 
 from fastbpe._hash cimport PACKED_MAX, packed_hash, packed_key, piece_hash
 from fastbpe._vocab cimport load_head
@@ -33,6 +33,7 @@ cdef class PieceCache:
 
     def __cinit__(self):
         memset(&self.scratch, 0, sizeof(Work))
+        memset(&self.kept_out, 0, sizeof(IdBuf))
         self.packed = <PackedEntry*>fb_table_alloc(PACKED_SIZE * sizeof(PackedEntry), 1)
         self.packed_mask = PACKED_SIZE - 1
         self.entries = <CacheEntry*>fb_table_alloc(CACHE_SIZE * sizeof(CacheEntry), 1)
@@ -75,6 +76,7 @@ cdef class PieceCache:
         free(self.spill.slots)
         free(self.spill.pool)
         work_free(&self.scratch)
+        idbuf_free(&self.kept_out)
 
     @property
     def packed_entries(self):

@@ -250,3 +250,29 @@ def test_compiled_short_call_is_exact(template):
             assert enc.attention_mask == want.attention_mask and enc.type_ids == want.type_ids
             if made is not None:
                 assert made.ids == want.ids and made.word_ids == want.word_ids
+
+
+def test_compiled_short_call_objects():
+    """The compiled call's results: fields set straight into their slots, the object and its
+    source tuple left to reference counting (the cycle collector would walk every kept
+    result), each call's ids a list of its own (the kernel's output buffer is reused)."""
+    import gc
+    from fastbpe._short_call import ShortCall
+
+    ref, ours = _ref(normalizer=None, added=ADDED[:3])
+    ours.encode("x")
+    call = ours._short[7]
+    a, b = call("first text", False), call("second one", False)
+    assert a.ids == ref.encode("first text", add_special_tokens=False).ids
+    assert b.ids == ref.encode("second one", add_special_tokens=False).ids and a.ids is not b.ids
+    assert not gc.is_tracked(a) and not gc.is_tracked(a.lazy_source) and gc.is_tracked(a.ids)
+    assert a.tokens == ref.encode("first text", add_special_tokens=False).tokens   # made from the source
+
+    class Plain:   # no __slots__: the fields are set by name
+        pass
+
+    table, kind = ours.model.table, ours._short[1]
+    plain = ShortCall(table, kind, False, None, None, {False: ((), ()), True: ((), ())}, Plain, "owner",
+                      ("ids", "source", "seqs"))("a plain text", True)
+    assert type(plain) is Plain and plain.ids == table.encode_text("a plain text", kind)
+    assert plain.source[:3] == ("owner", "a plain text", True) and plain.seqs == ()

@@ -83,7 +83,7 @@ class IdsPath:
         # a non-ASCII text takes the compiled call too when NFC leaves it as it is (no span
         # NFC may change); with lone surrogates the kernel raises str.encode's error
         changes = (normalizers.nfc_spans, normalizers.nfc_table()) if self._normalizer is not None else None
-        call = ShortCall(self.model.table.encode_text, self._kind, pattern is not None, first, wraps, shapes,
+        call = ShortCall(self.model.table, self._kind, pattern is not None, first, wraps, shapes,
                          Encoding, self, LAZY_FIELDS, changes)
         return (self.model.table.encode_text, self._kind, self._normalizer is not None, pattern, first, wraps,
                 shapes, call)
