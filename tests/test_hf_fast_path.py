@@ -47,6 +47,13 @@ def test_nfc_is_hfs_nfc():
         assert nfc(text) == _hf_nfc(text), ascii(text)
 
 
+def test_nfc_table_shortcut_is_the_full_computation():
+    """nfc_stability_table sends only code points with a canonical decomposition (and Hangul
+    syllables) through decompose and recompose: the same table as sending all of them."""
+    from fastbpe._nfc import nfc_stability_table
+    assert nfc_stability_table() == nfc_stability_table(every_code_point=True) == nfc_table()
+
+
 def test_nfc_around_every_code_point_that_is_not_a_stable_starter():
     """Each such code point (marks of every class, backward-composing vowels and jamo,
     singletons) after a starter, between marks in and out of order, at the ends of the
