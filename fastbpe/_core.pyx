@@ -489,35 +489,41 @@ cdef class BPETable:
         UTF-8 conversion, scanning and merging run in one call with the GIL released.
         Raises UnicodeEncodeError for lone surrogates."""
         self.require_byte_pairs()
-        cdef IdBuf own
-        cdef IdBuf* out = &own
+        cdef IdBuf out
         cdef Work* w
         cdef Utf8Text u
+        cdef bint short = PyUnicode_GET_LENGTH(text) < KEEP_GIL_BELOW
         if kind < 0:
             raise ValueError("encode_text needs a pattern the C scanner knows")
         cdef PieceCache cache = thread_cache(self)
         # the thread's own scratch and, for a short text, output buffer, kept across calls:
-        # a short call allocates none (it holds the GIL, so nothing else uses them meanwhile)
+        # a short call allocates none.  The buffer is taken out of the cache for the call, so
+        # a call made meanwhile in this thread (a finalizer run by the collector when the list
+        # is made) finds none and makes its own
         w = &cache.scratch
         cache.lend(w, PyUnicode_GET_LENGTH(text))
         w.ends = NULL
-        memset(&own, 0, sizeof(IdBuf))
+        memset(&out, 0, sizeof(IdBuf))
+        if short:
+            out, cache.kept_out = cache.kept_out, out
         utf8_text_open(text, &u)
         try:
-            if PyUnicode_GET_LENGTH(text) < KEEP_GIL_BELOW:
-                out = &cache.kept_out
-                out.len = 0
+            if short:
                 if utf8_text_convert(&u) == 0:
-                    self.encode_utf8(u.s, u.n, kind, out, w)
+                    self.encode_utf8(u.s, u.n, kind, &out, w)
             else:
                 with nogil:
                     if utf8_text_convert(&u) == 0:
-                        self.encode_utf8(u.s, u.n, kind, out, w)
+                        self.encode_utf8(u.s, u.n, kind, &out, w)
             utf8_text_check(text, &u)
-            return idbuf_to_numpy(out) if as_numpy else idbuf_to_list(out, self.id_objects)
+            return idbuf_to_numpy(&out) if as_numpy else idbuf_to_list(&out, self.id_objects)
         finally:
             utf8_text_close(&u)
-            idbuf_free(&own)
+            if short and cache.kept_out.data == NULL and out.cap <= KEEP_GIL_BELOW * 4:
+                out.len = 0
+                cache.kept_out = out   # back for the next short call
+            else:
+                idbuf_free(&out)
             if w.cap > SCRATCH_KEPT:
                 work_free(w)   # a long piece's scratch (40 bytes a byte) is not kept
 
