@@ -306,6 +306,7 @@ cdef class BPETable:
         cdef int32_t whole = -1
         cdef uint8_t state = 0
         cdef Py_ssize_t before, count
+        cdef bint spillable
         cdef CacheEntry* e
         if self.whole_piece or self.self_merging != NULL:
             whole = token_lookup_hashed(&self.tok, p, n, h, head)
@@ -331,14 +332,17 @@ cdef class BPETable:
         work_reserve(w, n)
         idbuf_reserve(out, n)
         before = out.len
-        # a piece of over CACHE_MAX_IDS bytes may be in the spill cache (if too long or of too
-        # many ids for the entries above); a probe there is cheap next to a merge
-        count = spill_find(w.spill, p, n, h, out.data + before) if w.spill != NULL and n > CACHE_MAX_IDS else -1
+        # the spill cache keeps pieces too long for the entries above, and short ones of too
+        # many ids; those are nearly all non-ASCII (runs of CJK characters), so an ASCII
+        # piece of up to CACHE_MAX_PIECE bytes is never looked for there (nor kept): English
+        # merges would pay a probe each for nothing
+        spillable = w.spill != NULL and (n > CACHE_MAX_PIECE or (n > CACHE_MAX_IDS and (p[0] | p[1]) >= 0x80))
+        count = spill_find(w.spill, p, n, h, out.data + before) if spillable else -1
         if count >= 0:
             out.len += count
             return 1
         merge_piece(&self.merge, p, n, out, w)
-        if w.spill != NULL and (n > CACHE_MAX_PIECE or out.len - before > CACHE_MAX_IDS):
+        if spillable and (n > CACHE_MAX_PIECE or out.len - before > CACHE_MAX_IDS):
             spill_store(w.spill, p, n, h, out.data + before, out.len - before)
         if whole >= 0 and state == 0:
             fb_store_u8(&self.self_merging[whole],

@@ -145,9 +145,10 @@ def test_long_and_many_id_pieces_are_kept_in_the_spill_cache(toy):
     """Pieces of over 24 bytes or 6 ids (which the fixed entries cannot keep) are kept in
     the spill cache and found there on the next call; over SPILL_MAX_PIECE bytes, never."""
     table, ranks = toy
-    many_ids = next(p for p in (b" " + b"ab" * k for k in range(2, 12))
-                    if len(encode_piece_tiktoken(p, ranks)) > 6 and len(p) <= 24)
-    texts = [" " + "cab" * 20, "é" * 30, many_ids.decode(), " " + "abc" * 400]
+    many_ids = " éééé"   # 9 bytes, 9 ids
+    ascii_many_ids = next(p for p in (" " + "ab" * k for k in range(2, 12))
+                          if len(encode_piece_tiktoken(p.encode(), ranks)) > 6 and len(p) <= 24)
+    texts = [" " + "cab" * 20, "é" * 30, many_ids, " " + "abc" * 400, ascii_many_ids]
     cache = thread_piece_cache(table)
     for _ in range(2):
         for text in texts:
@@ -157,6 +158,9 @@ def test_long_and_many_id_pieces_are_kept_in_the_spill_cache(toy):
         assert PieceCache.slot_of(piece, len(encode_piece_tiktoken(piece, ranks)))[0] == "spill"
         assert cache.ids_of(piece) == encode_piece_tiktoken(piece, ranks)
     assert cache.ids_of((" " + "abc" * 400).encode()) is None   # over SPILL_MAX_PIECE bytes
+    # a short ASCII piece of many ids is not looked for there, nor kept: nearly all such
+    # pieces are non-ASCII, and English merges would pay a probe each for nothing
+    assert cache.ids_of(ascii_many_ids.encode()) is None
     assert cache.spilled >= 3
 
 
