@@ -42,7 +42,7 @@ class Encoding:
         if isinstance(mergeable_ranks, TokensByRank):  # from our loader: the dict is made on demand
             token_bytes = mergeable_ranks
             self._ranks_dict = None
-            n_mergeable = sum(t is not None for t in token_bytes)
+            n_mergeable = len(token_bytes) - token_bytes.count(None)
         else:
             token_bytes = tokens_of_ranks(mergeable_ranks)
             self._ranks_dict = mergeable_ranks
