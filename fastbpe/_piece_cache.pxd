@@ -14,8 +14,10 @@ cdef enum:
     CACHE_SIZE = 32768       # entries for longer pieces (a power of two): 2 MiB
     CACHE_MAX_PIECE = 24     # longer pieces are not cached (CacheEntry.bytes)
     CACHE_MAX_IDS = 6        # nor pieces of more ids (CacheEntry.ids)
-    SPILL_SLOTS = 16384      # SpillCache: slots (a power of two, direct mapped) ...
-    SPILL_POOL = 4194304     # ... and bytes of pieces and ids (it empties when full)
+    SPILL_SLOTS = 16384      # SpillCache: slots at most (a power of two, direct mapped) ...
+    SPILL_POOL = 4194304     # ... and bytes of pieces and ids at most (then it empties when full)
+    SPILL_SLOTS_FIRST = 1024     # ... and at first: both grow 4 times at a time as they fill,
+    SPILL_POOL_FIRST = 65536     # so English text, which rarely spills, never pays for 4 MiB
     SPILL_MAX_PIECE = 1024   # longer pieces are not kept at all
 
 cdef class PieceCache:        # piece -> ids of one table, used by one thread only
@@ -76,7 +78,7 @@ cdef inline Py_ssize_t spill_find(const SpillCache* c, const uint8_t* p, Py_ssiz
     cdef const SpillSlot* s
     if c.slots == NULL:
         return -1
-    s = &c.slots[h & (SPILL_SLOTS - 1)]
+    s = &c.slots[h & c.mask]
     if s.hash != (h | 1) or s.n != n or memcmp(c.pool + s.at, p, <size_t>n) != 0:
         return -1
     memcpy(out, c.pool + s.at + ((n + 3) & ~3), <size_t>s.n_ids * sizeof(tok_t))

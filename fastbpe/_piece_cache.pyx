@@ -5,7 +5,7 @@ _core.thread_cache hands each thread its own PieceCache for a table; the encode 
 (_core.BPETable.encode_utf8) probes it before the token table and the merges."""
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 from libc.stdint cimport uint8_t, uint32_t, uint16_t, uint64_t
-from libc.stdlib cimport calloc, free, malloc
+from libc.stdlib cimport calloc, free, malloc, realloc
 from fastbpe._memory cimport fb_table_alloc
 from libc.string cimport memcmp, memcpy, memset
 
@@ -123,34 +123,47 @@ cdef class PieceCache:
             return "packed", h & (PACKED_SIZE - 1)
         if n <= CACHE_MAX_PIECE and n_ids <= CACHE_MAX_IDS:
             return "long", h & (CACHE_SIZE - 1)
-        return "spill", h & (SPILL_SLOTS - 1)
+        return "spill", h & (SPILL_SLOTS_FIRST - 1)
 
 
 cdef int spill_store(SpillCache* c, const uint8_t* p, Py_ssize_t n, uint64_t h, const tok_t* ids,
                      Py_ssize_t n_ids) noexcept nogil:
     """Keep piece p[:n] (2..SPILL_MAX_PIECE bytes, not kept yet) -> ids, evicting whatever
-    held its slot (direct mapped: a probe is one compare).  Its memory is made on first use
-    (the pool's pages as it fills); when the pool cannot take the piece, it empties first
+    held its slot (direct mapped: a probe is one compare).  Made small on first use; the
+    slots grow when half of them are in use and the pool when it cannot take the piece, 4
+    times at a time, up to SPILL_SLOTS and SPILL_POOL; a full pool at its largest empties
     (the pieces of the text at hand come back as they recur).  Out of memory, it keeps
-    nothing: a cache, never a failure."""
+    nothing new: a cache, never a failure."""
     cdef Py_ssize_t need = ((n + 3) & ~3) + n_ids * <Py_ssize_t>sizeof(tok_t)
     cdef uint64_t i
+    cdef uint8_t* grown
     if n > SPILL_MAX_PIECE:
         return 0
     if c.slots == NULL:
-        c.slots = <SpillSlot*>calloc(SPILL_SLOTS, sizeof(SpillSlot))
-        c.pool = <uint8_t*>fb_table_alloc(SPILL_POOL, 0)
+        c.slots = <SpillSlot*>calloc(SPILL_SLOTS_FIRST, sizeof(SpillSlot))
+        c.pool = <uint8_t*>malloc(SPILL_POOL_FIRST)
         if c.slots == NULL or c.pool == NULL:
             free(c.slots)
             free(c.pool)
             c.slots = NULL
             c.pool = NULL
             return 0
-    if c.used + need > SPILL_POOL:
-        memset(c.slots, 0, SPILL_SLOTS * sizeof(SpillSlot))
-        c.count = 0
-        c.used = 0
-    i = h & (SPILL_SLOTS - 1)
+        c.mask = SPILL_SLOTS_FIRST - 1
+        c.cap = SPILL_POOL_FIRST
+    if 2 * c.count > <Py_ssize_t>c.mask and c.mask + 1 < SPILL_SLOTS:
+        spill_grow_slots(c)
+    if c.used + need > c.cap:
+        grown = NULL
+        if c.cap < SPILL_POOL:
+            grown = <uint8_t*>realloc(c.pool, <size_t>min(4 * c.cap, <Py_ssize_t>SPILL_POOL))
+        if grown != NULL:   # entries hold offsets: they stay right
+            c.pool = grown
+            c.cap = min(4 * c.cap, <Py_ssize_t>SPILL_POOL)
+        if c.used + need > c.cap:
+            memset(c.slots, 0, (c.mask + 1) * sizeof(SpillSlot))
+            c.count = 0
+            c.used = 0
+    i = h & c.mask
     h |= 1
     c.count += c.slots[i].hash == 0
     c.slots[i].hash = h
@@ -161,3 +174,20 @@ cdef int spill_store(SpillCache* c, const uint8_t* p, Py_ssize_t n, uint64_t h, 
     memcpy(c.pool + c.used + ((n + 3) & ~3), ids, <size_t>n_ids * sizeof(tok_t))
     c.used += need
     return 0
+
+
+cdef void spill_grow_slots(SpillCache* c) noexcept nogil:
+    """Four times the slots, the entries moved to theirs (the last one in wins a slot two
+    want).  Out of memory: the slots stay as they are."""
+    cdef uint64_t mask = 4 * (c.mask + 1) - 1, i
+    cdef SpillSlot* slots = <SpillSlot*>calloc(mask + 1, sizeof(SpillSlot))
+    if slots == NULL:
+        return
+    c.count = 0
+    for i in range(c.mask + 1):
+        if c.slots[i].hash != 0:
+            c.count += slots[c.slots[i].hash & mask].hash == 0
+            slots[c.slots[i].hash & mask] = c.slots[i]
+    free(c.slots)
+    c.slots = slots
+    c.mask = mask

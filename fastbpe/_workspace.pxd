@@ -37,8 +37,10 @@ cdef struct SpillSlot:       # a piece the fixed entries cannot keep (see _piece
     uint16_t n_ids
 
 cdef struct SpillCache:      # pieces of over 24 bytes or 6 ids -> ids (see _piece_cache)
-    SpillSlot* slots         # SPILL_SLOTS, direct mapped; NULL until first needed
-    uint8_t* pool            # SPILL_POOL bytes: each piece's bytes, then its ids (4-aligned)
+    SpillSlot* slots         # direct mapped; NULL until first needed
+    uint64_t mask            # slots - 1 (they grow with use, up to SPILL_SLOTS)
+    uint8_t* pool            # each piece's bytes, then its ids (4-aligned)
+    Py_ssize_t cap           # bytes of the pool (it grows with use, up to SPILL_POOL)
     Py_ssize_t used          # bytes of the pool in use
     Py_ssize_t count         # slots in use
 
