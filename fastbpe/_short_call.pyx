@@ -63,6 +63,27 @@ cdef inline void set_field(object obj, Py_ssize_t offset, str name, object value
     Py_XDECREF(old)
 
 
+cdef inline bint is_plain(object text, bint checks_added, object first, object changes_fn,
+                          object changes_arg) except -1:
+    """text is an exact str that may hold no added token (`first`, the one first character
+    every added token starts with, is not in it; with `checks_added` and no `first`, never)
+    and that normalizing leaves as it is (ASCII, or changes_fn(text, changes_arg) false)."""
+    if type(text) is not str:
+        return False
+    if not PyUnicode_IS_ASCII(text) and changes_fn is not None and changes_fn(text, changes_arg):
+        return False
+    if checks_added and (first is None or PyUnicode_Contains(text, first)):
+        return False
+    return True
+
+
+def plain_texts(list texts, bint checks_added, first, changes=None):
+    """Which texts a front end may hand to the kernel as they are (see is_plain; changes =
+    (fn, arg) or None): a batch's per-text checks in one compiled loop, a list of bools."""
+    changes_fn, changes_arg = changes if changes is not None else (None, None)
+    return [is_plain(text, checks_added, first, changes_fn, changes_arg) for text in texts]
+
+
 cdef class ShortCall:
     """call(text, flag) -> cls object with its fields set, or None when text is not a str,
     may hold an added token (`first`, the one first character every added token starts
@@ -103,11 +124,7 @@ cdef class ShortCall:
         self.sequences_at = slot_offset(cls, self.sequences_field)
 
     def __call__(self, text, add_special_tokens):
-        if type(text) is not str:
-            return None
-        if not PyUnicode_IS_ASCII(text) and self.changes_fn is not None and self.changes_fn(text, self.changes_arg):
-            return None
-        if self.checks_added and (self.first is None or PyUnicode_Contains(text, self.first)):
+        if not is_plain(text, self.checks_added, self.first, self.changes_fn, self.changes_arg):
             return None
         cdef bint flag = True if add_special_tokens else False
         ids = self.table.encode_text(text, self.kind, False)

@@ -283,3 +283,24 @@ def test_compiled_short_call_objects():
                       ("ids", "source", "seqs"))("a plain text", True)
     assert type(plain) is Plain and plain.ids == table.encode_text("a plain text", kind)
     assert plain.source[:3] == ("owner", "a plain text", True) and plain.seqs == ()
+
+
+def test_plain_texts_mask_is_the_short_calls_test():
+    """plain_texts, the compiled per-text check of a batch: exact strs that hold no added
+    token's first character and that NFC leaves as they are go to the kernel as they are;
+    every other text takes the per-text plan.  The batch's ids equal HF's either way."""
+    from fastbpe._short_call import plain_texts
+
+    class Sub(str):
+        pass
+
+    ref, ours = _ref(N.NFC(), ADDED[:3])
+    texts = ["plain text", "a < b", "x <|eot|> y", "Caf\u00e9", "e\u0301 acute", Sub("a subclass"), "",
+             "\u4e2d\u6587 words", "tab\tand\nlines"]
+    mask = ours._plain_texts(texts)
+    assert mask == [True, False, False, True, False, False, True, True, True]
+    assert plain_texts(["a", "<b"], True, "<") == [True, False]
+    assert plain_texts(["a", "b"], True, None) == [False, False]   # added tokens, no single first character
+    assert plain_texts(["a", 3], False, None) == [True, False]
+    want = [e.ids for e in ref.encode_batch([str(t) for t in texts], add_special_tokens=False)]
+    assert ours.encode_ids_batch(texts, add_special_tokens=False, num_threads=1) == want
