@@ -19,7 +19,9 @@ cdef extern from "Python.h":
     bint PyObject_IS_GC(object o)
     void PyObject_GC_UnTrack(object o)
     ctypedef struct PyMemberDef:
+        int type
         Py_ssize_t offset
+        int flags
     ctypedef struct PyMemberDescrObject:
         PyMemberDef* d_member
     PyTypeObject PyMemberDescr_Type
@@ -39,13 +41,23 @@ cdef extern from *:
 cdef object _new_object = object.__new__
 
 
+cdef extern from "structmember.h":
+    int T_OBJECT_EX          # a __slots__ field: an object pointer, unset while NULL
+    int READONLY
+
+
 cdef Py_ssize_t slot_offset(cls, str name) except -2:
     """Where instances of cls keep the __slots__ field `name` (its member descriptor's
-    offset), or -1 when it is not such a field (then setattr sets it)."""
+    offset), or -1 when it is not such a field (then setattr sets it): a writable object
+    field of cls or a base of it, nothing else (another type's offset would be wrong here)."""
     desc = getattr(cls, name, None)
-    if desc is None or not PyObject_TypeCheck(desc, &PyMemberDescr_Type):
+    if desc is None or not PyObject_TypeCheck(desc, &PyMemberDescr_Type) \
+            or not (isinstance(cls, type) and issubclass(cls, desc.__objclass__)):
         return -1
-    return (<PyMemberDescrObject*><PyObject*>desc).d_member.offset
+    cdef PyMemberDef* member = (<PyMemberDescrObject*><PyObject*>desc).d_member
+    if member.type != T_OBJECT_EX or member.flags & READONLY:
+        return -1
+    return member.offset
 
 
 cdef inline void set_field(object obj, Py_ssize_t offset, str name, object value) except *:

@@ -304,3 +304,30 @@ def test_plain_texts_mask_is_the_short_calls_test():
     assert plain_texts(["a", 3], False, None) == [True, False]
     want = [e.ids for e in ref.encode_batch([str(t) for t in texts], add_special_tokens=False)]
     assert ours.encode_ids_batch(texts, add_special_tokens=False, num_threads=1) == want
+
+
+def test_short_call_sets_only_its_own_classes_slots():
+    """ShortCall writes a field straight into its slot only when it is a writable object
+    slot of the class (or a base); another class's slot given as an attribute, or a class
+    without slots, gets setattr."""
+    from fastbpe._short_call import ShortCall
+
+    class Owner:
+        __slots__ = ("ids", "source", "seqs")
+
+    class Borrowing:   # its "ids" is Owner's slot descriptor: Owner's offset, not its own
+        __slots__ = ("source", "seqs", "__dict__")
+        ids = Owner.ids
+
+    class Child(Owner):
+        __slots__ = ("extra",)
+
+    _, ours = _ref(None, ADDED[:3])
+    ours.encode("x")
+    table, kind = ours.model.table, ours._short[1]
+    shapes = {False: ((), ()), True: ((), ())}
+    for cls in (Owner, Child):
+        made = ShortCall(table, kind, False, None, None, shapes, cls, "owner", ("ids", "source", "seqs"))("some text", False)
+        assert type(made) is cls and made.ids == table.encode_text("some text", kind) and made.seqs == ()
+    with pytest.raises(TypeError):   # setattr through Owner's descriptor on a Borrowing: refused, not written
+        ShortCall(table, kind, False, None, None, shapes, Borrowing, "owner", ("ids", "source", "seqs"))("text", False)
