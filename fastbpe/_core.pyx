@@ -523,7 +523,7 @@ cdef class BPETable:
             return idbuf_to_numpy(&out) if as_numpy else idbuf_to_list(&out, self.id_objects)
         finally:
             utf8_text_close(&u)
-            if short and cache.kept_out.data == NULL and out.cap <= KEEP_GIL_BELOW * 4:
+            if short and cache.kept_out.data == NULL:   # (a short text's ids: a few KiB at most)
                 out.len = 0
                 cache.kept_out = out   # back for the next short call
             else:

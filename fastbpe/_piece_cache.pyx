@@ -25,10 +25,10 @@ cdef class PieceCache:
     the key is the piece's bytes as two words (_hash.pxd), so a probe is two compares and a
     hit copies its ids as one 16-byte block.  Longer pieces (up to 24 bytes) and pieces of
     4-6 ids (a third of multilingual pieces) live in 64-byte entries holding the bytes.
-    Pieces neither can keep (over 24 bytes or 6 ids, up to SPILL_MAX_PIECE bytes: a third
-    of multilingual text's bytes, runs of CJK characters) are kept in a spill cache of
-    SPILL_POOL bytes, made on first need, that empties when full: they were merged again on
-    every call before.  Either way an entry is compared in full before it is used: a hash
+    Pieces neither can keep (over 24 bytes, or non-ASCII ones of over 6 ids; up to
+    SPILL_MAX_PIECE bytes: a third of multilingual text's bytes, runs of CJK characters) are
+    kept in a spill cache (spill_store) made small on first need and grown as it fills, up
+    to SPILL_POOL bytes: they were merged again on every call before.  Either way an entry is compared in full before it is used: a hash
     collision only evicts (never a wrong id).  Entries never point into a text."""
 
     def __cinit__(self):
@@ -134,7 +134,7 @@ cdef int spill_store(SpillCache* c, const uint8_t* p, Py_ssize_t n, uint64_t h, 
     times at a time, up to SPILL_SLOTS and SPILL_POOL; a full pool at its largest empties
     (the pieces of the text at hand come back as they recur).  Out of memory, it keeps
     nothing new: a cache, never a failure."""
-    cdef Py_ssize_t need = ((n + 3) & ~3) + n_ids * <Py_ssize_t>sizeof(tok_t)
+    cdef Py_ssize_t need = ((n + 3) & ~3) + n_ids * <Py_ssize_t>sizeof(tok_t), bigger
     cdef uint64_t i
     cdef uint8_t* grown
     if n > SPILL_MAX_PIECE:
@@ -153,12 +153,11 @@ cdef int spill_store(SpillCache* c, const uint8_t* p, Py_ssize_t n, uint64_t h, 
     if 2 * c.count > <Py_ssize_t>c.mask and c.mask + 1 < SPILL_SLOTS:
         spill_grow_slots(c)
     if c.used + need > c.cap:
-        grown = NULL
-        if c.cap < SPILL_POOL:
-            grown = <uint8_t*>realloc(c.pool, <size_t>min(4 * c.cap, <Py_ssize_t>SPILL_POOL))
+        bigger = min(4 * c.cap, <Py_ssize_t>SPILL_POOL)
+        grown = <uint8_t*>realloc(c.pool, <size_t>bigger) if bigger > c.cap else NULL
         if grown != NULL:   # entries hold offsets: they stay right
             c.pool = grown
-            c.cap = min(4 * c.cap, <Py_ssize_t>SPILL_POOL)
+            c.cap = bigger
         if c.used + need > c.cap:
             memset(c.slots, 0, (c.mask + 1) * sizeof(SpillSlot))
             c.count = 0

@@ -217,16 +217,12 @@ cdef int build_split_table(const TokenTable* tok, Py_ssize_t n_bpe, PairTable* p
                         prefetch(&tok.slots[h_left[k] & tok.mask])
                         prefetch(&tok.slots[h_right[k] & tok.mask])
                 for k in range(1, ln):
-                    if ln <= SPLIT_PREFETCH:
-                        left = token_lookup_hashed(tok, p, k, h_left[k], load_head(p, k))
-                    else:
-                        left = token_lookup(tok, p, k)
+                    left = token_lookup_hashed(tok, p, k, h_left[k] if ln <= SPLIT_PREFETCH
+                                               else piece_hash(p, k), load_head(p, k))
                     if left < 0:
                         continue
-                    if ln <= SPLIT_PREFETCH:
-                        right = token_lookup_hashed(tok, p + k, ln - k, h_right[k], load_head(p + k, ln - k))
-                    else:
-                        right = token_lookup(tok, p + k, ln - k)
+                    right = token_lookup_hashed(tok, p + k, ln - k, h_right[k] if ln <= SPLIT_PREFETCH
+                                                else piece_hash(p + k, ln - k), load_head(p + k, ln - k))
                     if right < 0:
                         continue
                     if n_pairs + 2 > cap:

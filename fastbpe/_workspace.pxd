@@ -36,7 +36,7 @@ cdef struct SpillSlot:       # a piece the fixed entries cannot keep (see _piece
     uint16_t n               # its length in bytes
     uint16_t n_ids
 
-cdef struct SpillCache:      # pieces of over 24 bytes or 6 ids -> ids (see _piece_cache)
+cdef struct SpillCache:      # long pieces, and non-ASCII ones of many ids -> ids (see _piece_cache)
     SpillSlot* slots         # direct mapped; NULL until first needed
     uint64_t mask            # slots - 1 (they grow with use, up to SPILL_SLOTS)
     uint8_t* pool            # each piece's bytes, then its ids (4-aligned)

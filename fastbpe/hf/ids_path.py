@@ -72,31 +72,41 @@ class IdsPath:
         single-sequence shapes, and the compiled call that does the whole ASCII short call)."""
         if not self._uses_fast_path() or self._kind < 0 or self._truncation is not None or self._padding is not None:
             return False
-        if self.added.matcher(normalized=True)[0] is not None:
+        test = self._plain_test()
+        if test is None:
             return False
-        pattern, _, firsts = self.added.matcher_and_first_chars(False)
+        pattern, first, changes = test
         wraps = {flag: self._wraps(flag) for flag in (False, True)}
         if not any(before or after for before, after in wraps.values()):
             wraps = None  # nothing around a sequence (Qwen, GPT-2): the kernel's list is the answer
-        first = firsts[0] if firsts is not None and len(firsts) == 1 else None
         shapes = {flag: self._single_sequence(flag)[1:] for flag in (False, True)}
-        # a non-ASCII text takes the compiled call too when NFC leaves it as it is (no span
-        # NFC may change); with lone surrogates the kernel raises str.encode's error
-        changes = (normalizers.nfc_spans, normalizers.nfc_table()) if self._normalizer is not None else None
         call = ShortCall(self.model.table, self._kind, pattern is not None, first, wraps, shapes,
                          Encoding, self, LAZY_FIELDS, changes)
         return (self.model.table.encode_text, self._kind, self._normalizer is not None, pattern, first, wraps,
                 shapes, call)
 
-    def _plain_texts(self, texts: list) -> list:
-        """For each text, whether it goes to the kernel as it is: no added token can be in it
-        and NFC leaves it as it is (the short call's checks, compiled, for a batch: the
-        per-text Python of `_plan` cost as much as a fifth of a batch of 2 kB documents)."""
+    def _plain_test(self) -> tuple | None:
+        """What tells a text that goes to the kernel as it is (no added token can be in it,
+        NFC leaves it as it is): (the raw added tokens' pattern or None, the one first
+        character they all start with or None, (nfc_spans, its table) or None without a
+        normalizer); None when an added token matched after normalizing makes every text
+        take the plan.  A non-ASCII text qualifies when NFC leaves it as it is (no span NFC
+        may change); with lone surrogates the kernel raises str.encode's error."""
         if self.added.matcher(normalized=True)[0] is not None:
-            return [False] * len(texts)
+            return None
         pattern, _, firsts = self.added.matcher_and_first_chars(False)
         first = firsts[0] if firsts is not None and len(firsts) == 1 else None
         changes = (normalizers.nfc_spans, normalizers.nfc_table()) if self._normalizer is not None else None
+        return pattern, first, changes
+
+    def _plain_texts(self, texts: list) -> list:
+        """For each text, whether it goes to the kernel as it is (`_plain_test`; the short
+        call's checks, compiled, for a batch: the per-text Python of `_plan` cost as much as
+        a fifth of a batch of 2 kB documents)."""
+        test = self._plain_test()
+        if test is None:
+            return [False] * len(texts)
+        pattern, first, changes = test
         return plain_texts(texts, pattern is not None, first, changes)
 
     @staticmethod
