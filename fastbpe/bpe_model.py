@@ -101,7 +101,7 @@ class BPEModel:
         from .encoding import Encoding
 
         enc = Encoding(name, pat_str=self.pattern, mergeable_ranks=self.mergeable_ranks(),
-                      special_tokens=dict(self.special_tokens))
+                      special_tokens=dict(self.special_tokens), pattern_dialect="regex")
         enc.bpe_model = self  # lets the savers write the exact merges
         return enc
 

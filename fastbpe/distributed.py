@@ -273,7 +273,7 @@ def encode_files_dask(paths, encoding, out_dir, *, dtype=None, separator="<|endo
     out_dir = os.path.abspath(os.fspath(out_dir))
     os.makedirs(out_dir, exist_ok=True)
     with _client(client) as c:
-        shards = shards_of(paths, blocksize, pattern=encoding.pattern, client=c)
+        shards = shards_of(paths, blocksize, pattern=encoding.splitter.pat_str, client=c)
         last = {s.path: i for i, s in enumerate(shards)}
         ends = [last[s.path] == i and s.end > 0 for i, s in enumerate(shards)]
         [enc] = c.scatter([encoding], broadcast=True)

@@ -9,7 +9,7 @@ import functools
 from types import MappingProxyType
 from typing import AbstractSet, Collection, Literal, Mapping, Sequence
 
-from . import alternatives
+from . import alternatives, regex_dialects
 from ._core import BPETable
 from .formats.tiktoken_bpe import TokensByRank, index_or_none, tokens_of_ranks
 from .pretokenize import Splitter
@@ -27,11 +27,15 @@ class Encoding:
         mergeable_ranks: dict[bytes, int],
         special_tokens: dict[str, int],
         explicit_n_vocab: int | None = None,
+        pattern_dialect: str = regex_dialects.FANCY_REGEX,
     ):
         """A byte-level BPE encoding, built like `tiktoken.Encoding`.
 
         mergeable_ranks maps token bytes to rank (= token id); special_tokens maps special-token
-        text to id.  Ids of the BPE tokens equal tiktoken's for the same arguments."""
+        text to id.  Ids of the BPE tokens equal tiktoken's for the same arguments: pat_str is
+        read as tiktoken reads it (Rust's fancy-regex), and a construct whose meaning Python's
+        `regex` cannot give exactly is a ValueError (fastbpe/regex_dialects.py);
+        `pattern_dialect="regex"` reads it as Python's `regex` instead (fastbpe's trainers)."""
         if not isinstance(name, str):
             raise TypeError(f"name must be str, not {type(name).__name__}")
         if not isinstance(pat_str, str):
@@ -70,7 +74,8 @@ class Encoding:
                                  f"is {self.max_token_value}")
 
         self._table, self._far_special_bytes, self._phantom = _build_table(token_bytes, special_bytes)
-        self._splitter = Splitter(pat_str)
+        self.pattern_dialect = pattern_dialect
+        self._splitter = Splitter(regex_dialects.to_regex(pat_str, pattern_dialect))
         self._special_token_values = frozenset(self._special_tokens.values())
         self._all_special = frozenset(self._special_tokens)
 
@@ -537,7 +542,7 @@ class Encoding:
         model = self.__dict__.get("bpe_model")
         if model is not None:  # trained or loaded: the merges (or the file path) are enough
             return {"name": self.name, "bpe_model": model}
-        return {"name": self.name, "pat_str": self._pat_str,
+        return {"name": self.name, "pat_str": self._pat_str, "pattern_dialect": self.pattern_dialect,
                 "mergeable_ranks": self._mergeable_ranks, "special_tokens": self._special_tokens}
 
     def __setstate__(self, value: object) -> None:

@@ -139,7 +139,7 @@ def cmd_count(args) -> int:
     total = 0
     for src in sources:
         n = sum(len(enc.encode_ordinary(block))
-                for block in text_blocks(src, enc.pattern))
+                for block in text_blocks(src, enc.splitter.pat_str))
         total += n
         print(f"{n}\t{src}")
     if len(sources) > 1:
