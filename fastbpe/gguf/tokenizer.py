@@ -24,7 +24,7 @@ from ..threads import available_cores, check_threads, parallel_map
 from .models import ByteLevelBPE, SentencePieceBPE
 from .pretokenizers import Splitter, has_marks
 from .reader import read_metadata
-from .vocab import BYTE, CONTROL, LSTRIP, NORMAL, RSTRIP, UNKNOWN, USER_DEFINED, Vocab
+from .vocab import BYTE, CONTROL, KEYS, LSTRIP, NORMAL, RSTRIP, UNKNOWN, USER_DEFINED, Vocab
 
 _C_SPACE = " \t\n\v\f\r"  # C's isspace, which llama.cpp's lstrip/rstrip use
 _SPM_SPACE = "\u2581"
@@ -49,7 +49,7 @@ class GGUFTokenizer:
     @classmethod
     def from_file(cls, path: str | os.PathLike) -> "GGUFTokenizer":
         name = os.fspath(path)
-        return cls(read_metadata(name), name)
+        return cls(read_metadata(name, KEYS), name)
 
     # -- facts of the file -----------------------------------------------------------------
 
@@ -291,7 +291,7 @@ class GGUFTokenizer:
                 return text.replace(_SPM_SPACE, " ").encode("utf-8", "surrogateescape")
             return _bytelevel_decode(text)
         if attr & BYTE:
-            return bytes([int(text[3:5], 16)])
+            return bytes([vocab.byte_values[token_id]])
         return b""
 
     def decode_bytes(self, ids, skip_special_tokens: bool = False) -> bytes:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import reader as gguf
 from .pretokenizers import PreTokenizer, pre_tokenizer
 
 # llama_token_attr bits
@@ -40,13 +41,43 @@ _SPECIAL_KEYS = ["bos", "eos", "eot", "eom", "unknown", "seperator", "padding", 
 # deprecated keys of the fill-in-the-middle ids
 _FIM_OLD_KEYS = {"prefix": "fim_pre", "suffix": "fim_suf", "middle": "fim_mid"}
 
+# Every key the tokenizer reads, with the GGUF types llama.cpp accepts for it (its loader's
+# get_key checks the type exactly; llama-vocab.cpp checks the arrays'): `reader.read_metadata`
+# reads these and steps over every other key.
+KEYS = {
+    "general.architecture": {gguf.STRING}, "general.name": {gguf.STRING},
+    "tokenizer.ggml.model": {gguf.STRING}, "tokenizer.ggml.pre": {gguf.STRING},
+    "tokenizer.ggml.tokens": {gguf.ARRAY_OF_STRING}, "tokenizer.ggml.merges": {gguf.ARRAY_OF_STRING},
+    "tokenizer.ggml.scores": {gguf.ARRAY_OF_FLOAT32, gguf.ARRAY_OF_INT32},
+    "tokenizer.ggml.token_type": {gguf.ARRAY_OF_INT32},
+    "tokenizer.ggml.add_space_prefix": {gguf.BOOL}, "tokenizer.ggml.add_bos_token": {gguf.BOOL},
+    "tokenizer.ggml.add_eos_token": {gguf.BOOL},
+    "tokenizer.chat_template": {gguf.STRING},
+    **{f"tokenizer.ggml.{k}_token_id": {gguf.UINT32} for k in _SPECIAL_KEYS + list(_FIM_OLD_KEYS)},
+}
+
+
+def _get(meta: dict, key: str, kind: type, path: str, default=None):
+    """meta[key] when it is a `kind` (a str, a bool, an int); a value of another kind is a
+    ValueError naming the file and the key (metadata given as a dict, not read from a file)."""
+    value = meta.get(key)
+    if value is None:
+        return default
+    if kind is int and isinstance(value, np.integer) and not isinstance(value, np.bool_):
+        value = int(value)
+    elif kind is bool and isinstance(value, np.bool_):
+        value = bool(value)
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise ValueError(f"{path}: {key} must be a {kind.__name__}, not {type(value).__name__} ({value!r:.40})")
+    return value
+
 
 class Vocab:
     """Token texts, attributes and special ids of a GGUF file (`meta` from reader.read_metadata)."""
 
     def __init__(self, meta: dict, path: str):
         self.path = path
-        self.model = meta.get("tokenizer.ggml.model")
+        self.model = _get(meta, "tokenizer.ggml.model", str, path)
         if self.model not in ("gpt2", "llama"):
             raise ValueError(f"{path}: tokenizer model {self.model!r} (tokenizer.ggml.model) is not supported by "
                              "fastbpe (only 'gpt2', byte-level BPE, and 'llama', SentencePiece BPE)")
@@ -67,10 +98,11 @@ class Vocab:
         self.text_to_id = {t: i for i, t in enumerate(self.tokens)}  # the last of equal texts wins, as llama.cpp
         self.pre: PreTokenizer | None = None
         if self.model == "gpt2":
-            self.pre = pre_tokenizer(meta.get("tokenizer.ggml.pre"), path)
+            self.pre = pre_tokenizer(_get(meta, "tokenizer.ggml.pre", str, path), path)
         self._set_flags(meta)
         self._set_special_ids(meta)
         self._mark_by_name(meta)
+        self.byte_values = self._byte_values()
         # text llama.cpp cuts out before tokenizing (parse_special=False: user-defined ones only),
         # longest first (llama.cpp sorts by length; equal lengths keep id order here)
         special = [i for i, a in enumerate(self.attrs) if a & (CONTROL | USER_DEFINED | UNKNOWN)]
@@ -95,10 +127,10 @@ class Vocab:
             self.add_space_prefix, self.clean_spaces = False, self.pre.clean_spaces
             self.add_bos, self.add_eos = self.pre.add_bos, False
         self.ignore_merges = self.pre.ignore_merges if self.pre else False
-        self.add_space_prefix = bool(meta.get("tokenizer.ggml.add_space_prefix", self.add_space_prefix))
-        self.add_bos = bool(meta.get("tokenizer.ggml.add_bos_token", self.add_bos))
-        self.add_eos = bool(meta.get("tokenizer.ggml.add_eos_token", self.add_eos))
-        self.chat_template = meta.get("tokenizer.chat_template")
+        self.add_space_prefix = _get(meta, "tokenizer.ggml.add_space_prefix", bool, self.path, self.add_space_prefix)
+        self.add_bos = _get(meta, "tokenizer.ggml.add_bos_token", bool, self.path, self.add_bos)
+        self.add_eos = _get(meta, "tokenizer.ggml.add_eos_token", bool, self.path, self.add_eos)
+        self.chat_template = _get(meta, "tokenizer.chat_template", str, self.path)
 
     def _set_special_ids(self, meta: dict) -> None:
         n = len(self.tokens)
@@ -119,9 +151,9 @@ class Vocab:
         self.ids = ids
 
     def _take_id(self, meta: dict, ids: dict, file_key: str, key: str) -> None:
-        value = meta.get(f"tokenizer.ggml.{file_key}_token_id")
-        if isinstance(value, (int, np.integer)) and not isinstance(value, bool) and 0 <= value < len(self.tokens):
-            ids[key] = int(value)
+        value = _get(meta, f"tokenizer.ggml.{file_key}_token_id", int, self.path)
+        if value is not None and 0 <= value < len(self.tokens):  # one outside the vocabulary is ignored, as llama.cpp
+            ids[key] = value
 
     def _mark_by_name(self, meta: dict) -> None:
         """llama.cpp's fix-ups by token text (in id order; llama.cpp walks a hash map)."""
@@ -161,9 +193,9 @@ class Vocab:
         self._strip_flags(meta)
 
     def _strip_flags(self, meta: dict) -> None:
-        pre = meta.get("tokenizer.ggml.pre") or ""
-        arch = meta.get("general.architecture") or ""
-        name = str(meta.get("general.name") or "").lower()
+        pre = _get(meta, "tokenizer.ggml.pre", str, self.path, "")
+        arch = _get(meta, "general.architecture", str, self.path, "")
+        name = _get(meta, "general.name", str, self.path, "").lower()
         t2i, attrs = self.text_to_id, self.attrs
         if any(s in pre for s in ("jina-v2-de", "jina-v2-es", "jina-v2-code", "mmbert")) or \
                 any(s in arch for s in ("nomic-bert-moe", "jina-bert-v3")):
@@ -179,5 +211,35 @@ class Vocab:
         elif "modern-bert" in name and "[MASK]" in t2i:
             attrs[t2i["[MASK]"]] |= LSTRIP
 
+    def _byte_values(self) -> dict[int, int]:
+        """{id: byte} of the tokens decoded as one byte: llama.cpp's token_to_byte reads the
+        two bytes after `<0x` with strtol(.., 16) ("<0x0A>" -> 10; garbage -> what strtol makes of
+        it), and throws at load when the text is shorter than 3 bytes (building its piece cache)."""
+        out = {}
+        for i, a in enumerate(self.attrs):
+            if a & BYTE and not a & (UNKNOWN | CONTROL | USER_DEFINED | NORMAL):
+                raw = self.token_bytes(i)
+                if len(raw) < 3:
+                    raise ValueError(f"{self.path}: token {i} {self.tokens[i]!r} has type BYTE "
+                                     "(tokenizer.ggml.token_type) but its text (tokenizer.ggml.tokens) is not <0xNN>")
+                out[i] = _strtol_hex(raw[3:5]) & 0xFF
+        return out
+
     def token_bytes(self, token_id: int) -> bytes:
         return self.tokens[token_id].encode("utf-8", "surrogateescape")
+
+
+def _strtol_hex(raw: bytes) -> int:
+    """C's strtol(raw, NULL, 16) on at most two bytes: spaces, a sign, then hex digits."""
+    k = 0
+    while k < len(raw) and raw[k] in b" \t\n\v\f\r":
+        k += 1
+    sign = 1
+    if k < len(raw) and raw[k] in b"+-":
+        sign = -1 if raw[k] == ord("-") else 1
+        k += 1
+    value = 0
+    while k < len(raw) and raw[k] in b"0123456789abcdefABCDEF":
+        value = value * 16 + int(chr(raw[k]), 16)
+        k += 1
+    return sign * value

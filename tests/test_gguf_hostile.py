@@ -1,0 +1,190 @@
+"""GGUF files from strangers (issue 29): nesting, amplification, quadratic vocabularies, merges
+through non-tokens, values of the wrong type.  Every file is written here; each test is quick."""
+from __future__ import annotations
+
+import re
+import struct
+import tracemalloc
+
+import pytest
+
+import fastbpe
+from fastbpe.formats.bytelevel import BYTE_TO_CHAR
+from fastbpe.gguf import GGUFTokenizer, read_metadata
+
+import gguf_files as gf
+
+BYTELEVEL = [BYTE_TO_CHAR[b] for b in range(256)]
+
+
+def _gpt2_tokens(*more: str) -> list[str]:
+    return ["<|endoftext|>"] + BYTELEVEL + list(more)
+
+
+def _write(tmp_path, kv, name="hostile.gguf", tail: bytes = b""):
+    path = tmp_path / name
+    path.write_bytes(gf.gguf_bytes(kv) + tail)
+    return path
+
+
+def _raw_key(key: str, body: bytes) -> bytes:
+    """One key/value pair written by hand: the key, then `body` (its type and value)."""
+    return gf._string(key) + body
+
+
+def _file_with_raw_keys(kv: list, raw: list[bytes]) -> bytes:
+    """A GGUF file with kv's keys and then the hand-written pairs in `raw`."""
+    pairs = [gf._string(key) + struct.pack("<I", vtype) + gf._value(vtype, value, *etype)
+             for key, vtype, value, *etype in kv]
+    out = b"GGUF" + struct.pack("<IQQ", 3, 0, len(kv) + len(raw)) + b"".join(pairs + raw)
+    return out + b"\0" * (-len(out) % 32)
+
+
+def _nested(depth: int) -> bytes:
+    """An array of arrays `depth` deep around an empty array of uint8."""
+    return b"".join(struct.pack("<IIQ", gf.ARRAY, gf.ARRAY, 1) if d else struct.pack("<I", gf.ARRAY)
+                    for d in range(depth)) + struct.pack("<IQ", gf.UINT8, 0)
+
+
+def _small_gpt2_kv(**extra):
+    return gf.gpt2_kv(_gpt2_tokens("ab"), ["a b"], "gpt-2", **extra)
+
+
+# -- item 1: nesting ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("depth", [2, 5000])
+def test_nested_arrays_are_refused_by_name(tmp_path, depth):
+    """llama.cpp's gguf reader refuses an array of arrays; so do we, at any depth, without recursing
+    (5000 deep was a RecursionError)."""
+    path = tmp_path / "nested.gguf"
+    path.write_bytes(_file_with_raw_keys(_small_gpt2_kv(), [_raw_key("general.deep", _nested(depth))]))
+    for read in (read_metadata, GGUFTokenizer.from_file, fastbpe.Tokenizer.from_file):
+        with pytest.raises(ValueError, match="'general.deep' is an array of arrays") as info:
+            read(path)
+        assert str(path) in str(info.value)
+
+
+# -- item 2: amplification ---------------------------------------------------------------------
+
+def _open_measured(path):
+    tracemalloc.start()
+    try:
+        tok = GGUFTokenizer.from_file(path)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    return tok, peak
+
+
+def test_million_empty_arrays_are_refused_at_once(tmp_path):
+    """1.5 M empty arrays in an unused key (a 17 MB file) took ~5 s and +400 MB: now refused
+    on reading the key's element type."""
+    many = struct.pack("<IIQ", gf.ARRAY, gf.ARRAY, 1_500_000) + struct.pack("<IQ", gf.UINT8, 0) * 1_500_000
+    path = tmp_path / "many.gguf"
+    path.write_bytes(_file_with_raw_keys(_small_gpt2_kv(), [_raw_key("general.junk", many)]))
+    with pytest.raises(ValueError, match="'general.junk' is an array of arrays"):
+        GGUFTokenizer.from_file(path)
+
+
+def test_unused_keys_are_skipped_without_objects(tmp_path):
+    """Unused keys holding empty strings, a million numbers and a 4 MB string open with memory
+    of the vocabulary: nothing of theirs becomes a Python object (tracemalloc slows the loop
+    that steps over strings ~20x, so the string arrays are short here)."""
+    n = 20_000
+    kv = _small_gpt2_kv() + [("general.strings", gf.ARRAY, [""] * n, gf.STRING),
+                             ("general.numbers", gf.ARRAY, [0] * 1_000_000, gf.UINT32),
+                             ("general.text", gf.STRING, "x" * (4 << 20)),
+                             ("tokenizer.ggml.unused", gf.ARRAY, [""] * n, gf.STRING)]
+    path = _write(tmp_path, kv)
+    tok, peak = _open_measured(path)
+    assert tok.encode_ids("abc") == [257, 1 + ord("c")]
+    assert peak < 4 << 20, f"{peak} bytes allocated to open a {path.stat().st_size}-byte file of unused keys"
+    assert "general.strings" not in tok.metadata
+    # read_metadata without keys still reads everything (arrays of strings as lists)
+    meta = read_metadata(path)
+    assert len(meta["general.strings"]) == n and meta.types["general.numbers"] == "array[uint32]"
+
+
+def test_skipped_keys_are_still_bounds_checked(tmp_path):
+    kv = _small_gpt2_kv()
+    for raw in [struct.pack("<IIQ", gf.ARRAY, gf.STRING, 3) + struct.pack("<Q", 0) + struct.pack("<Q", 1 << 40),
+                struct.pack("<IIQ", gf.ARRAY, gf.UINT64, 1 << 58),
+                struct.pack("<IQ", gf.STRING, 1 << 50)]:
+        path = tmp_path / "cut.gguf"
+        path.write_bytes(_file_with_raw_keys(kv, [_raw_key("general.bad", raw)]))
+        with pytest.raises(ValueError, match="general.bad") as info:
+            GGUFTokenizer.from_file(path)
+        assert str(path) in str(info.value)
+
+
+def test_duplicate_and_empty_keys_are_refused(tmp_path):
+    """As llama.cpp's gguf reader: a key given twice, or an empty key, makes the file invalid."""
+    kv = _small_gpt2_kv() + [("tokenizer.ggml.pre", gf.STRING, "llama-bpe")]
+    with pytest.raises(ValueError, match="'tokenizer.ggml.pre' is given twice"):
+        GGUFTokenizer.from_file(_write(tmp_path, kv))
+    with pytest.raises(ValueError, match="key 5 is empty"):
+        GGUFTokenizer.from_file(_write(tmp_path, _small_gpt2_kv() + [("", gf.UINT8, 1)], "empty.gguf"))
+
+
+# -- item 5: values of the wrong type ----------------------------------------------------------
+
+@pytest.mark.parametrize("key,vtype,value,etype", [
+    ("tokenizer.ggml.add_bos_token", gf.STRING, "false", None),
+    ("tokenizer.ggml.add_eos_token", gf.UINT8, 1, None),
+    ("tokenizer.ggml.add_space_prefix", gf.INT32, 0, None),
+    ("tokenizer.ggml.model", gf.ARRAY, ["gpt2"], gf.STRING),
+    ("tokenizer.ggml.pre", gf.ARRAY, ["gpt-2"], gf.STRING),
+    ("tokenizer.ggml.bos_token_id", gf.INT64, 0, None),
+    ("tokenizer.ggml.eos_token_id", gf.STRING, "0", None),
+    ("tokenizer.ggml.scores", gf.ARRAY, ["0"], gf.STRING),
+    ("tokenizer.ggml.token_type", gf.ARRAY, [1.0] * 258, gf.FLOAT32),
+    ("tokenizer.ggml.tokens", gf.STRING, "a", None),
+    ("tokenizer.chat_template", gf.UINT32, 7, None),
+    ("general.name", gf.ARRAY, [1], gf.UINT8),
+])
+def test_values_of_the_wrong_type_are_named(tmp_path, key, vtype, value, etype):
+    """llama.cpp's loader checks each key's GGUF type exactly and refuses another: a ValueError
+    naming the file and the key ("false" as a string added BOS; an array as the model name gave
+    "truth value of an array is ambiguous"; an array as pre "unhashable")."""
+    kv = [entry for entry in _small_gpt2_kv() if entry[0] != key]
+    kv.append((key, vtype, value) + ((etype,) if etype is not None else ()))
+    path = _write(tmp_path, kv)
+    with pytest.raises(ValueError, match=re.escape(key)) as info:
+        GGUFTokenizer.from_file(path)
+    assert str(path) in str(info.value) and "llama.cpp reads it only as" in str(info.value)
+
+
+@pytest.mark.parametrize("key,value", [("tokenizer.ggml.add_bos_token", "false"),
+                                       ("tokenizer.ggml.model", ["gpt2"]),
+                                       ("tokenizer.ggml.pre", ["gpt-2"]),
+                                       ("tokenizer.ggml.bos_token_id", "1")])
+def test_metadata_dicts_of_the_wrong_type_are_named(key, value):
+    """The same checks on metadata handed over as a dict (not read from a file)."""
+    meta = {k: v for k, _, v, *_ in _small_gpt2_kv()}
+    meta[key] = value
+    with pytest.raises(ValueError, match=re.escape(f"my.gguf: {key} must be a")):
+        GGUFTokenizer(meta, "my.gguf")
+
+
+def _spm_with_byte_tokens(tmp_path, byte_texts: list[str]):
+    tokens = ["<unk>", "<s>", "</s>", "\u2581", "a"] + byte_texts
+    types = [2, 3, 3, 1, 1] + [6] * len(byte_texts)
+    scores = [0.0] * len(tokens)
+    return _write(tmp_path, gf.spm_kv(tokens, scores, types), "bytes.gguf")
+
+
+def test_byte_tokens_decode_as_llama_cpp(tmp_path):
+    """llama.cpp's token_to_byte is strtol(text[3:5], 16): "<0x41>" is A, a text it cannot read
+    gives what strtol gives (it loaded, then decode raised "invalid literal for int()")."""
+    texts = ["<0x41>", "<0xZZ>", "<0x4G>", "<0x-1>", "<0x ", "abcdef", "<0x"]
+    tok = GGUFTokenizer.from_file(_spm_with_byte_tokens(tmp_path, texts))
+    got = [tok.decode_bytes([5 + k]) for k in range(len(texts))]
+    assert got == [b"A", b"\0", b"\x04", b"\xff", b"\0", b"\xde", b"\0"]
+
+
+def test_byte_token_shorter_than_three_bytes_is_refused(tmp_path):
+    """llama.cpp throws on loading such a file (substr(3) past the end, building its piece cache)."""
+    path = _spm_with_byte_tokens(tmp_path, ["<0x41>", "ab"])
+    with pytest.raises(ValueError, match=r"token 6 'ab' has type BYTE \(tokenizer\.ggml\.token_type\)") as info:
+        GGUFTokenizer.from_file(path)
+    assert str(path) in str(info.value)
