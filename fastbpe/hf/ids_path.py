@@ -191,14 +191,14 @@ class IdsPath:
         return self.model.table.encode_pieces(self._isolated_pieces(seg), as_numpy, seg)
 
     def _isolated_pieces(self, seg: str) -> list[str]:
-        """Split(Isolated): every match and every gap between matches is a piece."""
+        """Split(Isolated): every match and every gap between matches is a piece; an empty
+        match is no piece but still ends the gap before it (HF: `\\s*` cuts "ab" into a, b)."""
         pieces, prev = [], 0
         for s, e in self._pattern_regex.spans(seg):
-            if s == e:
-                continue
             if s > prev:
                 pieces.append(seg[prev:s])
-            pieces.append(seg[s:e])
+            if e > s:
+                pieces.append(seg[s:e])
             prev = e
         if prev < len(seg):
             pieces.append(seg[prev:])
