@@ -24,6 +24,8 @@ extensions = [
 ]
 
 setup(
+    # compile the modules on every core (pip install, python -m build, cibuildwheel alike)
+    options={"build_ext": {"parallel": os.cpu_count() or 1}},
     ext_modules=cythonize(
         extensions,
         language_level=3,

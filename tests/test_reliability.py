@@ -396,38 +396,4 @@ def test_file_reader_is_linear_on_one_huge_piece(tmp_path, monkeypatch):
     assert sum(calls) < 4 * path.stat().st_size
 
 
-# --- item 13: packaging -------------------------------------------------------------------------
-
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def test_packaging_metadata():
-    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
-    if not os.path.exists(os.path.join(REPO, "pyproject.toml")):
-        pytest.skip("not run from a source tree")
-    with open(os.path.join(REPO, "pyproject.toml"), "rb") as f:
-        meta = tomllib.load(f)
-    assert meta["project"]["license"] == "MIT"  # an SPDX string, not the deprecated table
-    assert "LICENSE" in meta["project"]["license-files"]
-    assert "fastbpe developers" in open(os.path.join(REPO, "LICENSE")).read()
-    setuptools_cfg = meta["tool"]["setuptools"]
-    assert setuptools_cfg["include-package-data"] is False  # wheels: no generated .c files
-    assert "*.c" in setuptools_cfg["exclude-package-data"]["fastbpe"]
-
-
-def test_sdist_carries_the_test_helpers(tmp_path):
-    import tarfile
-
-    if not os.path.exists(os.path.join(REPO, "setup.py")):
-        pytest.skip("not run from a source tree")
-    out = subprocess.run([sys.executable, "setup.py", "-q", "sdist", "--dist-dir", str(tmp_path)],
-                         cwd=REPO, capture_output=True, text=True, timeout=300)
-    assert out.returncode == 0, out.stderr[-2000:]
-    (sdist,) = tmp_path.glob("*.tar.gz")
-    with tarfile.open(sdist) as tar:
-        names = {n.split("/", 1)[1] for n in tar.getnames() if "/" in n}
-    for needed in ["LICENSE", "tests/conftest.py", "tests/helpers.py", "tests/datasources.py",
-                   "tests/reference.py", "tests/reference_encode.py",
-                   "tools/tiktoken_unicode_overrides.txt", "fastbpe/_core.pyx"]:
-        assert needed in names, needed
-    assert not [n for n in names if n.endswith((".so", ".pyc"))]
+# --- item 13: packaging: tests/test_packaging.py ---------------------------------------------
