@@ -206,7 +206,8 @@ class AddedVocabulary:
         """HF's AddedVocabulary::find_matches: (start, end, added id or None) pieces of text.
 
         As in HF, a token's lstrip/rstrip spans are not cut back where they reach into the
-        previous or next piece: pieces may overlap (both then hold the same characters)."""
+        previous or next piece: pieces may overlap (both then hold the same characters); a token
+        left with no text of its own is dropped."""
         if not text or not self.occurs_in(text, normalized):
             return [(0, len(text), None)]
         trie = self.matcher_and_first_chars(normalized)[0]
@@ -226,6 +227,10 @@ class AddedVocabulary:
             if token.rstrip:
                 while stop < len(text) and is_whitespace(text[stop]):
                     stop += 1
+            if start >= stop:
+                # lstrip moved the start to the end of the previous token's rstrip, which had
+                # taken this whole token: HF drops the empty split (start > stop: HF panics)
+                continue
             if done < start:
                 out.append((done, start, None))
             out.append((start, stop, token_id))
