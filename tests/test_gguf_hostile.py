@@ -188,3 +188,91 @@ def test_byte_token_shorter_than_three_bytes_is_refused(tmp_path):
     with pytest.raises(ValueError, match=r"token 6 'ab' has type BYTE \(tokenizer\.ggml\.token_type\)") as info:
         GGUFTokenizer.from_file(path)
     assert str(path) in str(info.value)
+
+
+# -- item 3: a SentencePiece vocabulary with a very long token ---------------------------------
+
+class _CountingDict(dict):
+    """A text -> id dict that adds up the length of every key looked up (the hashing work)."""
+
+    looked_up = 0
+
+    def get(self, key, default=None):
+        self.looked_up += len(key)
+        return super().get(key, default)
+
+    def __getitem__(self, key):
+        self.looked_up += len(key)
+        return super().__getitem__(key)
+
+    def __contains__(self, key):
+        self.looked_up += len(key)
+        return super().__contains__(key)
+
+
+def _long_token_spm(size: int):
+    """a, aa, a^4, ... a^size (longer ones score lower: a text of a's merges pairwise), and one
+    more long token with a different first character."""
+    powers = [1 << j for j in range(size.bit_length())]
+    tokens = ["<unk>", "<s>", "</s>", "\u2581", "b"] + ["a" * k for k in powers] + ["b" + "a" * (size - 1)]
+    scores = [0.0, 0.0, 0.0, -1.0, -1.0] + [-float(j) for j in range(len(powers))] + [-99.0]
+    return tokens, scores, [2, 3, 3] + [1] * (len(tokens) - 3)
+
+
+def _long_file(tmp_path, size: int):
+    tokens, scores, types = _long_token_spm(size)
+    return _write(tmp_path, gf.spm_kv(tokens, scores, types, add_space_prefix=(gf.BOOL, False)), "long.gguf"), tokens
+
+
+def test_spm_long_token_loads_in_linear_work(tmp_path):
+    """Cutting each token at every position and looking both halves up hashed O(L^2) characters
+    for one L-character token (200k characters: seconds); the splits now come from the sorted
+    texts, and the lookups hash O(L) characters."""
+    from fastbpe.gguf.models import SentencePieceBPE
+    from fastbpe.gguf.vocab import KEYS, Vocab
+
+    path, tokens = _long_file(tmp_path, 1 << 16)
+    vocab = Vocab(read_metadata(path, KEYS), str(path))
+    vocab.text_to_id = _CountingDict(vocab.text_to_id)
+    model = SentencePieceBPE(vocab)
+    assert vocab.text_to_id.looked_up <= 4 * sum(map(len, tokens)), vocab.text_to_id.looked_up
+    assert model.encode("a" * (1 << 16)) == [tokens.index("a" * (1 << 16))]
+
+
+def test_spm_long_token_encodes_as_the_reference(tmp_path):
+    from reference_gguf import spm_tokenize
+
+    size = 1 << 18
+    path, tokens = _long_file(tmp_path, size)
+    tok = GGUFTokenizer.from_file(path)
+    assert tok.encode_ids("a" * size) == [tokens.index("a" * size)]
+    # pairwise, leftmost first: the powers of two, longest first
+    assert tok.encode_ids("a" * (size - 1)) == [tokens.index("a" * (1 << j)) for j in reversed(range(18))]
+    scores = [0.0, 0.0, 0.0, -1.0, -1.0] + [-float(j) for j in range(size.bit_length())] + [-99.0]
+    for text in ["a" * 300, "b" + "a" * 300, "ab" * 10 + "a" * 77, "aab", "ba" * 40]:
+        ids = tok.encode_ids(text)
+        assert ids == spm_tokenize(text, tokens, scores, add_space_prefix=False), text
+        assert tok.decode(ids) == text
+
+
+def test_spm_token_splits_are_every_cut_into_two_symbols():
+    """_token_splits against its definition: every cut of every text whose two halves are
+    tokens or single characters (random small alphabets make many prefix and suffix chains)."""
+    import random
+
+    from fastbpe.gguf.models import _token_splits
+
+    rng = random.Random(29)
+    for _ in range(300):
+        alphabet = "ab\u2581\udcff"[:rng.randint(1, 4)]
+        texts = list({"".join(rng.choice(alphabet) for _ in range(rng.randint(1, 7))) for _ in range(rng.randint(1, 40))})
+        rng.shuffle(texts)
+        t2i = {t: i for i, t in enumerate(texts)}
+        symbol = lambda s: s if s in t2i or len(s) == 1 else None  # noqa: E731
+        want = {(t[:k], t[k:], c) for t, c in t2i.items() for k in range(1, len(t))
+                if symbol(t[:k]) is not None and symbol(t[k:]) is not None}
+        extra: dict = {}
+        rows = _token_splits(t2i, extra, len(texts))
+        name = {i: t for t, i in t2i.items()} | {i: t for t, i in extra.items()}
+        got = [(name[a], name[b], c) for a, b, c in rows]
+        assert len(got) == len(set(got)) and set(got) == want, texts
