@@ -25,9 +25,6 @@ cdef extern from "Python.h":
 
 cdef uint8_t ZEROS_512[0x200]   # static: all zero
 
-cdef enum:
-    UNSTABLE = 255   # table value of a code point NFC may change or compose backwards
-
 
 cdef Py_ssize_t find_spans(int kind, const void* data, Py_ssize_t n, const uint8_t* table,
                            Py_ssize_t table_size, Py_ssize_t gap, Py_ssize_t** spans) noexcept nogil:
@@ -143,6 +140,8 @@ cdef extern from "_normalize_tables.h":
     const uint16_t fb_lower_blocks[]
     const uint32_t fb_lower_entries[][2]
     const uint32_t fb_lower_pool[]
+    const uint8_t fb_mark_index[4352]
+    const uint8_t fb_mark_blocks[]
     const char* FB_NORM_UNICODE_VERSION
 
 
@@ -188,17 +187,6 @@ cdef inline int64_t compose_pair(uint32_t a, uint32_t b) noexcept nogil:
     if lo < FB_N_COMPOSE and fb_compose_keys[lo] == key:
         return fb_compose_values[lo]
     return -1
-
-
-cdef struct Item:
-    uint32_t ch
-    int32_t change   # HF's: 0 replaces an input character, 1 is inserted, -k also removes k
-    uint8_t ccc
-
-
-cdef struct Items:
-    Item* items
-    Py_ssize_t n, cap
 
 
 cdef int items_push(Items* v, uint32_t ch, int32_t change, uint8_t ccc) except -1 nogil:
@@ -434,13 +422,46 @@ def normalize(str text, str form):
         free(out.items)
 
 
+cdef Py_ssize_t lower_of(uint32_t c, const uint32_t** seq) noexcept nogil:
+    """Rust's char::to_lowercase of c: its length (0: c is its own lowercase), *seq its
+    characters."""
+    cdef uint32_t entry
+    if c >= 0x110000:
+        return 0
+    entry = fb_lower_blocks[(<Py_ssize_t>fb_lower_index[c >> 8] << 8) | (c & 255)]
+    if entry == 0:
+        return 0
+    seq[0] = &fb_lower_pool[fb_lower_entries[entry][0]]
+    return fb_lower_entries[entry][1]
+
+
+cdef bint is_combining_mark(uint32_t c) noexcept nogil:
+    """General_Category M (Mn, Mc, Me) on Unicode 9.0: the crate's is_combining_mark, which
+    HF's StripAccents removes."""
+    if c >= 0x110000:
+        return False
+    return fb_mark_blocks[(<Py_ssize_t>fb_mark_index[c >> 8] << 8) | (c & 255)] != 0
+
+
+def combining_mark_table():
+    """bytes, one per code point: 1 for a combining mark (is_combining_mark)."""
+    cdef bytearray table = bytearray(0x110000)
+    cdef uint8_t* t = table
+    cdef uint32_t cp
+    with nogil:
+        for cp in range(0x110000):
+            t[cp] = is_combining_mark(cp)
+    return bytes(table)
+
+
 def lowercase(str text):
     """Rust's char::to_lowercase on every character (as HF's Lowercase): (lowered, sources
     or None); every character of a character's lowercase takes its span."""
     cdef int kind = PyUnicode_KIND(text)
     cdef const void* data = PyUnicode_DATA(text)
-    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text), i, k
-    cdef uint32_t c, entry
+    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text), i, k, m
+    cdef uint32_t c
+    cdef const uint32_t* seq
     cdef Items out
     cdef bint changed = False
     out.items = NULL
@@ -449,13 +470,13 @@ def lowercase(str text):
         with nogil:
             for i in range(n):
                 c = code_point(kind, data, i)
-                entry = fb_lower_blocks[(<Py_ssize_t>fb_lower_index[c >> 8] << 8) | (c & 255)] if c < 0x110000 else 0
-                if entry == 0:
+                m = lower_of(c, &seq)
+                if m == 0:
                     items_push(&out, c, 0, 0)
                     continue
                 changed = True
-                for k in range(fb_lower_entries[entry][1]):
-                    items_push(&out, fb_lower_pool[fb_lower_entries[entry][0] + k], 0 if k == 0 else 1, 0)
+                for k in range(m):
+                    items_push(&out, seq[k], 0 if k == 0 else 1, 0)
         if not changed:
             return text, None
         return finish(text, &out, False)
@@ -464,14 +485,26 @@ def lowercase(str text):
 
 
 def nfc_stability_table(bint every_code_point=False):
-    """The table nfc_spans reads, from the Unicode 9.0 tables: 0 for a stable starter
-    (class 0, NFC keeps it, composes with nothing before it), 255 for a code point NFC may
-    change or compose backwards, else the class of a mark NFC keeps.
+    """stability_table("NFC"): the table nfc_spans reads."""
+    return stability_table("NFC", every_code_point)
 
-    A code point without a canonical decomposition (nor a Hangul syllable) decomposes and
-    recomposes to itself, so only the others go through decompose and recompose (~1 ms
-    instead of ~19 ms, at the first encode of a file that normalizes with NFC);
-    every_code_point=True sends all of them through (the tests compare the two)."""
+
+def stability_table(str form, bint every_code_point=False):
+    """The table find_spans / nfc_spans read for a form, from the Unicode 9.0 tables: 0 for a
+    stable starter (class 0, the form keeps it, composes with nothing before it), 255
+    (UNSTABLE) for a code point the form may change or compose backwards, else the class of
+    a mark the form keeps.
+
+    For NFD/NFKD a code point changes when it has a decomposition of the form (or is a Hangul
+    syllable).  For NFC/NFKC, a code point without one decomposes and recomposes to itself,
+    so only the others go through decompose and recompose (~1 ms instead of ~19 ms, at the
+    first encode of a file that normalizes with NFC); every_code_point=True sends all of
+    them through (the tests compare the two); the second halves of composition pairs compose
+    backwards."""
+    if form not in FORMS:
+        raise ValueError(f"unknown normalization form {form!r}")
+    cdef int f = FORMS[form]
+    cdef bint compat = f >= 2, composes = f == 0 or f == 2, decomposes
     cdef bytearray table = bytearray(0x110000)
     cdef uint8_t* t = table
     cdef uint32_t cp, k, entry
@@ -486,24 +519,30 @@ def nfc_stability_table(bint every_code_point=False):
                     t[cp] = 0
                     continue
                 entry = fb_decomp_blocks[(<Py_ssize_t>fb_decomp_index[cp >> 8] << 8) | (cp & 255)]
-                if (not every_code_point and (entry == 0 or fb_decomp_entries[entry][1] == 0)
-                        and not S_BASE <= cp < S_BASE + S_COUNT):
+                decomposes = (S_BASE <= cp < S_BASE + S_COUNT or
+                              (entry != 0 and (fb_decomp_entries[entry][1] != 0 or
+                                               (compat and fb_decomp_entries[entry][3] != 0))))
+                if not decomposes and not (every_code_point and composes):
                     t[cp] = ccc_of(cp)
+                    continue
+                if not composes:
+                    t[cp] = UNSTABLE
                     continue
                 one[0] = cp
                 dec.n = out.n = 0
-                decompose(4, one, 1, False, &dec)
+                decompose(4, one, 1, compat, &dec)
                 recompose(&dec, &out)
                 if out.n != 1 or out.items[0].ch != cp:
                     t[cp] = UNSTABLE
                 else:
                     t[cp] = ccc_of(cp)
-            for k in range(FB_N_COMPOSE):   # second halves of pairs compose backwards
-                t[fb_compose_keys[k] & 0x1FFFFF] = UNSTABLE
-            for cp in range(V_BASE, V_BASE + V_COUNT):
-                t[cp] = UNSTABLE
-            for cp in range(T_BASE + 1, T_BASE + T_COUNT):
-                t[cp] = UNSTABLE
+            if composes:
+                for k in range(FB_N_COMPOSE):   # second halves of pairs compose backwards
+                    t[fb_compose_keys[k] & 0x1FFFFF] = UNSTABLE
+                for cp in range(V_BASE, V_BASE + V_COUNT):
+                    t[cp] = UNSTABLE
+                for cp in range(T_BASE + 1, T_BASE + T_COUNT):
+                    t[cp] = UNSTABLE
     finally:
         free(dec.items)
         free(out.items)

@@ -377,7 +377,7 @@ def _cython_private_reads(path: pathlib.Path):
 # module not listed here (fastbpe._core, ...) is a kernel: layer 0.
 LAYERS = {
     1: ["patterns", "regex_dialects", "pattern_program", "pretokenize", "text", "threads", "special_tokens", "progress", "pure_bpe",
-        "formats", "visualise", "show_html", "shards"],
+        "formats", "visualise", "show_html", "shards", "normalize"],
     2: ["encoding", "alternatives", "_unstable", "registry", "vocab_sources", "corpus", "core",
         "load", "model"],
     3: ["counting", "trainer", "bpe_model"],

@@ -1,14 +1,18 @@
 """Normalizers (HF `normalizers.*`): NFC/NFD/NFKC/NFKD, Lowercase, ByteLevel, Strip, Replace,
-Prepend, Sequence.  Each maps a `NormalizedText` to a new one, keeping the alignment to the input."""
+Prepend, StripAccents, Sequence.  Each maps a `NormalizedText` to a new one, keeping the
+alignment to the input (the readable reference), and `lower()`s itself to the ops of a
+`fastbpe.normalize.NormalizerProgram` (the C kernel), or raises `NotLowered` saying why."""
 from __future__ import annotations
 
 import functools
 
 from ..formats.bytelevel import BYTE_TO_CHAR
-from .._nfc import lowercase, nfc_spans, nfc_stability_table, normalize
+from .. import normalize as program_ops
+from .._nfc import combining_mark_table, lowercase, nfc_spans, nfc_stability_table, normalize
+from ..normalize import NormalizerProgram, NotLowered
 from ._nodes import json_bool, json_field, json_list, json_str, node_type, unsupported
 from .normalized import NormalizedText
-from .oniguruma import compile_split_pattern
+from .oniguruma import LiteralPattern, compile_split_pattern
 
 
 def is_whitespace(c: str) -> bool:
@@ -26,6 +30,9 @@ class Unicode:
         text, sources = normalize(t.text, self.form)
         return t if sources is None else t.from_sources(text, sources)
 
+    def lower(self) -> list:
+        return [program_ops.UnicodeForm(self.form)]
+
 
 class Lowercase:
     """Rust's char::to_lowercase per character, as HF (Unicode 17; no final-sigma rule)."""
@@ -33,6 +40,9 @@ class Lowercase:
     def normalize(self, t: NormalizedText) -> NormalizedText:
         text, sources = lowercase(t.text)
         return t if sources is None else t.from_sources(text, sources)
+
+    def lower(self) -> list:
+        return [program_ops.Lowercase()]
 
 
 def char_to_bytelevel(c: str) -> str:
@@ -49,6 +59,9 @@ class ByteLevel:
             return t  # printable ASCII maps to itself
         return t.map_chars(char_to_bytelevel)
 
+    def lower(self) -> list:
+        return [program_ops.ByteLevel()]
+
 
 class Strip:
     def __init__(self, left: bool, right: bool):
@@ -64,16 +77,26 @@ class Strip:
                 end -= 1
         return t.slice(start, end)
 
+    def lower(self) -> list:
+        return [program_ops.Strip(self.left, self.right)]
+
 
 class Replace:
     def __init__(self, pattern, content: str):
         self.pattern = compile_split_pattern("normalizer Replace", pattern)
+        self.pattern_node = pattern
         self.content = content
 
     def normalize(self, t: NormalizedText) -> NormalizedText:
         # as HF, empty matches count: content is inserted there
         matches = self.pattern.spans(t.text)
         return t.replace_matches(matches, self.content) if matches else t
+
+    def lower(self) -> list:
+        if isinstance(self.pattern, LiteralPattern) or self.pattern_node == {"String": ""}:
+            return [program_ops.ReplaceLiteral(self.pattern_node["String"], self.content)]
+        raise NotLowered(f"normalizer Replace with the regex {self.pattern_node.get('Regex')!r} "
+                         "(only a String pattern runs in the kernel)")
 
 
 class Prepend:
@@ -82,6 +105,29 @@ class Prepend:
 
     def normalize(self, t: NormalizedText) -> NormalizedText:
         return t.prepend(self.prepend)
+
+    def lower(self) -> list:
+        return [program_ops.Prepend(self.prepend)]
+
+
+@functools.lru_cache(maxsize=1)
+def combining_marks() -> bytes:
+    """One byte per code point, 1 for a combining mark (Unicode 9.0 General_Category M)."""
+    return combining_mark_table()
+
+
+class StripAccents:
+    """HF's StripAccents: combining marks (General_Category M, Unicode 9.0, as HF's crate)
+    removed; every other character keeps its span."""
+
+    def normalize(self, t: NormalizedText) -> NormalizedText:
+        marks = combining_marks()
+        if t.text.isascii() or not any(marks[ord(c)] for c in t.text):
+            return t
+        return t.map_chars(lambda c: "" if marks[ord(c)] else c)
+
+    def lower(self) -> list:
+        return [program_ops.StripAccents()]
 
 
 class Sequence:
@@ -92,6 +138,9 @@ class Sequence:
         for step in self.steps:
             t = step.normalize(t)
         return t
+
+    def lower(self) -> list:
+        return [op for step in self.steps for op in step.lower()]
 
     def is_nfc_only(self) -> bool:
         return all(isinstance(s, Unicode) and s.form == "NFC" for s in self.steps)
@@ -115,10 +164,24 @@ def from_json(node, path: str = "normalizer"):
         return Replace(node.get("pattern"), json_field(node, "content", json_str, path, ""))
     if kind == "Prepend":
         return Prepend(json_field(node, "prepend", json_str, path, ""))
+    if kind == "StripAccents":
+        return StripAccents()
     if kind == "Sequence":
         steps = json_field(node, "normalizers", json_list, path, [])
         return Sequence([from_json(n, f"{path}.normalizers[{k}]") for k, n in enumerate(steps)])
     raise unsupported("normalizer", node)
+
+
+def program_of(normalizer) -> NormalizerProgram | None:
+    """The kernel program of a normalizer (None for none, or one that changes nothing); raises
+    NotLowered naming the step that has no kernel form."""
+    if normalizer is None:
+        return None
+    lower = getattr(normalizer, "lower", None)
+    if lower is None:
+        raise NotLowered(f"normalizer {type(normalizer).__name__} has no kernel form")
+    ops = lower()
+    return NormalizerProgram(ops) if ops else None
 
 
 @functools.lru_cache(maxsize=1)

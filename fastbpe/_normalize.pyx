@@ -1,0 +1,574 @@
+# cython: language_level=3
+"""Normalizer programs: a sequence of HF normalizer steps run in C over a str, with or without
+the alignment HF keeps (each output character's span in the input).
+
+A program is a list of ops (fastbpe/normalize.py builds it from named steps): a Unicode form
+(NFC/NFD/NFKC/NFKD, only the spans its stability table flags are normalized: _nfc.find_spans),
+Lowercase, Replace of a literal, Prepend, Strip, StripAccents, ByteLevel.  Every op reads the
+current text (the input str in place, then a UCS-4 buffer), and either says "unchanged" after
+a read-only scan (most text under most ops: nothing is copied, and a text no op changes comes
+back as the same str object) or writes its output with, for each output character, the index
+of the input character whose span it takes (-1: the empty span where the text starts).
+Composing those indexes op after op gives HF's alignment, as NormalizedText does in Python
+(hf/normalized.py, the reference the tests compare with).
+
+Everything between taking the str's code units and making the result str runs without the
+GIL; `normalize_batch` does a whole list in one GIL-free section."""
+from libc.stdint cimport uint8_t, uint32_t, int64_t
+from libc.stdlib cimport malloc, free
+from libc.string cimport memcpy, memset
+
+from fastbpe._memory cimport xrealloc
+from fastbpe._str_units cimport PyUnicode_KIND, PyUnicode_DATA, PyUnicode_GET_LENGTH, code_point
+from fastbpe._nfc cimport (Item, Items, TABLE_SIZE, decompose, find_spans, is_combining_mark,
+                           lower_of, recompose)
+
+cdef extern from "Python.h":
+    bint PyUnicode_IS_ASCII(object u)
+    object PyUnicode_FromKindAndData(int kind, const void* buffer, Py_ssize_t size)
+
+
+cdef enum:
+    OP_FORM = 1          # arg: 0 NFC, 1 NFD, 2 NFKC, 3 NFKD; table: the form's stability table
+    OP_LOWERCASE = 2
+    OP_REPLACE = 3       # pattern (a literal; empty: an empty match at every position) -> content
+    OP_PREPEND = 4       # content
+    OP_STRIP = 5         # arg: bit 1 left, bit 2 right
+    OP_STRIP_ACCENTS = 6
+    OP_BYTELEVEL = 7
+    SPAN_GAP = 8         # spans a form may change closer than this are normalized together
+
+
+cdef struct Op:
+    int kind
+    int arg
+    const uint8_t* table
+    const uint32_t* pattern
+    Py_ssize_t pattern_n
+    const uint32_t* content
+    Py_ssize_t content_n
+
+
+# The text an op reads: a str's code units in place (kind 1, 2, 4) or a buffer (4).
+cdef struct View:
+    int kind
+    const void* data
+    Py_ssize_t n
+
+
+# An op's output: characters, the input index each takes its span from, and (when the
+# program keeps alignments) the original span of each character.
+cdef struct Buf:
+    uint32_t* ch
+    Py_ssize_t* src
+    int64_t* start
+    int64_t* end
+    Py_ssize_t n, cap
+    bint aligned
+
+
+cdef int reserve(Buf* b, Py_ssize_t need) except -1 nogil:
+    cdef Py_ssize_t cap
+    if need <= b.cap:
+        return 0
+    cap = 2 * b.cap if 2 * b.cap > need else need
+    if cap < 64:
+        cap = 64
+    b.ch = <uint32_t*>xrealloc(b.ch, cap * sizeof(uint32_t))
+    b.src = <Py_ssize_t*>xrealloc(b.src, cap * sizeof(Py_ssize_t))
+    if b.aligned:
+        b.start = <int64_t*>xrealloc(b.start, cap * sizeof(int64_t))
+        b.end = <int64_t*>xrealloc(b.end, cap * sizeof(int64_t))
+    b.cap = cap
+    return 0
+
+
+cdef inline int put(Buf* b, uint32_t c, Py_ssize_t src) except -1 nogil:
+    if b.n == b.cap:
+        reserve(b, b.n + 1)
+    b.ch[b.n] = c
+    b.src[b.n] = src
+    b.n += 1
+    return 0
+
+
+cdef int copy_same(Buf* b, View v, Py_ssize_t start, Py_ssize_t end) except -1 nogil:
+    """v[start:end] unchanged: each character takes its own span."""
+    cdef Py_ssize_t i, k = b.n
+    reserve(b, b.n + end - start)
+    for i in range(start, end):
+        b.ch[k] = code_point(v.kind, v.data, i)
+        b.src[k] = i
+        k += 1
+    b.n = k
+    return 0
+
+
+cdef void buf_free(Buf* b) noexcept nogil:
+    free(b.ch)
+    free(b.src)
+    free(b.start)
+    free(b.end)
+    b.ch = NULL
+    b.src = NULL
+    b.start = b.end = NULL
+    b.n = b.cap = 0
+
+
+cdef inline bint is_whitespace(uint32_t c) noexcept nogil:
+    """Rust's char::is_whitespace (Unicode White_Space), which HF's Strip uses."""
+    if c < 0x80:
+        return c == 32 or 9 <= c <= 13
+    return (c == 0x85 or c == 0xA0 or c == 0x1680 or 0x2000 <= c <= 0x200A or c == 0x2028
+            or c == 0x2029 or c == 0x202F or c == 0x205F or c == 0x3000)
+
+
+cdef bint all_ascii(View v) noexcept nogil:
+    cdef Py_ssize_t i
+    for i in range(v.n):
+        if code_point(v.kind, v.data, i) >= 0x80:
+            return False
+    return True
+
+
+# -- the ops: each returns 0 (v unchanged, out untouched) or 1 (out holds the result) ------
+
+cdef int op_form(const Op* op, View v, Buf* out) except -1 nogil:
+    """HF's NFC/NFD/NFKC/NFKD: only the spans the form's table flags are decomposed (and
+    recomposed); each starts and ends before a stable starter, so they normalize apart from
+    the rest, and their characters' sources follow the crate's changes as in _nfc.finish."""
+    cdef Py_ssize_t* spans = NULL
+    cdef Py_ssize_t count, s, k, start, end, length, done = 0, p
+    cdef bint compat = op.arg >= 2, composes = op.arg == 0 or op.arg == 2, same, changed = False
+    cdef Items dec, comp
+    cdef Items* items
+    if all_ascii(v):
+        return 0
+    count = find_spans(v.kind, v.data, v.n, op.table, TABLE_SIZE, SPAN_GAP, &spans)
+    if count < 0:
+        with gil:
+            raise MemoryError()
+    if count == 0:
+        return 0
+    dec.items = comp.items = NULL
+    dec.cap = comp.cap = 0
+    try:
+        for s in range(count):
+            start, end = spans[2 * s], spans[2 * s + 1]
+            length = end - start
+            dec.n = comp.n = 0
+            decompose(v.kind, <const char*>v.data + start * v.kind, length, compat, &dec)
+            items = &dec
+            if composes:
+                recompose(&dec, &comp)
+                items = &comp
+            same = items.n == length
+            if same:
+                for k in range(length):
+                    if items.items[k].change != 0 or items.items[k].ch != code_point(v.kind, v.data, start + k):
+                        same = False
+                        break
+            if same:
+                continue
+            if not changed:
+                changed = True
+                out.n = 0
+            copy_same(out, v, done, start)
+            reserve(out, out.n + items.n)
+            p = start
+            for k in range(items.n):
+                if items.items[k].change > 0:
+                    out.src[out.n] = p - 1
+                else:
+                    out.src[out.n] = p if p < v.n else v.n - 1
+                    p += 1 - items.items[k].change
+                out.ch[out.n] = items.items[k].ch
+                out.n += 1
+            done = end
+        if changed:
+            copy_same(out, v, done, v.n)
+    finally:
+        free(spans)
+        free(dec.items)
+        free(comp.items)
+    return 1 if changed else 0
+
+
+cdef int op_lowercase(View v, Buf* out) except -1 nogil:
+    """Rust's char::to_lowercase of every character; each output character takes the span of
+    the character it came from."""
+    cdef Py_ssize_t i = 0, k, m
+    cdef uint32_t c
+    cdef const uint32_t* seq
+    while i < v.n:
+        c = code_point(v.kind, v.data, i)
+        if c < 0x80:
+            if 65 <= c <= 90:
+                break
+        elif lower_of(c, &seq):
+            break
+        i += 1
+    if i == v.n:
+        return 0
+    out.n = 0
+    copy_same(out, v, 0, i)
+    reserve(out, v.n + 8)
+    for i in range(i, v.n):
+        c = code_point(v.kind, v.data, i)
+        if c < 0x80:
+            put(out, c + 32 if 65 <= c <= 90 else c, i)
+            continue
+        m = lower_of(c, &seq)
+        if m == 0:
+            put(out, c, i)
+        else:
+            for k in range(m):
+                put(out, seq[k], i)
+    return 1
+
+
+cdef Py_ssize_t find_literal(View v, Py_ssize_t at, const uint32_t* pattern, Py_ssize_t m) noexcept nogil:
+    """The first occurrence of pattern[0:m] (m >= 1) in v at or after `at`, or -1."""
+    cdef Py_ssize_t i, k
+    cdef uint32_t first = pattern[0]
+    for i in range(at, v.n - m + 1):
+        if code_point(v.kind, v.data, i) != first:
+            continue
+        for k in range(1, m):
+            if code_point(v.kind, v.data, i + k) != pattern[k]:
+                break
+        else:
+            return i
+    return -1
+
+
+cdef int put_content(Buf* out, const Op* op, Py_ssize_t src) except -1 nogil:
+    cdef Py_ssize_t k
+    reserve(out, out.n + op.content_n)
+    for k in range(op.content_n):
+        out.ch[out.n] = op.content[k]
+        out.src[out.n] = src
+        out.n += 1
+    return 0
+
+
+cdef int op_replace(const Op* op, View v, Buf* out) except -1 nogil:
+    """HF's Replace with a literal: its leftmost non-overlapping occurrences become content,
+    whose characters take the span of the match's last character (inserted after the removed
+    ones); an empty literal matches, empty, at every position of a non-empty text."""
+    cdef Py_ssize_t at = 0, hit
+    if v.n == 0:
+        return 0
+    out.n = 0
+    if op.pattern_n == 0:
+        for at in range(v.n + 1):
+            put_content(out, op, at - 1)
+            if at < v.n:
+                put(out, code_point(v.kind, v.data, at), at)
+        return 1
+    hit = find_literal(v, 0, op.pattern, op.pattern_n)
+    if hit < 0:
+        return 0
+    while hit >= 0:
+        copy_same(out, v, at, hit)
+        put_content(out, op, hit + op.pattern_n - 1)
+        at = hit + op.pattern_n
+        hit = find_literal(v, at, op.pattern, op.pattern_n)
+    copy_same(out, v, at, v.n)
+    return 1
+
+
+cdef int op_prepend(const Op* op, View v, Buf* out) except -1 nogil:
+    """HF's Prepend: on a non-empty text, content first, taking the first character's span."""
+    if v.n == 0 or op.content_n == 0:
+        return 0
+    out.n = 0
+    put_content(out, op, 0)
+    copy_same(out, v, 0, v.n)
+    return 1
+
+
+cdef int op_strip(const Op* op, View v, Buf* out) except -1 nogil:
+    cdef Py_ssize_t start = 0, end = v.n
+    if op.arg & 1:
+        while start < end and is_whitespace(code_point(v.kind, v.data, start)):
+            start += 1
+    if op.arg & 2:
+        while end > start and is_whitespace(code_point(v.kind, v.data, end - 1)):
+            end -= 1
+    if start == 0 and end == v.n:
+        return 0
+    out.n = 0
+    copy_same(out, v, start, end)
+    return 1
+
+
+cdef int op_strip_accents(View v, Buf* out) except -1 nogil:
+    """HF's StripAccents: combining marks removed; the others keep their spans."""
+    cdef Py_ssize_t i = 0
+    cdef uint32_t c
+    while i < v.n and not is_combining_mark(code_point(v.kind, v.data, i)):
+        i += 1
+    if i == v.n:
+        return 0
+    out.n = 0
+    copy_same(out, v, 0, i)
+    for i in range(i, v.n):
+        c = code_point(v.kind, v.data, i)
+        if not is_combining_mark(c):
+            put(out, c, i)
+    return 1
+
+
+cdef uint32_t BYTE_CHAR[256]    # GPT-2's byte -> printable character (formats/bytelevel.py)
+
+
+cdef void init_byte_chars() noexcept:
+    cdef int b, extra = 0
+    for b in range(256):
+        if 33 <= b <= 126 or 161 <= b <= 172 or 174 <= b <= 255:
+            BYTE_CHAR[b] = b
+        else:
+            BYTE_CHAR[b] = 256 + extra
+            extra += 1
+
+
+init_byte_chars()
+
+
+cdef int op_bytelevel(View v, Buf* out) except -1 nogil:
+    """HF's ByteLevel normalizer: every character becomes its UTF-8 bytes in the byte-level
+    alphabet (surrogates as their 3-byte form), each taking the character's span."""
+    cdef Py_ssize_t i = 0
+    cdef uint32_t c
+    while i < v.n:
+        c = code_point(v.kind, v.data, i)
+        if not 33 <= c <= 126:
+            break
+        i += 1
+    if i == v.n:
+        return 0
+    out.n = 0
+    copy_same(out, v, 0, i)
+    for i in range(i, v.n):
+        c = code_point(v.kind, v.data, i)
+        if c < 0x80:
+            put(out, BYTE_CHAR[c], i)
+        elif c < 0x800:
+            put(out, BYTE_CHAR[0xC0 | (c >> 6)], i)
+            put(out, BYTE_CHAR[0x80 | (c & 0x3F)], i)
+        elif c < 0x10000:
+            put(out, BYTE_CHAR[0xE0 | (c >> 12)], i)
+            put(out, BYTE_CHAR[0x80 | ((c >> 6) & 0x3F)], i)
+            put(out, BYTE_CHAR[0x80 | (c & 0x3F)], i)
+        else:
+            put(out, BYTE_CHAR[0xF0 | (c >> 18)], i)
+            put(out, BYTE_CHAR[0x80 | ((c >> 12) & 0x3F)], i)
+            put(out, BYTE_CHAR[0x80 | ((c >> 6) & 0x3F)], i)
+            put(out, BYTE_CHAR[0x80 | (c & 0x3F)], i)
+    return 1
+
+
+cdef int apply_op(const Op* op, View v, Buf* out) except -1 nogil:
+    if op.kind == OP_FORM:
+        return op_form(op, v, out)
+    if op.kind == OP_LOWERCASE:
+        return op_lowercase(v, out)
+    if op.kind == OP_REPLACE:
+        return op_replace(op, v, out)
+    if op.kind == OP_PREPEND:
+        return op_prepend(op, v, out)
+    if op.kind == OP_STRIP:
+        return op_strip(op, v, out)
+    if op.kind == OP_STRIP_ACCENTS:
+        return op_strip_accents(v, out)
+    if op.kind == OP_BYTELEVEL:
+        return op_bytelevel(v, out)
+    return 0
+
+
+cdef int run_ops(const Op* ops, int n_ops, View text, Buf* bufs) except -2 nogil:
+    """Every op in turn: the index (0 or 1) of the buffer holding the result, or -1 when no
+    op changed the text.  With bufs[].aligned, the result's start/end are each character's
+    original span (composed from each op's sources; the input is its own alignment)."""
+    cdef int cur = -1, nxt, j
+    cdef View v = text
+    cdef Buf* o
+    cdef Buf* prev
+    cdef Py_ssize_t k, s
+    cdef int64_t origin
+    for j in range(n_ops):
+        nxt = 0 if cur != 0 else 1
+        o = &bufs[nxt]
+        o.n = 0
+        if apply_op(&ops[j], v, o) == 0:
+            continue
+        if o.aligned:
+            if cur < 0:
+                for k in range(o.n):
+                    s = o.src[k]
+                    o.start[k] = s if s >= 0 else 0
+                    o.end[k] = s + 1 if s >= 0 else 0
+            else:
+                prev = &bufs[cur]
+                origin = prev.start[0] if prev.n > 0 else 0
+                for k in range(o.n):
+                    s = o.src[k]
+                    if s >= 0:
+                        o.start[k] = prev.start[s]
+                        o.end[k] = prev.end[s]
+                    else:
+                        o.start[k] = o.end[k] = origin
+        cur = nxt
+        v.kind = 4
+        v.data = o.ch
+        v.n = o.n
+    return cur
+
+
+cdef class Program:
+    """A compiled normalizer program.  Program(ops), each op a tuple:
+    ("form", 0..3 for NFC/NFD/NFKC/NFKD, its stability table as bytes), ("lowercase",),
+    ("replace", literal, content), ("prepend", content), ("strip", left, right),
+    ("strip_accents",), ("bytelevel",)."""
+    cdef Op* ops
+    cdef int n_ops
+    cdef list keep      # the bytes the ops point into
+
+    def __cinit__(self, ops):
+        ops = list(ops)
+        self.keep = []
+        self.ops = <Op*>malloc((len(ops) + 1) * sizeof(Op))
+        if self.ops == NULL:
+            raise MemoryError()
+        memset(self.ops, 0, (len(ops) + 1) * sizeof(Op))
+        self.n_ops = 0
+        for spec in ops:
+            self._add(tuple(spec))
+
+    def __dealloc__(self):
+        free(self.ops)
+
+    cdef const uint32_t* _chars(self, str s, Py_ssize_t* n) except? NULL:
+        data = s.encode("utf-32-le", "surrogatepass")
+        self.keep.append(data)
+        n[0] = len(s)
+        return <const uint32_t*><const char*>data
+
+    cdef int _add(self, tuple spec) except -1:
+        cdef Op* op = &self.ops[self.n_ops]
+        cdef const uint8_t[::1] table
+        name = spec[0]
+        if name == "form":
+            form, data = spec[1], spec[2]
+            if not 0 <= form <= 3 or not isinstance(data, bytes) or len(data) != TABLE_SIZE:
+                raise ValueError("a form op needs 0..3 and its stability table")
+            self.keep.append(data)
+            op.kind, op.arg, op.table = OP_FORM, form, <const uint8_t*><const char*>data
+        elif name == "lowercase":
+            op.kind = OP_LOWERCASE
+        elif name == "replace":
+            op.kind = OP_REPLACE
+            op.pattern = self._chars(spec[1], &op.pattern_n)
+            op.content = self._chars(spec[2], &op.content_n)
+        elif name == "prepend":
+            op.kind = OP_PREPEND
+            op.content = self._chars(spec[1], &op.content_n)
+        elif name == "strip":
+            op.kind, op.arg = OP_STRIP, (1 if spec[1] else 0) | (2 if spec[2] else 0)
+        elif name == "strip_accents":
+            op.kind = OP_STRIP_ACCENTS
+        elif name == "bytelevel":
+            op.kind = OP_BYTELEVEL
+        else:
+            raise ValueError(f"unknown normalizer op {name!r}")
+        self.n_ops += 1
+        return 0
+
+    def normalize(self, str text):
+        """The normalized text (text itself when no op changes it)."""
+        cdef View v
+        cdef Buf bufs[2]
+        cdef int r
+        memset(bufs, 0, sizeof(bufs))
+        v.kind, v.data, v.n = PyUnicode_KIND(text), PyUnicode_DATA(text), PyUnicode_GET_LENGTH(text)
+        try:
+            with nogil:
+                r = run_ops(self.ops, self.n_ops, v, bufs)
+            if r < 0:
+                return text
+            return PyUnicode_FromKindAndData(4, bufs[r].ch, bufs[r].n)
+        finally:
+            buf_free(&bufs[0])
+            buf_free(&bufs[1])
+
+    def normalize_aligned(self, str text):
+        """(normalized, starts, ends): starts/ends are int64 bytes, character k of the result
+        coming from text[starts[k]:ends[k]] (HF's alignment); (text, None, None) when no op
+        changes text (every character its own span)."""
+        cdef View v
+        cdef Buf bufs[2]
+        cdef int r
+        memset(bufs, 0, sizeof(bufs))
+        bufs[0].aligned = bufs[1].aligned = True
+        v.kind, v.data, v.n = PyUnicode_KIND(text), PyUnicode_DATA(text), PyUnicode_GET_LENGTH(text)
+        try:
+            with nogil:
+                r = run_ops(self.ops, self.n_ops, v, bufs)
+            if r < 0:
+                return text, None, None
+            n = bufs[r].n
+            return (PyUnicode_FromKindAndData(4, bufs[r].ch, n),
+                    (<char*>bufs[r].start)[:n * sizeof(int64_t)] if n else b"",
+                    (<char*>bufs[r].end)[:n * sizeof(int64_t)] if n else b"")
+        finally:
+            buf_free(&bufs[0])
+            buf_free(&bufs[1])
+
+    def normalize_batch(self, list texts):
+        """normalize of each str of texts, the ops of all of them in one GIL-free section
+        (threads normalize their shares in parallel)."""
+        cdef Py_ssize_t m = len(texts), i, total = 0
+        cdef View* views = <View*>malloc((m + 1) * sizeof(View))
+        cdef Py_ssize_t* offsets = <Py_ssize_t*>malloc((m + 1) * sizeof(Py_ssize_t))
+        cdef uint32_t* pool = NULL
+        cdef Py_ssize_t pool_cap = 0
+        cdef Buf bufs[2]
+        cdef int r
+        memset(bufs, 0, sizeof(bufs))
+        if views == NULL or offsets == NULL:
+            free(views)
+            free(offsets)
+            raise MemoryError()
+        try:
+            for i in range(m):
+                t = texts[i]
+                if type(t) is not str:
+                    raise TypeError(f"expected str, not {type(t).__name__}")
+                views[i].kind, views[i].data, views[i].n = PyUnicode_KIND(t), PyUnicode_DATA(t), PyUnicode_GET_LENGTH(t)
+            with nogil:
+                for i in range(m):
+                    r = run_ops(self.ops, self.n_ops, views[i], bufs)
+                    if r < 0:
+                        offsets[i] = -1
+                        continue
+                    if total + bufs[r].n > pool_cap:
+                        pool_cap = 2 * pool_cap if 2 * pool_cap > total + bufs[r].n else total + bufs[r].n
+                        pool = <uint32_t*>xrealloc(pool, pool_cap * sizeof(uint32_t) + 4)
+                    memcpy(pool + total, bufs[r].ch, bufs[r].n * sizeof(uint32_t))
+                    offsets[i] = total
+                    total += bufs[r].n
+                    views[i].n = bufs[r].n      # the result's length from here on
+            out = []
+            for i in range(m):
+                if offsets[i] < 0:
+                    out.append(texts[i])
+                else:
+                    out.append(PyUnicode_FromKindAndData(4, pool + offsets[i], views[i].n))
+            return out
+        finally:
+            free(views)
+            free(offsets)
+            free(pool)
+            buf_free(&bufs[0])
+            buf_free(&bufs[1])

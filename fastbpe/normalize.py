@@ -1,0 +1,126 @@
+"""Normalizer programs: HF's normalizer steps as data, run in C (`fastbpe/_normalize.pyx`).
+
+Each step a tokenizer file names (NFC, Lowercase, Replace, ...) lowers to one or more ops
+below; a `NormalizerProgram` runs a list of them over a str in one call: `normalize(text)`,
+`normalize_aligned(text)` with HF's alignment (each output character's span in the input),
+`normalize_batch(texts)` without the GIL.  A text no op changes comes back as the same
+object, after read-only scans.  A step that cannot lower raises `NotLowered` saying why; the
+front ends' Python normalizers (`fastbpe.hf.normalizers`) stay the readable reference.
+"""
+from __future__ import annotations
+
+import functools
+from array import array
+from dataclasses import dataclass
+
+from ._nfc import FORMS, stability_table
+from ._normalize import Program
+
+
+class NotLowered(ValueError):
+    """A pipeline stage that has no kernel form (the message says which and why)."""
+
+
+@functools.lru_cache(maxsize=None)
+def form_table(form: str) -> bytes:
+    """The stability table of a Unicode form (built once per process, ~10-20 ms)."""
+    return stability_table(form)
+
+
+@dataclass(frozen=True)
+class UnicodeForm:
+    form: str   # NFC, NFD, NFKC, NFKD: HF's Unicode 9.0 tables
+
+    def __post_init__(self):
+        if self.form not in FORMS:
+            raise ValueError(f"unknown normalization form {self.form!r}")
+
+    def spec(self) -> tuple:
+        return ("form", FORMS[self.form], form_table(self.form))
+
+
+@dataclass(frozen=True)
+class Lowercase:
+    def spec(self) -> tuple:
+        return ("lowercase",)
+
+
+@dataclass(frozen=True)
+class ReplaceLiteral:
+    literal: str     # every leftmost non-overlapping occurrence ("" : an empty match everywhere)
+    content: str
+
+    def spec(self) -> tuple:
+        return ("replace", self.literal, self.content)
+
+
+@dataclass(frozen=True)
+class Prepend:
+    prefix: str
+
+    def spec(self) -> tuple:
+        return ("prepend", self.prefix)
+
+
+@dataclass(frozen=True)
+class Strip:
+    left: bool
+    right: bool
+
+    def spec(self) -> tuple:
+        return ("strip", self.left, self.right)
+
+
+@dataclass(frozen=True)
+class StripAccents:
+    def spec(self) -> tuple:
+        return ("strip_accents",)
+
+
+@dataclass(frozen=True)
+class ByteLevel:
+    def spec(self) -> tuple:
+        return ("bytelevel",)
+
+
+class NormalizerProgram:
+    """A list of ops compiled for the C kernel (see the module docstring)."""
+
+    __slots__ = ("ops", "_program")
+
+    def __init__(self, ops):
+        self.ops = tuple(ops)
+        self._program = Program([op.spec() for op in self.ops])
+
+    def __repr__(self) -> str:
+        return f"NormalizerProgram({list(self.ops)!r})"
+
+    def __bool__(self) -> bool:
+        return bool(self.ops)
+
+    def normalize(self, text: str) -> str:
+        """The normalized text; text itself when no op changes it."""
+        return self._program.normalize(text)
+
+    def normalize_aligned(self, text: str, base: int = 0) -> tuple[str, array | None, array | None]:
+        """(normalized, starts, ends): character k of the result comes from the input's
+        characters [starts[k], ends[k]) (+ base), as HF aligns them; (text, None, None) when
+        no op changes text (every character is its own span)."""
+        out, starts, ends = self._program.normalize_aligned(text)
+        if starts is None:
+            return out, None, None
+        a, b = array("q"), array("q")
+        a.frombytes(starts)
+        b.frombytes(ends)
+        if base:
+            a, b = array("q", (x + base for x in a)), array("q", (x + base for x in b))
+        return out, a, b
+
+    def normalize_aligned_bytes(self, text: str) -> tuple:
+        """normalize_aligned's (normalized, starts, ends) with starts/ends as int64 bytes (or
+        None): for callers that read them with numpy."""
+        return self._program.normalize_aligned(text)
+
+    def normalize_batch(self, texts: list) -> list:
+        """normalize of each str, in one GIL-free call."""
+        return self._program.normalize_batch(texts if type(texts) is list else list(texts))
