@@ -28,7 +28,7 @@ def _with(spec, key, node):
 
 @pytest.mark.parametrize("key, component, name", [
     ("normalizer", N.BertNormalizer(), "BertNormalizer"),
-    ("normalizer", N.StripAccents(), "StripAccents"),
+    ("normalizer", N.Nmt(), "Nmt"),
     ("pre_tokenizer", P.BertPreTokenizer(), "BertPreTokenizer"),
     ("pre_tokenizer", P.Punctuation(), "Punctuation"),
     ("post_processor", {"type": "Mystery"}, "Mystery"),
