@@ -28,7 +28,7 @@ def __getattr__(name: str):
         value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
         globals()[name] = value
         return value
-    if name in _TIKTOKEN_SUBMODULES:  # `import fastbpe as tiktoken; tiktoken.core.Encoding`
+    if name in _TIKTOKEN_SUBMODULES or name == "trainers":  # `import fastbpe as tiktoken; tiktoken.core.Encoding`
         return importlib.import_module(f".{name}", __name__)  # sets the attribute itself
     raise AttributeError(f"module 'fastbpe' has no attribute {name!r}")
 
@@ -58,7 +58,7 @@ def install_as_tiktoken() -> None:
 
 
 def __dir__():
-    return sorted(set(globals()) | set(_LAZY) | _TIKTOKEN_SUBMODULES)
+    return sorted(set(globals()) | set(_LAZY) | _TIKTOKEN_SUBMODULES | {"trainers"})
 
 __all__ = [
     "BasicTokenizer",

@@ -123,16 +123,19 @@ cdef class MergeLoop:
 cdef class PieceTrainer(MergeLoop):
     """Train BPE merges over unique pieces.
 
-    ``tokens`` holds the bytes (0..255) of all pieces back to back, ``offsets`` (length
-    n_pieces + 1) where each piece starts, ``counts`` how often each piece occurs.  For
-    ``tie=TIE_FIRST`` the pieces must be in order of first appearance.  One use only:
-    ``train`` consumes the state.
+    ``tokens`` holds the symbols of all pieces back to back, ``offsets`` (length
+    n_pieces + 1) where each piece starts, ``counts`` how often each piece occurs.  Symbols
+    are ``0..n_symbols - 1`` (the bytes 0..255 by default; HF's trainer rules number the
+    characters of its alphabet instead, fastbpe/trainers.py), each of length 1, and merge i
+    makes id ``n_symbols + i``.  For ``tie=TIE_FIRST`` the pieces must be in order of first
+    appearance.  One use only: ``train`` consumes the state.
     """
     cdef int32_t* toks
     cdef int64_t* start
     cdef int32_t* plen
     cdef int64_t* pcount
     cdef int32_t n_pieces
+    cdef int32_t n_base         # symbols 0..n_base - 1; merge i makes n_base + i
     # beside the pair table, by pair number (grown with it):
     cdef IntVec* plist          # pieces where the pair occurs (ascending; may hold stale ones)
     cdef int32_t* phead         # TIE_FIRST: entries before this in plist no longer hold the pair
@@ -143,7 +146,7 @@ cdef class PieceTrainer(MergeLoop):
 
 
     def __init__(self, const int32_t[::1] tokens, const int64_t[::1] offsets,
-                 const int64_t[::1] counts, int tie=TIE_PAIR):
+                 const int64_t[::1] counts, int tie=TIE_PAIR, Py_ssize_t n_symbols=256):
         cdef Py_ssize_t n = counts.shape[0], i
         if offsets.shape[0] != n + 1:
             raise ValueError("offsets must have one more entry than counts")
@@ -153,15 +156,18 @@ cdef class PieceTrainer(MergeLoop):
             raise ValueError("offsets do not match tokens")
         if tie != _TIE_PAIR and tie != _TIE_FIRST:
             raise ValueError("unknown tie rule")
+        if not 1 <= n_symbols < 2**31 - 1:
+            raise ValueError("n_symbols out of range")
         for i in range(n):
             if offsets[i + 1] < offsets[i] or offsets[i + 1] - offsets[i] >= 2**31:
                 raise ValueError("offsets must be non-decreasing")
             if counts[i] < 0:
                 raise ValueError("counts must be non-negative")
         for i in range(tokens.shape[0]):
-            if tokens[i] < 0 or tokens[i] > 255:
-                raise ValueError("tokens must be bytes (0..255)")
+            if tokens[i] < 0 or tokens[i] >= n_symbols:
+                raise ValueError(f"tokens must be symbols 0..{n_symbols - 1}")
         self.tie = tie
+        self.n_base = <int32_t>n_symbols
         self.n_pieces = <int32_t>n
         self.toks = <int32_t*>xrealloc(NULL, tokens.shape[0] * sizeof(int32_t))
         self.start = <int64_t*>xrealloc(NULL, (n + 1) * sizeof(int64_t))
@@ -305,8 +311,8 @@ cdef class PieceTrainer(MergeLoop):
         cdef int64_t cur
         cdef uint64_t key
         cdef HeapItem top
-        self.tlen = <int32_t*>xrealloc(NULL, (256 + <size_t>num_merges) * sizeof(int32_t))
-        for j in range(256):
+        self.tlen = <int32_t*>xrealloc(NULL, (<size_t>self.n_base + <size_t>num_merges) * sizeof(int32_t))
+        for j in range(self.n_base):
             self.tlen[j] = 1
         pairmap_init(&self.pairs.map, 1024)
         self.count_initial_pairs()
@@ -334,7 +340,7 @@ cdef class PieceTrainer(MergeLoop):
                 if key != top.tie:          # its first occurrence moved right
                     heap_push(&self.heap, cur, key, idx)
                     continue
-            z = 256 + done
+            z = self.n_base + done
             out_pairs[2 * done] = a
             out_pairs[2 * done + 1] = b
             out_counts[done] = cur
@@ -347,13 +353,15 @@ cdef class PieceTrainer(MergeLoop):
     def train(self, Py_ssize_t num_merges, int64_t min_frequency=0,
               Py_ssize_t max_token_length=0, progress=None):
         """Run up to ``num_merges`` merges.  Returns ``(pairs, counts)``: an int32 array of
-        shape (k, 2) with the merged (left, right) ids in order (merge i makes id 256 + i)
+        shape (k, 2) with the merged (left, right) ids in order (merge i makes id n_symbols + i)
         and an int64 array with the count of each pair when it was merged.  Stops early
         when no pair occurs at least ``max(min_frequency, 1)`` times.  ``max_token_length``
         > 0 forbids merges whose token would be longer (in bytes).  ``progress(done)`` is
         called now and then, with the GIL."""
         if self.used:
             raise RuntimeError("a PieceTrainer trains once")
+        if num_merges >= 2**31 - self.n_base:
+            raise ValueError("num_merges out of range: ids are 32-bit")
         pairs, counts = merge_output(num_merges)
         self.used = True
         cdef Output out = output_of(pairs, counts)

@@ -144,13 +144,13 @@ def _count_regex(texts, pattern, counter, workers, bar):
     return counter
 
 
-def _count_stream(texts, pattern, counter, num_threads, bar, utf8_ok=False):
+def _count_stream(texts, pattern, counter, num_threads, bar, utf8_ok=False, kind=None):
     """Count an iterable of str in batches.  With the C scanner, batches are counted
     without the GIL by ``num_threads`` threads, each into its own counter (merged by
     addition at the end; at most two batches per thread in flight, so memory stays
     bounded).  Otherwise see ``_count_regex``."""
     workers = _resolve_workers(num_threads)
-    scanner = scanner_for(pattern)
+    scanner = scanner_for(pattern) if kind is None else _count.Scanner(kind)
     seen = 0
     if scanner is None:
         return _count_regex(texts, pattern, counter, workers, bar)
@@ -197,18 +197,19 @@ def _count_stream(texts, pattern, counter, num_threads, bar, utf8_ok=False):
 
 
 def count_pieces(texts: Iterable[str], pattern: str = GPT4_PATTERN, *, counter=None,
-                 show_progress=None, num_threads=None) -> "_count.PieceCounter":
+                 show_progress=None, num_threads=None, kind: int | None = None) -> "_count.PieceCounter":
     """Split every text with ``pattern`` and count the pieces.  ``texts`` is consumed as
     a stream.  Returns a :class:`fastbpe._count.PieceCounter` (``.to_dict()`` gives
     {piece bytes: count}); pass ``counter`` to keep adding to an existing one.
-    ``num_threads`` caps the parallel workers (default: all cores)."""
+    ``num_threads`` caps the parallel workers (default: all cores).  ``kind``: a C scanner
+    kind to split with (a scanner program an HF Split compiled), instead of the pattern's."""
     if isinstance(texts, (str, bytes)):
         raise TypeError("texts must be an iterable of str (wrap a single text in a list)")
     counter = _count.PieceCounter() if counter is None else counter
     # texts are counted in characters (their UTF-8 size is not known without encoding)
     with Progress("counting", unit=" M chars", scale=1e6,
                   enabled=wants_progress(show_progress)) as bar:
-        return _count_stream(texts, pattern, counter, num_threads, bar)
+        return _count_stream(texts, pattern, counter, num_threads, bar, kind=kind)
 
 
 # Pieces ending this close to a block's end may still change with the text after it: the

@@ -380,7 +380,7 @@ LAYERS = {
         "formats", "visualise", "show_html", "shards", "normalize"],
     2: ["encoding", "alternatives", "_unstable", "registry", "vocab_sources", "corpus", "core",
         "load", "model"],
-    3: ["counting", "trainer", "bpe_model"],
+    3: ["counting", "trainer", "trainers", "bpe_model"],
     4: ["minbpe", "hf", "gguf", "ubpe", "distributed", "_educational"],
     5: ["cli", "__main__"],
 }

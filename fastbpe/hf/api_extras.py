@@ -1,14 +1,21 @@
 """The parts of `tokenizers.Tokenizer`'s API that sit beside the pipeline: the asyncio calls
 (the same calls on a worker thread; the kernels release the GIL), text as plain text (what
 transformers 5 encodes stage by stage), the tiktoken-style view (`to_encoding`) and training
-(HF's own trainers; the tokenizer then takes the trained model).  A mixin for `Tokenizer`."""
+(fastbpe's kernels with HF's BpeTrainer rules, fastbpe/trainers.py; the tokenizer then takes
+the trained model).  A mixin for `Tokenizer`."""
 from __future__ import annotations
 
 import asyncio
 import json
+import os
 from typing import TYPE_CHECKING
 
-from . import normalizers
+from .. import trainers
+from .._count import PieceCounter
+from ..counting import count_pieces
+from ..progress import Progress, wants_progress
+from ..text import fix_surrogates
+from . import normalizers, pre_tokenizers
 from .normalized import NormalizedText
 
 if TYPE_CHECKING:
@@ -82,24 +89,143 @@ class HFExtras:
             whole_piece=self.model.ignore_merges)
         return enc
 
-    # -- training: HF's trainers, then this tokenizer takes the trained model -------------
-
-    def train(self, files: list, trainer=None) -> None:
-        """HF's Tokenizer.train (a `tokenizers.trainers` trainer; needs tokenizers): trains
-        with this pipeline and takes the trained model and added tokens."""
-        hf = self._hf_twin()
-        hf.train(files, trainer) if trainer is not None else hf.train(files)
-        self._load(json.loads(hf.to_str()))
+    # -- training: fastbpe's kernels with HF's BpeTrainer rules (fastbpe/trainers.py) ------
 
     def train_from_iterator(self, iterator, trainer=None, length: int | None = None) -> None:
-        """HF's Tokenizer.train_from_iterator, as `train`."""
+        """HF's Tokenizer.train_from_iterator on fastbpe's kernels: every item (a str, or a
+        batch of str) is normalized and pre-tokenized by this pipeline, its words counted
+        (streamed: memory grows with the distinct words), and a BPE model trained with HF's
+        rules replaces the model; the trainer's special tokens become added tokens.
+        `trainer`: a `fastbpe.trainers.BpeTrainer` or HF's `tokenizers.trainers.BpeTrainer`
+        (its settings are read), None for HF's defaults.  `length` is accepted as HF's (a
+        progress hint)."""
+        if length is not None and (isinstance(length, bool) or not isinstance(length, int) or length < 0):
+            raise ValueError(f"length must be a non-negative int or None, not {length!r}")
+        if isinstance(iterator, (str, bytes)):
+            raise TypeError("train_from_iterator expects an iterable of str (or of lists of str), not a single text")
+        self._train_on(_sequences(iterator), trainer)
+
+    def train(self, files: list, trainer=None) -> None:
+        """HF's Tokenizer.train: files read as HF reads them (UTF-8, each line with its line
+        ending one sequence), then as `train_from_iterator`."""
+        if isinstance(files, (str, bytes, os.PathLike)):
+            files = [files]
+        paths = [os.fspath(f) for f in files]
+        for path in paths:
+            os.stat(path)   # FileNotFoundError / OSError naming the file, before any work
+        self._train_on(_file_lines(paths), trainer)
+
+    def _train_on(self, sequences, trainer) -> None:
+        settings = trainers.settings_of(trainer)
+        if settings.continuing_subword_prefix or settings.end_of_word_suffix:
+            self._train_with_hf(sequences, trainer, settings)
+            return
+        scan = self._training_scan()
+        progress = None if settings.show_progress else False
+        if scan is not None:
+            kind, prefix_space = scan
+            texts = _prepared(sequences, self.normalizer is not None, prefix_space)
+            counter = count_pieces(texts, kind=kind, show_progress=progress)
+        else:
+            counter = self._count_words(sequences, progress)
+        result = trainers.train_words(counter, settings, chars_of_bytes=scan is not None)
+        node = dict(self._model_json)
+        node.update(vocab=result.vocab, merges=[list(m) for m in result.merges],
+                    continuing_subword_prefix=None, end_of_word_suffix=None)
+        self.model = node
+        if result.special_tokens:
+            self.add_special_tokens(result.special_tokens)
+
+    def _training_scan(self):
+        """(C scanner kind, add a prefix space) when the words can be counted by the C
+        scanner straight from the text's UTF-8: no normalizer but NFC, no added tokens, and a
+        ByteLevel pre-tokenizer splitting with its regex, or a known Split before a ByteLevel
+        that does not split.  Else None: the words come from the pipeline, stage by stage."""
+        if not normalizers.is_nfc_or_none(self.normalizer) or self.added.by_id:
+            return None
+        steps = pre_tokenizers.steps_of(self.pre_tokenizer)
+        if len(steps) == 1 and isinstance(steps[0], pre_tokenizers.ByteLevel):
+            if steps[0].use_regex and steps[0].kind >= 0:
+                return steps[0].kind, steps[0].add_prefix_space
+        elif (len(steps) == 2 and isinstance(steps[0], pre_tokenizers.Split) and steps[0].kind >= 0
+              and isinstance(steps[1], pre_tokenizers.ByteLevel)
+              and not steps[1].use_regex and not steps[1].add_prefix_space):
+            return steps[0].kind, False
+        return None
+
+    def _count_words(self, sequences, show_progress):
+        """The words of every sequence as HF's trainer sees them (added tokens' text, the
+        pre-tokenizer's pieces of the normalized rest), counted by their UTF-8."""
+        counter = PieceCounter()
+        seen = 0
+        with Progress("counting", unit=" M chars", scale=1e6, enabled=wants_progress(show_progress)) as bar:
+            for text in sequences:
+                words = []
+                for seg, aid in self._split_added(text):
+                    if aid is not None:
+                        words.append(seg.text)
+                    elif self.pre_tokenizer is not None:
+                        words.extend(p.text for p in self.pre_tokenizer.pre_tokenize([seg]))
+                    else:
+                        words.append(seg.text)
+                done = counter.add_pieces(words)
+                if done < len(words):   # a lone surrogate: counted as tiktoken replaces it
+                    counter.add_pieces([fix_surrogates(w) for w in words[done:]])
+                seen += len(text)
+                bar.update(seen)
+        return counter
+
+    def _train_with_hf(self, sequences, trainer, settings) -> None:
+        """continuing_subword_prefix / end_of_word_suffix: HF's own trainer (fastbpe/trainers.py
+        says why), then this tokenizer takes its model and added tokens."""
         hf = self._hf_twin()
-        hf.train_from_iterator(iterator, trainer=trainer, length=length)
+        if trainer is None or isinstance(trainer, trainers.BpeTrainer):
+            from tokenizers import trainers as hf_trainers
+            trainer = hf_trainers.BpeTrainer(**settings.settings())
+        hf.train_from_iterator(sequences, trainer=trainer)
         self._load(json.loads(hf.to_str()))
 
     def _hf_twin(self):
         twin = hf_tokenizer_class()
         if twin is None:
-            raise ImportError("training a fastbpe.Tokenizer uses HF tokenizers' trainers: "
-                              "pip install tokenizers")
+            raise ImportError("training with continuing_subword_prefix or end_of_word_suffix uses "
+                              "HF tokenizers' trainer: pip install tokenizers")
         return twin.from_str(self.to_str())
+
+
+def _sequences(iterator):
+    """HF's training input: str items, or batches (lists, tuples, any iterable) of str."""
+    for item in iterator:
+        if isinstance(item, str):
+            yield item
+        elif isinstance(item, (bytes, bytearray)) or not hasattr(item, "__iter__"):
+            raise TypeError(f"training input must be str or a batch of str, not {type(item).__name__}")
+        else:
+            for text in item:
+                if not isinstance(text, str):
+                    raise TypeError(f"training input must be str or a batch of str, not a batch holding "
+                                    f"{type(text).__name__}")
+                yield text
+
+
+def _prepared(texts, nfc: bool, prefix_space: bool):
+    """The texts as the C scanner must see them: NFC'd (the normalizer), with ByteLevel's prefix
+    space (HF adds it to a non-empty text that does not start with a space)."""
+    for text in texts:
+        if nfc:
+            text = normalizers.nfc(text)
+        if prefix_space and text and text[0] != " ":
+            text = " " + text
+        yield text
+
+
+def _file_lines(paths):
+    """The lines of text files as HF's Tokenizer.train reads them: cut after each "\n" (a
+    "\r" stays in its line), UTF-8; a file that is not UTF-8 is a ValueError naming it."""
+    for path in paths:
+        with open(path, "rb") as f:
+            for number, line in enumerate(f, 1):
+                try:
+                    yield line.decode("utf-8")
+                except UnicodeDecodeError as e:
+                    raise ValueError(f"{path}: line {number} is not UTF-8 ({e.reason})") from None

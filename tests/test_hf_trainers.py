@@ -1,0 +1,263 @@
+"""Training through HF's API on fastbpe's kernels (fastbpe/trainers.py, hf/api_extras.py): the
+tokenizer.json that `fastbpe.Tokenizer.train_from_iterator` / `train` produce equals the one HF
+tokenizers' own BpeTrainer produces (vocabulary and ids, merges in order, added tokens), on a
+grid of settings and pipelines; text generated here and Python's own library sources (a fresh
+machine has both), and the shared corpora when ../shared exists."""
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import fastbpe
+from fastbpe import trainers
+from datasources import CORPUS_DIR, load_corpus
+
+tokenizers = pytest.importorskip("tokenizers")
+from tokenizers import Regex, Tokenizer as HFTokenizer, models, normalizers, pre_tokenizers, trainers as hf_trainers  # noqa: E402
+
+LLAMA3_SPLIT = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"
+                r"|\s*[\r\n]+|\s+(?!\S)|\s+")
+REPO = Path(__file__).resolve().parent.parent
+
+
+def generated_lines(n: int = 3000, seed: int = 0) -> list[str]:
+    """Sentences of made-up words over Latin, accented, Cyrillic, CJK, Arabic and emoji
+    syllables, numbers and punctuation, with varied white space (a Zipf-like word list, so
+    counts are skewed as in real text)."""
+    rng = random.Random(seed)
+    syllables = ["ka", "to", "ri", "me", "an", "the", "ing", "qu", "sch", "ün", "é", "ñ", "ção", "st",
+                 "дом", "ми", "ра", "日本", "語", "の", "中文", "🙂", "لم", "ا", "ß", "ø", "e\u0301"]
+    words = ["".join(rng.choice(syllables) for _ in range(rng.randint(1, 4))) for _ in range(800)]
+    weights = [1 / (k + 1) for k in range(len(words))]
+    lines = []
+    for _ in range(n):
+        parts = rng.choices(words, weights, k=rng.randint(3, 14))
+        if rng.random() < 0.3:
+            parts.insert(rng.randrange(len(parts)), str(rng.randint(0, 99999)))
+        line = " ".join(parts)
+        line = line[0].upper() + line[1:] + rng.choice([".", "!", "?", ",", "...", " :)", "'s", ""])
+        lines.append(line + rng.choice(["\n", "\n", "\r\n", "  \n", "\n\n", "\t\n"]))
+    return lines
+
+
+def library_lines(limit: int = 400_000) -> list[str]:
+    """Python's own library sources (code, comments, docstrings): text every machine has."""
+    root = Path(os.__file__).parent
+    out, size = [], 0
+    for name in ("argparse.py", "typing.py", "inspect.py", "email/message.py", "difflib.py"):
+        path = root / name
+        if path.is_file():
+            for line in path.read_text(encoding="utf-8").splitlines(keepends=True):
+                out.append(line)
+                size += len(line)
+                if size >= limit:
+                    return out
+    return out
+
+
+TEXT = generated_lines() + library_lines()
+
+
+def hf_tokenizer(pre=None, norm=None, added=()):
+    tok = HFTokenizer(models.BPE())
+    tok.pre_tokenizer = pre if pre is not None else pre_tokenizers.ByteLevel(add_prefix_space=False)
+    if norm is not None:
+        tok.normalizer = norm
+    if added:
+        tok.add_special_tokens(list(added))
+    return tok
+
+
+def both_trained(kw: dict, lines=TEXT, pre=None, norm=None, added=(), ours: bool = False):
+    """(HF's tokenizer.json, fastbpe's) trained on lines with the same pipeline and settings;
+    `ours`: fastbpe gets fastbpe.trainers.BpeTrainer(**kw) instead of HF's trainer."""
+    hf = hf_tokenizer(pre, norm, added)
+    fast = fastbpe.Tokenizer.from_str(hf.to_str())
+    hf.train_from_iterator(lines, hf_trainers.BpeTrainer(show_progress=False, **kw))
+    trainer = (trainers.BpeTrainer(show_progress=False, **kw) if ours
+               else hf_trainers.BpeTrainer(show_progress=False, **kw))
+    fast.train_from_iterator(iter(lines), trainer)
+    return hf, fast
+
+
+def assert_same(hf, fast, sample=TEXT[:200]):
+    want, got = json.loads(hf.to_str()), json.loads(fast.to_str())
+    assert got["model"]["vocab"] == want["model"]["vocab"]
+    assert got["model"]["merges"] == want["model"]["merges"]
+    assert got == want
+    text = "".join(sample)
+    assert fast.encode(text).ids == hf.encode(text).ids
+
+
+BYTE_ALPHABET = pre_tokenizers.ByteLevel.alphabet()
+SPLIT_BYTELEVEL = dict(pre=pre_tokenizers.Sequence([
+    pre_tokenizers.Split(Regex(LLAMA3_SPLIT), behavior="isolated"),
+    pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)]))
+
+GRID = [
+    ("bytelevel", dict(vocab_size=700), {}),
+    ("bytelevel-alphabet-specials", dict(vocab_size=1500, initial_alphabet=BYTE_ALPHABET,
+                                         special_tokens=["<|endoftext|>", "<pad>", "<pad>"]), {}),
+    ("min-frequency", dict(vocab_size=3000, min_frequency=40), {}),
+    ("max-length-1", dict(vocab_size=900, max_token_length=1), {}),
+    ("max-length-3", dict(vocab_size=900, max_token_length=3), {}),
+    ("max-length-6", dict(vocab_size=1200, max_token_length=6), {}),
+    ("vocab-below-alphabet", dict(vocab_size=40, special_tokens=["<s>"]), {}),
+    ("prefix-space", dict(vocab_size=800), dict(pre=pre_tokenizers.ByteLevel(add_prefix_space=True))),
+    ("nfc-split-bytelevel", dict(vocab_size=1500, initial_alphabet=BYTE_ALPHABET, special_tokens=["<|bos|>"]),
+     dict(norm=normalizers.NFC(), **SPLIT_BYTELEVEL)),
+    ("nfc-bytelevel", dict(vocab_size=1000), dict(norm=normalizers.Sequence([normalizers.NFC()]))),
+    ("added-token-in-text", dict(vocab_size=800), dict(added=["the"])),
+    ("whitespace-chars", dict(vocab_size=900, special_tokens=["[UNK]"]), dict(pre=pre_tokenizers.Whitespace())),
+    ("metaspace-nfkc-lower", dict(vocab_size=900, min_frequency=2),
+     dict(pre=pre_tokenizers.Metaspace(), norm=normalizers.Sequence([normalizers.NFKC(), normalizers.Lowercase()]))),
+]
+
+
+@pytest.mark.parametrize("name,kw,pipeline", GRID, ids=[g[0] for g in GRID])
+def test_same_as_hf_trainer(name, kw, pipeline):
+    hf, fast = both_trained(kw, **pipeline)
+    if pipeline.get("added"):
+        # HF keeps an added token's id from before training (0 here, now also a character's
+        # id in the new model) until the file is read back; fastbpe gives the read-back ids
+        assert json.loads(hf.to_str())["added_tokens"][0]["id"] == 0
+        hf = HFTokenizer.from_str(hf.to_str())
+    assert_same(hf, fast)
+
+
+def test_limit_alphabet_same_as_hf():
+    """limit_alphabet keeps the most frequent characters; HF's choice among equal counts is
+    arbitrary, so the limit is put where the counts at the cut differ."""
+    counts: dict = {}
+    for line in TEXT:
+        for c in line.replace(" ", "\u0120"):
+            counts[c] = counts.get(c, 0) + 1
+    ranked = sorted(counts.values(), reverse=True)
+    limit = next(k for k in range(60, len(ranked)) if ranked[k - 1] != ranked[k])
+    hf, fast = both_trained(dict(vocab_size=900, limit_alphabet=limit))
+    assert_same(hf, fast)
+    assert len([t for t in json.loads(fast.to_str())["model"]["vocab"] if len(t) == 1]) == limit
+
+
+def test_fastbpe_trainer_equals_hf_trainer():
+    kw = dict(vocab_size=1200, min_frequency=2, special_tokens=["<s>", "</s>"], initial_alphabet=BYTE_ALPHABET,
+              max_token_length=8)
+    hf, fast = both_trained(kw, ours=True)
+    assert_same(hf, fast)
+
+
+def test_batches_and_train_files(tmp_path):
+    """train_from_iterator takes batches (lists) of texts; train(files) reads lines as HF does
+    (each line with its ending; "\\r\\n" and a last line without one)."""
+    kw = dict(vocab_size=800, special_tokens=["<eos>"])
+    hf = hf_tokenizer()
+    fast = fastbpe.Tokenizer.from_str(hf.to_str())
+    hf.train_from_iterator(TEXT, hf_trainers.BpeTrainer(show_progress=False, **kw))
+    fast.train_from_iterator([TEXT[i:i + 100] for i in range(0, len(TEXT), 100)],
+                             trainers.BpeTrainer(show_progress=False, **kw), length=len(TEXT))
+    assert_same(hf, fast)
+    paths = [tmp_path / "a.txt", tmp_path / "b.txt"]
+    paths[0].write_bytes("".join(TEXT[:2000]).encode())
+    paths[1].write_bytes(("".join(TEXT[2000:]) + "last line  ").encode())
+    hf, fast = hf_tokenizer(), fastbpe.Tokenizer.from_str(hf_tokenizer().to_str())
+    hf.train([str(p) for p in paths], hf_trainers.BpeTrainer(show_progress=False, **kw))
+    fast.train(paths, hf_trainers.BpeTrainer(show_progress=False, **kw))
+    assert_same(hf, fast)
+
+
+def test_default_trainer_and_progress(capsys):
+    """No trainer: HF's defaults (30000 tokens, as many merges as the text allows)."""
+    lines = TEXT[:300]
+    hf = hf_tokenizer()
+    fast = fastbpe.Tokenizer.from_str(hf.to_str())
+    hf.train_from_iterator(lines)
+    fast.train_from_iterator(lines)
+    assert_same(hf, fast)
+    fast = fastbpe.Tokenizer.from_str(hf_tokenizer().to_str())
+    fast.train_from_iterator(lines, trainers.BpeTrainer(vocab_size=400, show_progress=False))
+    assert capsys.readouterr().err == ""
+
+
+@pytest.mark.skipif(not CORPUS_DIR.is_dir(), reason="shared corpora absent (../shared/data/corpus)")
+@pytest.mark.parametrize("corpus,kw,pipeline", [
+    ("tinyshakespeare.txt.xz", dict(vocab_size=3000, special_tokens=["<|endoftext|>"],
+                                    initial_alphabet=BYTE_ALPHABET), {}),
+    ("multilingual.txt.xz", dict(vocab_size=4000, min_frequency=3), dict(norm=normalizers.NFC(), **SPLIT_BYTELEVEL)),
+    ("code.txt.xz", dict(vocab_size=2500, max_token_length=12), {}),
+])
+def test_same_as_hf_on_shared_corpora(corpus, kw, pipeline):
+    lines = load_corpus(corpus.split(".")[0], 1_500_000).splitlines(keepends=True)
+    hf, fast = both_trained(kw, lines, **pipeline)
+    assert_same(hf, fast, lines[:300])
+
+
+def test_prefix_and_suffix_go_to_hf_trainer():
+    """continuing_subword_prefix / end_of_word_suffix: HF's own trainer (HF numbers the
+    decorated characters in hash-map order; fastbpe gives HF's result by running it)."""
+    fast = fastbpe.Tokenizer.from_str(hf_tokenizer(pre_tokenizers.Whitespace()).to_str())
+    fast.train_from_iterator(TEXT[:500], trainers.BpeTrainer(vocab_size=600, show_progress=False,
+                                                             continuing_subword_prefix="##", end_of_word_suffix="</w>"))
+    model = json.loads(fast.to_str())["model"]
+    assert model["continuing_subword_prefix"] == "##" and model["end_of_word_suffix"] == "</w>"
+    assert len(model["vocab"]) == 600
+
+
+def test_trains_without_hf_installed(tmp_path):
+    """fastbpe's trainer needs no `tokenizers`: a subprocess where importing it fails trains
+    the same tokenizer.json as HF."""
+    hf = hf_tokenizer(norm=normalizers.NFC(), **SPLIT_BYTELEVEL)
+    (tmp_path / "untrained.json").write_text(hf.to_str())
+    hf.train_from_iterator(TEXT, hf_trainers.BpeTrainer(vocab_size=900, show_progress=False,
+                                                         special_tokens=["<s>"], initial_alphabet=BYTE_ALPHABET))
+    (tmp_path / "want.json").write_text(hf.to_str())
+    (tmp_path / "text.json").write_text(json.dumps(TEXT))
+    code = """
+import json, sys
+sys.modules["tokenizers"] = None          # import tokenizers raises ImportError
+import fastbpe
+from fastbpe.trainers import BpeTrainer, bytelevel_alphabet
+tok = fastbpe.Tokenizer.from_file("untrained.json")
+tok.train_from_iterator(json.load(open("text.json")), BpeTrainer(
+    vocab_size=900, show_progress=False, special_tokens=["<s>"], initial_alphabet=bytelevel_alphabet()))
+print(json.loads(tok.to_str()) == json.load(open("want.json")))
+"""
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                          cwd=tmp_path, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip() == "True"
+
+
+def test_bytelevel_alphabet_is_hf():
+    assert sorted(trainers.bytelevel_alphabet()) == sorted(BYTE_ALPHABET)
+    assert len(set(trainers.bytelevel_alphabet())) == 256
+
+
+def test_bad_input():
+    fast = fastbpe.Tokenizer.from_str(hf_tokenizer().to_str())
+    with pytest.raises(TypeError):
+        fast.train_from_iterator(TEXT[:10], hf_trainers.WordPieceTrainer())
+    with pytest.raises(TypeError):
+        fast.train_from_iterator("one text")
+    with pytest.raises(TypeError):
+        fast.train_from_iterator([["ok", 3]])
+    with pytest.raises(ValueError):
+        trainers.BpeTrainer(vocab_size=-1)
+    with pytest.raises(ValueError):
+        fast.train_from_iterator(TEXT[:10], length=-2)
+    with pytest.raises(FileNotFoundError, match="nope.txt"):
+        fast.train(["nope.txt"])
+
+
+def test_file_not_utf8_names_it(tmp_path):
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(b"fine line\nnot \xff utf-8\n")
+    fast = fastbpe.Tokenizer.from_str(hf_tokenizer().to_str())
+    with pytest.raises(ValueError, match="bad.txt: line 2"):
+        fast.train([bad])
