@@ -62,3 +62,38 @@ def clean_spaces(text: bytes) -> bytes:
                 out.pop()
         out.append(x)
     return bytes(out)
+
+
+def bpe_tokenize(word: str, tokens: list[str], merges: list[str], ignore_merges: bool = False) -> list[int]:
+    """llama.cpp's llm_tokenizer_bpe_session on one piece (byte-level text): merge the adjacent
+    symbols whose texts are a merge with the lowest rank, leftmost on ties (the first of equal
+    merges counts), whether or not the result is a token; then each final symbol is its token,
+    or each of its bytes looked up as a one-byte text (dropped when absent)."""
+    text_to_id = {t: i for i, t in enumerate(tokens)}
+    ranks: dict = {}
+    for k, m in enumerate(merges):
+        c = m.find(" ", 1)
+        ranks.setdefault((m[:c], m[c + 1:]) if c > 0 else ("", ""), k)
+    if ignore_merges and word in text_to_id:
+        return [text_to_id[word]]
+    symbols = list(word)
+    while True:
+        best = None
+        for k in range(len(symbols) - 1):
+            r = ranks.get((symbols[k], symbols[k + 1]))
+            if r is not None and (best is None or r < best[0]):
+                best = (r, k)
+        if best is None:
+            break
+        k = best[1]
+        symbols[k:k + 2] = [symbols[k] + symbols[k + 1]]
+    out = []
+    for s in symbols:
+        if s in text_to_id:
+            out.append(text_to_id[s])
+            continue
+        for b in s.encode("utf-8", "surrogateescape"):
+            i = text_to_id.get(chr(b) if b < 0x80 else chr(0xDC00 + b))
+            if i is not None:
+                out.append(i)
+    return out

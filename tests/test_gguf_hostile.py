@@ -276,3 +276,63 @@ def test_spm_token_splits_are_every_cut_into_two_symbols():
         name = {i: t for t, i in t2i.items()} | {i: t for t, i in extra.items()}
         got = [(name[a], name[b], c) for a, b, c in rows]
         assert len(got) == len(set(got)) and set(got) == want, texts
+
+
+# -- item 4: merges through symbols that are no tokens ------------------------------------------
+
+def _gpt2_file(tmp_path, tokens, merges, pre="gpt-2", name="merges.gguf"):
+    return GGUFTokenizer.from_file(_write(tmp_path, gf.gpt2_kv(tokens, merges, pre), name))
+
+
+@pytest.mark.parametrize("pre", ["gpt-2", "llama-bpe"])   # llama-bpe: ignore_merges
+def test_merge_through_an_intermediate_that_is_no_token(tmp_path, pre):
+    """`a b` then `ab c` with `ab` absent: llama.cpp merges by text and looks up only the final
+    symbol, giving `abc` (both merges were dropped: a, b, c)."""
+    tokens = _gpt2_tokens("abc")
+    tok = _gpt2_file(tmp_path, tokens, ["a b", "ab c"], pre)
+    abc, a, b, c = tokens.index("abc"), tokens.index("a"), tokens.index("b"), tokens.index("c")
+    assert tok.encode_ids("abc") == [abc]
+    assert tok.encode_ids("abcab") == [abc, a, b]       # a final `ab`: its bytes' tokens
+    assert tok.decode(tok.encode_ids("abcab")) == "abcab"
+
+
+def test_merge_into_no_token_still_takes_its_symbols(tmp_path):
+    """`a b` (rank 0, `ab` absent) comes before `b c` (`bc` a token): llama.cpp merges a and b,
+    so `b c` cannot apply and the final `ab` falls back to its bytes: a, b, c (not a, bc)."""
+    tokens = _gpt2_tokens("bc")
+    tok = _gpt2_file(tmp_path, tokens, ["a b", "b c"])
+    assert tok.encode_ids("abc") == [tokens.index(x) for x in "abc"]
+    assert tok.encode_ids("bc") == [tokens.index("bc")]
+
+
+def test_ignore_merges_does_not_take_a_non_token_whole(tmp_path):
+    """With ignore_merges a piece that is a token is emitted whole, but a piece whose text is only
+    a merged symbol (no token) is merged: `b c` first leaves a, bc (not the bytes of `abc`)."""
+    tokens = _gpt2_tokens("bc")
+    merges = ["b c", "a b", "ab c"]
+    tok = _gpt2_file(tmp_path, tokens, merges, "llama-bpe")
+    assert tok.encode_ids("abc") == [tokens.index("a"), tokens.index("bc")]
+
+
+def test_merges_match_llama_cpp_on_random_vocabularies(tmp_path):
+    """Random merges over a small alphabet, many of whose parts and results are no tokens, against
+    the reference twin of llama.cpp's BPE session (one piece: letters only), with and without
+    ignore_merges."""
+    import random
+
+    from reference_gguf import bpe_tokenize
+
+    rng = random.Random(4)
+    for trial in range(40):
+        alphabet = "abcd"[:rng.randint(2, 4)]
+        word = lambda lo, hi: "".join(rng.choice(alphabet) for _ in range(rng.randint(lo, hi)))  # noqa: E731
+        merges = [f"{word(1, 3)} {word(1, 3)}" for _ in range(rng.randint(1, 25))]
+        extra = sorted({word(2, 5) for _ in range(rng.randint(0, 12))} | {m.replace(" ", "") for m in merges
+                                                                          if rng.random() < 0.4})
+        tokens = _gpt2_tokens(*extra)
+        for pre in ("gpt-2", "llama-bpe"):
+            tok = _gpt2_file(tmp_path, tokens, merges, pre, f"r{trial}{pre}.gguf")
+            for _ in range(15):
+                text = word(1, 9)
+                want = bpe_tokenize(text, tokens, merges, ignore_merges=pre == "llama-bpe")
+                assert tok.encode_ids(text) == want, (merges, extra, pre, text)

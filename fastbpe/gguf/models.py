@@ -22,6 +22,7 @@ import numpy as np
 
 from .._core import BPETable
 from .._merge_ids import merge_ids
+from ..formats.bytelevel import BYTE_TO_CHAR
 from ..formats.bytelevel import token_bytes as bytelevel_bytes
 from .vocab import Vocab
 
@@ -36,17 +37,33 @@ class ByteLevelBPE:
         token_bytes = [None] * len(vocab.tokens)
         for text, i in t2i.items():  # only the id a text lookup gives (the last of equal texts)
             token_bytes[i] = bytelevel_bytes(text)
-        rows = _merge_rows(merges, t2i, token_bytes)
-        # A byte with no token of its own (Falcon lacks 28) gets a stand-in id past the vocabulary
-        # so the kernel can start from bytes; llama.cpp looks a symbol that is no token up byte by
-        # byte as raw one-byte text and drops what it does not find: `_fix_stand_ins` does the same.
+        # A symbol that is no token gets a stand-in id past the vocabulary, so the kernel can merge
+        # through it: a byte with no token of its own (Falcon lacks 28), so the kernel can start
+        # from bytes, and a merge's result that is no token (llama.cpp merges by text and looks up
+        # only the final symbols).  llama.cpp looks a final symbol that is no token up byte by byte
+        # as raw one-byte text and drops what it does not find: `_fix_stand_ins` does the same.
         self.n_tokens = n = len(token_bytes)
         present = {b[0] for b in token_bytes if b is not None and len(b) == 1}
         self.stand_ins = {}
+        symbols = {}  # the text of each symbol that is no token -> its stand-in id
         for byte in range(256):
             if byte not in present:
+                symbols[BYTE_TO_CHAR[byte]] = n + len(self.stand_ins)
                 self.stand_ins[n + len(self.stand_ins)] = _bytelevel_char_lookups(byte, t2i)
                 token_bytes.append(bytes([byte]))
+
+        taken = None  # the token bytes a stand-in of a merged symbol must not take (see _unmatchable)
+
+        def new_symbol(text: str) -> int:
+            nonlocal taken
+            if taken is None:
+                taken = {b for b in token_bytes if b and b[0] == 0xFF}
+            i = symbols[text] = n + len(self.stand_ins)
+            self.stand_ins[i] = _bytelevel_text_lookups(text, t2i)
+            token_bytes.append(_unmatchable(bytelevel_bytes(text), taken))
+            return i
+
+        rows = _merge_rows(merges, t2i, token_bytes, symbols, new_symbol)
         try:
             self.table = BPETable.from_merges(rows, token_bytes, None, whole_piece=vocab.ignore_merges)
         except ValueError as e:
@@ -75,11 +92,13 @@ class ByteLevelBPE:
         return out
 
 
-def _merge_rows(merges: list[str], t2i: dict, token_bytes: list) -> np.ndarray:
+def _merge_rows(merges: list[str], t2i: dict, token_bytes: list, symbols: dict, new_symbol) -> np.ndarray:
     """(left, right, merged) ids of llama.cpp's bpe_ranks in rank order: a merge is split at its
     first space after the first character, the first of equal pairs wins, and a merge whose
-    parts or result are not byte-level tokens is left out (it cannot apply to bytes).  Bulk
-    operations: a vocabulary has 10^5 merges."""
+    parts are not symbols (tokens, stand-ins of `symbols`, or results of other merges) is left
+    out (it cannot apply to bytes).  A result that is no token gets a stand-in (`new_symbol`),
+    as llama.cpp merges texts and looks up only the final symbols.  Bulk operations: a
+    vocabulary has 10^5 merges."""
     n = len(merges)
     joined = "\n".join(merges)
     if joined.count(" ") == n and joined.count("\n") == n - 1 and not any(m[:1] == " " for m in merges):
@@ -99,22 +118,74 @@ def _merge_rows(merges: list[str], t2i: dict, token_bytes: list) -> np.ndarray:
     has_bytes = np.append(has_bytes, False)  # index -1: not a token
     ok = has_bytes[a] & has_bytes[b] & has_bytes[c] & (a >= 0) & (b >= 0) & (c >= 0)
     rows = np.stack([a, b, c], axis=1)[ok]
+    order = np.flatnonzero(ok)
+    more = _merges_through_stand_ins(np.flatnonzero(~ok), lefts, rights, t2i, has_bytes, symbols, new_symbol)
+    if more:
+        more_order, more_rows = zip(*more)
+        rows = np.concatenate([rows, np.array(more_rows, dtype=np.int64).reshape(-1, 3)])
+        rows = rows[np.argsort(np.concatenate([order, more_order]), kind="stable")]
     # keep the first row of each pair
     _, first = np.unique(rows[:, 0] * (len(token_bytes) + 1) + rows[:, 1], return_index=True)
     return rows[np.sort(first)]
 
 
-def _bytelevel_char_lookups(byte: int, t2i: dict) -> list[int]:
-    """What llama.cpp emits for a lone byte with no token: the byte's byte-level character is
-    looked up one UTF-8 byte at a time as raw text; the ids found (usually none)."""
-    from ..formats.bytelevel import BYTE_TO_CHAR
+def _merges_through_stand_ins(todo, lefts: list, rights: list, t2i: dict, has_bytes, symbols: dict, new_symbol):
+    """[(merge index, (left, right, merged))] of the merges `todo` whose parts become symbols:
+    a token, a stand-in, or a merge's result that is no token (which gets a stand-in here and
+    may let more merges apply).  A merge waits for the text it lacks; when that text becomes a
+    symbol the merges waiting for it are tried again (a work list: no recursion, each merge
+    tried at most three times)."""
+    def symbol(text: str):
+        i = t2i.get(text)
+        if i is not None and has_bytes[i]:
+            return i
+        return symbols.get(text)
 
+    out, waiting, work = [], {}, list(reversed(todo.tolist()))
+    while work:
+        k = work.pop()
+        left, right = lefts[k], rights[k]
+        i = symbol(left)
+        j = symbol(right) if i is not None else None
+        if i is None or j is None:
+            waiting.setdefault(right if i is not None else left, []).append(k)
+            continue
+        text = left + right
+        merged = symbol(text)
+        if merged is None:
+            merged = new_symbol(text)
+            work.extend(reversed(waiting.pop(text, [])))
+        out.append((k, (i, j, merged)))
+    return out
+
+
+def _unmatchable(raw: bytes, taken: set) -> bytes:
+    """Bytes for a merged symbol's stand-in that no piece of text can be, added to `taken`: the
+    kernel must reach it by merging only, never find it as a whole piece (with ignore_merges
+    llama.cpp merges a piece that is no token).  0xFF never occurs in UTF-8; the last byte is a
+    continuation byte, so the kernel's shortcuts for multi-byte characters (build_char_tokens)
+    count the stand-in as a neighbour of either kind, which only makes them more careful."""
+    out = b"\xff" + raw + b"\xbf"
+    while out in taken:
+        out = b"\xff" + out
+    taken.add(out)
+    return out
+
+
+def _bytelevel_text_lookups(text: str, t2i: dict) -> list[int]:
+    """What llama.cpp emits for a final symbol that is no token: each byte of its (byte-level)
+    text looked up as a one-byte text; the ids found."""
     out = []
-    for b in BYTE_TO_CHAR[byte].encode("utf-8"):
+    for b in text.encode("utf-8", "surrogateescape"):
         i = t2i.get(chr(b) if b < 0x80 else chr(0xDC00 + b))
         if i is not None:
             out.append(i)
     return out
+
+
+def _bytelevel_char_lookups(byte: int, t2i: dict) -> list[int]:
+    """What llama.cpp emits for a lone byte with no token (usually nothing)."""
+    return _bytelevel_text_lookups(BYTE_TO_CHAR[byte], t2i)
 
 
 class SentencePieceBPE:
