@@ -16,7 +16,7 @@ import pytest
 
 import fastbpe
 from fastbpe import trainers
-from datasources import CORPUS_DIR, load_corpus
+from datasources import CORPUS_DIR, VOCAB_DIR, load_corpus
 
 tokenizers = pytest.importorskip("tokenizers")
 from tokenizers import Regex, Tokenizer as HFTokenizer, models, normalizers, pre_tokenizers, trainers as hf_trainers  # noqa: E402
@@ -46,7 +46,7 @@ def generated_lines(n: int = 3000, seed: int = 0) -> list[str]:
     return lines
 
 
-def library_lines(limit: int = 400_000) -> list[str]:
+def library_lines(limit: int = 250_000) -> list[str]:
     """Python's own library sources (code, comments, docstrings): text every machine has."""
     root = Path(os.__file__).parent
     out, size = [], 0
@@ -136,8 +136,8 @@ def test_limit_alphabet_same_as_hf():
     arbitrary, so the limit is put where the counts at the cut differ."""
     counts: dict = {}
     for line in TEXT:
-        for c in line.replace(" ", "\u0120"):
-            counts[c] = counts.get(c, 0) + 1
+        for b in line.encode("utf-8"):    # the byte-level alphabet: one character per byte
+            counts[b] = counts.get(b, 0) + 1
     ranked = sorted(counts.values(), reverse=True)
     limit = next(k for k in range(60, len(ranked)) if ranked[k - 1] != ranked[k])
     hf, fast = both_trained(dict(vocab_size=900, limit_alphabet=limit))
@@ -192,7 +192,7 @@ def test_default_trainer_and_progress(capsys):
     ("code.txt.xz", dict(vocab_size=2500, max_token_length=12), {}),
 ])
 def test_same_as_hf_on_shared_corpora(corpus, kw, pipeline):
-    lines = load_corpus(corpus.split(".")[0], 1_500_000).splitlines(keepends=True)
+    lines = load_corpus(corpus.split(".")[0], 1_000_000).splitlines(keepends=True)
     hf, fast = both_trained(kw, lines, **pipeline)
     assert_same(hf, fast, lines[:300])
 
@@ -261,3 +261,70 @@ def test_file_not_utf8_names_it(tmp_path):
     fast = fastbpe.Tokenizer.from_str(hf_tokenizer().to_str())
     with pytest.raises(ValueError, match="bad.txt: line 2"):
         fast.train([bad])
+
+
+# ---------------------------------------------------------------------------------------
+# transformers' train_new_from_iterator, stock and after fastbpe.patch_transformers()
+# ---------------------------------------------------------------------------------------
+
+def llama3_like_folder(folder: Path) -> Path:
+    """A model folder made here: NFC, Llama-3 split + ByteLevel, BOS added by the
+    post-processor, special tokens (what a fresh machine can have)."""
+    transformers = pytest.importorskip("transformers")
+    from tokenizers import decoders, processors
+
+    tok = hf_tokenizer(norm=normalizers.NFC(), **SPLIT_BYTELEVEL)
+    tok.decoder = decoders.ByteLevel()
+    tok.train_from_iterator(TEXT, hf_trainers.BpeTrainer(vocab_size=1200, show_progress=False,
+                                                         special_tokens=["<|bos|>", "<|eos|>", "<|pad|>"]))
+    tok.post_processor = processors.TemplateProcessing(single="<|bos|> $A", pair="<|bos|> $A <|bos|> $B",
+                                                       special_tokens=[("<|bos|>", tok.token_to_id("<|bos|>"))])
+    fast = transformers.PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<|bos|>", eos_token="<|eos|>",
+                                                pad_token="<|pad|>")
+    fast.save_pretrained(folder)
+    return folder
+
+
+def _train_new(folder, patched: bool, **kw):
+    from transformers import AutoTokenizer
+
+    if patched:
+        fastbpe.patch_transformers()
+    try:
+        tok = AutoTokenizer.from_pretrained(folder)
+        batches = [TEXT[i:i + 500] for i in range(0, len(TEXT), 500)]
+        return tok.train_new_from_iterator(iter(batches), 900, **kw)
+    finally:
+        fastbpe.unpatch_transformers()
+
+
+def _same_transformers_result(stock, patched):
+    assert type(patched) is type(stock)
+    assert type(stock.backend_tokenizer).__module__.startswith("tokenizers")
+    assert type(patched.backend_tokenizer).__module__ == "fastbpe.hf.tokenizer"
+    assert json.loads(patched.backend_tokenizer.to_str()) == json.loads(stock.backend_tokenizer.to_str())
+    assert patched.special_tokens_map == stock.special_tokens_map
+    assert patched.all_special_tokens == stock.all_special_tokens
+    texts = ["".join(TEXT[:40]), "Hello <|new|> world", "Café 日本語 🙂"]
+    assert patched(texts)["input_ids"] == stock(texts)["input_ids"]
+
+
+SHARED_MODELS = ["gpt2", "qwen2.5"]
+
+
+@pytest.mark.parametrize("name", ["made-here"] + SHARED_MODELS)
+def test_transformers_train_new_from_iterator(name, tmp_path):
+    pytest.importorskip("transformers")
+    if name == "made-here":
+        folder = llama3_like_folder(tmp_path / "model")
+        kw = dict(new_special_tokens=["<|new|>"], special_tokens_map={"<|bos|>": "<s>"})
+    else:
+        folder = VOCAB_DIR / "hf" / name
+        if not (folder / "tokenizer.json").is_file():
+            pytest.skip(f"{folder} absent (shared data)")
+        kw = dict(new_special_tokens=["<|new|>"])
+    stock = _train_new(folder, patched=False, **kw)
+    patched = _train_new(folder, patched=True, **kw)
+    _same_transformers_result(stock, patched)
+    if name == "made-here":
+        assert "<s>" in patched.all_special_tokens and patched.bos_token == "<s>"

@@ -15,7 +15,7 @@ from .._count import PieceCounter
 from ..counting import count_pieces
 from ..progress import Progress, wants_progress
 from ..text import fix_surrogates
-from . import normalizers, pre_tokenizers
+from . import normalizers, pre_tokenizers, spec
 from .normalized import NormalizedText
 
 if TYPE_CHECKING:
@@ -115,6 +115,14 @@ class HFExtras:
             os.stat(path)   # FileNotFoundError / OSError naming the file, before any work
         self._train_on(_file_lines(paths), trainer)
 
+    def untrained_str(self) -> str:
+        """`to_str()` with the model's vocabulary and merges empty: what transformers'
+        `train_new_from_iterator` makes of `to_str()` before training, without writing out
+        (and parsing back) a large vocabulary."""
+        doc = self._document(with_model=False)
+        doc["model"] = dict(doc["model"], vocab={}, merges=[])
+        return spec.dumps(doc, False)
+
     def _train_on(self, sequences, trainer) -> None:
         settings = trainers.settings_of(trainer)
         if settings.continuing_subword_prefix or settings.end_of_word_suffix:
@@ -130,8 +138,9 @@ class HFExtras:
             counter = self._count_words(sequences, progress)
         result = trainers.train_words(counter, settings, chars_of_bytes=scan is not None)
         node = dict(self._model_json)
-        node.update(vocab=result.vocab, merges=[list(m) for m in result.merges],
-                    continuing_subword_prefix=None, end_of_word_suffix=None)
+        node.update(vocab=result.vocab, merges=[list(m) for m in result.merges],   # HF sets both, "" too
+                    continuing_subword_prefix=settings.continuing_subword_prefix,
+                    end_of_word_suffix=settings.end_of_word_suffix)
         self.model = node
         if result.special_tokens:
             self.add_special_tokens(result.special_tokens)
