@@ -336,3 +336,64 @@ def test_merges_match_llama_cpp_on_random_vocabularies(tmp_path):
                 text = word(1, 9)
                 want = bpe_tokenize(text, tokens, merges, ignore_merges=pre == "llama-bpe")
                 assert tok.encode_ids(text) == want, (merges, extra, pre, text)
+
+
+# -- item 11: SentencePiece ties ----------------------------------------------------------------
+
+def _spm_tokenizer(tokens, scores, add_space_prefix=False):
+    import numpy as np
+
+    meta = {"tokenizer.ggml.model": "llama", "tokenizer.ggml.tokens": list(tokens),
+            "tokenizer.ggml.scores": np.array(scores, dtype=np.float32),
+            "tokenizer.ggml.token_type": np.array([2, 3, 3] + [1] * (len(tokens) - 3), dtype=np.int32),
+            "tokenizer.ggml.add_space_prefix": add_space_prefix}
+    return GGUFTokenizer(meta, "ties.gguf")
+
+
+def test_spm_equal_scores_go_leftmost_not_by_id():
+    """Equal scores merge leftmost first (llama.cpp's bigram queue), whatever the ids: here the
+    token on the right (bc) has the lower id, so breaking ties by id would give a, bc."""
+    from reference_gguf import spm_tokenize
+
+    tokens = ["<unk>", "<s>", "</s>", "a", "b", "c", "\u2581", "bc", "ab", "cab"]
+    scores = [0, 0, 0, -1, -1, -1, -1, -5, -5, -5]
+    tok = _spm_tokenizer(tokens, scores)
+    assert tok.encode_ids("abc") == [8, 5]
+    assert tok.encode_ids("cabc") == [9, 5]        # ca is no token: c, ab, c -> cab, c
+    assert tok.encode_ids("bcab") == [7, 8]
+    for text in ["abc", "cabc", "bcab", "abcabc", "cbcab", "ab\u2581bc"]:
+        assert tok.encode_ids(text) == spm_tokenize(text, tokens, scores, add_space_prefix=False), text
+
+
+def _spm_vocabularies():
+    from hypothesis import strategies as st
+
+    alphabet = "abc\u2581"
+    # short pieces, so most can be reached by merging; texts long enough for pairs to overlap
+    piece = st.text(alphabet=alphabet, min_size=2, max_size=4)
+    return st.tuples(st.lists(st.tuples(piece, st.sampled_from([-1.0, -2.0, -3.0])), min_size=6, max_size=25,
+                              unique_by=lambda t: t[0]),
+                     st.lists(st.text(alphabet=alphabet, min_size=4, max_size=14), min_size=4, max_size=8),
+                     st.booleans())
+
+
+def test_spm_ties_match_the_reference_rule():
+    """Random vocabularies whose scores tie often (three values) against the reference rule:
+    the highest score first, then the leftmost pair (llama.cpp's llm_tokenizer_spm)."""
+    from hypothesis import HealthCheck, given, settings
+
+    from reference_gguf import spm_tokenize
+
+    @settings(max_examples=50, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(_spm_vocabularies())
+    def check(case):
+        learned, texts, space_prefix = case
+        tokens = ["<unk>", "<s>", "</s>", "a", "b", "c", "\u2581"] + [t for t, _ in learned]
+        scores = [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0] + [s for _, s in learned]
+        tok = _spm_tokenizer(tokens, scores, space_prefix)
+        for text in texts:
+            text = text.replace("\u2581", " ")
+            want = spm_tokenize(text, tokens, scores, add_space_prefix=space_prefix)
+            assert tok.encode_ids(text) == want, (learned, text)
+
+    check()
