@@ -27,7 +27,7 @@ class BPE:
         if not isinstance(vocab, dict):
             raise ValueError("tokenizer.json: model.vocab must be an object {token: id}")
         self.vocab: dict[str, int] = checked_vocab(vocab)   # the file's own dict, checked in C
-        self.id_to_token: dict[int, str] = {i: t for t, i in self.vocab.items()}
+        self.id_to_token: dict[int, str] = IdToToken((i, t) for t, i in self.vocab.items())
         self.unk_token = json_field(node, "unk_token", json_str, "model")
         self.prefix = json_field(node, "continuing_subword_prefix", json_str, "model", "")
         self.suffix = json_field(node, "end_of_word_suffix", json_str, "model", "")
@@ -109,7 +109,31 @@ class BPE:
         """Make dropout reproducible: the same seed gives the same sequence of results."""
         self._rng = random.Random(seed)
 
-    def tokenize(self, piece: str) -> list[tuple[int, int, int]]:
+    # -- HF's component API (tokenizers.models.BPE): tokenize, token_to_id, id_to_token ---
+
+    def tokenize(self, sequence: str) -> list["Token"]:
+        """HF's Model.tokenize: the tokens of one pre-tokenized piece (byte-level text for a
+        byte-level model), each with its id, text and UTF-8 byte offsets in `sequence`."""
+        if not isinstance(sequence, str):
+            raise TypeError(f"tokenize takes a str, not {type(sequence).__name__}")
+        if not sequence:
+            return []
+        if self.byte_level:   # offsets in the byte-level text's characters
+            byte_of = [0]
+            for c in sequence:
+                byte_of.append(byte_of[-1] + len(c.encode("utf-8", "surrogatepass")))
+            spans = [(i, byte_of[s], byte_of[e]) for i, s, e in self.tokenize_piece(sequence)]
+        else:
+            spans = self._merge_chars(sequence)
+        return [Token(i, self.id_to_token.get(i), (s, e)) for i, s, e in spans]
+
+    def token_to_id(self, token: str) -> int | None:
+        """HF's Model.token_to_id: the id of a vocabulary token, or None."""
+        return self.vocab.get(token)
+
+    # (id_to_token: the dict below, callable as HF's Model.id_to_token(id))
+
+    def tokenize_piece(self, piece: str) -> list[tuple[int, int, int]]:
         """(id, start, end) per token; start/end are character offsets in piece."""
         if not piece:
             return []
@@ -150,25 +174,29 @@ class BPE:
             hit = self._cache.get(piece)
             if hit is not None:
                 return hit
-        ids, lens = self._initial_symbols(piece)
-        seed = self._rng.getrandbits(64) if self.dropout > 0.0 else 0
-        merged, starts = merge_ids(self.table, ids, self.dropout, seed)
-        # symbol lengths are in UTF-8 bytes (as HF); turn them into character offsets
-        byte_pos = [0]
-        for n in lens:
-            byte_pos.append(byte_pos[-1] + n)
+        # UTF-8 byte offsets (as HF) turned into character offsets
         char_of = _char_of_byte(piece)
         out = []
-        for k, (i, s) in enumerate(zip(merged, starts)):
-            e = starts[k + 1] if k + 1 < len(starts) else len(ids)
+        last = len(char_of) - 1  # (HF counts a prefix's fallback bytes too: clamp)
+        for i, s, e in self._merge_chars(piece):
             # a token holding part of a character (a fallback byte) covers that character
-            last = len(char_of) - 1  # (HF counts a prefix's fallback bytes too: clamp)
-            out.append((i, char_of[min(byte_pos[s], last)], char_of[min(byte_pos[e] - 1, last)] + 1))
+            out.append((i, char_of[min(s, last)], char_of[min(e - 1, last)] + 1))
         if self.dropout == 0.0:
             if len(self._cache) > 100_000:
                 self._cache.clear()
             self._cache[piece] = out
         return out
+
+    def _merge_chars(self, piece: str) -> list[tuple[int, int, int]]:
+        """(id, start, end) of piece's tokens, in UTF-8 bytes of piece (HF's offsets)."""
+        ids, lens = self._initial_symbols(piece)
+        seed = self._rng.getrandbits(64) if self.dropout > 0.0 else 0
+        merged, starts = merge_ids(self.table, ids, self.dropout, seed)
+        byte_pos = [0]
+        for n in lens:
+            byte_pos.append(byte_pos[-1] + n)
+        return [(i, byte_pos[s], byte_pos[starts[k + 1] if k + 1 < len(starts) else len(ids)])
+                for k, (i, s) in enumerate(zip(merged, starts))]
 
     def _initial_symbols(self, piece: str) -> tuple[list, list]:
         """HF's BPE::merge_word before merging: ids and UTF-8 byte lengths of the symbols."""
@@ -220,3 +248,33 @@ def _char_of_byte(text: str) -> list[int]:
     for k, c in enumerate(text):
         out.extend([k] * len(c.encode("utf-8", "surrogatepass")))
     return out
+
+
+class IdToToken(dict):
+    """The id -> token dict, also callable as HF's `Model.id_to_token(id)` (None if absent)."""
+
+    __slots__ = ()
+
+    def __call__(self, token_id: int) -> str | None:
+        return self.get(token_id)
+
+
+class Token:
+    """HF's `tokenizers.Token`: a model token's `id`, `value` and byte `offsets` in the piece."""
+
+    __slots__ = ("id", "value", "offsets")
+
+    def __init__(self, token_id: int, value: str | None, offsets: tuple[int, int]):
+        self.id, self.value, self.offsets = token_id, value, offsets
+
+    def as_tuple(self) -> tuple:
+        return (self.id, self.value, self.offsets)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Token) and self.as_tuple() == other.as_tuple()
+
+    def __hash__(self) -> int:
+        return hash(self.as_tuple())
+
+    def __repr__(self) -> str:
+        return f"Token(id={self.id}, value={self.value!r}, offsets={self.offsets})"

@@ -146,6 +146,18 @@ class Sequence:
         return all(isinstance(s, Unicode) and s.form == "NFC" for s in self.steps)
 
 
+def normalize_str(self, sequence: str) -> str:
+    """HF's `normalize_str` (tokenizers.normalizers.*): the normalized text of sequence."""
+    if not isinstance(sequence, str):
+        raise TypeError(f"normalize_str takes a str, not {type(sequence).__name__}")
+    return self.normalize(NormalizedText.from_original(sequence)).text
+
+
+# HF's component API on every normalizer class of this module (each has `normalize`)
+for _stage in [v for v in list(globals().values()) if isinstance(v, type) and hasattr(v, "normalize")]:
+    _stage.normalize_str = normalize_str
+
+
 def from_json(node, path: str = "normalizer"):
     """The normalizer of a tokenizer.json node (None for none)."""
     if node is None:

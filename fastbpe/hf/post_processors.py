@@ -1,5 +1,5 @@
 """Post-processors (HF `processors.*`): TemplateProcessing, ByteLevel, RobertaProcessing,
-BertProcessing, Sequence.  `process(encodings, add_special_tokens)` takes one Encoding per input
+BertProcessing, Sequence.  `process_all(encodings, add_special_tokens)` takes one Encoding per input
 sequence and returns the merged Encoding; `n_added(is_pair)` says how many ids it adds."""
 from __future__ import annotations
 
@@ -60,7 +60,19 @@ class PostProcessor:
     def process_encodings(self, encodings: list, add_special_tokens: bool, overflows: tuple) -> list:
         raise NotImplementedError
 
-    def process(self, encodings: list, add_special_tokens: bool, overflows: tuple | None = None) -> Encoding:
+    def process(self, encoding: Encoding, pair: Encoding | None = None, add_special_tokens: bool = True) -> Encoding:
+        """HF's PostProcessor.process: a new Encoding of encoding (and pair) with this
+        processor's special tokens, type ids and offsets; the arguments are left as they are."""
+        for e in (encoding, pair):
+            if e is not None and not isinstance(e, Encoding):
+                raise TypeError(f"process takes fastbpe.hf Encodings, not {type(e).__name__}")
+        encodings = [encoding.copy()] + ([pair.copy()] if pair is not None else [])
+        for k, e in enumerate(encodings):    # as HF: part k is sequence k, with type id k
+            e.set_type_id(k, k)
+        return self.process_all(encodings, add_special_tokens)
+
+    def process_all(self, encodings: list, add_special_tokens: bool, overflows: tuple | None = None) -> Encoding:
+        """The merged Encoding of one Encoding per input sequence (changed in place)."""
         if overflows is None:
             overflows = (False,) * len(encodings)
         return _merge(self.process_encodings(encodings, add_special_tokens, overflows))

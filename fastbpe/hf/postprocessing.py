@@ -48,7 +48,7 @@ class PostProcessing:
     def _post_process_plain(self, encodings, overflows: tuple | None = None, *, add_special_tokens: bool) -> Encoding:
         """The post-processor on the sequences (overflows[k]: sequence k is an overflow piece)."""
         proc = self.post_processor
-        process = proc.process if proc is not None else post_processors.default_process
+        process = proc.process_all if proc is not None else post_processors.default_process
         return process(list(encodings), add_special_tokens, overflows)
 
     def _pad(self, enc: Encoding, length: int, padding: dict | None = None) -> None:

@@ -243,6 +243,22 @@ class Sequence:
         return pieces
 
 
+def pre_tokenize_str(self, sequence: str) -> list[tuple[str, tuple[int, int]]]:
+    """HF's `pre_tokenize_str` (tokenizers.pre_tokenizers.*): each piece of sequence with its
+    character offsets in sequence."""
+    if not isinstance(sequence, str):
+        raise TypeError(f"pre_tokenize_str takes a str, not {type(sequence).__name__}")
+    if not sequence:
+        return []
+    return [(p.text, p.offsets(0, len(p.text)))
+            for p in self.pre_tokenize([NormalizedText.from_original(sequence)]) if p.text]
+
+
+# HF's component API on every pre-tokenizer class of this module (each has `pre_tokenize`)
+for _stage in [v for v in list(globals().values()) if isinstance(v, type) and hasattr(v, "pre_tokenize")]:
+    _stage.pre_tokenize_str = pre_tokenize_str
+
+
 def from_json(node, path: str = "pre_tokenizer"):
     """The pre-tokenizer of a tokenizer.json node (None for none)."""
     if node is None:

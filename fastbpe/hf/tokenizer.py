@@ -376,7 +376,7 @@ class Tokenizer(IdsPath, PostProcessing, HFExtras):
         if self._byte_split is not None:
             return self._byte_split.split(self._steps_before.pre_tokenize([seg])), self.model.tokenize_utf8
         pieces = self.pre_tokenizer.pre_tokenize([seg]) if self.pre_tokenizer is not None else [seg]
-        return pieces, self.model.tokenize
+        return pieces, self.model.tokenize_piece
 
     def _encode_sequence(self, text: str, type_id: int) -> Encoding:
         if not isinstance(text, str):
