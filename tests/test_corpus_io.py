@@ -85,6 +85,20 @@ def test_load_refuses_files_from_different_runs(enc, tmp_path):
         corpus.load(a / "x.bin")
 
 
+def test_load_refuses_ids_of_another_run_with_the_same_sizes_and_offsets(tmp_path):
+    """Issue 29 item 12: two runs whose offsets are equal (so the offsets CRC, the sizes and
+    the dtype all match) but whose ids differ: only the CRC of the ids can refuse the mix."""
+    offsets = np.array([0, 3, 5, 9], dtype=np.int64)
+    a, b = tmp_path / "a.bin", tmp_path / "b.bin"
+    corpus.save(a, np.arange(1, 10, dtype=np.uint16), offsets)
+    corpus.save(b, np.arange(101, 110, dtype=np.uint16), offsets)
+    assert os.path.getsize(a) == os.path.getsize(b)
+    assert (tmp_path / "a.bin.offsets").read_bytes() == (tmp_path / "b.bin.offsets").read_bytes()
+    shutil.copy(a, b)   # a's ids under b's offsets and manifest
+    with pytest.raises(ValueError, match="b.bin is not the ids its manifest"):
+        corpus.load(b)
+
+
 def test_load_refuses_a_pair_without_its_manifest(enc, tmp_path):
     out = tmp_path / "train.bin"
     enc.encode_documents(DOCS[:2], out)
