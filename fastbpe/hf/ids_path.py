@@ -255,6 +255,8 @@ class IdsPath:
             ids = self._short_ids(short, text, add_special_tokens)
             if ids is not None:
                 return ids
+        if self._char_path is not None and self._char_path.usable(self):
+            return self._finish_ids(self._char_path.body_ids(self, text), add_special_tokens)
         if not self._uses_fast_path():
             return self.encode(text, add_special_tokens=add_special_tokens).ids
         body = self._body_ids(self._fast_segments(text))
@@ -279,9 +281,11 @@ class IdsPath:
         if isinstance(texts, str):
             raise TypeError("encode_ids_batch expects a list of str, not a single str")
         texts = list(texts)
-        if not self._uses_fast_path():
+        if self._char_path is not None and self._char_path.usable(self):
+            bodies = self._char_path.bodies(self, texts, available_cores() if num_threads is None else num_threads)
+        elif not self._uses_fast_path():
             return [e.ids for e in self.encode_batch(texts, add_special_tokens=add_special_tokens)]
-        if self._kind < 0:
+        elif self._kind < 0:
             # the regex split re-takes the GIL per match: threads would only contend
             bodies = [self._body_ids(self._fast_segments(t)) for t in texts]
         else:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import random
 
+from .._char_bpe import CharBPE
 from .._core import BPETable
 from ..formats.bytelevel import token_bytes as bytelevel_token_bytes
 from .._formats import bytelevel_token_bytes as bytelevel_vocab_bytes, checked_vocab, frozen_merges, hf_merge_rows
@@ -50,6 +51,7 @@ class BPE:
             raise ValueError(f"tokenizer.json: token ids are too sparse ({len(self.vocab)} tokens, largest id {n_ids - 1})")
         # a byte-level model: its input is byte-level text and every token maps to bytes
         self.byte_level = byte_level_input and not self.prefix and not self.suffix
+        self.char_model, self.char_model_refusal = None, "the model is byte-level BPE"
         # the merges: (left, right, new id) rows in rank order, an array.array('q') of 3m ids
         if self.byte_level:
             tokens = bytelevel_vocab_bytes(self.vocab, n_ids)
@@ -74,7 +76,19 @@ class BPE:
                 tokens[i] = t.encode("utf-8", "surrogatepass")
             self.table = BPETable.from_merges(all_merges, tokens, None, whole_piece=False, require_all_bytes=False)
             self._byte_ids = [self.vocab.get(f"<0x{b:02X}>") for b in range(256)]
+            self.char_model, self.char_model_refusal = self._compiled_char_model(all_merges)
         self._cache: dict[str, tuple] = {}
+
+    def _compiled_char_model(self, merges) -> tuple:
+        """(`_char_bpe.CharBPE` over this model's table, None), or (None, why not): the
+        compiled char-level model the SentencePiece-style files run on (hf/char_level.py)."""
+        if self.prefix or self.suffix:
+            return None, "a char-level model with continuing_subword_prefix / end_of_word_suffix"
+        try:
+            return CharBPE.build(self.vocab, merges, self.unk_token, self.byte_fallback, self.fuse_unk,
+                                 self.ignore_merges, table=self.table), None
+        except ValueError as e:
+            return None, str(e)
 
     @property
     def merges_source(self) -> tuple:

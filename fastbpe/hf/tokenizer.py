@@ -25,7 +25,7 @@ import weakref
 
 from ..pretokenize import scanner_kind
 from ..threads import available_cores
-from . import _nodes, decoders, normalizers, post_processors, pre_tokenizers, spec
+from . import _nodes, char_level, decoders, normalizers, post_processors, pre_tokenizers, spec
 from ._nodes import UnsupportedError
 from .added_tokens import AddedToken, AddedVocabulary
 from .api_extras import HFExtras, hf_tokenizer_class
@@ -111,6 +111,7 @@ class Tokenizer(IdsPath, PostProcessing, HFExtras):
         if padding is not None:
             self.enable_padding(**padding)
         self._pattern, self._kind, self._pattern_regex = self._fast_pattern(steps)
+        self._char_path = char_level.path_for(self._normalizer, steps, self.model)   # SentencePiece-style files
         self._fast_wraps = None
         self._kernel = None   # KernelEncoder, made on first use
 
@@ -534,6 +535,8 @@ class Tokenizer(IdsPath, PostProcessing, HFExtras):
         """The Encoding of each text (with its type id) before post-processing: from the
         kernels when the file takes the fast path and NFC leaves the text as it is, else
         from the pipeline."""
+        if self._char_path is not None and self._char_path.usable(self):
+            return self._char_path.sequences(self, texts, type_ids, num_threads)
         if not self._uses_fast_path():
             return [self._encode_sequence(t, k) for t, k in zip(texts, type_ids)]
         plans = []

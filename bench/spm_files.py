@@ -1,0 +1,88 @@
+"""SentencePiece-style vocabularies side by side: fastbpe vs HF tokenizers vs fastokens on a
+Llama-2-style tokenizer.json (Phi-3's, from the shared data), one core, 2 kB documents each
+seen the first time by each library (its own str copies), ids checked equal to HF's after
+timing.  Rows: `encode_batch` reading ids (Encodings) and `encode_ids_batch` (fastbpe;
+`encode_batch` for the peers, which have no ids-only batch).
+
+    taskset -c 1 python bench/spm_files.py [--mb 2] [--corpora large_en,multilingual,code]
+
+The machine is shared: quote the ratios of one run, not MB/s alone.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+import common as c
+
+PHI3 = c.HF_DIR / "phi3" / "tokenizer.json"
+
+
+def _fresh(docs: list) -> list:
+    """New str objects with the same text (no library has touched their UTF-8 cache)."""
+    return [(d + ".")[:-1] for d in docs]
+
+
+def _libraries(path: str) -> dict:
+    import fastbpe
+    from tokenizers import Tokenizer as HF
+
+    hf = HF.from_file(path)
+    fb = fastbpe.Tokenizer.from_file(path)
+    libs = {
+        "fastbpe encode_batch": lambda ds: [e.ids for e in fb.encode_batch(ds, add_special_tokens=False, num_threads=1)],
+        "fastbpe encode_ids_batch": lambda ds: fb.encode_ids_batch(ds, add_special_tokens=False, num_threads=1),
+        "HF tokenizers encode_batch": lambda ds: [e.ids for e in hf.encode_batch(ds, add_special_tokens=False)],
+    }
+    try:
+        import fastokens
+
+        ft = fastokens.Tokenizer.from_file(path)
+        libs["fastokens encode_batch"] = lambda ds: [list(e.ids) if hasattr(e, "ids") else list(e)
+                                                     for e in ft.encode_batch(ds, add_special_tokens=False)]
+    except Exception as e:  # not installed, or cannot load the file
+        print(f"fastokens: n/a ({e})", file=sys.stderr)
+    return libs
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--mb", type=float, default=2.0, help="MB of each corpus (4 parts; the first warms up)")
+    ap.add_argument("--corpora", default="large_en,multilingual,code")
+    args = ap.parse_args(argv)
+    if not PHI3.exists():
+        print(f"{PHI3} not found (shared data absent)")
+        return 0
+    libs = _libraries(str(PHI3))
+    print(f"Phi-3 tokenizer.json, one core, 2 kB first-seen documents; load {c.loadavg()}")
+    print("| corpus | " + " | ".join(libs) + " |")
+    print("|---|" + "---:|" * len(libs))
+    for corpus in args.corpora.split(","):
+        parts = [c.documents(p, 2000) for p in c.parts(corpus, args.mb)]
+        speeds = {name: [] for name in libs}
+        for i, docs in enumerate(parts):
+            nbytes = sum(len(d.encode()) for d in docs)
+            want = None
+            for name, fn in libs.items():   # interleaved: each part through every library in turn
+                ds = _fresh(docs)
+                t0 = time.perf_counter()
+                out = fn(ds)
+                dt = time.perf_counter() - t0
+                if want is None:
+                    want = libs["HF tokenizers encode_batch"](_fresh(docs))
+                if out != want:
+                    print(f"{name}: ids differ from HF's on {corpus} part {i}", file=sys.stderr)
+                if i:   # part 0 warms each library up (first calls, thread pools)
+                    speeds[name].append(nbytes / dt / 1e6)
+        hf = sum(speeds["HF tokenizers encode_batch"]) / len(speeds["HF tokenizers encode_batch"])
+        cells = []
+        for name, v in speeds.items():
+            mbs = sum(v) / len(v)
+            cells.append(f"{mbs:.1f} ({mbs / hf:.1f}x HF)")
+        print(f"| {corpus} | " + " | ".join(cells) + " |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

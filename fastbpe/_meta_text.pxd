@@ -1,0 +1,86 @@
+# SentencePiece's text form over UTF-8, without the GIL (_char_bpe): the meta character ("▁")
+# prepended and put for spaces (HF's Prepend + Replace normalizers, Metaspace), the cuts
+# before meta characters, and reading one character.  `kind` is _char_bpe's flags.
+from libc.stdint cimport uint8_t, uint32_t
+from libc.string cimport memchr, memcmp, memcpy
+
+cdef enum:
+    F_PREPEND = 1                # the meta character before a non-empty text (HF's Prepend)
+    F_PREPEND_UNLESS_META = 2    # ... unless the text then starts with it (Metaspace's prepend_scheme)
+    F_REPLACE_SPACE = 4          # every " " becomes the meta character
+    F_SPLIT = 8                  # every meta character starts a word (Metaspace's split)
+    KIND_MAX = 15
+
+
+cdef inline Py_ssize_t utf8_char(const uint8_t* p, Py_ssize_t n, uint32_t* cp) noexcept nogil:
+    """The code point of the (valid) UTF-8 character at p (n bytes left) and its length."""
+    cdef uint8_t b = p[0]
+    if b < 0x80:
+        cp[0] = b
+        return 1
+    if b < 0xE0 and n >= 2:
+        cp[0] = ((b & 0x1F) << 6) | (p[1] & 0x3F)
+        return 2
+    if b < 0xF0 and n >= 3:
+        cp[0] = ((b & 0x0F) << 12) | ((p[1] & 0x3F) << 6) | (p[2] & 0x3F)
+        return 3
+    if n >= 4:
+        cp[0] = ((b & 0x07) << 18) | ((p[1] & 0x3F) << 12) | ((p[2] & 0x3F) << 6) | (p[3] & 0x3F)
+        return 4
+    cp[0] = 0xFFFD
+    return n
+
+
+cdef inline Py_ssize_t meta_normalize(const uint8_t* meta, Py_ssize_t ml, const uint8_t* s, Py_ssize_t n,
+                                      int kind, uint8_t* q, bint* prepended) noexcept nogil:
+    """The UTF-8 of s[:n] normalized as kind says into q (room for ml * (n + 1) bytes; meta:
+    the meta character's ml bytes); its length, and whether the meta character was prepended."""
+    cdef Py_ssize_t o = 0, i
+    cdef bint starts_meta
+    cdef uint8_t c, m0 = meta[0], m1 = meta[1] if ml > 1 else 0, m2 = meta[2] if ml > 2 else 0
+    cdef uint8_t m3 = meta[3] if ml > 3 else 0
+    if n > 0 and kind & (F_PREPEND | F_PREPEND_UNLESS_META):
+        starts_meta = ((kind & F_REPLACE_SPACE) and s[0] == 32) or (n >= ml and memcmp(s, meta, ml) == 0)
+        if kind & F_PREPEND or not starts_meta:
+            memcpy(q, meta, ml)
+            o = ml
+            prepended[0] = True
+    if not kind & F_REPLACE_SPACE:
+        memcpy(q + o, s, n)
+        return o + n
+    # a byte at a time: a memcpy call per word or per space cost more on words of 5 bytes
+    for i in range(n):
+        c = s[i]
+        if c != 32:
+            q[o] = c
+            o += 1
+            continue
+        q[o] = m0
+        if ml > 1:
+            q[o + 1] = m1
+            if ml > 2:
+                q[o + 2] = m2
+                if ml > 3:
+                    q[o + 3] = m3
+        o += ml
+    return o
+
+
+cdef inline Py_ssize_t meta_cut(const uint8_t* meta, Py_ssize_t ml, const uint8_t* q, Py_ssize_t n,
+                                Py_ssize_t start, bint every_meta) noexcept nogil:
+    """The end of the piece of q[:n] that starts at start: before the next meta character
+    (every one, or only one that follows another character), else n."""
+    cdef Py_ssize_t j = start + 1
+    cdef const uint8_t* hit
+    while j < n:
+        hit = <const uint8_t*>memchr(q + j, meta[0], n - j)
+        if hit == NULL:
+            return n
+        j = hit - q
+        if j + ml <= n and memcmp(q + j, meta, ml) == 0:
+            if every_meta or not (j - ml >= start and memcmp(q + j - ml, meta, ml) == 0):
+                return j
+            j += ml
+        else:
+            j += 1
+    return n

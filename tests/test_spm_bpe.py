@@ -1,0 +1,255 @@
+"""The compiled char-level BPE model (`_char_bpe.CharBPE`, `hf/char_level.py`): SentencePiece-style
+tokenizer.json files (Prepend + Replace normalizers or Metaspace; byte_fallback, unk_token,
+fuse_unk, ignore_merges) give HF tokenizers' ids, tokens, offsets, word ids and decode, on
+files trained here with every setting, on generated hard strings, against the Python pipeline,
+and on the shared Phi-3 file when ../shared is present."""
+from __future__ import annotations
+
+import json
+import lzma
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from datasources import CORPUS_DIR, SHARED
+from hf_reference import FIELDS, SAMPLES, build
+
+from tokenizers import Tokenizer as HFTokenizer  # noqa: E402
+from tokenizers import decoders as D  # noqa: E402
+from tokenizers import normalizers as N  # noqa: E402
+from tokenizers import pre_tokenizers as P  # noqa: E402
+
+from fastbpe._char_bpe import PREPEND, REPLACE_SPACE, CharBPE  # noqa: E402
+from fastbpe.hf import Tokenizer  # noqa: E402
+
+META = "\u2581"
+SPM_DECODER = D.Sequence([D.Replace(META, " "), D.ByteFallback(), D.Fuse(), D.Strip(" ", 1, 0)])
+PIECES = list("aZ09 \t\n'-.,!?") + [
+    "  ", "   ", META, META + META, " " + META, "the ", "quick ", "lazy dog", "é", "ß", "日本", "語", "😀", "🎉",
+    "\U0001d55c", "\u0301", "\x00", "\x7f", "\u00a0", "Ω", "ꙮ", "\U00010348", "<s>", "</s>", "<unk>", "<0x41>",
+    "ing", "tion", "ZZZ"]
+TEXT = st.lists(st.sampled_from(PIECES), max_size=24).map("".join)
+TEXTS = SAMPLES + ["ꙮꙮꙮ ꙮ x", "Ω😀Ω a", "\U00010348\U00010348", "lazy  dog   ", META * 5 + "a", "a" * 300,
+                   " " * 50 + "x", "<s>a</s> b <unk>c", "日本語日本語 語"]
+
+
+def _words_json() -> dict:
+    """A vocabulary trained on words (Metaspace split): no merge joins across a "▁"."""
+    ref = build(pre_tokenizer=P.Metaspace(), vocab_size=420, special_tokens=("<unk>", "<s>", "</s>"))
+    return json.loads(ref.to_str())
+
+
+def _text_json() -> dict:
+    """One trained on whole lines (no pre-tokenizer): merges across "▁", so no cut applies."""
+    ref = build(normalizer=N.Sequence([N.Prepend(META), N.Replace(" ", META)]), vocab_size=420)
+    return json.loads(ref.to_str())
+
+
+_BASES: dict = {}
+
+
+def variant(base: str, normalizer=None, pre_tokenizer=None, fallback_bytes=True, **model) -> dict:
+    """A tokenizer.json document: the trained base with these stages and model flags; with
+    fallback_bytes, the 256 <0xNN> tokens join the vocabulary (limited ones: only some)."""
+    if base not in _BASES:
+        _BASES[base] = _words_json() if base == "words" else _text_json()
+    doc = json.loads(json.dumps(_BASES[base]))
+    doc["normalizer"] = normalizer
+    doc["pre_tokenizer"] = pre_tokenizer
+    doc["decoder"] = json.loads(SPM_DECODER.__getstate__())
+    vocab = doc["model"]["vocab"]
+    if fallback_bytes:
+        n = max(vocab.values()) + 1
+        for b in (range(256) if fallback_bytes is True else fallback_bytes):
+            vocab.setdefault(f"<0x{b:02X}>", n + b)
+    doc["model"].update(model)
+    return doc
+
+
+PREPEND_REPLACE = {"type": "Sequence", "normalizers": [{"type": "Prepend", "prepend": META},
+                                                       {"type": "Replace", "pattern": {"String": " "}, "content": META}]}
+REPLACE_ONLY = {"type": "Replace", "pattern": {"String": " "}, "content": META}
+
+
+def metaspace(scheme: str, split: bool) -> dict:
+    return {"type": "Metaspace", "replacement": META, "prepend_scheme": scheme, "split": split}
+
+
+CONFIGS = {
+    "llama2": ("words", PREPEND_REPLACE, None, dict(byte_fallback=True, unk_token="<unk>", fuse_unk=True)),
+    "llama2-whole-text": ("text", PREPEND_REPLACE, None, dict(byte_fallback=True, unk_token="<unk>", fuse_unk=True)),
+    "unk-fused": ("words", PREPEND_REPLACE, None, dict(byte_fallback=False, unk_token="<unk>", fuse_unk=True)),
+    "unk-not-fused": ("text", PREPEND_REPLACE, None, dict(byte_fallback=False, unk_token="<unk>", fuse_unk=False)),
+    "no-unk": ("words", PREPEND_REPLACE, None, dict(byte_fallback=False, unk_token=None, fuse_unk=False)),
+    "gemma": ("words", REPLACE_ONLY, None, dict(byte_fallback=True, unk_token="<unk>", fuse_unk=True)),
+    "ignore-merges": ("words", PREPEND_REPLACE, None, dict(byte_fallback=True, unk_token="<unk>", ignore_merges=True)),
+    **{f"metaspace-{scheme}-{'split' if split else 'whole'}":
+       ("words", None, metaspace(scheme, split), dict(byte_fallback=True, unk_token="<unk>", fuse_unk=True))
+       for scheme in ("always", "first", "never") for split in (True, False)},
+    "metaspace-ignore-merges": ("words", None, metaspace("always", True),
+                                dict(byte_fallback=True, unk_token="<unk>", ignore_merges=True)),
+}
+
+_BUILT: dict = {}
+
+
+def built(name: str):
+    """(HF's tokenizer, fastbpe's, fastbpe's on the Python pipeline) of a config."""
+    if name not in _BUILT:
+        base, normalizer, pre, model = CONFIGS[name]
+        text = json.dumps(variant(base, normalizer, pre, **model))
+        ref, ours, pipeline = HFTokenizer.from_str(text), Tokenizer.from_str(text), Tokenizer.from_str(text)
+        pipeline._char_path = None   # the readable reference: HF's stages one by one
+        _BUILT[name] = (ref, ours, pipeline)
+    return _BUILT[name]
+
+
+def assert_same(ref, ours, text: str, pair: str | None = None) -> None:
+    for add in (True, False):
+        want, got = ref.encode(text, pair, add_special_tokens=add), ours.encode(text, pair, add_special_tokens=add)
+        for field in FIELDS:
+            assert getattr(got, field) == getattr(want, field), (field, text, pair, add)
+        if pair is None:
+            assert ours.encode_ids(text, add_special_tokens=add) == want.ids, (text, add)
+    assert ours.decode(want.ids) == ref.decode(want.ids)
+
+
+@pytest.mark.parametrize("name", sorted(CONFIGS))
+def test_configs_take_the_kernel(name):
+    _, ours, _ = built(name)
+    assert ours._char_path is not None, name
+
+
+def test_cut_before_meta_decided_from_the_merges():
+    """Merges trained on words never join across "▁": the text is cut into pieces there.
+    Merges trained on whole lines do: those files merge each text whole."""
+    assert built("llama2")[1].model.char_model.cut_before_meta
+    assert not built("llama2-whole-text")[1].model.char_model.cut_before_meta
+
+
+@pytest.mark.parametrize("name", sorted(CONFIGS))
+def test_samples_match_hf(name):
+    ref, ours, _ = built(name)
+    for text in TEXTS:
+        assert_same(ref, ours, text)
+    assert_same(ref, ours, "a pair  of texts", " second one ")
+    batch = ours.encode_batch(TEXTS)
+    for got, want in zip(batch, ref.encode_batch(TEXTS)):
+        for field in FIELDS:
+            assert getattr(got, field) == getattr(want, field), (field, name)
+    assert ours.encode_ids_batch(TEXTS, add_special_tokens=False) == \
+        [e.ids for e in ref.encode_batch(TEXTS, add_special_tokens=False)]
+
+
+@pytest.mark.parametrize("name", sorted(CONFIGS))
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=TEXT, pair=st.one_of(st.none(), TEXT))
+def test_generated_strings_match_hf(name, text, pair):
+    ref, ours, _ = built(name)
+    assert_same(ref, ours, text, pair)
+
+
+@pytest.mark.parametrize("name", ["llama2", "llama2-whole-text", "unk-not-fused", "metaspace-first-split"])
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(texts=st.lists(TEXT, max_size=6))
+def test_kernel_matches_the_python_pipeline(name, texts):
+    """The kernel and the pipeline (HF's stages one by one in Python) agree field by field."""
+    _, ours, pipeline = built(name)
+    for got, want in zip(ours.encode_batch(texts), pipeline.encode_batch(texts)):
+        for field in FIELDS:
+            assert getattr(got, field) == getattr(want, field), field
+
+
+def test_added_token_later_in_text_gets_no_prepended_meta_with_scheme_first():
+    ref, ours, _ = built("metaspace-first-whole")
+    assert_same(ref, ours, "a<s>b c</s> d")
+    assert_same(ref, ours, "<s>b")
+
+
+def test_long_texts_match_hf():
+    """Long runs take the heap loop (one word of 100k characters), as do whole-text files."""
+    for name in ("llama2", "llama2-whole-text"):
+        ref, ours, _ = built(name)
+        for text in ("a" * 100_000, " " * 100_000, "the lazy dog " * 8000, "9" * 50_000, "日本" * 30_000):
+            assert ours.encode_ids(text) == ref.encode(text).ids
+
+
+def test_some_fallback_bytes_missing_is_refused_with_an_unk_token():
+    """byte_fallback with only some <0xNN> tokens and an unk token: HF writes a pending unk
+    after the fallback bytes; the kernel does not take such a file (the pipeline does)."""
+    text = json.dumps(variant("words", PREPEND_REPLACE, None, fallback_bytes=range(0x80),
+                              byte_fallback=True, unk_token="<unk>", fuse_unk=True))
+    ours = Tokenizer.from_str(text)
+    assert ours._char_path is None
+    assert "byte_fallback" in ours.model.char_model_refusal
+    ref = HFTokenizer.from_str(text)
+    for s in ("日本 x é😀", "ok"):
+        assert ours.encode(s).ids == ref.encode(s).ids
+
+
+def test_kernel_entry_points():
+    _, ours, _ = built("llama2")
+    char = ours.model.char_model
+    kind = PREPEND | REPLACE_SPACE
+    assert char.encode_text("the lazy dog", kind) == ours.encode_ids("the lazy dog", add_special_tokens=False)
+    assert char.encode_text("the lazy dog", kind, True).tolist() == char.encode_text("the lazy dog", kind)
+    assert char.encode_texts(["a b", ""], kind) == [char.encode_text("a b", kind), []]
+    with pytest.raises(UnicodeEncodeError):
+        char.encode_text("a\ud800b", kind)
+    with pytest.raises(ValueError):
+        char.encode_text("a", 99)
+    with pytest.raises(TypeError):
+        char.encode_texts([b"a"], kind)
+    assert char.initial_ids("ab") == [ours.model.vocab["a"], ours.model.vocab["b"]]
+
+
+def test_build_refuses_bad_inputs():
+    with pytest.raises(ValueError, match="unk_token"):
+        CharBPE.build({"a": 0}, [], "<unk>")
+    with pytest.raises(ValueError, match="one character"):
+        CharBPE.build({"a": 0}, [], None, meta="ab")
+
+
+# -- the shared Phi-3 file -------------------------------------------------------------------
+
+PHI3 = SHARED / "data" / "vocab" / "hf" / "phi3" / "tokenizer.json"
+_PHI3: list = []
+
+
+def phi3():
+    if not PHI3.exists():
+        pytest.skip(f"{PHI3} not found (shared data absent)")
+    if not _PHI3:
+        _PHI3.append((HFTokenizer.from_file(str(PHI3)), Tokenizer.from_file(PHI3)))
+    return _PHI3[0]
+
+
+def test_phi3_takes_the_kernel_and_cuts():
+    _, ours = phi3()
+    assert ours._char_path is not None
+    assert ours.model.char_model.cut_before_meta
+
+
+@pytest.mark.parametrize("corpus", ["large_en", "multilingual", "code"])
+def test_phi3_corpus_documents_match_hf(corpus):
+    ref, ours = phi3()
+    path = CORPUS_DIR / f"{corpus}.txt.xz"
+    if not path.exists():
+        pytest.skip(f"{path} not found (shared data absent)")
+    with lzma.open(path, "rt", encoding="utf-8") as f:
+        text = f.read(400_000)
+    docs = [text[i:i + 2000] for i in range(0, len(text), 2000)]
+    want = ref.encode_batch(docs, add_special_tokens=True)
+    assert ours.encode_ids_batch(docs) == [e.ids for e in want]
+    for got, w in zip(ours.encode_batch(docs[:60]), want):
+        for field in FIELDS:
+            assert getattr(got, field) == getattr(w, field), field
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=TEXT, pair=st.one_of(st.none(), TEXT))
+def test_phi3_generated_strings_match_hf(text, pair):
+    ref, ours = phi3()
+    assert_same(ref, ours, text, pair)
+    assert_same(ref, ours, "<|user|>" + text + "<|end|>\n<|assistant|>" + (pair or ""))
