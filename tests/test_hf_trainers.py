@@ -64,8 +64,8 @@ def library_lines(limit: int = 250_000) -> list[str]:
 TEXT = generated_lines() + library_lines()
 
 
-def hf_tokenizer(pre=None, norm=None, added=()):
-    tok = HFTokenizer(models.BPE())
+def hf_tokenizer(pre=None, norm=None, added=(), model=None):
+    tok = HFTokenizer(model if model is not None else models.BPE())
     tok.pre_tokenizer = pre if pre is not None else pre_tokenizers.ByteLevel(add_prefix_space=False)
     if norm is not None:
         tok.normalizer = norm
@@ -74,10 +74,10 @@ def hf_tokenizer(pre=None, norm=None, added=()):
     return tok
 
 
-def both_trained(kw: dict, lines=TEXT, pre=None, norm=None, added=(), ours: bool = False):
+def both_trained(kw: dict, lines=TEXT, pre=None, norm=None, added=(), model=None, ours: bool = False):
     """(HF's tokenizer.json, fastbpe's) trained on lines with the same pipeline and settings;
     `ours`: fastbpe gets fastbpe.trainers.BpeTrainer(**kw) instead of HF's trainer."""
-    hf = hf_tokenizer(pre, norm, added)
+    hf = hf_tokenizer(pre, norm, added, model)
     fast = fastbpe.Tokenizer.from_str(hf.to_str())
     hf.train_from_iterator(lines, hf_trainers.BpeTrainer(show_progress=False, **kw))
     trainer = (trainers.BpeTrainer(show_progress=False, **kw) if ours
@@ -115,6 +115,10 @@ GRID = [
     ("nfc-bytelevel", dict(vocab_size=1000), dict(norm=normalizers.Sequence([normalizers.NFC()]))),
     ("added-token-in-text", dict(vocab_size=800), dict(added=["the"])),
     ("whitespace-chars", dict(vocab_size=900, special_tokens=["[UNK]"]), dict(pre=pre_tokenizers.Whitespace())),
+    ("quicktour-unk", dict(vocab_size=700, special_tokens=["[UNK]", "[CLS]", "[SEP]", "[PAD]", "[MASK]"]),
+     dict(pre=pre_tokenizers.Whitespace(), model=models.BPE(unk_token="[UNK]"))),
+    ("whitespacesplit-nfc", dict(vocab_size=800, min_frequency=2),
+     dict(pre=pre_tokenizers.WhitespaceSplit(), norm=normalizers.NFC())),
     ("metaspace-nfkc-lower", dict(vocab_size=900, min_frequency=2),
      dict(pre=pre_tokenizers.Metaspace(), norm=normalizers.Sequence([normalizers.NFKC(), normalizers.Lowercase()]))),
 ]

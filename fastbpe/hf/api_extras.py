@@ -8,11 +8,16 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+import regex
 
 from .. import trainers
 from .._count import PieceCounter
 from ..counting import count_pieces
+from ..formats.bytelevel import BYTELEVEL_PATTERN
+from ..pretokenize import program_kind
 from ..progress import Progress, wants_progress
 from ..text import fix_surrogates
 from . import normalizers, pre_tokenizers, spec
@@ -131,12 +136,13 @@ class HFExtras:
         scan = self._training_scan()
         progress = None if settings.show_progress else False
         if scan is not None:
-            kind, prefix_space = scan
-            texts = _prepared(sequences, self.normalizer is not None, prefix_space)
-            counter = count_pieces(texts, kind=kind, show_progress=progress)
+            texts = _prepared(sequences, self.normalizer is not None, scan.prefix_space)
+            counter = count_pieces(texts, scan.pattern, kind=scan.kind, show_progress=progress)
+            if scan.words is not None:
+                counter = _only_words(counter, scan.words)
         else:
             counter = self._count_words(sequences, progress)
-        result = trainers.train_words(counter, settings, chars_of_bytes=scan is not None)
+        result = trainers.train_words(counter, settings, chars_of_bytes=scan is not None and scan.byte_level)
         node = dict(self._model_json)
         node.update(vocab=result.vocab, merges=[list(m) for m in result.merges],   # HF sets both, "" too
                     continuing_subword_prefix=settings.continuing_subword_prefix,
@@ -145,21 +151,30 @@ class HFExtras:
         if result.special_tokens:
             self.add_special_tokens(result.special_tokens)
 
-    def _training_scan(self):
-        """(C scanner kind, add a prefix space) when the words can be counted by the C
-        scanner straight from the text's UTF-8: no normalizer but NFC, no added tokens, and a
-        ByteLevel pre-tokenizer splitting with its regex, or a known Split before a ByteLevel
-        that does not split.  Else None: the words come from the pipeline, stage by stage."""
+    def _training_scan(self) -> "_Scan | None":
+        """How the words can be counted straight from the text (by the C scanner, or the
+        `regex` pattern whose matches are the words, in worker processes) when the normalizer is
+        NFC or none and the tokenizer has no added tokens: a ByteLevel pre-tokenizer splitting
+        with its regex, a known Split before a ByteLevel that does not split (byte-level words),
+        Whitespace, WhitespaceSplit (the words are the pattern's matches).  Else None: the
+        words come from the pipeline, stage by stage."""
         if not normalizers.is_nfc_or_none(self.normalizer) or self.added.by_id:
             return None
         steps = pre_tokenizers.steps_of(self.pre_tokenizer)
         if len(steps) == 1 and isinstance(steps[0], pre_tokenizers.ByteLevel):
             if steps[0].use_regex and steps[0].kind >= 0:
-                return steps[0].kind, steps[0].add_prefix_space
+                return _Scan(steps[0].kind, BYTELEVEL_PATTERN, steps[0].add_prefix_space, True)
         elif (len(steps) == 2 and isinstance(steps[0], pre_tokenizers.Split) and steps[0].kind >= 0
               and isinstance(steps[1], pre_tokenizers.ByteLevel)
               and not steps[1].use_regex and not steps[1].add_prefix_space):
-            return steps[0].kind, False
+            return _Scan(steps[0].kind, steps[0].pattern_node["Regex"], False, True)
+        elif len(steps) == 1 and type(steps[0]) in _WORD_PATTERNS:
+            words = _WORD_PATTERNS[type(steps[0])]
+            # the words and the white space between them tile the text: a scanner program
+            # when the pattern compiles, then the white space is dropped
+            tiled = words + r"|\s+"
+            kind = program_kind(tiled)
+            return _Scan(kind if kind >= 0 else None, tiled, False, False, words)
         return None
 
     def _count_words(self, sequences, show_progress):
@@ -200,6 +215,34 @@ class HFExtras:
             raise ImportError("training with continuing_subword_prefix or end_of_word_suffix uses "
                               "HF tokenizers' trainer: pip install tokenizers")
         return twin.from_str(self.to_str())
+
+
+@dataclass
+class _Scan:
+    """How `_training_scan` counts words: a C scanner kind (None: the `regex` pattern's
+    matches), the pattern, ByteLevel's prefix space, whether words are bytes of byte-level
+    characters (else each word is its UTF-8)."""
+    kind: int | None
+    pattern: str
+    prefix_space: bool
+    byte_level: bool
+    words: str | None = None   # pieces that do not match this whole are dropped (white space)
+
+
+# pre-tokenizers whose words are exactly a pattern's matches (the rest is dropped)
+_WORD_PATTERNS = {pre_tokenizers.Whitespace: pre_tokenizers.Whitespace.WORDS,
+                  pre_tokenizers.WhitespaceSplit: r"\S+"}
+
+
+def _only_words(counter, words: str):
+    """The counter without the pieces that are not `words` matches (the white space the
+    pre-tokenizer drops)."""
+    match = regex.compile(words).fullmatch
+    kept = PieceCounter()
+    for piece, count in counter.items():
+        if match(piece.decode("utf-8")):
+            kept.add_bytes(piece, count)
+    return kept
 
 
 def _sequences(iterator):

@@ -40,7 +40,7 @@ class BPE:
             raise ValueError(f"tokenizer.json: BPE dropout must be between 0 and 1, got {dropout}")
         self.dropout = float(dropout) if dropout else 0.0
         self._rng = random.Random()
-        if self.unk_token is not None and self.unk_token not in self.vocab:
+        if self.unk_token is not None and self.vocab and self.unk_token not in self.vocab:   # (an untrained model may name it)
             raise ValueError(f"tokenizer.json: unk_token {self.unk_token!r} is not in the vocabulary")
         merges_source = node.get("merges", [])
         if not isinstance(merges_source, (list, tuple)):   # a tuple: merges_source, written back
@@ -240,7 +240,9 @@ class BPE:
                     lens.extend([1] * len(fallback))
                     continue
             if self.unk_token is not None:
-                unk_id = self.vocab[self.unk_token]
+                unk_id = self.vocab.get(self.unk_token)
+                if unk_id is None:   # HF's error too (an untrained model)
+                    raise ValueError(f"unk token {self.unk_token!r} is not in the vocabulary")
                 if unk is not None and self.fuse_unk:
                     unk = (unk[0], unk[1] + n)
                 else:

@@ -220,7 +220,8 @@ class Metaspace:
 
 
 class Whitespace:
-    _words = RegexSpans(r"\w+|[^\w\s]+")
+    WORDS = r"\w+|[^\w\s]+"   # the words (the rest, white space, is dropped)
+    _words = RegexSpans(WORDS)
 
     def pre_tokenize(self, pieces: list) -> list:
         return [p for t in pieces for p in split_by(t, self._words, "Removed", invert=True)]
