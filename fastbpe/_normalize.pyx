@@ -39,16 +39,6 @@ cdef enum:
     SPAN_GAP = 8         # spans a form may change closer than this are normalized together
 
 
-cdef struct Op:
-    int kind
-    int arg
-    const uint8_t* table
-    const uint32_t* pattern
-    Py_ssize_t pattern_n
-    const uint32_t* content
-    Py_ssize_t content_n
-
-
 # The text an op reads: a str's code units in place (kind 1, 2, 4) or a buffer (4).
 cdef struct View:
     int kind
@@ -431,9 +421,6 @@ cdef class Program:
     ("form", 0..3 for NFC/NFD/NFKC/NFKD, its stability table as bytes), ("lowercase",),
     ("replace", literal, content), ("prepend", content), ("strip", left, right),
     ("strip_accents",), ("bytelevel",)."""
-    cdef Op* ops
-    cdef int n_ops
-    cdef list keep      # the bytes the ops point into
 
     def __cinit__(self, ops):
         ops = list(ops)
@@ -443,17 +430,20 @@ cdef class Program:
             raise MemoryError()
         memset(self.ops, 0, (len(ops) + 1) * sizeof(Op))
         self.n_ops = 0
+        self.ascii_stable = True
         for spec in ops:
             self._add(tuple(spec))
+            if self.ops[self.n_ops - 1].kind not in (OP_FORM, OP_STRIP_ACCENTS):
+                self.ascii_stable = False
 
     def __dealloc__(self):
         free(self.ops)
 
-    cdef const uint32_t* _chars(self, str s, Py_ssize_t* n) except? NULL:
+    cdef const unsigned int* _chars(self, str s, Py_ssize_t* n) except? NULL:
         data = s.encode("utf-32-le", "surrogatepass")
         self.keep.append(data)
         n[0] = len(s)
-        return <const uint32_t*><const char*>data
+        return <const unsigned int*><const char*>data
 
     cdef int _add(self, tuple spec) except -1:
         cdef Op* op = &self.ops[self.n_ops]
@@ -464,7 +454,7 @@ cdef class Program:
             if not 0 <= form <= 3 or not isinstance(data, bytes) or len(data) != TABLE_SIZE:
                 raise ValueError("a form op needs 0..3 and its stability table")
             self.keep.append(data)
-            op.kind, op.arg, op.table = OP_FORM, form, <const uint8_t*><const char*>data
+            op.kind, op.arg, op.table = OP_FORM, form, <const unsigned char*><const char*>data
         elif name == "lowercase":
             op.kind = OP_LOWERCASE
         elif name == "replace":
@@ -485,11 +475,13 @@ cdef class Program:
         self.n_ops += 1
         return 0
 
-    def normalize(self, str text):
+    cpdef str normalize(self, str text):
         """The normalized text (text itself when no op changes it)."""
         cdef View v
         cdef Buf bufs[2]
         cdef int r
+        if self.ascii_stable and PyUnicode_IS_ASCII(text):
+            return text
         memset(bufs, 0, sizeof(bufs))
         v.kind, v.data, v.n = PyUnicode_KIND(text), PyUnicode_DATA(text), PyUnicode_GET_LENGTH(text)
         try:

@@ -13,6 +13,7 @@ from cpython.ref cimport Py_INCREF, Py_XDECREF
 from cpython.unicode cimport PyUnicode_Contains
 
 from fastbpe._core cimport BPETable
+from fastbpe._normalize cimport Program
 
 cdef extern from "Python.h":
     bint PyUnicode_IS_ASCII(object u)
@@ -101,7 +102,8 @@ cdef class ShortCall:
     may hold an added token (`first`, the one first character every added token starts
     with, is in it; `checks_added` with no `first`: every text goes the general way), or is
     not ASCII and `changes` = (fn, arg) says the normalizer may change it (fn(text, arg)
-    true; None: no normalizer).
+    true; None: no normalizer).  With `normalize` (a _normalize.Program), the kernel encodes
+    normalize.normalize(text) (the source keeps text: its other fields come from it).
 
     The object: new_object(cls) with ids_field = the ids (wrapped in before/after ids when
     `wraps` gives them for flag), source_field = (owner, text, flag, shape, n, n, None) and
@@ -116,10 +118,12 @@ cdef class ShortCall:
     cdef object wraps_false, wraps_true, shapes_false, shapes_true
     cdef str ids_field, source_field, sequences_field
     cdef Py_ssize_t ids_at, source_at, sequences_at
+    cdef Program normalize
 
     def __init__(self, BPETable table, int kind, bint checks_added, first, wraps, shapes, cls, owner,
-                 fields, changes=None):
+                 fields, changes=None, Program normalize=None):
         self.changes_fn, self.changes_arg = changes if changes is not None else (None, None)
+        self.normalize = normalize
         self.table = table
         self.kind = kind
         self.checks_added = checks_added
@@ -139,7 +143,8 @@ cdef class ShortCall:
         if not is_plain(text, self.checks_added, self.first, self.changes_fn, self.changes_arg):
             return None
         cdef bint flag = True if add_special_tokens else False
-        ids = self.table.encode_text(text, self.kind, False)
+        ids = self.table.encode_text(text if self.normalize is None else self.normalize.normalize(text),
+                                     self.kind, False)
         wraps = self.wraps_true if flag else self.wraps_false
         if wraps is not None:
             before, after = wraps

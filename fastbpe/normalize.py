@@ -86,11 +86,13 @@ class ByteLevel:
 class NormalizerProgram:
     """A list of ops compiled for the C kernel (see the module docstring)."""
 
-    __slots__ = ("ops", "_program")
+    __slots__ = ("ops", "kernel", "normalize")
 
     def __init__(self, ops):
         self.ops = tuple(ops)
-        self._program = Program([op.spec() for op in self.ops])
+        self.kernel = Program([op.spec() for op in self.ops])   # _normalize.Program (C callers take it)
+        # normalize(text): the normalized text, text itself when no op changes it
+        self.normalize = self.kernel.normalize
 
     def __repr__(self) -> str:
         return f"NormalizerProgram({list(self.ops)!r})"
@@ -98,15 +100,11 @@ class NormalizerProgram:
     def __bool__(self) -> bool:
         return bool(self.ops)
 
-    def normalize(self, text: str) -> str:
-        """The normalized text; text itself when no op changes it."""
-        return self._program.normalize(text)
-
     def normalize_aligned(self, text: str, base: int = 0) -> tuple[str, array | None, array | None]:
         """(normalized, starts, ends): character k of the result comes from the input's
         characters [starts[k], ends[k]) (+ base), as HF aligns them; (text, None, None) when
         no op changes text (every character is its own span)."""
-        out, starts, ends = self._program.normalize_aligned(text)
+        out, starts, ends = self.kernel.normalize_aligned(text)
         if starts is None:
             return out, None, None
         a, b = array("q"), array("q")
@@ -119,8 +117,8 @@ class NormalizerProgram:
     def normalize_aligned_bytes(self, text: str) -> tuple:
         """normalize_aligned's (normalized, starts, ends) with starts/ends as int64 bytes (or
         None): for callers that read them with numpy."""
-        return self._program.normalize_aligned(text)
+        return self.kernel.normalize_aligned(text)
 
     def normalize_batch(self, texts: list) -> list:
         """normalize of each str, in one GIL-free call."""
-        return self._program.normalize_batch(texts if type(texts) is list else list(texts))
+        return self.kernel.normalize_batch(texts if type(texts) is list else list(texts))

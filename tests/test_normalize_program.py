@@ -246,3 +246,111 @@ def test_bad_ops_are_refused():
         Program([("nonsense",)])
     with pytest.raises(ValueError):
         Program([("form", 0, b"short")])
+
+
+# -- end to end: byte-level tokenizer.json files with normalizers, on the kernel path ------
+
+from hf_reference import FIELDS, SAMPLES, build  # noqa: E402
+from datasources import VOCAB_DIR  # noqa: E402
+from tokenizers import AddedToken  # noqa: E402
+from tokenizers import decoders as D  # noqa: E402
+from tokenizers import pre_tokenizers as P  # noqa: E402
+
+from fastbpe.hf import Tokenizer  # noqa: E402
+
+NORMALIZER_NODES = {
+    "lowercase": {"type": "Lowercase"},
+    "nfkc": {"type": "NFKC"},
+    "nfd": {"type": "NFD"},
+    "nfc+lowercase+replace": {"type": "Sequence", "normalizers": [
+        {"type": "NFC"}, {"type": "Lowercase"}, {"type": "Replace", "pattern": {"String": "  "}, "content": " "}]},
+    "nfd+stripaccents+strip": {"type": "Sequence", "normalizers": [
+        {"type": "NFD"}, {"type": "StripAccents"}, {"type": "Strip", "strip_left": True, "strip_right": True}]},
+    "nfkc+prepend": {"type": "Sequence", "normalizers": [{"type": "NFKC"}, {"type": "Prepend", "prepend": " "}]},
+}
+
+E2E_TEXTS = SAMPLES + [
+    "HELLO World ÉCOLE Straße İstanbul ΟΔΟΣ", "Ｆｕｌｌ－ｗｉｄｔｈ ＡＢＣ １２３ ﬁﬂ ½", "e\u0301 a\u0301\u0327b \u1100\u1161\u11a8",
+    "Hello <|endoftext|> WORLD", "HELLO hello HeLLo", "  x  ", "\U0001f600 Emoji \U0001f469\u200d\U0001f4bb",
+    "ǅemal ǈ ǋ", "a\u00a0b\u3000c", "<special> THE END",
+]
+
+
+def _swapped(path, node) -> str:
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    doc["normalizer"] = node
+    return json.dumps(doc)
+
+
+def _small(node) -> str:
+    """A byte-level file trained here (no shared data needed), with a normalized added token,
+    a raw one and a special one."""
+    ref = build(pre_tokenizer=P.ByteLevel(add_prefix_space=False), decoder=D.ByteLevel(), byte_level_alphabet=True)
+    ref.add_tokens([AddedToken("hello", normalized=True), AddedToken("<special>", normalized=False)])
+    ref.add_special_tokens(["<|endoftext|>"])
+    doc = json.loads(ref.to_str())
+    doc["normalizer"] = node
+    return json.dumps(doc)
+
+
+def _files():
+    out = [("small", _small)]
+    for name in ("gpt2", "qwen2.5"):
+        path = VOCAB_DIR / "hf" / name / "tokenizer.json"
+        if path.is_file():
+            out.append((name, lambda node, path=path: _swapped(path, node)))
+    return out
+
+
+def _assert_as_hf(spec: str, texts: list) -> None:
+    ref, ours, fresh = HFTokenizer.from_str(spec), Tokenizer.from_str(spec), Tokenizer.from_str(spec)
+    assert ours._uses_fast_path(), "the file should take the kernel path"
+    for add in (True, False):
+        want = ref.encode_batch(texts, add_special_tokens=add)
+        got = ours.encode_batch(texts, add_special_tokens=add)
+        for w, g, text in zip(want, got, texts):
+            for field in FIELDS:
+                assert getattr(g, field) == getattr(w, field), (field, text, add)
+        assert ours.encode_ids_batch(texts, add_special_tokens=add) == [w.ids for w in want]
+        for w, text in zip(want, texts):
+            got = fresh.encode(text, add_special_tokens=add)
+            assert (got.ids, got.tokens, got.offsets, got.word_ids) == (w.ids, w.tokens, w.offsets, w.word_ids), text
+            assert fresh.encode_ids(text, add_special_tokens=add) == w.ids
+        ids_only = fresh.encode_batch(texts, add_special_tokens=add)   # lazy Encodings
+        assert [e.ids for e in ids_only] == [w.ids for w in want]
+        assert [e.offsets for e in ids_only] == [w.offsets for w in want]
+
+
+@pytest.mark.parametrize("file", _files(), ids=lambda f: f[0])
+@pytest.mark.parametrize("normalizer", sorted(NORMALIZER_NODES))
+def test_normalizer_files_as_hf(file, normalizer):
+    _assert_as_hf(file[1](NORMALIZER_NODES[normalizer]), E2E_TEXTS)
+
+
+@pytest.mark.parametrize("normalizer", ["lowercase", "nfc+lowercase+replace", "nfd+stripaccents+strip"])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                HealthCheck.function_scoped_fixture])
+@given(batch=st.lists(st.lists(st.sampled_from(POOL + ("hello", "HELLO", "<special>", "<|endoftext|>", "Word")),
+                               max_size=10).map("".join), min_size=1, max_size=4))
+def test_normalizer_files_on_generated_texts(normalizer, batch):
+    _assert_as_hf(_small(NORMALIZER_NODES[normalizer]), batch)
+
+
+def test_regex_replace_file_keeps_the_pipeline():
+    pytest.importorskip("onigurumacffi")
+    spec = _small({"type": "Sequence", "normalizers": [
+        {"type": "Replace", "pattern": {"Regex": "\\s+"}, "content": " "}, {"type": "Lowercase"}]})
+    ref, ours = HFTokenizer.from_str(spec), Tokenizer.from_str(spec)
+    assert not ours._uses_fast_path() and "regex" in ours._normalizer_not_lowered
+    for text in E2E_TEXTS:
+        assert ours.encode(text).offsets == ref.encode(text).offsets
+
+
+def test_to_encoding_and_pattern_need_nfc_or_none():
+    """A tiktoken-style Encoding has no normalizer: a file that lowercases refuses it (its ids
+    would differ), and the CLI's block cutting pattern is None."""
+    ours = Tokenizer.from_str(_small(NORMALIZER_NODES["lowercase"]))
+    assert ours.byte_level_pattern is None
+    with pytest.raises(ValueError, match="no normalizer but NFC"):
+        ours.to_encoding()
+    assert Tokenizer.from_str(_small({"type": "NFC"})).byte_level_pattern is not None

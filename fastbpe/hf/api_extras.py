@@ -62,8 +62,9 @@ class HFExtras:
         `apply_chat_template(..., sanitize_control_tokens=True)` (see transformers_patch.py)."""
         if not isinstance(text, str):
             raise TypeError(f"expected str, not {type(text).__name__}")
-        if self._uses_fast_path():   # the segment as _plan gives it: NFC'd when the file says so
-            return list(self._segment_ids(normalizers.nfc(text) if self.normalizer is not None else text))
+        if self._uses_fast_path():   # the segment as _plan gives it: normalized by the file's program
+            program = self._normalize_program
+            return list(self._segment_ids(program.normalize(text) if program is not None else text))
         seg = NormalizedText.from_original(text)
         if self.normalizer is not None:
             seg = self.normalizer.normalize(seg)
@@ -81,7 +82,7 @@ class HFExtras:
         from .._core import BPETable
         from ..encoding import Encoding as TiktokenEncoding
 
-        if self._pattern is None or self.model.uses_dropout():
+        if self.byte_level_pattern is None or self.model.uses_dropout():
             raise ValueError("to_encoding needs a plain byte-level BPE file (ByteLevel pre-tokenizer, "
                              "optionally after a regex Split; no normalizer but NFC; no dropout)")
         tokens = self.model.token_bytes

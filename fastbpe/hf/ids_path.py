@@ -11,7 +11,6 @@ import re
 
 from ..patterns import BY_NAME
 from ..threads import available_cores, parallel_map
-from . import normalizers
 from .._short_call import ShortCall, plain_texts
 from .encoding import LAZY_FIELDS, Encoding, gc_paused, single_sequence_shape
 
@@ -67,60 +66,56 @@ class IdsPath:
     def _short_plan(self):
         """What encode's short-call path needs, or False when this tokenizer cannot take it:
         the byte-level kernel with a C scanner, no truncation or padding, no added token
-        matched after normalizing.  (kernel encode, scanner kind, NFC or not, the raw added
-        tokens' pattern and first characters, the post-processor's ids around a sequence, the
-        single-sequence shapes, and the compiled call that does the whole ASCII short call)."""
+        matched after normalizing.  (kernel encode, scanner kind, the normalizer program or
+        None, the raw added tokens' pattern and first characters, the post-processor's ids
+        around a sequence, the single-sequence shapes, and the compiled call that does the
+        whole short call)."""
         if not self._uses_fast_path() or self._kind < 0 or self._truncation is not None or self._padding is not None:
             return False
         test = self._plain_test()
         if test is None:
             return False
-        pattern, first, changes = test
+        pattern, first = test
+        program = self._normalize_program
         wraps = {flag: self._wraps(flag) for flag in (False, True)}
         if not any(before or after for before, after in wraps.values()):
             wraps = None  # nothing around a sequence (Qwen, GPT-2): the kernel's list is the answer
         shapes = {flag: self._single_sequence(flag)[1:] for flag in (False, True)}
         call = ShortCall(self.model.table, self._kind, pattern is not None, first, wraps, shapes,
-                         Encoding, self, LAZY_FIELDS, changes)
-        return (self.model.table.encode_text, self._kind, self._normalizer is not None, pattern, first, wraps,
-                shapes, call)
+                         Encoding, self, LAZY_FIELDS, normalize=program.kernel if program is not None else None)
+        return (self.model.table.encode_text, self._kind, program, pattern, first, wraps, shapes, call)
 
     def _plain_test(self) -> tuple | None:
-        """What tells a text that goes to the kernel as it is (no added token can be in it,
-        NFC leaves it as it is): (the raw added tokens' pattern or None, the one first
-        character they all start with or None, (nfc_spans, its table) or None without a
-        normalizer); None when an added token matched after normalizing makes every text
-        take the plan.  A non-ASCII text qualifies when NFC leaves it as it is (no span NFC
-        may change); with lone surrogates the kernel raises str.encode's error."""
+        """What tells a text that goes to the kernel whole, normalized by the normalizer
+        program (no added token can be in it): (the raw added tokens' pattern or None, the one
+        first character they all start with or None); None when an added token matched after
+        normalizing makes every text take the plan.  With lone surrogates the kernel raises
+        str.encode's error."""
         if self.added.matcher(normalized=True)[0] is not None:
             return None
         pattern, _, firsts = self.added.matcher_and_first_chars(False)
         first = firsts[0] if firsts is not None and len(firsts) == 1 else None
-        changes = (normalizers.nfc_spans, normalizers.nfc_table()) if self._normalizer is not None else None
-        return pattern, first, changes
+        return pattern, first
 
     def _plain_texts(self, texts: list) -> list:
-        """For each text, whether it goes to the kernel as it is (`_plain_test`; the short
-        call's checks, compiled, for a batch: the per-text Python of `_plan` cost as much as
-        a fifth of a batch of 2 kB documents)."""
+        """For each text, whether it goes to the kernel whole (`_plain_test`; the short call's
+        checks, compiled, for a batch: the per-text Python of `_plan` cost as much as a fifth
+        of a batch of 2 kB documents)."""
         test = self._plain_test()
         if test is None:
             return [False] * len(texts)
-        pattern, first, changes = test
-        return plain_texts(texts, pattern is not None, first, changes)
+        pattern, first = test
+        return plain_texts(texts, pattern is not None, first)
 
     @staticmethod
     def _short_ids(short, text: str, add_special_tokens) -> list | None:
-        """encode(text).ids in one kernel call, or None when text needs the whole pipeline
-        (it holds an added token, NFC changes it, or it cannot be UTF-8)."""
-        encode_text, kind, nfc, pattern, first, wraps, _, _ = short
+        """encode(text).ids in one kernel call (on the normalized text), or None when text
+        holds an added token."""
+        encode_text, kind, program, pattern, first, wraps, _, _ = short
         if pattern is not None and (first is None or first in text) and pattern.contains_any(text):
             return None
-        # no text.encode check for lone surrogates: encode_text raises str.encode's error, and
-        # a text NFC changes goes to the pipeline, which raises it (a second pass over the text)
-        if nfc and normalizers.nfc_changes(text):
-            return None
-        ids = encode_text(text, kind, False)
+        # no text.encode check for lone surrogates: encode_text raises str.encode's error
+        ids = encode_text(text if program is None else program.normalize(text), kind, False)
         if wraps is None:
             return ids
         before, after = wraps[True if add_special_tokens else False]
@@ -152,16 +147,17 @@ class IdsPath:
 
     def _plan(self, text: str) -> tuple[list, bool]:
         """text cut at its added tokens, for the fast paths: [(start, end, item)] with item
-        an added token's id or a str segment to BPE (NFC'd when the file normalizes with
-        NFC), and whether NFC changed a segment (then the spans are not all in text)."""
+        an added token's id or a str segment to BPE (normalized by the file's normalizer
+        program), and whether normalizing changed a segment (then the spans are not all in
+        text: `_plan_aligned` gives them)."""
         if type(text) is not str:
             if not isinstance(text, str):
                 raise TypeError(f"expected str, not {type(text).__name__}")
             text = str(text)  # the kernels take exact str
-        nfc = self.normalizer is not None
+        program = self._normalize_program
         normalized, _ = self.added.matcher(normalized=True)
         if normalized is None and not self.added.occurs_in(text, normalized=False):  # the common case
-            seg = normalizers.nfc(text) if nfc else text
+            seg = program.normalize(text) if program is not None else text
             return [(0, len(text), seg)], seg is not text and seg != text
         out, changed = [], False
         for s, e, aid in self.added.find(text, normalized=False):
@@ -169,8 +165,8 @@ class IdsPath:
                 out.append((s, e, aid))
                 continue
             seg = text[s:e] if (s, e) != (0, len(text)) else text
-            if nfc:
-                raw, seg = seg, normalizers.nfc(seg)
+            if program is not None:
+                raw, seg = seg, program.normalize(seg)
                 changed = changed or (seg is not raw and seg != raw)
             if normalized is not None:
                 for s2, e2, aid2 in self.added.find(seg, normalized=True):
@@ -178,6 +174,51 @@ class IdsPath:
             else:
                 out.append((s, e, seg))
         return out, changed
+
+    def _plan_aligned(self, text: str) -> tuple[list, list | None]:
+        """_plan with every span in text, for Encodings: (plan, aligns), aligns None when
+        normalizing changed no segment, else one entry per plan entry: for a str segment
+        normalizing changed, (starts, ends, base), int64 memoryviews giving each of its
+        characters' span in text (+ base), as HF aligns them; for an added token found in
+        normalized text, the text it matched (HF's token); else None."""
+        program = self._normalize_program
+        if program is None:
+            return self._plan(text)[0], None
+        if type(text) is not str:
+            if not isinstance(text, str):
+                raise TypeError(f"expected str, not {type(text).__name__}")
+            text = str(text)
+        normalized, _ = self.added.matcher(normalized=True)
+        out, aligns, changed = [], [], False
+        for s, e, aid in self.added.find(text, normalized=False):
+            if aid is not None:
+                out.append((s, e, aid))
+                aligns.append(None)
+                continue
+            seg, starts, ends = program.normalize_aligned_bytes(text[s:e] if (s, e) != (0, len(text)) else text)
+            if starts is not None:
+                changed = True
+                starts, ends = memoryview(starts).cast("q"), memoryview(ends).cast("q")
+            if normalized is None:
+                out.append((s, e, seg))
+                aligns.append(None if starts is None else (starts, ends, s))
+                continue
+            for s2, e2, aid2 in self.added.find(seg, normalized=True):
+                if starts is None:
+                    out.append((s + s2, s + e2, aid2 if aid2 is not None else seg[s2:e2]))
+                    aligns.append(None)
+                    continue
+                if e2 == s2:
+                    continue   # as the pipeline: an empty piece has no tokens
+                # a piece's span: its first character's start to its last one's end
+                span = (s + starts[s2], s + ends[e2 - 1])
+                if aid2 is not None:
+                    out.append((*span, aid2))
+                    aligns.append(seg[s2:e2])
+                else:
+                    out.append((*span, seg[s2:e2]))
+                    aligns.append((starts[s2:e2], ends[s2:e2], s))
+        return out, (aligns if changed else None)
 
     def _fast_segments(self, text: str) -> list:
         """text as a list of str segments (to BPE) and int ids (added tokens)."""
@@ -310,10 +351,7 @@ class IdsPath:
         batch = _LazyBatch(self, list(texts), add_special_tokens, options)
         self._lazy_batches.add(batch)
 
-        def finish(index: int, body: list | None) -> Encoding:
-            text = texts[index]
-            if body is None:   # NFC changed the text: the pipeline, for offsets into the original
-                return self._post_process(self._sequences([text], [0], 1), add_special_tokens)
+        def finish(index: int, body: list) -> Encoding:
             cut = False
             if truncation is not None:
                 body, cut = self._truncated(body, add_special_tokens)
@@ -326,14 +364,13 @@ class IdsPath:
 
         def chunk(indexes: list) -> list[Encoding]:
             plans = []
-            for i in indexes:   # lone surrogates: encode_texts raises (or the pipeline, if NFC changed t)
-                plans.append(self._plan(texts[i]))
+            for i in indexes:   # lone surrogates: encode_texts raises
+                plans.append(self._plan(texts[i])[0])
             encoded = iter(self.model.table.encode_texts(
-                [item for plan, changed in plans if not changed for _, _, item in plan if type(item) is str],
-                self._kind))
-            return [finish(i, None if changed else next(encoded) if len(plan) == 1 and type(plan[0][2]) is str
+                [item for plan in plans for _, _, item in plan if type(item) is str], self._kind))
+            return [finish(i, next(encoded) if len(plan) == 1 and type(plan[0][2]) is str
                            else self._body_ids([item for _, _, item in plan], encoded))
-                    for i, (plan, changed) in zip(indexes, plans)]
+                    for i, plan in zip(indexes, plans)]
 
         if 1 < num_threads and len(texts) < 2 * num_threads and self._pattern in CUTTABLE_PATTERNS \
                 and any(len(t) >= _LONG_TEXT for t in texts):
@@ -387,16 +424,14 @@ class IdsPath:
         return (body[:keep] if t["direction"] == "right" else body[len(body) - keep:]), True
 
     def _long_bodies(self, texts: list, num_threads: int) -> list:
-        """The BPE ids of a few long texts (None for one NFC changes), on every thread: each
+        """The BPE ids of a few long texts, on every thread: each
         segment is cut where no piece of the split pattern can span the cut (see shards.py)
         into a part per thread's share, the parts run through the kernel at once, and each
         text's ids are its parts' ids in order."""
         plans, parts, counts = [], [], []
-        for t in texts:   # lone surrogates: encode_texts raises (or the pipeline, if NFC changed t)
-            plan, changed = self._plan(t)
-            plans.append(None if changed else plan)
-            if changed:
-                continue
+        for t in texts:   # lone surrogates: encode_texts raises
+            plan = self._plan(t)[0]
+            plans.append(plan)
             for _, _, item in plan:
                 if type(item) is str:
                     cut = _cut(item, max(len(item) // (2 * num_threads), _LONG_TEXT // 4))
@@ -407,9 +442,6 @@ class IdsPath:
         counts = iter(counts)
         bodies = []
         for plan in plans:
-            if plan is None:
-                bodies.append(None)
-                continue
             ids = []
             for _, _, item in plan:
                 if type(item) is not str:
@@ -422,9 +454,15 @@ class IdsPath:
 
     def _fast_bodies(self, texts: list) -> list[list[int]]:
         """One GIL-free kernel call for every BPE segment of the texts, then stitched (when
-        no text holds an added token, the kernel's lists are the answer as they are)."""
+        no text holds an added token, the kernel's lists are the answer as they are); the
+        texts without one are normalized in one GIL-free call too."""
         plain = self._plain_texts(texts)
-        plans = [[text] if ok else self._fast_segments(text) for text, ok in zip(texts, plain)]
+        program = self._normalize_program
+        if program is not None and any(plain):
+            whole = iter(program.normalize_batch([text for text, ok in zip(texts, plain) if ok]))
+            plans = [[next(whole)] if ok else self._fast_segments(text) for text, ok in zip(texts, plain)]
+        else:
+            plans = [[text] if ok else self._fast_segments(text) for text, ok in zip(texts, plain)]
         if all(len(plan) == 1 for plan in plans):
             flat = [plan[0] for plan in plans]
             if all(type(seg) is str for seg in flat):

@@ -66,10 +66,11 @@ class KernelEncoder:
 
     # -- one sequence ---------------------------------------------------------------------
 
-    def sequence(self, text: str, plan: list, outputs, type_id: int) -> Encoding:
+    def sequence(self, text: str, plan: list, outputs, type_id: int, aligns: list | None = None) -> Encoding:
         """The Encoding of one sequence: `plan` is Tokenizer._plan(text)'s cut at added
-        tokens, `outputs` yields _segment_outputs for its str segments in order.  Its ids
-        are made now; tokens, offsets and word ids when first read (Encoding.pending)."""
+        tokens, `outputs` yields _segment_outputs for its str segments in order, `aligns`
+        the alignments of the segments normalizing changed (Tokenizer._plan_aligned).  Its
+        ids are made now; tokens, offsets and word ids when first read (Encoding.pending)."""
         mine = [next(outputs) if type(item) is str else None for _, _, item in plan]
         if len(plan) == 1 and mine[0] is not None:
             ids = mine[0][0][:]   # a copy: _fields reads the kernel's list later
@@ -80,17 +81,20 @@ class KernelEncoder:
                     ids.append(item)
                 else:
                     ids += out[0]
-        return Encoding.pending(ids, type_id, lambda: self._fields(text, plan, mine))
+        return Encoding.pending(ids, type_id, lambda: self._fields(text, plan, mine, aligns))
 
-    def _fields(self, text: str, plan: list, outputs: list) -> tuple[list, list, list]:
-        """(tokens, offsets, word_ids) of a sequence, from its plan and kernel outputs."""
+    def _fields(self, text: str, plan: list, outputs: list, aligns: list | None = None) -> tuple[list, list, list]:
+        """(tokens, offsets, word_ids) of a sequence, from its plan and kernel outputs (and
+        the alignments of normalized segments: a token's offsets run from its first
+        character's original start to its last one's end, as HF's)."""
         offsets, words, tokens = [], [], []
         word = 0
         id_to_token = self._id_to_token
         np = _numpy()
-        for (start, end, item), out in zip(plan, outputs):
+        for k, ((start, end, item), out) in enumerate(zip(plan, outputs)):
+            align = aligns[k] if aligns is not None else None
             if out is None:
-                tokens.append(text[start:end])   # as HF: the matched text
+                tokens.append(text[start:end] if align is None else align)   # as HF: the matched text
                 offsets.append((start, end))
                 words.append(word)
                 word += 1
@@ -98,7 +102,7 @@ class KernelEncoder:
             seg_ids, piece_ends = out
             if len(seg_ids) == 0:
                 continue
-            if len(seg_ids) <= 32 and item.isascii():
+            if align is None and len(seg_ids) <= 32 and item.isascii():
                 # a short ASCII segment (a chat message, a query): plain loops beat numpy's
                 # per-call cost; bytes are characters
                 ends = piece_ends.tolist()
@@ -124,7 +128,11 @@ class KernelEncoder:
                 data = np.frombuffer(item.encode("utf-8"), dtype=np.uint8)
                 char_of = np.cumsum((data & 0xC0) != 0x80) - 1
                 char_start, char_end = char_of[byte_start], char_of[byte_end - 1] + 1
-            if start:
+            if align is not None:   # normalized characters -> their spans in text
+                starts, ends, base = align
+                char_start = np.frombuffer(starts, dtype=np.int64)[char_start] + base
+                char_end = np.frombuffer(ends, dtype=np.int64)[char_end - 1] + base
+            elif start:
                 char_start, char_end = char_start + start, char_end + start
             tokens += map(id_to_token.__getitem__, seg_ids)
             offsets += zip(char_start.tolist(), char_end.tolist())

@@ -196,6 +196,14 @@ def program_of(normalizer) -> NormalizerProgram | None:
     return NormalizerProgram(ops) if ops else None
 
 
+def kernel_program(normalizer) -> tuple:
+    """(program_of(normalizer), None), or (None, why) when it does not lower."""
+    try:
+        return program_of(normalizer), None
+    except NotLowered as e:
+        return None, str(e)
+
+
 @functools.lru_cache(maxsize=1)
 def nfc_table() -> bytes:
     """The table of fastbpe._nfc.nfc_spans (from fastbpe's Unicode 9.0 tables; built once)."""

@@ -74,6 +74,8 @@ class Tokenizer(IdsPath, PostProcessing, HFExtras):
         if kind != "BPE":
             raise UnsupportedError(f"tokenizer.json: model {kind!r} is not supported by fastbpe (only BPE)")
         self._normalizer = _stage("normalizer", normalizers.from_json, doc)
+        # the normalizer as a C program (None: none), or why it has none (then no fast path)
+        self._normalize_program, self._normalizer_not_lowered = normalizers.kernel_program(self._normalizer)
         self._pre_tokenizer = _stage("pre_tokenizer", pre_tokenizers.from_json, doc)
         self._post_processor = _stage("post_processor", post_processors.from_json, doc)
         self._decoder = _stage("decoder", decoders.from_json, doc)
@@ -244,7 +246,7 @@ class Tokenizer(IdsPath, PostProcessing, HFExtras):
     def _fast_pattern(self, steps: list):
         """(pattern, scanner kind, matcher) when the ids can come from the byte-level kernel;
         the matcher (`spans(text)`, as HF matches) splits when the scanner does not know it."""
-        if not self.model.byte_level or not normalizers.is_nfc_or_none(self.normalizer):
+        if not self.model.byte_level or self._normalizer_not_lowered is not None:
             return None, -1, None
         if len(steps) == 1 and isinstance(steps[0], pre_tokenizers.ByteLevel):
             bl = steps[0]
@@ -533,23 +535,23 @@ class Tokenizer(IdsPath, PostProcessing, HFExtras):
 
     def _sequences(self, texts: list, type_ids: list, num_threads: int) -> list[Encoding]:
         """The Encoding of each text (with its type id) before post-processing: from the
-        kernels when the file takes the fast path and NFC leaves the text as it is, else
-        from the pipeline."""
+        kernels when the file takes the fast path (offsets through the normalizer program's
+        alignment where it changed the text), else from the pipeline."""
         if self._char_path is not None and self._char_path.usable(self):
             return self._char_path.sequences(self, texts, type_ids, num_threads)
         if not self._uses_fast_path():
             return [self._encode_sequence(t, k) for t, k in zip(texts, type_ids)]
         plans = []
         for t in texts:
-            plan, changed = self._plan(t)      # TypeError for a non-str
+            plan = self._plan_aligned(t)      # TypeError for a non-str
             if not t.isascii():
                 t.encode("utf-8")  # UnicodeEncodeError for lone surrogates, placed in t as the pipeline does
-            plans.append(None if changed else plan)
+            plans.append(plan)
         kernel = self._kernel_encoder()
-        segments = [item for plan in plans if plan is not None for _, _, item in plan if type(item) is str]
+        segments = [item for plan, _ in plans for _, _, item in plan if type(item) is str]
         outputs = iter(kernel.outputs(segments, num_threads))
-        return [kernel.sequence(str(t), plan, outputs, k) if plan is not None else self._encode_sequence(t, k)
-                for t, plan, k in zip(texts, plans, type_ids)]
+        return [kernel.sequence(str(t), plan, outputs, k, aligns)
+                for t, (plan, aligns), k in zip(texts, plans, type_ids)]
 
     def _kernel_encoder(self):
         kernel = self._kernel
@@ -586,8 +588,8 @@ class Tokenizer(IdsPath, PostProcessing, HFExtras):
     @property
     def byte_level_pattern(self) -> str | None:
         """The split pattern of a plain byte-level file (ByteLevel pre-tokenizer, optionally
-        after one regex Split), else None: the `pattern` of `to_encoding()`."""
-        return self._pattern
+        after one regex Split; no normalizer but NFC), else None: the `pattern` of `to_encoding()`."""
+        return self._pattern if normalizers.is_nfc_or_none(self.normalizer) else None
 
 
 def _text(value) -> str:

@@ -1,0 +1,23 @@
+# C API of fastbpe/_normalize.pyx: a compiled normalizer program, for kernels that normalize
+# a text before encoding it (_short_call's ShortCall).
+
+cdef struct Op:
+    int kind
+    int arg
+    const unsigned char* table
+    const unsigned int* pattern
+    Py_ssize_t pattern_n
+    const unsigned int* content
+    Py_ssize_t content_n
+
+
+cdef class Program:
+    cdef Op* ops
+    cdef int n_ops
+    cdef bint ascii_stable   # no op changes an ASCII text (forms, StripAccents only)
+    cdef list keep           # the bytes the ops point into
+
+    cdef const unsigned int* _chars(self, str s, Py_ssize_t* n) except? NULL
+    cdef int _add(self, tuple spec) except -1
+    # The normalized text; text itself when no op changes it.
+    cpdef str normalize(self, str text)
