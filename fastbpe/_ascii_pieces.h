@@ -35,7 +35,7 @@
 #include <stdint.h>
 #include <stddef.h>
 
-#include "_block_classes.h"   /* fb_ctz64, fb_clz64 */
+#include "_block_classes.h"   /* and _portable.h: fb_ctz64, fb_clz64 */
 
 #if defined(__SSE2__) || defined(_M_X64)
 #include <emmintrin.h>

@@ -14,14 +14,17 @@
 #include <string.h>
 #include <stddef.h>
 
-#if defined(__SSE2__)
+#if defined(__SSE2__) || defined(_M_X64)   /* every x86-64 (MSVC says so with _M_X64) */
 #include <emmintrin.h>
+#define FB_RUNS_SSE2 1
+#else
+#define FB_RUNS_SSE2 0
 #endif
 
 static inline ptrdiff_t fb_ucs2_ascii_prefix(const uint16_t *in, ptrdiff_t n, uint8_t *out)
 {
     ptrdiff_t i = 0;
-#if defined(__SSE2__)
+#if FB_RUNS_SSE2
     const __m128i high = _mm_set1_epi16((short)0xFF80);
     const __m128i zero = _mm_setzero_si128();
     while (i + 16 <= n) {
@@ -53,7 +56,7 @@ static inline ptrdiff_t fb_ucs2_ascii_prefix(const uint16_t *in, ptrdiff_t n, ui
 static inline ptrdiff_t fb_ucs4_ascii_prefix(const uint32_t *in, ptrdiff_t n, uint8_t *out)
 {
     ptrdiff_t i = 0;
-#if defined(__SSE2__)
+#if FB_RUNS_SSE2
     const __m128i high = _mm_set1_epi32((int)0xFFFFFF80);
     const __m128i zero = _mm_setzero_si128();
     while (i + 16 <= n) {
@@ -85,7 +88,7 @@ static inline ptrdiff_t fb_ucs4_ascii_prefix(const uint32_t *in, ptrdiff_t n, ui
 static inline ptrdiff_t fb_latin1_ascii_prefix(const uint8_t *in, ptrdiff_t n, uint8_t *out)
 {
     ptrdiff_t i = 0;
-#if defined(__SSE2__)
+#if FB_RUNS_SSE2
     while (i + 16 <= n) {
         __m128i a = _mm_loadu_si128((const __m128i *)(in + i));
         if (_mm_movemask_epi8(a) != 0)

@@ -9,7 +9,7 @@
  * _unicode_tables.h stay the one authority for non-ASCII characters.
  *
  * Three classifiers fill identical bitmaps: AVX2 (x86-64 with GCC/Clang, chosen at run
- * time when the CPU has it), SSE2 (every x86-64) and a portable SWAR one (8 bytes a step
+ * time when the CPU and OS have it), SSE2 (every x86-64) and a portable SWAR one (8 bytes a step
  * through a byte table).  fb_classifier_set() forces one, so the tests run all of them.
  * Nothing is read outside s[start:end]. */
 #ifndef FASTBPE_BLOCK_CLASSES_H
@@ -19,6 +19,8 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "_portable.h"   /* fb_ctz64, fb_clz64 */
+
 #if defined(__SSE2__) || defined(_M_X64) || (defined(_M_IX86_FP) && _M_IX86_FP >= 2)
 #include <emmintrin.h>
 #define FB_HAVE_SSE2 1
@@ -26,8 +28,10 @@
 #define FB_HAVE_SSE2 0
 #endif
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+/* GCC/Clang on x86-64 (the target attribute; cpuid.h), not clang-cl (MSVC headers) */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(_MSC_VER)
 #include <immintrin.h>
+#include <cpuid.h>
 #define FB_HAVE_AVX2 1
 #else
 #define FB_HAVE_AVX2 0
@@ -82,11 +86,25 @@ enum { FB_CLS_AUTO = 0, FB_CLS_SWAR = 1, FB_CLS_SSE2 = 2, FB_CLS_AVX2 = 3 };
 
 static int fb_classifier_chosen = -1;   /* resolved choice; -1 until first use */
 
+/* AVX2 asked of the CPU with cpuid, and of the OS with xgetbv (it saves the YMM registers).
+ * Not __builtin_cpu_supports: Apple's x86-64 toolchain lowers it to ___cpu_model, which its
+ * runtime lacks, so the module would fail to import on an Intel Mac. */
 static inline int fb_cpu_has_avx2(void)
 {
 #if FB_HAVE_AVX2
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") ? 1 : 0;
+    unsigned int a, b, c, d, xcr0_lo, xcr0_hi;
+    if (!__get_cpuid(1, &a, &b, &c, &d))
+        return 0;
+    if (!(c & (1u << 27)) || !(c & (1u << 28)))     /* OSXSAVE, AVX */
+        return 0;
+    __asm__ volatile("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
+    (void)xcr0_hi;
+    if ((xcr0_lo & 6) != 6)                          /* XMM and YMM state enabled */
+        return 0;
+    if (__get_cpuid_max(0, NULL) < 7)
+        return 0;
+    __cpuid_count(7, 0, a, b, c, d);
+    return (b >> 5) & 1;                             /* AVX2 */
 #else
     return 0;
 #endif
@@ -327,28 +345,6 @@ static inline void fb_window_init(fb_window *w, ptrdiff_t pos)
 }
 
 /* ---- queries ------------------------------------------------------------------------ */
-
-static inline ptrdiff_t fb_ctz64(uint64_t x)
-{
-#if defined(__GNUC__) || defined(__clang__)
-    return __builtin_ctzll(x);
-#else
-    int r = 0;
-    while (!(x & 1)) { x >>= 1; r++; }
-    return r;
-#endif
-}
-
-static inline ptrdiff_t fb_clz64(uint64_t x)
-{
-#if defined(__GNUC__) || defined(__clang__)
-    return __builtin_clzll(x);
-#else
-    int r = 0;
-    while (!(x >> 63)) { x <<= 1; r++; }
-    return r;
-#endif
-}
 
 /* What the scan loop reads of a window, passed by value: the compiler keeps it in
  * registers (a pointer to the window would be reloaded after every store of a piece end,

@@ -46,8 +46,8 @@ cdef object _np():
     import numpy
     return numpy
 
-cdef extern from *:
-    void prefetch "__builtin_prefetch"(const void* p) noexcept nogil
+cdef extern from "_portable.h":   # __builtin_prefetch, or MSVC's, or nothing
+    void prefetch "fb_prefetch"(const void* p) noexcept nogil
 
 cdef extern from *:
     """

@@ -19,8 +19,8 @@ from fastbpe._heap cimport heap_pop, heap_push
 from fastbpe._vocab cimport CHAR2_SIZE, NO_PAIR, PairTable, pair_slot, pair_word, tok_t
 from fastbpe._workspace cimport IdBuf, SmallPart, Work
 
-cdef extern from *:
-    void prefetch "__builtin_prefetch"(const void* p) noexcept nogil
+cdef extern from "_portable.h":   # __builtin_prefetch, or MSVC's, or nothing
+    void prefetch "fb_prefetch"(const void* p) noexcept nogil
 
 cdef enum:
     SCAN_PIECE = 48          # merge_piece: pieces of up to this many bytes use merge_scan

@@ -14,8 +14,8 @@ from libc.string cimport memcpy
 
 from fastbpe._hash cimport piece_hash, pow2_at_least
 
-cdef extern from *:
-    void prefetch "__builtin_prefetch"(const void* p) noexcept nogil
+cdef extern from "_portable.h":   # __builtin_prefetch, or MSVC's, or nothing
+    void prefetch "fb_prefetch"(const void* p) noexcept nogil
 
 cdef enum:
     SPLIT_PREFETCH = 64      # build_split_table: tokens up to this long have their lookups' slots prefetched

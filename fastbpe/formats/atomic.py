@@ -145,7 +145,7 @@ def _written_through(path):
             sock.shutdown(socket.SHUT_WR)
         return
     # no O_CREAT, no O_TRUNC: it exists, and truncating means nothing to a device or FIFO
-    with os.fdopen(os.open(path, os.O_WRONLY), "wb") as f:
+    with os.fdopen(os.open(path, os.O_WRONLY | _O_BINARY), "wb") as f:
         yield f
 
 
@@ -169,10 +169,13 @@ def _synced_temporary(target: str):
     will have; flushed and fsynced when the block ends, removed if it raises."""
     directory, name = os.path.split(target)
     tmp = os.path.join(directory, f".{name}{_TMP_MARK}{os.getpid()}-{secrets.token_hex(4)}")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_BINARY, 0o600)
     try:
         with os.fdopen(fd, "wb") as f:
-            os.fchmod(f.fileno(), _mode_for(target))
+            if hasattr(os, "fchmod"):
+                os.fchmod(f.fileno(), _mode_for(target))
+            else:  # Windows (before Python 3.13): only the read-only bit, by name
+                os.chmod(tmp, _mode_for(target))
             yield tmp, f
             f.flush()
             os.fsync(f.fileno())
@@ -192,6 +195,10 @@ def _unlink_quietly(path: str) -> None:
         os.unlink(path)
     except OSError:
         pass
+
+
+# Windows opens a descriptor in text mode unless told otherwise (a newline would become CRLF)
+_O_BINARY = getattr(os, "O_BINARY", 0)
 
 
 def _mode_for(target: str) -> int:
@@ -234,7 +241,9 @@ def _remove_stale_temporaries(target: str) -> None:
 
 
 def _process_alive(pid: int) -> bool:
-    if pid == os.getpid():
+    if pid == os.getpid() or os.name == "nt":
+        # Windows has no probe: os.kill(pid, 0) sends CTRL_C_EVENT (0) to a process group,
+        # or terminates the process; another's temporaries are kept there
         return True
     try:
         os.kill(pid, 0)

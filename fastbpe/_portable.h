@@ -1,0 +1,62 @@
+/* Compiler differences in one place, so the kernels build with GCC and Clang (Linux, macOS)
+ * and with MSVC (Windows): each builtin has an MSVC intrinsic and a plain C fallback that
+ * gives the same result (prefetch is only a hint: its fallback does nothing). */
+#ifndef FASTBPE_PORTABLE_H
+#define FASTBPE_PORTABLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(_MSC_VER) && !defined(__clang__)
+#include <intrin.h>
+#define FB_MSVC 1
+#else
+#define FB_MSVC 0
+#endif
+
+/* Ask for the cache line at p before it is read. */
+static inline void fb_prefetch(const void *p)
+{
+#if defined(__GNUC__) || defined(__clang__)
+    __builtin_prefetch(p);
+#elif FB_MSVC && (defined(_M_X64) || defined(_M_IX86))
+    _mm_prefetch((const char *)p, _MM_HINT_T0);
+#elif FB_MSVC && defined(_M_ARM64)
+    __prefetch(p);
+#else
+    (void)p;
+#endif
+}
+
+/* Trailing / leading zero bits of x; x must not be 0. */
+static inline ptrdiff_t fb_ctz64(uint64_t x)
+{
+#if defined(__GNUC__) || defined(__clang__)
+    return __builtin_ctzll(x);
+#elif FB_MSVC && (defined(_M_X64) || defined(_M_ARM64))
+    unsigned long i;
+    _BitScanForward64(&i, x);
+    return (ptrdiff_t)i;
+#else
+    ptrdiff_t r = 0;
+    while (!(x & 1)) { x >>= 1; r++; }
+    return r;
+#endif
+}
+
+static inline ptrdiff_t fb_clz64(uint64_t x)
+{
+#if defined(__GNUC__) || defined(__clang__)
+    return __builtin_clzll(x);
+#elif FB_MSVC && (defined(_M_X64) || defined(_M_ARM64))
+    unsigned long i;
+    _BitScanReverse64(&i, x);
+    return 63 - (ptrdiff_t)i;
+#else
+    ptrdiff_t r = 0;
+    while (!(x >> 63)) { x <<= 1; r++; }
+    return r;
+#endif
+}
+
+#endif
