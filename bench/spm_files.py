@@ -4,7 +4,10 @@ seen the first time by each library (its own str copies), ids checked equal to H
 timing.  Rows: `encode_batch` reading ids (Encodings) and `encode_ids_batch` (fastbpe;
 `encode_batch` for the peers, which have no ids-only batch).
 
-    taskset -c 1 python bench/spm_files.py [--mb 2] [--corpora large_en,multilingual,code]
+    taskset -c 1 python bench/spm_files.py [--mb 2] [--corpora large_en,multilingual,code] [--tekken]
+
+With --tekken: Mistral's tekken files (from the mistral-common wheel), fastbpe.mistral.Tekkenizer
+vs mistral-common's Tekkenizer, `encode(doc, bos=False, eos=False)` per document.
 
 The machine is shared: quote the ratios of one run, not MB/s alone.
 """
@@ -46,11 +49,45 @@ def _libraries(path: str) -> dict:
     return libs
 
 
+def tekken_rows(corpora: list, mb: float) -> None:
+    from pathlib import Path
+
+    import mistral_common
+    from mistral_common.tokens.tokenizers.tekken import Tekkenizer as Reference
+
+    from fastbpe.mistral import Tekkenizer
+
+    for path in sorted((Path(mistral_common.__file__).parent / "data").glob("tekken*.json")):
+        ours, ref = Tekkenizer.from_file(path), Reference.from_file(path)
+        print(f"\n{path.name}: one core, 2 kB first-seen documents, encode per document; load {c.loadavg()}")
+        print("| corpus | fastbpe | mistral-common | ratio |\n|---|---:|---:|---:|")
+        for corpus in corpora:
+            parts = [c.documents(p, 2000) for p in c.parts(corpus, mb)]
+            sums = {"fastbpe": 0.0, "mistral-common": 0.0}
+            for i, docs in enumerate(parts):
+                nbytes = sum(len(d.encode()) for d in docs)
+                got = {}
+                for name, tok in (("fastbpe", ours), ("mistral-common", ref)):
+                    ds = _fresh(docs)
+                    t0 = time.perf_counter()
+                    got[name] = [tok.encode(d, False, False) for d in ds]
+                    if i:
+                        sums[name] += nbytes / (time.perf_counter() - t0) / 1e6 / (len(parts) - 1)
+                if got["fastbpe"] != got["mistral-common"]:
+                    print(f"ids differ on {corpus} part {i}", file=sys.stderr)
+            a, b = sums["fastbpe"], sums["mistral-common"]
+            print(f"| {corpus} | {a:.1f} | {b:.1f} | {a / b:.1f}x |")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--mb", type=float, default=2.0, help="MB of each corpus (4 parts; the first warms up)")
     ap.add_argument("--corpora", default="large_en,multilingual,code")
+    ap.add_argument("--tekken", action="store_true", help="Mistral's tekken files instead")
     args = ap.parse_args(argv)
+    if args.tekken:
+        tekken_rows(args.corpora.split(","), args.mb)
+        return 0
     if not PHI3.exists():
         print(f"{PHI3} not found (shared data absent)")
         return 0
