@@ -84,7 +84,10 @@ else:
     text = new.backend_tokenizer.to_str()
     assert type(new.backend_tokenizer).__module__.startswith("fastbpe" if lib == "fastbpe" else "tokenizers")
 open(out, "w", encoding="utf-8").write(text)
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+try:   # this process's own peak: ru_maxrss would keep the parent's from before the exec
+    peak = next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM:")) / 1024
+except OSError:
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 print(json.dumps({"seconds": seconds, "peak_mb": peak}))
 """
 
@@ -135,6 +138,7 @@ def main() -> None:
     args = ap.parse_args()
     sections = args.sections.split(",")
     load_start = load_average()
+    started = time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())
     rows = []
     if "hf" in sections:
         corpus = plain_corpus(args.mb)
@@ -160,7 +164,7 @@ def main() -> None:
     except ImportError:
         pass
     lines = [
-        f"Run {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on {platform.machine()}, "
+        f"Run {started} on {platform.machine()}, "
         f"{os.cpu_count()} cores, load average {load_start} at start, {load_average()} at end; {versions}; "
         f"`python bench/bench_hf_train.py {' '.join(sys.argv[1:])}`.",
         "",
@@ -171,6 +175,9 @@ def main() -> None:
         lines.append(f"| {what} | {ref['seconds']:.2f} | {ours['seconds']:.2f} | "
                      f"{ref['seconds'] / ours['seconds']:.1f}x | {ref['peak_mb']:.0f} | {ours['peak_mb']:.0f} | "
                      f"{'same' if ref['json'] == ours['json'] else 'DIFFERENT'} |")
+    if os.getloadavg()[0] > (os.cpu_count() or 1):
+        lines += ["", "The machine was shared while this ran (load average above its core count): every "
+                  "process got a fraction of a core, so the seconds are long; read the ratios."]
     table = "\n".join(lines)
     print(table)
     if not args.no_write:

@@ -21,10 +21,15 @@ from HF's `models/bpe/trainer.rs` (docs/training.md lists them):
   characters always counts; a longer one only when its token is shorter than L (HF's
   `Word::merge` tests `len < L`), so tokens are at most max(2, L - 1) characters.
 
+* `continuing_subword_prefix` / `end_of_word_suffix`: a character after a word's first is
+  `prefix + c`, a word's last `c + suffix`, each a symbol with an id after the alphabet's in
+  order of first appearance (HF's order is its hash map's: not deterministic, this is one of
+  its results); a merge's token is the left part and the right part without its prefix.
+
 The front ends (`fastbpe.hf`'s `Tokenizer.train_from_iterator`, the transformers patch) count
-the words and take the result.  `continuing_subword_prefix` / `end_of_word_suffix` change
-how HF numbers symbols and can give one token two merges; `train_words` refuses them
-(`NeedsHFTrainer`) and the front end hands those to HF's own trainer.
+the words and take the result.  A token HF would build twice (a special token's text made by
+merges or decoration) gets the first one's id in HF: `train_words` raises `NeedsHFTrainer`
+(a ValueError) instead of giving other ids.
 """
 from __future__ import annotations
 
@@ -234,13 +239,47 @@ def _kernel_max_length(max_token_length):
     return max(2, max_token_length - 1)
 
 
+def _decorated(symbols, lengths, lut, settings: BpeTrainer, vocab: dict, n_base: int, chars: list):
+    """HF's continuing_subword_prefix / end_of_word_suffix: a character after a word's first
+    is `prefix + c`, a word's last is `c + suffix` (both from the positions in the whole word,
+    before limit_alphabet drops characters).  Each decorated string is a symbol of its own, with
+    an id after the alphabet's in order of first appearance (HF's order is that of its hash
+    map's walk over the words: this is one of them).  Returns the words' kernel symbols (-1:
+    dropped) and the decorated strings, kernel symbols n_base, n_base + 1, ..."""
+    prefix, suffix = settings.continuing_subword_prefix or "", settings.end_of_word_suffix or ""
+    ends = np.cumsum(lengths)
+    starts = ends - lengths
+    n = len(symbols)
+    flags = np.zeros(n, dtype=np.int64)
+    if prefix:
+        flags[:] = 1
+        flags[starts[lengths > 0]] = 0
+    if suffix:
+        flags[ends[lengths > 0] - 1] += 2
+    toks = lut[symbols]
+    decorated = (flags > 0) & (toks >= 0)
+    keys = toks[decorated] * 4 + flags[decorated]
+    found, first = np.unique(keys, return_index=True)
+    order = found[np.argsort(first, kind="stable")]
+    strings = []
+    for key in order.tolist():
+        base, flag = divmod(key, 4)
+        text = (prefix if flag & 1 else "") + chars[base] + (suffix if flag & 2 else "")
+        if text in vocab:
+            raise NeedsHFTrainer(f"the decorated character {text!r} is a special token "
+                                 "(HF gives it that token's id)")
+        vocab[text] = len(vocab)
+        strings.append(text)
+    ids = np.full(4 * max(n_base, 1), -1, dtype=np.int64)
+    ids[order] = n_base + np.arange(len(order))
+    toks[decorated] = ids[keys]
+    return toks, strings
+
+
 def train_words(counter, settings: BpeTrainer, *, chars_of_bytes: bool) -> TrainedBPE:
     """Train on counted words (a `fastbpe._count.PieceCounter`) with HF's BpeTrainer rules.
     ``chars_of_bytes``: the pieces are bytes standing for byte-level characters (the C
     scanner's pieces of a ByteLevel pipeline); else each piece is a word's UTF-8."""
-    if settings.continuing_subword_prefix or settings.end_of_word_suffix:
-        raise NeedsHFTrainer("continuing_subword_prefix / end_of_word_suffix: HF numbers the "
-                             "decorated characters in its hash map's order")
     symbols, lengths, counts = _words_of(counter, chars_of_bytes)
     alphabet = _alphabet_counts(symbols, lengths, counts, chars_of_bytes)
     for c in settings.alphabet_chars():
@@ -260,21 +299,31 @@ def train_words(counter, settings: BpeTrainer, *, chars_of_bytes: bool) -> Train
             lut_vals[np.searchsorted(lut_keys, cp)] = k
         symbols = np.searchsorted(lut_keys, symbols)
         lut = lut_vals
+    strings = [chr(cp) for cp in by_id]
+    if settings.continuing_subword_prefix or settings.end_of_word_suffix:
+        toks, more = _decorated(symbols, lengths, lut, settings, vocab, len(by_id), strings)
+        strings += more
+        # the words are kernel symbols now; a dropped character points at the lut's -1
+        symbols = np.where(toks >= 0, toks, len(strings))
+        lut = np.append(np.arange(len(strings), dtype=np.int64), -1)
     toks, offsets, word_counts = _kernel_input(symbols, lengths, counts, lut)
     del symbols
     num_merges = max(0, settings.vocab_size - len(vocab))
     num_merges = min(num_merges, len(toks) - (len(offsets) - 1))   # no more than the words allow
-    strings = [chr(cp) for cp in by_id]
+    prefix = settings.continuing_subword_prefix or ""
     merges = []
-    if num_merges > 0 and len(by_id):
-        trainer = _train.PieceTrainer(toks, offsets, word_counts, tie=_train.TIE_PAIR, n_symbols=len(by_id))
+    if num_merges > 0 and len(strings):
+        trainer = _train.PieceTrainer(toks, offsets, word_counts, tie=_train.TIE_PAIR, n_symbols=len(strings))
         del toks, offsets, word_counts
         with Progress("merges", total=num_merges, enabled=wants_progress(None if settings.show_progress else False)) as bar:
             pairs, _ = trainer.train(num_merges, min_frequency=settings.min_frequency,
                                      max_token_length=_kernel_max_length(settings.max_token_length),
                                      progress=bar.update)
         for a, b in pairs.tolist():
-            token = strings[a] + strings[b]
+            right = strings[b]
+            if prefix and right.startswith(prefix):   # HF: the right part loses its prefix
+                right = right[len(prefix):]
+            token = strings[a] + right
             if token in vocab:
                 raise NeedsHFTrainer(f"merge {len(merges)} rebuilds the existing token {token!r} "
                                      "(HF gives it that token's id)")

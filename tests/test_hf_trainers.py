@@ -201,15 +201,83 @@ def test_same_as_hf_on_shared_corpora(corpus, kw, pipeline):
     assert_same(hf, fast, lines[:300])
 
 
-def test_prefix_and_suffix_go_to_hf_trainer():
-    """continuing_subword_prefix / end_of_word_suffix: HF's own trainer (HF numbers the
-    decorated characters in hash-map order; fastbpe gives HF's result by running it)."""
-    fast = fastbpe.Tokenizer.from_str(hf_tokenizer(pre_tokenizers.Whitespace()).to_str())
-    fast.train_from_iterator(TEXT[:500], trainers.BpeTrainer(vocab_size=600, show_progress=False,
-                                                             continuing_subword_prefix="##", end_of_word_suffix="</w>"))
-    model = json.loads(fast.to_str())["model"]
-    assert model["continuing_subword_prefix"] == "##" and model["end_of_word_suffix"] == "</w>"
-    assert len(model["vocab"]) == 600
+def reference_train(words: dict, vocab_size: int, specials=(), prefix=None, suffix=None, min_frequency=0):
+    """HF's BpeTrainer written to be read (trainer.rs, without its heap): {word: count} in the
+    order HF's hash map would walk it -> (vocab, merges).  Pair counts are recounted each merge."""
+    vocab = {}
+    for t in specials:
+        vocab.setdefault(t, len(vocab))
+    for c in sorted({c for w in words for c in w}):
+        vocab.setdefault(c, len(vocab))
+    seqs = []
+    for w in words:
+        seq = []
+        for k, c in enumerate(w):
+            s = (prefix if prefix and k > 0 else "") + c + (suffix if suffix and k == len(w) - 1 else "")
+            seq.append(vocab.setdefault(s, len(vocab)))
+        seqs.append(seq)
+    id_to = {i: t for t, i in vocab.items()}
+    merges = []
+    first_tie = None   # the first merge chosen among equal counts
+    while len(vocab) < vocab_size:
+        pairs: dict = {}
+        for seq, count in zip(seqs, words.values()):
+            for pair in zip(seq, seq[1:]):
+                pairs[pair] = pairs.get(pair, 0) + count
+        if not pairs:
+            break
+        best = min(pairs, key=lambda p: (-pairs[p], p))
+        if pairs[best] < max(min_frequency, 1):
+            break
+        if first_tie is None and sum(1 for c in pairs.values() if c == pairs[best]) > 1:
+            first_tie = len(merges)
+        right = id_to[best[1]]
+        token = id_to[best[0]] + (right[len(prefix):] if prefix and right.startswith(prefix) else right)
+        new = vocab.setdefault(token, len(vocab))
+        id_to[new] = token
+        merges.append([id_to[best[0]], id_to[best[1]]])
+        for seq in seqs:
+            i = 0
+            while i < len(seq) - 1:
+                if (seq[i], seq[i + 1]) == best:
+                    seq[i:i + 2] = [new]
+                i += 1
+    return vocab, merges, first_tie
+
+
+@pytest.mark.parametrize("prefix,suffix", [("##", None), (None, "</w>"), ("##", "</w>")])
+def test_prefix_and_suffix_as_reference(prefix, suffix):
+    """continuing_subword_prefix / end_of_word_suffix: HF numbers the decorated characters in
+    its hash map's order (it changes from run to run), so the check is against HF's rules
+    written out (reference_train) with the words in fastbpe's order, and HF's own result must
+    have the same tokens and merges up to the first tie."""
+    import regex
+
+    from fastbpe._count import PieceCounter
+
+    words: dict = {}
+    for line in TEXT[:700]:
+        for w in regex.findall(r"\w+|[^\w\s]+", line):
+            words[w] = words.get(w, 0) + 1
+    counter = PieceCounter()
+    for w, c in words.items():
+        counter.add_bytes(w.encode(), c)
+    kw = dict(vocab_size=500, special_tokens=["[UNK]"], min_frequency=2,
+              **{k: v for k, v in (("continuing_subword_prefix", prefix), ("end_of_word_suffix", suffix)) if v})
+    got = trainers.train_words(counter, trainers.BpeTrainer(show_progress=False, **kw), chars_of_bytes=False)
+    vocab, merges, first_tie = reference_train(words, 500, ["[UNK]"], prefix, suffix, min_frequency=2)
+    assert got.vocab == vocab
+    assert [list(m) for m in got.merges] == merges
+    # through the Tokenizer API, and HF's own (hash-ordered) run: the same tokens
+    hf = hf_tokenizer(pre_tokenizers.Whitespace())
+    fast = fastbpe.Tokenizer.from_str(hf.to_str())
+    fast.train_from_iterator(TEXT[:700], trainers.BpeTrainer(show_progress=False, **kw))
+    hf.train_from_iterator(TEXT[:700], hf_trainers.BpeTrainer(show_progress=False, **kw))
+    want, ours = json.loads(hf.to_str())["model"], json.loads(fast.to_str())["model"]
+    assert ours["continuing_subword_prefix"] == want["continuing_subword_prefix"]
+    assert ours["end_of_word_suffix"] == want["end_of_word_suffix"]
+    assert len(ours["vocab"]) == len(want["vocab"])
+    assert ours["merges"][:first_tie] == want["merges"][:first_tie]
 
 
 def test_trains_without_hf_installed(tmp_path):

@@ -131,9 +131,6 @@ class HFExtras:
 
     def _train_on(self, sequences, trainer) -> None:
         settings = trainers.settings_of(trainer)
-        if settings.continuing_subword_prefix or settings.end_of_word_suffix:
-            self._train_with_hf(sequences, trainer, settings)
-            return
         scan = self._training_scan()
         progress = None if settings.show_progress else False
         if scan is not None:
@@ -199,23 +196,6 @@ class HFExtras:
                 seen += len(text)
                 bar.update(seen)
         return counter
-
-    def _train_with_hf(self, sequences, trainer, settings) -> None:
-        """continuing_subword_prefix / end_of_word_suffix: HF's own trainer (fastbpe/trainers.py
-        says why), then this tokenizer takes its model and added tokens."""
-        hf = self._hf_twin()
-        if trainer is None or isinstance(trainer, trainers.BpeTrainer):
-            from tokenizers import trainers as hf_trainers
-            trainer = hf_trainers.BpeTrainer(**settings.settings())
-        hf.train_from_iterator(sequences, trainer=trainer)
-        self._load(json.loads(hf.to_str()))
-
-    def _hf_twin(self):
-        twin = hf_tokenizer_class()
-        if twin is None:
-            raise ImportError("training with continuing_subword_prefix or end_of_word_suffix uses "
-                              "HF tokenizers' trainer: pip install tokenizers")
-        return twin.from_str(self.to_str())
 
 
 @dataclass
