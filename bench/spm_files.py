@@ -4,8 +4,10 @@ seen the first time by each library (its own str copies), ids checked equal to H
 timing.  Rows: `encode_batch` reading ids (Encodings) and `encode_ids_batch` (fastbpe;
 `encode_batch` for the peers, which have no ids-only batch).
 
-    taskset -c 1 python bench/spm_files.py [--mb 2] [--corpora large_en,multilingual,code] [--tekken]
+    taskset -c 1 python bench/spm_files.py [--mb 2] [--corpora large_en,multilingual,code] [--tekken | --sentencepiece]
 
+With --sentencepiece: the SentencePiece .model files of the mistral-common wheel,
+fastbpe.sentencepiece.SentencePieceProcessor vs the sentencepiece package, `encode(doc)` per document.
 With --tekken: Mistral's tekken files (from the mistral-common wheel), fastbpe.mistral.Tekkenizer
 vs mistral-common's Tekkenizer, `encode(doc, bos=False, eos=False)` per document.
 
@@ -49,33 +51,50 @@ def _libraries(path: str) -> dict:
     return libs
 
 
-def tekken_rows(corpora: list, mb: float) -> None:
+def file_rows(corpora: list, mb: float, which: str) -> None:
+    """Per-document encode of first-seen documents, fastbpe vs the reference, each file of the
+    mistral-common wheel of one kind ("tekken" or "sentencepiece")."""
     from pathlib import Path
 
     import mistral_common
-    from mistral_common.tokens.tokenizers.tekken import Tekkenizer as Reference
 
-    from fastbpe.mistral import Tekkenizer
+    data = Path(mistral_common.__file__).parent / "data"
+    if which == "tekken":
+        from mistral_common.tokens.tokenizers.tekken import Tekkenizer as Reference
 
-    for path in sorted((Path(mistral_common.__file__).parent / "data").glob("tekken*.json")):
-        ours, ref = Tekkenizer.from_file(path), Reference.from_file(path)
+        from fastbpe.mistral import Tekkenizer
+        files, other = sorted(data.glob("tekken*.json")), "mistral-common"
+
+        def load(path):
+            ours, ref = Tekkenizer.from_file(path), Reference.from_file(path)
+            return (lambda d: ours.encode(d, False, False)), (lambda d: ref.encode(d, False, False))
+    else:
+        import sentencepiece
+
+        from fastbpe.sentencepiece import SentencePieceProcessor
+        files, other = sorted(data.glob("*.model*")), "sentencepiece"
+
+        def load(path):
+            return SentencePieceProcessor(path).encode, sentencepiece.SentencePieceProcessor(model_file=str(path)).encode
+    for path in files:
+        ours, ref = load(path)
         print(f"\n{path.name}: one core, 2 kB first-seen documents, encode per document; load {c.loadavg()}")
-        print("| corpus | fastbpe | mistral-common | ratio |\n|---|---:|---:|---:|")
+        print(f"| corpus | fastbpe | {other} | ratio |\n|---|---:|---:|---:|")
         for corpus in corpora:
             parts = [c.documents(p, 2000) for p in c.parts(corpus, mb)]
-            sums = {"fastbpe": 0.0, "mistral-common": 0.0}
+            sums = {"fastbpe": 0.0, other: 0.0}
             for i, docs in enumerate(parts):
                 nbytes = sum(len(d.encode()) for d in docs)
                 got = {}
-                for name, tok in (("fastbpe", ours), ("mistral-common", ref)):
+                for name, encode in (("fastbpe", ours), (other, ref)):
                     ds = _fresh(docs)
                     t0 = time.perf_counter()
-                    got[name] = [tok.encode(d, False, False) for d in ds]
+                    got[name] = [encode(d) for d in ds]
                     if i:
                         sums[name] += nbytes / (time.perf_counter() - t0) / 1e6 / (len(parts) - 1)
-                if got["fastbpe"] != got["mistral-common"]:
+                if got["fastbpe"] != got[other]:
                     print(f"ids differ on {corpus} part {i}", file=sys.stderr)
-            a, b = sums["fastbpe"], sums["mistral-common"]
+            a, b = sums["fastbpe"], sums[other]
             print(f"| {corpus} | {a:.1f} | {b:.1f} | {a / b:.1f}x |")
 
 
@@ -84,9 +103,10 @@ def main(argv=None) -> int:
     ap.add_argument("--mb", type=float, default=2.0, help="MB of each corpus (4 parts; the first warms up)")
     ap.add_argument("--corpora", default="large_en,multilingual,code")
     ap.add_argument("--tekken", action="store_true", help="Mistral's tekken files instead")
+    ap.add_argument("--sentencepiece", action="store_true", help="SentencePiece .model files instead")
     args = ap.parse_args(argv)
-    if args.tekken:
-        tekken_rows(args.corpora.split(","), args.mb)
+    if args.tekken or args.sentencepiece:
+        file_rows(args.corpora.split(","), args.mb, "tekken" if args.tekken else "sentencepiece")
         return 0
     if not PHI3.exists():
         print(f"{PHI3} not found (shared data absent)")

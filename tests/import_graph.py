@@ -381,7 +381,7 @@ LAYERS = {
     2: ["encoding", "alternatives", "_unstable", "registry", "vocab_sources", "corpus", "core",
         "load", "model"],
     3: ["counting", "trainer", "trainers", "bpe_model"],
-    4: ["minbpe", "hf", "gguf", "ubpe", "mistral", "distributed", "_educational"],
+    4: ["minbpe", "hf", "gguf", "ubpe", "mistral", "sentencepiece", "distributed", "_educational"],
     5: ["cli", "__main__"],
 }
 FRONT_END = 4

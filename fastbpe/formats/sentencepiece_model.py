@@ -1,0 +1,165 @@
+"""SentencePiece `.model` files (the ModelProto protobuf) read into plain data.
+
+A small reader of the protobuf wire format for the fields an encoder needs, not the
+`protobuf` package: a `.model` file is a few hundred KB of three message types, the
+sentencepiece package itself does not need protobuf to load one, and a reader this size is
+easier to keep exact (and to make reject a bad file with a clear error) than a dependency
+with its own generated code.  Field numbers are those of sentencepiece_model.proto.
+"""
+from __future__ import annotations
+
+import os
+import struct
+from dataclasses import dataclass
+
+# SentencePiece.Type
+NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = 1, 2, 3, 4, 5, 6
+# TrainerSpec.ModelType
+MODEL_TYPES = {1: "UNIGRAM", 2: "BPE", 3: "WORD", 4: "CHAR"}
+
+
+@dataclass(frozen=True)
+class SentencePieceModel:
+    pieces: tuple            # (piece text, score, type) by id
+    model_type: str          # "BPE", "UNIGRAM", ...
+    byte_fallback: bool
+    unk_id: int
+    bos_id: int              # -1: none
+    eos_id: int
+    pad_id: int
+    normalizer: str          # NormalizerSpec.name ("identity", "nmt_nfkc", ...)
+    precompiled_charsmap: bytes
+    add_dummy_prefix: bool
+    remove_extra_whitespaces: bool
+    escape_whitespaces: bool
+    treat_whitespace_as_suffix: bool
+    split_digits: bool
+
+
+class _Reader:
+    def __init__(self, data: bytes, path: str):
+        self.data, self.path = data, path
+
+    def error(self, what: str) -> ValueError:
+        return ValueError(f"{self.path}: not a SentencePiece model ({what})")
+
+    def varint(self, pos: int) -> tuple[int, int]:
+        value, shift, data = 0, 0, self.data
+        while True:
+            if pos >= len(data) or shift > 63:
+                raise self.error("a varint runs past the end")
+            b = data[pos]
+            value |= (b & 0x7F) << shift
+            pos += 1
+            if b < 0x80:
+                return value, pos
+            shift += 7
+
+    def fields(self, start: int, end: int):
+        """(field number, wire type, value) of a message in data[start:end]; a length-delimited
+        value is its (start, end), a fixed32 its 4 bytes."""
+        pos = start
+        while pos < end:
+            key, pos = self.varint(pos)
+            number, wire = key >> 3, key & 7
+            if wire == 0:
+                value, pos = self.varint(pos)
+            elif wire == 2:
+                n, pos = self.varint(pos)
+                if pos + n > end:
+                    raise self.error("a field runs past its message")
+                value, pos = (pos, pos + n), pos + n
+            elif wire == 5:
+                if pos + 4 > end:
+                    raise self.error("a fixed32 runs past its message")
+                value, pos = self.data[pos:pos + 4], pos + 4
+            elif wire == 1:
+                if pos + 8 > end:
+                    raise self.error("a fixed64 runs past its message")
+                value, pos = self.data[pos:pos + 8], pos + 8
+            else:
+                raise self.error(f"wire type {wire}")
+            yield number, wire, value
+
+    def text(self, span) -> str:
+        try:
+            return self.data[span[0]:span[1]].decode("utf-8")
+        except (UnicodeDecodeError, TypeError):
+            raise self.error("a string is not UTF-8") from None
+
+
+def _signed(v: int) -> int:
+    """An int32 field's varint (negative values are 10-byte two's complement)."""
+    return v - (1 << 64) if v >= 1 << 63 else v
+
+
+def read_sentencepiece_model(path: str | os.PathLike) -> SentencePieceModel:
+    path = os.fspath(path)
+    with open(path, "rb") as f:
+        return sentencepiece_model_from_bytes(f.read(), path)
+
+
+def sentencepiece_model_from_bytes(data: bytes, path: str = "tokenizer.model") -> SentencePieceModel:
+    r = _Reader(bytes(data), path)
+    pieces, trainer, normalizer = [], {}, {}
+    for number, wire, value in r.fields(0, len(r.data)):
+        if number in (1, 2, 3) and wire != 2:
+            raise r.error(f"field {number} is not a message")
+        if number == 1:
+            piece, score, kind = None, 0.0, NORMAL
+            start, end = value
+            data = r.data
+            # the usual layout, read directly: 0x0A len text, 0x15 score, then 0x18 type or the end
+            if data[start] == 0x0A and data[start + 1] < 0x80:
+                n = data[start + 1]
+                at = start + 2 + n
+                if at + 5 <= end and data[at] == 0x15 and (at + 5 == end or (at + 7 == end and data[at + 5] == 0x18
+                                                                              and data[at + 6] < 0x80)):
+                    piece = r.text((start + 2, at))
+                    score = struct.unpack_from("<f", data, at + 1)[0]
+                    kind = data[at + 6] if at + 7 == end else NORMAL
+                    if kind not in (NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE):
+                        raise r.error(f"piece {len(pieces)} has an unknown type")
+                    pieces.append((piece, score, kind))
+                    continue
+            for n2, w2, v2 in r.fields(*value):
+                if n2 == 1 and w2 == 2:
+                    piece = r.text(v2)
+                elif n2 == 2 and w2 == 5:
+                    score = struct.unpack("<f", v2)[0]
+                elif n2 == 3 and w2 == 0:
+                    kind = v2
+            if piece is None or kind not in (NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE):
+                raise r.error(f"piece {len(pieces)} has no text or an unknown type")
+            pieces.append((piece, score, kind))
+        elif number in (2, 3):
+            into = trainer if number == 2 else normalizer
+            for n2, w2, v2 in r.fields(*value):
+                into[n2] = (w2, v2)
+    if not pieces:
+        raise r.error("no pieces")
+
+    def flag(spec, number, default):
+        w, v = spec.get(number, (0, default))
+        return bool(v) if w == 0 else default
+
+    def integer(spec, number, default):
+        w, v = spec.get(number, (0, default))
+        return _signed(v) if w == 0 else default
+
+    def string(spec, number, default):
+        w, v = spec.get(number, (2, None))
+        return r.text(v) if w == 2 and v is not None else default
+
+    w, charsmap = normalizer.get(2, (2, None))
+    model_type = integer(trainer, 3, 1)
+    return SentencePieceModel(
+        pieces=tuple(pieces), model_type=MODEL_TYPES.get(model_type, f"type {model_type}"),
+        byte_fallback=flag(trainer, 35, False),
+        unk_id=integer(trainer, 40, 0), bos_id=integer(trainer, 41, 1), eos_id=integer(trainer, 42, 2),
+        pad_id=integer(trainer, 43, -1),
+        normalizer=string(normalizer, 1, "nmt_nfkc"),
+        precompiled_charsmap=r.data[charsmap[0]:charsmap[1]] if w == 2 and charsmap else b"",
+        add_dummy_prefix=flag(normalizer, 3, True), remove_extra_whitespaces=flag(normalizer, 4, True),
+        escape_whitespaces=flag(normalizer, 5, True),
+        treat_whitespace_as_suffix=flag(trainer, 24, False), split_digits=flag(trainer, 25, False))

@@ -1,0 +1,208 @@
+"""A SentencePiece BPE `.model` file (formats/sentencepiece_model.py) on the compiled
+char-level model (`_char_bpe.CharBPE`, the one Llama-2/Phi-3-style tokenizer.json files use).
+
+SentencePiece's BPE (bpe_model.cc): the normalized text ("▁" prepended with
+`add_dummy_prefix`, spaces as "▁") is split into characters, a user-defined symbol being one
+symbol (longest match, left to right); then the adjacent pair whose concatenation is a piece
+with the highest score merges, leftmost on equal scores, until none does; a final symbol that
+is no piece becomes its UTF-8 bytes' `<0xNN>` pieces (`byte_fallback`) or unk, consecutive
+unks one.  As merge rows: every split of every piece into two pieces, ranked by the piece's
+score (equal scores share a rank: the kernel merges leftmost first).  User-defined symbols cut
+the text (no piece contains one, checked at load, so no merge reaches across them).
+"""
+from __future__ import annotations
+
+import array
+import os
+
+import regex
+
+from .._char_bpe import PREPEND, REPLACE_SPACE, CharBPE
+from ..formats.sentencepiece_model import (BYTE, CONTROL, NORMAL, UNKNOWN, UNUSED, USER_DEFINED,
+                                           SentencePieceModel, read_sentencepiece_model)
+from ..threads import parallel_map
+
+META = "\u2581"
+
+
+class SentencePieceProcessor:
+    """The `sentencepiece.SentencePieceProcessor` calls that encode and decode, for BPE models."""
+
+    def __init__(self, model_file: str | os.PathLike | None = None, *, model: SentencePieceModel | None = None):
+        if model is None:
+            if model_file is None:
+                raise TypeError("SentencePieceProcessor needs model_file")
+            model = read_sentencepiece_model(model_file)
+        self._path = os.fspath(model_file) if model_file is not None else "tokenizer.model"
+        if model.model_type != "BPE":
+            raise ValueError(f"{self._path}: a SentencePiece {model.model_type} model; fastbpe reads BPE models only")
+        if model.normalizer != "identity" or model.precompiled_charsmap:
+            raise ValueError(f"{self._path}: its normalizer {model.normalizer!r} is not supported (only identity)")
+        if model.remove_extra_whitespaces or not model.escape_whitespaces or model.treat_whitespace_as_suffix:
+            raise ValueError(f"{self._path}: remove_extra_whitespaces, no escape_whitespaces and whitespace as "
+                             "suffix are not supported")
+        self._model = model
+        self._pieces = [p for p, _, _ in model.pieces]
+        self._types = [t for _, _, t in model.pieces]
+        self._ids = {}
+        for i, (p, _, t) in enumerate(model.pieces):
+            self._ids.setdefault(p, i)
+        self._char = self._build()
+        self._kind = (PREPEND if model.add_dummy_prefix else 0) | REPLACE_SPACE
+        users = sorted((p for p, _, t in model.pieces if t == USER_DEFINED), key=len, reverse=True)
+        self._users = regex.compile("|".join(map(regex.escape, users))) if users else None
+
+    def _build(self) -> CharBPE:
+        m = self._model
+        mergeable = {p: i for i, (p, _, t) in enumerate(m.pieces) if t in (NORMAL, USER_DEFINED)}
+        vocab = dict(mergeable)
+        for i, (p, _, t) in enumerate(m.pieces):
+            if t in (BYTE, UNKNOWN):
+                vocab.setdefault(p, i)
+        # a character of a piece that is no piece itself would merge in SentencePiece and fall
+        # back to bytes here; a piece holding a user-defined symbol would merge across a cut
+        joined = "\x00".join(mergeable)
+        missing = set(joined) - mergeable.keys() - {"\x00"}
+        if missing:
+            raise ValueError(f"{self._path}: pieces hold characters that are no pieces ({sorted(missing)[:5]}); "
+                             "not compiled")
+        for u in (p for p, _, t in m.pieces if t == USER_DEFINED):
+            if joined.count(u) > 1:
+                raise ValueError(f"{self._path}: a piece contains the user-defined symbol {u!r}; not compiled")
+        scores = sorted({s for _, s, t in m.pieces if t in (NORMAL, USER_DEFINED)}, reverse=True)
+        rank_of = {s: r for r, s in enumerate(scores)}
+        rows, ranks = array.array("q"), []
+        for p, i in mergeable.items():
+            for k in range(1, len(p)):
+                a, b = mergeable.get(p[:k]), mergeable.get(p[k:])
+                if a is not None and b is not None:
+                    rows.extend((a, b, i))
+                    ranks.append(rank_of[m.pieces[i][1]])
+        unk = m.pieces[m.unk_id][0] if 0 <= m.unk_id < len(m.pieces) else None
+        try:
+            return CharBPE.build(vocab, rows, unk, m.byte_fallback, True, False, META, ranks=ranks)
+        except ValueError as e:
+            raise ValueError(f"{self._path}: {e}") from None
+
+    # -- ids --------------------------------------------------------------------------------
+
+    def _ids_of(self, text: str) -> list[int]:
+        if self._users is None or not self._users.search(text):
+            return self._char.encode_text(text, self._kind)
+        # normalized here, then cut at user-defined symbols (each one symbol), pieces between
+        norm = text.replace(" ", META)
+        if self._kind & PREPEND and text:
+            norm = META + norm
+        ids, done = [], 0
+        for m in self._users.finditer(norm):
+            if m.start() > done:
+                ids += self._char.encode_text(norm[done:m.start()], 0)
+            ids.append(self._ids[m.group()])
+            done = m.end()
+        if done < len(norm):
+            ids += self._char.encode_text(norm[done:], 0)
+        return ids
+
+    def encode(self, input, out_type=int, add_bos: bool = False, add_eos: bool = False, num_threads: int = -1, **_):
+        """sentencepiece's encode: ids (out_type=int) or pieces (out_type=str) of a str, or of
+        each str of a list (on threads)."""
+        if isinstance(input, str):
+            return self._finish(self._ids_of(input), out_type, add_bos, add_eos)
+        texts = list(input)
+        if self._users is None and all(type(t) is str for t in texts):
+            threads = os.cpu_count() if num_threads is None or num_threads < 0 else max(num_threads, 1)
+            bodies = parallel_map(lambda share: self._char.encode_texts(share, self._kind), texts, threads,
+                                  keep_threads=True)
+        else:
+            bodies = [self._ids_of(t) for t in texts]
+        return [self._finish(ids, out_type, add_bos, add_eos) for ids in bodies]
+
+    def _finish(self, ids: list, out_type, add_bos: bool, add_eos: bool):
+        if add_bos and self._model.bos_id >= 0:
+            ids.insert(0, self._model.bos_id)
+        if add_eos and self._model.eos_id >= 0:
+            ids.append(self._model.eos_id)
+        if out_type is str:
+            return [self._pieces[i] for i in ids]
+        return ids
+
+    def encode_as_ids(self, input):
+        return self.encode(input)
+
+    def encode_as_pieces(self, input):
+        return self.encode(input, out_type=str)
+
+    EncodeAsIds, EncodeAsPieces, Encode = encode_as_ids, encode_as_pieces, encode
+
+    # -- text -------------------------------------------------------------------------------
+
+    def decode(self, input):
+        """sentencepiece's decode: the text of ids (or pieces; or a list of such lists).
+        Control ids decode to nothing, unk to " ⁇ ", byte pieces to their bytes."""
+        if input and not isinstance(input, str) and isinstance(input[0], (list, tuple)):
+            return [self.decode(x) for x in input]
+        out, first = bytearray(), True
+        for x in input:
+            i = self._ids[x] if isinstance(x, str) else int(x)
+            if not 0 <= i < len(self._pieces):
+                raise IndexError(f"piece id is out of range: {i}")
+            kind = self._types[i]
+            if kind == CONTROL:
+                continue
+            if kind == UNKNOWN:
+                piece = " \u2047 "
+            elif kind == BYTE:
+                out.append(int(self._pieces[i][3:5], 16))
+                first = False
+                continue
+            else:
+                piece = self._pieces[i].replace(META, " ")
+                if first and self._model.add_dummy_prefix and piece.startswith(" "):
+                    piece = piece[1:]
+            first = False
+            out += piece.encode("utf-8")
+        return out.decode("utf-8", "replace")
+
+    decode_ids = decode_pieces = DecodeIds = DecodePieces = Decode = decode
+
+    # -- vocabulary -------------------------------------------------------------------------
+
+    def get_piece_size(self) -> int:
+        return len(self._pieces)
+
+    vocab_size = GetPieceSize = get_piece_size
+
+    def id_to_piece(self, i: int) -> str:
+        return self._pieces[i]
+
+    def piece_to_id(self, piece: str) -> int:
+        return self._ids.get(piece, self._model.unk_id)
+
+    IdToPiece, PieceToId = id_to_piece, piece_to_id
+
+    def get_score(self, i: int) -> float:
+        return self._model.pieces[i][1]
+
+    def bos_id(self) -> int:
+        return self._model.bos_id
+
+    def eos_id(self) -> int:
+        return self._model.eos_id
+
+    def unk_id(self) -> int:
+        return self._model.unk_id
+
+    def pad_id(self) -> int:
+        return self._model.pad_id
+
+    def is_control(self, i: int) -> bool:
+        return self._types[i] == CONTROL
+
+    def is_unknown(self, i: int) -> bool:
+        return self._types[i] == UNKNOWN
+
+    def is_unused(self, i: int) -> bool:
+        return self._types[i] == UNUSED
+
+    def is_byte(self, i: int) -> bool:
+        return self._types[i] == BYTE
