@@ -134,13 +134,14 @@ class HFExtras:
         scan = self._training_scan()
         progress = None if settings.show_progress else False
         if scan is not None:
-            texts = _prepared(sequences, self.normalizer is not None, scan.prefix_space)
+            texts = _prepared(sequences, scan.normalize, scan.prefix_space)
             counter = count_pieces(texts, scan.pattern, kind=scan.kind, show_progress=progress)
             if scan.words is not None:
                 counter = _only_words(counter, scan.words)
+            byte_words = scan.byte_level
         else:
-            counter = self._count_words(sequences, progress)
-        result = trainers.train_words(counter, settings, chars_of_bytes=scan is not None and scan.byte_level)
+            counter, byte_words = self._count_words(sequences, progress)
+        result = trainers.train_words(counter, settings, chars_of_bytes=byte_words)
         node = dict(self._model_json)
         node.update(vocab=result.vocab, merges=[list(m) for m in result.merges],   # HF sets both, "" too
                     continuing_subword_prefix=settings.continuing_subword_prefix,
@@ -156,36 +157,52 @@ class HFExtras:
         with its regex, a known Split before a ByteLevel that does not split (byte-level words),
         Whitespace, WhitespaceSplit (the words are the pattern's matches).  Else None: the
         words come from the pipeline, stage by stage."""
-        if not normalizers.is_nfc_or_none(self.normalizer) or self.added.by_id:
+        program, why_not = normalizers.kernel_program(self.normalizer)
+        if why_not is not None or self.added.by_id:
             return None
+        normalize = program.normalize if program is not None else None
         steps = pre_tokenizers.steps_of(self.pre_tokenizer)
         if len(steps) == 1 and isinstance(steps[0], pre_tokenizers.ByteLevel):
             if steps[0].use_regex and steps[0].kind >= 0:
-                return _Scan(steps[0].kind, BYTELEVEL_PATTERN, steps[0].add_prefix_space, True)
+                return _Scan(steps[0].kind, BYTELEVEL_PATTERN, steps[0].add_prefix_space, True, normalize)
         elif (len(steps) == 2 and isinstance(steps[0], pre_tokenizers.Split) and steps[0].kind >= 0
               and isinstance(steps[1], pre_tokenizers.ByteLevel)
               and not steps[1].use_regex and not steps[1].add_prefix_space):
-            return _Scan(steps[0].kind, steps[0].pattern_node["Regex"], False, True)
+            return _Scan(steps[0].kind, steps[0].pattern_node["Regex"], False, True, normalize)
         elif len(steps) == 1 and type(steps[0]) in _WORD_PATTERNS:
             words = _WORD_PATTERNS[type(steps[0])]
             # the words and the white space between them tile the text: a scanner program
             # when the pattern compiles, then the white space is dropped
             tiled = words + r"|\s+"
             kind = program_kind(tiled)
-            return _Scan(kind if kind >= 0 else None, tiled, False, False, words)
+            return _Scan(kind if kind >= 0 else None, tiled, False, False, normalize, words)
         return None
 
     def _count_words(self, sequences, show_progress):
         """The words of every sequence as HF's trainer sees them (added tokens' text, the
-        pre-tokenizer's pieces of the normalized rest), counted by their UTF-8."""
+        pre-tokenizer's pieces of the normalized rest), counted by their UTF-8; with no added
+        tokens and a ByteLevel last, its pieces before the byte mapping (the words are then
+        bytes of byte-level characters: the mapping and its offsets are skipped), and the
+        normalizer's kernel program when it has one.  Returns (counter, byte words)."""
         counter = PieceCounter()
+        steps = pre_tokenizers.steps_of(self.pre_tokenizer)
+        byte_words = not self.added.by_id and bool(steps) and isinstance(steps[-1], pre_tokenizers.ByteLevel)
+        program, why_not = normalizers.kernel_program(self.normalizer)
+        plain = not self.added.by_id and why_not is None
+        before = pre_tokenizers.Sequence(steps[:-1]) if byte_words else None
         seen = 0
         with Progress("counting", unit=" M chars", scale=1e6, enabled=wants_progress(show_progress)) as bar:
             for text in sequences:
+                if plain:
+                    segments = [(NormalizedText.from_original(program.normalize(text) if program else text), None)]
+                else:
+                    segments = self._split_added(text)
                 words = []
-                for seg, aid in self._split_added(text):
+                for seg, aid in segments:
                     if aid is not None:
                         words.append(seg.text)
+                    elif byte_words:
+                        words.extend(p.text for p in steps[-1].split(before.pre_tokenize([seg])))
                     elif self.pre_tokenizer is not None:
                         words.extend(p.text for p in self.pre_tokenizer.pre_tokenize([seg]))
                     else:
@@ -195,7 +212,7 @@ class HFExtras:
                     counter.add_pieces([fix_surrogates(w) for w in words[done:]])
                 seen += len(text)
                 bar.update(seen)
-        return counter
+        return counter, byte_words
 
 
 @dataclass
@@ -207,6 +224,7 @@ class _Scan:
     pattern: str
     prefix_space: bool
     byte_level: bool
+    normalize: object = None   # the normalizer's kernel program's normalize(text), or None
     words: str | None = None   # pieces that do not match this whole are dropped (white space)
 
 
@@ -241,12 +259,12 @@ def _sequences(iterator):
                 yield text
 
 
-def _prepared(texts, nfc: bool, prefix_space: bool):
-    """The texts as the C scanner must see them: NFC'd (the normalizer), with ByteLevel's prefix
-    space (HF adds it to a non-empty text that does not start with a space)."""
+def _prepared(texts, normalize, prefix_space: bool):
+    """The texts as the C scanner must see them: normalized (the normalizer's kernel program),
+    with ByteLevel's prefix space (HF adds it to a non-empty text that does not start with one)."""
     for text in texts:
-        if nfc:
-            text = normalizers.nfc(text)
+        if normalize is not None:
+            text = normalize(text)
         if prefix_space and text and text[0] != " ":
             text = " " + text
         yield text
