@@ -152,3 +152,14 @@ def block_classes(const unsigned char[::1] data not None):
     for name, k in _BLOCK_CLASSES.items():
         out[name] = sum(int(fb_word(&w, k, i)) << (64 * i) for i in range(4))
     return out
+
+
+def utf8_kept_by_python(str text):
+    """Whether the kernels read text's UTF-8 where CPython keeps it inside the str (made
+    when some binding asked for it) instead of converting: for the tests."""
+    cdef Utf8Text u
+    utf8_text_open(text, &u)
+    try:
+        return u.owned == NULL and u.kind != 0   # (kind stays 0 for an ASCII str)
+    finally:
+        utf8_text_close(&u)

@@ -96,8 +96,34 @@ cdef struct Utf8Text:
     Py_ssize_t bad           # index of a lone surrogate, or -1
 
 
+cdef extern from "Python.h":   # (C for CPython's headers: not with the portable C blocks)
+    """
+    /* The UTF-8 that CPython already keeps inside a non-ASCII str (PyUnicode_AsUTF8AndSize
+       makes and keeps it when any binding asks), or NULL: read in place, never made here
+       (that would hold a second copy of every str encoded).  A field of the str's struct in
+       the Python headers the module is built with; not in the limited API, PyPy, or a
+       free-threaded build (there another thread may be setting it). */
+    #if defined(PYPY_VERSION) || defined(Py_LIMITED_API) || defined(Py_GIL_DISABLED)
+    static inline const char* fb_cached_utf8(PyObject* s, Py_ssize_t* n) {
+        (void)s; (void)n;
+        return NULL;
+    }
+    #else
+    static inline const char* fb_cached_utf8(PyObject* s, Py_ssize_t* n) {
+        PyCompactUnicodeObject* c = (PyCompactUnicodeObject*)s;
+        if (PyUnicode_IS_ASCII(s) || c->utf8 == NULL)   /* an ASCII str has no such field */
+            return NULL;
+        *n = c->utf8_length;
+        return c->utf8;
+    }
+    #endif
+    """
+    const char* fb_cached_utf8(object s, Py_ssize_t* n) noexcept
+
+
 cdef inline int utf8_text_open(str text, Utf8Text* u) except -1:
-    """With the GIL: point u at an ASCII str's own bytes, or make room for the UTF-8."""
+    """With the GIL: point u at an ASCII str's own bytes, or at the UTF-8 CPython keeps in a
+    non-ASCII str when some binding made it (no copy, no conversion), or make room for it."""
     memset(u, 0, sizeof(Utf8Text))
     u.bad = -1
     u.length = PyUnicode_GET_LENGTH(text)
@@ -106,6 +132,9 @@ cdef inline int utf8_text_open(str text, Utf8Text* u) except -1:
         return 0
     u.kind = PyUnicode_KIND(text)
     u.data = PyUnicode_DATA(text)
+    u.s = <const uint8_t*>fb_cached_utf8(text, &u.n)   # (never there with a lone surrogate)
+    if u.s != NULL:
+        return 0
     u.owned = <uint8_t*>malloc(utf8_capacity(u.kind, u.length) + 1)
     if u.owned == NULL:
         raise MemoryError()

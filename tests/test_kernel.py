@@ -1,5 +1,6 @@
 """The encode kernel against the reference, on small made-up vocabularies (no data files)."""
 import random
+import sys
 
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -198,6 +199,46 @@ def test_utf8_of_lone_surrogate_raises_like_str_encode(at, filler):
     with pytest.raises(UnicodeEncodeError) as theirs:
         text.encode("utf-8")
     assert (ours.value.start, ours.value.end) == (theirs.value.start, theirs.value.end)
+
+
+def _make_python_keep_utf8(text: str) -> None:
+    """What a binding's PyUnicode_AsUTF8AndSize does: CPython makes the str's UTF-8 and keeps it."""
+    import ctypes
+
+    ask = ctypes.pythonapi.PyUnicode_AsUTF8AndSize
+    ask.restype = ctypes.c_void_p
+    ask.argtypes = [ctypes.py_object, ctypes.c_void_p]
+    assert ask(text, None)
+
+
+# CPython (with the GIL) keeps a str's UTF-8 in a field of the str that the kernels read
+_KEEPS_UTF8 = sys.implementation.name == "cpython" and getattr(sys, "_is_gil_enabled", lambda: True)()
+
+
+@pytest.mark.skipif(not _KEEPS_UTF8, reason="not CPython with the GIL: the kernels always convert")
+@pytest.mark.parametrize("wide", _WIDE)
+def test_utf8_kept_by_python_is_read_in_place(wide):
+    """Once a binding has asked CPython for a non-ASCII str's UTF-8, the kernels read that
+    copy instead of converting (issue 31): same bytes, same ids as a str that has none."""
+    from fastbpe import _pretokenize, patterns
+    from fastbpe._testing import utf8_kept_by_python, utf8_of
+
+    text = ("naïve " + wide + " text, " * 3 + wide * 5 + " end") * 40
+    fresh = "".join(list(text))   # an equal str CPython has kept no UTF-8 for
+    _make_python_keep_utf8(text)
+    assert utf8_kept_by_python(text) and not utf8_kept_by_python(fresh)
+    assert not utf8_kept_by_python("ascii only")
+    assert utf8_of(text) == utf8_of(fresh) == text.encode("utf-8")
+    table = table_for(toy_ranks(7, n_merges=80, alphabet="aéx ".encode()))
+    kind = _pretokenize.pattern_kind(patterns.CL100K_PATTERN)
+    want = table.encode_text(fresh, kind)
+    assert table.encode_text(text, kind) == want
+    assert table.encode_texts([text, fresh, text[:50]], kind) == [want, want, table.encode_text(fresh[:50], kind)]
+    # a str with a lone surrogate never has one: the error is the same as before
+    bad = wide + "\ud800"
+    assert not utf8_kept_by_python(bad)
+    with pytest.raises(UnicodeEncodeError):
+        utf8_of(bad)
 
 
 def test_encode_texts_with_pieces_gives_the_scanners_piece_ends():
