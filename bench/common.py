@@ -106,13 +106,15 @@ def _line_cut(data: bytes, start: int, size: int) -> bytes:
 
 
 def parts(corpus: str, total_mb: float = 2.0, n: int = 4, regions: int = 16,
-          window_mb: float = 16.0, slot: int = 0, slots: int = 1) -> list[str]:
+          window_mb: float = 16.0, slot: int = 0, slots: int = 1, start_mb: float = 0.0) -> list[str]:
     """`total_mb` of a corpus in `n` disjoint parts of equal size.  Each part takes one line-cut
     chunk from each of `regions` evenly spaced places of the corpus's first `window_mb` MB, so
     every part mixes the whole corpus (code.txt is Python, then C, then Rust; multilingual.txt
     one language after another) and the parts are alike.  `slot` of `slots` picks one of
-    `slots` disjoint sets of parts (for cases that share one process, so no text is seen twice)."""
-    data = corpus_bytes(corpus, int(window_mb * 1e6))
+    `slots` disjoint sets of parts (for cases that share one process, so no text is seen twice).
+    `start_mb`: the window starts there (text no other case reads; a corpus shorter than that
+    leaves nothing: Unavailable)."""
+    data = corpus_bytes(corpus, int((start_mb + window_mb) * 1e6))[int(start_mb * 1e6):]
     chunk = int(total_mb * 1e6 / n / regions)
     step = len(data) // regions
     sub = step // (n * slots)
@@ -155,6 +157,36 @@ def short_strings(n: int, length: int = 100, seed_offset_mb: float = 17.0) -> li
     if len(out) < n:
         raise Unavailable(f"only {len(out)} short strings in the corpus window")
     return out
+
+
+# ------------------------------------------------------------------ timing (child side)
+
+
+def read_text(path: str) -> str:
+    """A part written by the parent, read as it was written (a fresh str in this process)."""
+    with open(path, encoding="utf-8", newline="") as f:
+        return f.read()
+
+
+def timed_parts(fn, texts: list) -> tuple[list, list]:
+    """Call fn on texts[0] (warm-up), then once on each other text, timed; (seconds, results)."""
+    fn(texts[0])
+    seconds, results = [], []
+    for t in texts[1:]:
+        t0 = time.perf_counter()
+        r = fn(t)
+        seconds.append(time.perf_counter() - t0)
+        results.append(r)
+    return seconds, results
+
+
+WORST_N = 1 << 20
+WORST_CASES = {  # name -> the 1 MiB text (made in the child that times it)
+    "one repeated character": lambda: "a" * WORST_N,
+    "letters, no spaces": lambda: ("abcdefghijklmnopqrstuvwxyz" * (WORST_N // 26 + 1))[:WORST_N],
+    "spaces": lambda: " " * WORST_N,
+    "digits": lambda: ("0123456789" * (WORST_N // 10 + 1))[:WORST_N],
+}
 
 
 # ------------------------------------------------------------------ ids
@@ -356,6 +388,46 @@ def batcher(lib: str, vocab: str) -> Callable[[list, int], object]:
     raise Unavailable(f"{lib}: no batch API")
 
 
+# ------------------------------------------------------------------ model families (the models section)
+
+# columns of the models section: "fastbpe" is encode_batch with .ids read, "fastbpe ids" encode_ids_batch
+MODEL_LIBS = ["HF tokenizers", "fastbpe", "fastbpe ids", "fastokens"]
+
+
+def model_files() -> dict[str, str]:
+    """{family: path} of every tokenizer.json in the shared data's vocab/hf/<family>/, sorted."""
+    return {p.parent.name: str(p) for p in sorted(HF_DIR.glob("*/tokenizer.json"))}
+
+
+def load_model(lib: str, path: str):
+    """lib's tokenizer for the tokenizer.json at path, truncation off (gpt2's file sets it; every
+    side encodes whole documents); Unavailable with the reason when lib is absent or cannot load it."""
+    module = {"fastbpe": "fastbpe", "fastbpe ids": "fastbpe", "HF tokenizers": "tokenizers",
+              "fastokens": "fastokens"}.get(lib)
+    if module is None:
+        raise ValueError(f"unknown library {lib!r}")
+    m = _import(module, lib)
+    try:
+        tok = m.Tokenizer.from_file(path)
+        tok.no_truncation()
+    except Exception as e:  # a library that cannot load this file: n/a with its reason
+        raise Unavailable(f"{lib} cannot load {path}: {type(e).__name__}: {str(e)[:200]}") from None
+    return tok
+
+
+def model_batcher(lib: str, path: str) -> tuple[Callable[[list], list], str | None]:
+    """(docs -> ids per document on one thread, without special tokens; the engine fastbpe reports
+    for the file, "?" when this build has no `Tokenizer.engine`, None for the other libraries)."""
+    tok = load_model(lib, path)
+    if lib == "fastbpe":
+        return (lambda docs: [e.ids for e in tok.encode_batch(docs, add_special_tokens=False, num_threads=1)],
+                str(getattr(tok, "engine", "?")))
+    if lib == "fastbpe ids":
+        return (lambda docs: tok.encode_ids_batch(docs, add_special_tokens=False, num_threads=1),
+                str(getattr(tok, "engine", "?")))
+    return (lambda docs: [e.ids for e in tok.encode_batch(docs, add_special_tokens=False)]), None
+
+
 # ------------------------------------------------------------------ GGUF files
 
 GGUF_NAMES = ["gpt-2", "llama-bpe", "qwen2", "deepseek-coder", "falcon", "starcoder", "command-r", "llama-spm"]
@@ -466,7 +538,32 @@ def run_child(cmd: list, env: dict | None = None, cores: int | None = None,
     return result
 
 
+def fresh_process_seconds(code: str, root: str, env: dict | None = None, timeout: float = 300) -> dict:
+    """Run `code` in a fresh interpreter pinned to one core, with the checkout `root` first on
+    PYTHONPATH (its fastbpe), timed inside the process (interpreter start-up excluded):
+    {"seconds", "peak_mb"} or {"error": why}."""
+    prog = ("import time\nt0 = time.perf_counter()\n" + code
+            + "\nprint('{\"seconds\": %r}' % (time.perf_counter() - t0))\n")
+    full_env = {**thread_env(1), "PYTHONPATH": str(root), **(env or {})}
+    return run_child([sys.executable, "-c", prog], env=full_env, cores=1, timeout=timeout)
+
+
 # ------------------------------------------------------------------ run record
+
+
+def log(msg: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+def fmt_mbs(v: float | None) -> str:
+    if v is None:
+        return "–"
+    return f"{v:.0f}" if v >= 10 else f"{v:.1f}" if v >= 1 else f"{v:.2f}"
+
+
+def speed(row: dict) -> float:
+    """MB/s of a child's timed parts (bytes / summed seconds)."""
+    return sum(row["bytes"]) / sum(row["seconds"]) / 1e6
 
 
 def loadavg() -> str:

@@ -28,6 +28,11 @@ Sections (--sections, default all):
                 fastokens.patch_transformers(), one core and two; input_ids checked equal.
   gguf          llama.cpp vocab files (shared data): fastbpe's GGUFTokenizer vs HF tokenizers on the
                 equivalent tokenizer.json, the encode rows' protocol, ids checked.
+  models        every shared tokenizer.json (vocab/hf/*/, discovered): fastbpe encode_batch (ids
+                read) and encode_ids_batch vs HF tokenizers and fastokens encode_batch on 2 kB
+                documents, one core, ids checked against HF's; the engine fastbpe reports, loading
+                in a fresh process (fastbpe vs HF), worst cases; issue 28's targets row by row
+                (bench/models_section.py).
   worst         1 MiB of one character, letters, spaces, digits: seconds of one call.
   pretokenize   the split patterns alone: fastbpe's Splitter vs regex.findall, pieces checked.
   train         training wall time and peak memory: fastbpe, rustbpe, bpeasy, HF tokenizers,
@@ -54,9 +59,11 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import common as c  # noqa: E402
+from common import WORST_CASES, fmt_mbs, log, read_text, speed, timed_parts  # noqa: E402
+import models_section  # noqa: E402
 
-SECTIONS = ["encode", "short", "batch", "encodings", "load", "transformers", "gguf", "worst", "pretokenize",
-            "train", "corpus"]
+SECTIONS = ["encode", "short", "batch", "encodings", "load", "transformers", "gguf", "models", "worst",
+            "pretokenize", "train", "corpus"]
 SHORT_VOCABS = ["cl100k_base", "Qwen2.5 tokenizer.json"]
 BATCH_VOCABS = ["cl100k_base", "Qwen2.5 tokenizer.json"]
 HF_MODEL = "qwen2.5"
@@ -67,23 +74,6 @@ CORPUS_PEERS = ["fastbpe -> numpy", "fastbpe -> .bin", "tokie", "tiktoken + nump
 # ================================================================== child side
 
 
-def _timed_parts(fn, texts: list) -> tuple[list, list]:
-    """Call fn on texts[0] (warm-up), then once on each other text, timed; (seconds, results)."""
-    fn(texts[0])
-    seconds, results = [], []
-    for t in texts[1:]:
-        t0 = time.perf_counter()
-        r = fn(t)
-        seconds.append(time.perf_counter() - t0)
-        results.append(r)
-    return seconds, results
-
-
-def _read(path: str) -> str:
-    with open(path, encoding="utf-8", newline="") as f:
-        return f.read()
-
-
 def child_encode(job: dict) -> dict:
     """One library on one vocabulary: the encode rows, then (when asked) the short strings."""
     out = {"rows": {}}
@@ -92,8 +82,8 @@ def child_encode(job: dict) -> dict:
     except c.Unavailable as e:
         return {"unavailable": str(e)}
     for label, paths in job["parts"].items():
-        texts = [_read(p) for p in paths]
-        seconds, results = _timed_parts(fn, texts)
+        texts = [read_text(p) for p in paths]
+        seconds, results = timed_parts(fn, texts)
         out["rows"][label] = {"seconds": seconds, "bytes": [len(t.encode()) for t in texts[1:]],
                               "digests": [c.digest(r) for r in results]}
     if job.get("short"):
@@ -123,8 +113,8 @@ def child_batch(job: dict) -> dict:
     k = job["threads"]
     out = {"rows": {}}
     for label, paths in job["parts"].items():
-        batches = [c.documents(_read(p), job["doc_size"]) for p in paths]
-        seconds, results = _timed_parts(lambda docs: fn(docs, k), batches)
+        batches = [c.documents(read_text(p), job["doc_size"]) for p in paths]
+        seconds, results = timed_parts(lambda docs: fn(docs, k), batches)
         out["rows"][label] = {"seconds": seconds,
                               "bytes": [sum(len(d.encode()) for d in b) for b in batches[1:]],
                               "digests": [c.digest_many(r) for r in results]}
@@ -157,24 +147,15 @@ def child_transformers(job: dict) -> dict:
     if mode != "stock" and not backend.startswith(mode):
         return {"unavailable": f"{mode}'s patch left the backend at {backend}"}
     out = {"backend": backend, "rows": {}}
-    docs = [c.documents(_read(p), job["doc_size"]) for p in job["docs"]]
-    longs = [_read(p) for p in job["long"]]
+    docs = [c.documents(read_text(p), job["doc_size"]) for p in job["docs"]]
+    longs = [read_text(p) for p in job["long"]]
     for label, inputs, size in (("docs", docs, lambda b: sum(len(d.encode()) for d in b)),
                                 ("long", longs, lambda t: len(t.encode()))):
-        seconds, results = _timed_parts(lambda x: tok(x)["input_ids"], inputs)
+        seconds, results = timed_parts(lambda x: tok(x)["input_ids"], inputs)
         out["rows"][label] = {"seconds": seconds, "bytes": [size(x) for x in inputs[1:]],
                               "digests": [c.digest_many(r) if label == "docs" else c.digest(r)
                                           for r in results]}
     return out
-
-
-WORST_N = 1 << 20
-WORST_CASES = {
-    "one repeated character": lambda: "a" * WORST_N,
-    "letters, no spaces": lambda: ("abcdefghijklmnopqrstuvwxyz" * (WORST_N // 26 + 1))[:WORST_N],
-    "spaces": lambda: " " * WORST_N,
-    "digits": lambda: ("0123456789" * (WORST_N // 10 + 1))[:WORST_N],
-}
 
 
 def child_worst(job: dict) -> dict:
@@ -199,7 +180,7 @@ def child_train(job: dict) -> dict:
 
     trainer, vocab = job["trainer"], job["vocab"]
     streamed = trainer.startswith("fastbpe, streamed")
-    text = None if streamed else _read(job["text"])  # the streamed run never holds it whole
+    text = None if streamed else read_text(job["text"])  # the streamed run never holds it whole
     docs = None if streamed else c.documents(text, 1 << 16)
     if trainer == "baseline":
         return {"seconds": 0.0}
@@ -333,9 +314,9 @@ def child_pretokenize(job: dict) -> dict:
         seen.add(pat)
         splitter, rx = Splitter(pat), regex.compile(pat)
         for label, paths in job["parts"].items():
-            texts = [_read(p) for p in paths]
-            ours, got = _timed_parts(splitter.findall, texts)
-            theirs, want = _timed_parts(rx.findall, texts)
+            texts = [read_text(p) for p in paths]
+            ours, got = timed_parts(splitter.findall, texts)
+            theirs, want = timed_parts(rx.findall, texts)
             out[f"{name}|{label}"] = {"scanner": splitter.kind >= 0, "same": got == want,
                                       "bytes": [len(t.encode()) for t in texts[1:]],
                                       "ours": ours, "regex": theirs}
@@ -359,7 +340,7 @@ def child_encodings(job: dict) -> dict:
             return tok.encode_batch(docs, add_special_tokens=False)
     out = {"rows": {}}
     for label, paths in job["parts"].items():
-        batches = [c.documents(_read(p), job["doc_size"]) for p in paths]
+        batches = [c.documents(read_text(p), job["doc_size"]) for p in paths]
         ids_s, all_s, digests = [], [], []
         for i, docs in enumerate(batches):
             t0 = time.perf_counter()
@@ -389,8 +370,8 @@ def child_gguf(job: dict) -> dict:
         return {"unavailable": str(e)}
     out = {"how": how, "rows": {}}
     for label, paths in job["parts"].items():
-        texts = [_read(p) for p in paths]
-        seconds, results = _timed_parts(fn, texts)
+        texts = [read_text(p) for p in paths]
+        seconds, results = timed_parts(fn, texts)
         out["rows"][label] = {"seconds": seconds, "bytes": [len(t.encode()) for t in texts[1:]],
                               "digests": [c.digest(r) for r in results]}
     return out
@@ -421,7 +402,7 @@ def child_minbpe(job: dict) -> dict:
 
 
 CHILDREN = {"minbpe": child_minbpe, "gguf": child_gguf, "encodings": child_encodings, "pretokenize": child_pretokenize, "encode": child_encode, "batch": child_batch, "transformers": child_transformers,
-            "worst": child_worst, "train": child_train, "corpus": child_corpus}
+            "worst": child_worst, "train": child_train, "corpus": child_corpus, **models_section.CHILDREN}
 
 
 def child_main(spec: str) -> int:
@@ -471,21 +452,6 @@ class Run:
 
     def note(self, key: str, text: str) -> None:
         self.notes.setdefault(key, text)
-
-
-def log(msg: str) -> None:
-    print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
-
-
-def fmt_mbs(v: float | None) -> str:
-    if v is None:
-        return "–"
-    return f"{v:.0f}" if v >= 10 else f"{v:.1f}"
-
-
-def speed(row: dict) -> float:
-    """MB/s of a child's timed parts (bytes / summed seconds)."""
-    return sum(row["bytes"]) / sum(row["seconds"]) / 1e6
 
 
 def ratio(best: float | None, ours: float | None) -> str:
@@ -761,10 +727,7 @@ def load_section_rows(run: Run, libs: list) -> list[str]:
 
 
 def _load_once(code: str, cache: Path, run: Run) -> dict:
-    prog = ("import time\nt0 = time.perf_counter()\n" + code
-            + "\nprint('{\"seconds\": %r}' % (time.perf_counter() - t0))\n")
-    env = {**c.thread_env(1), "TIKTOKEN_CACHE_DIR": str(cache), "PYTHONPATH": run.args.root}
-    return c.run_child([sys.executable, "-c", prog], env=env, cores=1, timeout=300)
+    return c.fresh_process_seconds(code, run.args.root, {"TIKTOKEN_CACHE_DIR": str(cache)})
 
 
 # ------------------------------------------------------------------ transformers
@@ -1273,6 +1236,9 @@ def main(argv=None) -> int:
               f"rows' protocol ({a.mb:g} MB in 4 parts, first warms up), ids checked after timing. "
               "The fastbpe path column says how fastbpe splits (C scanner, regex chain, SPM)."],
              gguf_rows(run, corpora), ("gguf",))
+    if "models" in sections:
+        emit("models", models_section.TITLE, models_section.method(a), models_section.rows(run, corpora),
+             ("models",))
     if "worst" in sections:
         emit("worst", "## Worst cases (1 MiB of one kind of character; seconds of one call, lower is better)",
              ["Method: one `encode_ordinary` call per input in a process pinned to one core, after a "
