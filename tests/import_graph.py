@@ -390,6 +390,9 @@ FRONT_END = 4
 ALLOWED_UP = {
     ("fastbpe._pretokenize", "fastbpe.patterns"):
         "the C scanner recognises the known pattern strings, kept once in patterns.py (constants only)",
+    ("fastbpe.hf.tokenizer", "fastbpe.sentencepiece"):
+        "Tokenizer.from_file / from_sentencepiece hand a SentencePiece .model file to its front end "
+        "(one lazy import, as for .gguf files: issue 33's entry point)",
     ("fastbpe.hf.tokenizer", "fastbpe.gguf"):
         "Tokenizer.from_file / from_gguf hand a .gguf file to the gguf front end (one lazy import: "
         "issue 21's one-line entry point for llama.cpp files)",

@@ -6,6 +6,7 @@ symbols, byte fallback, spaces) and on the shared corpora when ../shared is pres
 model types and settings are refused by name, malformed files are ValueErrors."""
 from __future__ import annotations
 
+import json
 import lzma
 from pathlib import Path
 
@@ -113,3 +114,26 @@ def _write(tmp_path, data: bytes) -> Path:
     p = tmp_path / "m.model"
     p.write_bytes(data)
     return p
+
+
+def test_tokenizer_from_file_and_the_cli_take_model_files(tmp_path):
+    """`fastbpe.Tokenizer.from_file` hands a .model file to SentencePieceProcessor (as a .gguf
+    to GGUFTokenizer); the CLI's -m encodes and decodes with it."""
+    from cli_run import run_cli
+
+    import fastbpe
+    from fastbpe.formats.sentencepiece_model import looks_like_sentencepiece_model
+
+    name = FILES[-1]
+    ref, _ = loaded(name)
+    tok = fastbpe.Tokenizer.from_file(DATA / name)
+    assert isinstance(tok, SentencePieceProcessor)
+    assert tok.encode("Hello [INST] world 😀") == ref.encode("Hello [INST] world 😀")
+    code, out, err = run_cli("encode", "-m", DATA / name, stdin="Hello world")
+    assert code == 0, err
+    assert json.loads(out) == ref.encode("Hello world")
+    code, out, err = run_cli("decode", "-m", DATA / name, stdin=" ".join(map(str, ref.encode("héllo 😀"))))
+    assert code == 0, err
+    assert out.decode().strip() == "héllo 😀"
+    assert not looks_like_sentencepiece_model(b'\n{\n  "version": "1.0"')
+    assert not looks_like_sentencepiece_model(b"minbpe v1\n")

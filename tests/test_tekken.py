@@ -131,3 +131,13 @@ def test_malformed_files_are_value_errors(tmp_path):
     (tmp_path / "bad.json").write_bytes(b"\xff\xfe")
     with pytest.raises(ValueError, match="bad.json"):
         read_tekken(tmp_path / "bad.json")
+
+
+def test_the_cli_takes_tekken_files():
+    from cli_run import run_cli
+
+    name = FILES[-1]
+    ref, _ = loaded(name)
+    code, out, err = run_cli("encode", "-m", DATA / name, stdin="Hello <s> world")
+    assert code == 0, err
+    assert json.loads(out) == ref.encode("Hello <s> world", False, False)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 
+from ..formats.sentencepiece_model import looks_like_sentencepiece_model
 from .app import DEFAULT_ENCODING, MODEL_SUFFIXES, PROG, UsageError, arg
 
 
@@ -13,7 +14,8 @@ TOKENIZER_ARGS = [
              f"{DEFAULT_ENCODING}"),
     arg("-m", "--model", default=None, metavar="FILE",
         help="a model file instead of a named encoding: one saved by `train` or save_model "
-             "(.json, .tiktoken, .model), a Hugging Face tokenizer.json or a llama.cpp .gguf"),
+             "(.json, .tiktoken, .model), a Hugging Face tokenizer.json, a llama.cpp .gguf, "
+             "a SentencePiece .model or a Mistral tekken.json"),
 ]
 
 
@@ -78,6 +80,57 @@ class GGUFFile(HFTokenizer):
         return self._tok.token_to_piece(token)
 
 
+class SentencePieceFile(HFTokenizer):
+    """A SentencePiece BPE .model file (fastbpe.sentencepiece) behind the same methods: the
+    sentencepiece package's ids without BOS/EOS."""
+
+    def __init__(self, path: str):
+        from ..sentencepiece import SentencePieceProcessor
+
+        self.name = os.path.basename(path)
+        self._tok = SentencePieceProcessor(path)
+        self.pattern = r"[\s\S]+"   # no pre-tokenizer: `count` reads the text as one block
+
+    def encode(self, text, allowed_special=(), disallowed_special=()):
+        return self._tok.encode(text)
+
+    encode_ordinary = encode
+
+    def merge_tree(self):
+        return None, None
+
+    def decode_single_token_bytes(self, token):
+        return self._tok.id_to_bytes(token)
+
+
+class TekkenFile(SentencePieceFile):
+    """Mistral's tekken.json (fastbpe.mistral) behind the same methods: mistral-common's ids
+    without BOS/EOS (special-token text is ordinary text)."""
+
+    def __init__(self, path: str):
+        from ..mistral import Tekkenizer
+
+        self.name = os.path.basename(path)
+        self._tok = Tekkenizer.from_file(path)
+        self.pattern = r"[\s\S]+"
+
+    def encode(self, text, allowed_special=(), disallowed_special=()):
+        return self._tok.encode(text, False, False)
+
+    encode_ordinary = encode
+
+    def decode_single_token_bytes(self, token):
+        return self._tok.id_to_byte_piece(token, "keep")
+
+
+def is_tekken_json(path: str) -> bool:
+    if not path.endswith(".json"):
+        return False
+    with open(path, "rb") as f:
+        head = f.read(1 << 12)
+    return b'"default_num_special_tokens"' in head
+
+
 def is_hf_tokenizer_json(path: str) -> bool:
     if not path.endswith(".json"):
         return False
@@ -98,9 +151,14 @@ def open_tokenizer(args):
             raise FileNotFoundError(f"model file not found: {path}")
         if is_hf_tokenizer_json(path):
             return HFTokenizer(path)
+        if is_tekken_json(path):
+            return TekkenFile(path)
         with open(path, "rb") as f:
-            if f.read(4) == b"GGUF":
-                return GGUFFile(path)
+            head = f.read(4)
+        if head == b"GGUF":
+            return GGUFFile(path)
+        if looks_like_sentencepiece_model(head):
+            return SentencePieceFile(path)
         if not path.endswith(MODEL_SUFFIXES):
             raise ValueError(f"{path}: unknown model file type; expected one of "
                              f"{', '.join(MODEL_SUFFIXES)} or a tokenizer.json")

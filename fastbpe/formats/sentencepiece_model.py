@@ -93,6 +93,13 @@ def _signed(v: int) -> int:
     return v - (1 << 64) if v >= 1 << 63 else v
 
 
+def looks_like_sentencepiece_model(head: bytes) -> bool:
+    """Whether a file's first bytes are a ModelProto's (its first piece: field 1, a message
+    whose own field 1 is the piece text), not text (a tokenizer.json, a minbpe .model)."""
+    return (len(head) >= 4 and head[0] == 0x0A and head[1] != 0x7B   # not "\n{": a JSON document
+            and (head[1] >= 0x80 or head[2] == 0x0A))
+
+
 def read_sentencepiece_model(path: str | os.PathLike) -> SentencePieceModel:
     path = os.fspath(path)
     with open(path, "rb") as f:

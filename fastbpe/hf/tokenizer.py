@@ -24,6 +24,7 @@ import os
 import weakref
 
 from ..pretokenize import scanner_kind
+from ..formats.sentencepiece_model import looks_like_sentencepiece_model
 from ..threads import available_cores
 from . import _nodes, char_level, decoders, normalizers, post_processors, pre_tokenizers, spec
 from ._nodes import UnsupportedError
@@ -185,11 +186,14 @@ class Tokenizer(IdsPath, PostProcessing, HFExtras):
 
     @classmethod
     def from_file(cls, path: str | os.PathLike) -> "Tokenizer":
-        """A tokenizer.json; a llama.cpp .gguf file (told by its magic bytes) goes to `from_gguf`."""
+        """A tokenizer.json; a llama.cpp .gguf file (told by its magic bytes) goes to `from_gguf`,
+        a SentencePiece .model file (a protobuf) to `from_sentencepiece`."""
         with open(path, "rb") as f:
             data = f.read(4)
             if data == b"GGUF":
                 return cls.from_gguf(path)
+            if looks_like_sentencepiece_model(data):
+                return cls.from_sentencepiece(path)
             data += f.read()
         try:
             text = data.decode("utf-8")
@@ -207,6 +211,14 @@ class Tokenizer(IdsPath, PostProcessing, HFExtras):
         from ..gguf import GGUFTokenizer  # the one place hf/ reaches the gguf front end (lazily)
 
         return GGUFTokenizer.from_file(path)
+
+    @classmethod
+    def from_sentencepiece(cls, path: str | os.PathLike):
+        """A SentencePiece BPE .model file: a `fastbpe.sentencepiece.SentencePieceProcessor`,
+        whose encode/decode give the sentencepiece package's ids and text."""
+        from ..sentencepiece import SentencePieceProcessor  # hf/ reaches that front end here only (lazily)
+
+        return SentencePieceProcessor(path)
 
     @classmethod
     def from_buffer(cls, data: bytes) -> "Tokenizer":

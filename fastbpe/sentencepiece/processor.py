@@ -175,6 +175,14 @@ class SentencePieceProcessor:
     def id_to_piece(self, i: int) -> str:
         return self._pieces[i]
 
+    def id_to_bytes(self, i: int) -> bytes:
+        """The bytes an id decodes to on its own ("▁" as a space, a byte piece its byte)."""
+        if self._types[i] == BYTE:
+            return bytes([int(self._pieces[i][3:5], 16)])
+        if self._types[i] == CONTROL:
+            return b""
+        return (" \u2047 " if self._types[i] == UNKNOWN else self._pieces[i].replace(META, " ")).encode("utf-8")
+
     def piece_to_id(self, piece: str) -> int:
         return self._ids.get(piece, self._model.unk_id)
 
