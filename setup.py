@@ -12,6 +12,16 @@ if sys.platform == "win32":
 else:
     compile_args = ["-O3", "-fno-strict-aliasing"]
 
+# Cython's C goes to build/cython/, not beside the sources in fastbpe/.  A checkout built
+# before keeps its fastbpe/*.c: each is moved there once (its time kept), so nothing is
+# regenerated or recompiled for the move.
+C_DIR = os.path.join("build", "cython")
+for pyx in glob.glob(os.path.join("fastbpe", "*.pyx")):
+    old_c, new_c = pyx[:-4] + ".c", os.path.join(C_DIR, pyx[:-4] + ".c")
+    if os.path.exists(old_c) and not os.path.exists(new_c):
+        os.makedirs(os.path.dirname(new_c), exist_ok=True)
+        os.replace(old_c, new_c)
+
 extensions = [
     Extension(
         "fastbpe." + os.path.splitext(os.path.basename(path))[0],
@@ -28,6 +38,7 @@ setup(
     options={"build_ext": {"parallel": os.cpu_count() or 1}},
     ext_modules=cythonize(
         extensions,
+        build_dir=C_DIR,
         language_level=3,
         compiler_directives={
             "boundscheck": False,
