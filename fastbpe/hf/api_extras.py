@@ -134,7 +134,8 @@ class HFExtras:
         scan = self._training_scan()
         progress = None if settings.show_progress else False
         if scan is not None:
-            texts = _prepared(sequences, scan.normalize, scan.prefix_space)
+            texts = (_prepared(sequences, scan.normalize, scan.prefix_space)
+                     if scan.normalize is not None or scan.prefix_space else sequences)
             counter = count_pieces(texts, scan.pattern, kind=scan.kind, show_progress=progress)
             if scan.words is not None:
                 counter = _only_words(counter, scan.words)
