@@ -99,9 +99,11 @@ ctypedef struct Ctx:
     Py_ssize_t* memo_end
     Py_ssize_t* memo_lo          # ... the lowest position from which what follows failed
     Py_ssize_t* memo_n           # ... for this text end (-1: none)
+    Py_ssize_t steps             # the matcher's work: calls, characters run over, give-backs
 
 
 cdef Chain* chains[MAX_PROGRAMS]
+cdef Py_ssize_t steps_total = 0   # Ctx.steps summed at the end of each scan (steps_taken)
 cdef builtin_piece_fn builtin_piece_end = NULL
 cdef Cont STOP
 STOP.kind = C_STOP
@@ -175,6 +177,7 @@ cdef Py_ssize_t m_alt(Ctx* x, int a, Py_ssize_t pos, const Cont* k) noexcept nog
     cdef int i, seq, f, ln = 0
     cdef uint32_t cp = decode(x.s, x.n, pos, &ln) if pos < x.n else 0x110000
     cdef Py_ssize_t r
+    x.steps += 1
     for i in range(P.alt_start[a], P.alt_end[a]):
         seq = P.alt_seqs[i]
         f = P.seq_first[seq]
@@ -190,6 +193,7 @@ cdef Py_ssize_t m_items(Ctx* x, int it, int end, Py_ssize_t pos, const Cont* k) 
     cdef const Item* item
     cdef Py_ssize_t r
     cdef int ln = 0
+    x.steps += 1
     while it < end:          # one character of a class (a literal, most often): no recursion
         item = &x.p.items[it]
         if item.type != T_CLASS or item.max != 1 or item.min != 1:
@@ -238,6 +242,7 @@ cdef Py_ssize_t m_class(Ctx* x, int it, int end, Py_ssize_t pos, const Cont* k) 
                 return -1
             p += ln
             count += 1
+            x.steps += 1
     if memo and x.memo_n[it] == n and x.memo_start[it] <= pos < x.memo_end[it]:
         # inside a run seen before (a search moving on, or a later piece): same end
         while count < mn and p < x.memo_end[it]:
@@ -257,6 +262,7 @@ cdef Py_ssize_t m_class(Ctx* x, int it, int end, Py_ssize_t pos, const Cont* k) 
             count += 1
             if count == mn:
                 floor = p
+        x.steps += count
         if count < mn:
             return -1
         if memo:
@@ -296,6 +302,7 @@ cdef Py_ssize_t m_class(Ctx* x, int it, int end, Py_ssize_t pos, const Cont* k) 
         if top <= floor:
             return -1
         top = back_one(s, top, floor)
+        x.steps += 1
 
 
 cdef Py_ssize_t m_repeat(Ctx* x, int it, int end, int count, Py_ssize_t start, Py_ssize_t pos,
@@ -304,6 +311,7 @@ cdef Py_ssize_t m_repeat(Ctx* x, int it, int end, int count, Py_ssize_t start, P
     cdef const Item* item = &x.p.items[it]
     cdef Cont c
     cdef Py_ssize_t r
+    x.steps += 1
     if count > 0 and pos == start:          # an empty iteration: repeating it changes nothing
         return m_items(x, it + 1, end, pos, k)
     c.kind = C_REPEAT
@@ -376,6 +384,7 @@ cdef Py_ssize_t level_next(const Level* lv, Ctx* x, fb_chain_state* st, int j, c
     decode(s, B, pos, &ln)
     p = pos + ln
     while p < B:
+        x.steps += 1
         cp = decode(s, B, p, &ln)
         if first == NULL or has(first, cp):
             r = match_at(x, p)
@@ -408,6 +417,7 @@ cdef void state_reset(fb_chain_state* st, Py_ssize_t pos) noexcept nogil:
 
 cdef Py_ssize_t program_scan(int kind, const unsigned char* s, Py_ssize_t n, Py_ssize_t pos,
                              Py_ssize_t* ends, Py_ssize_t cap) noexcept nogil:
+    global steps_total
     if not program_known(kind) or pos >= n or cap <= 0:
         if pos < n and cap > 0:
             ends[0] = n
@@ -428,6 +438,7 @@ cdef Py_ssize_t program_scan(int kind, const unsigned char* s, Py_ssize_t n, Py_
         xs[j].memo_lo = memo[j][1]
         xs[j].memo_n = memo[j][2]
         xs[j].memo_start = memo[j][3]
+        xs[j].steps = 0
         for i in range(ch.levels[j].prog.n_items):
             memo[j][2][i] = -1
     if ch.n_levels == 1:
@@ -449,6 +460,8 @@ cdef Py_ssize_t program_scan(int kind, const unsigned char* s, Py_ssize_t n, Py_
     st.n = n
     st.kind = kind
     st.pos = pos
+    for j in range(ch.n_levels):
+        steps_total += xs[j].steps
     return k
 
 
@@ -519,6 +532,16 @@ cdef int _fill(_Owner owner, Prog* P, object program) except -1:
         P.classes[i].index = &index[0]
         P.classes[i].blocks = &blocks[0]
     return 0
+
+
+def steps_taken() -> int:
+    """The matcher's steps (calls, characters a class run went over, characters given back,
+    search positions) since the last call: how tests check work is linear without timing.
+    A diagnostic: threads scanning at once may lose counts."""
+    global steps_total
+    cdef Py_ssize_t n = steps_total
+    steps_total = 0
+    return n
 
 
 def register(key, list levels):
