@@ -41,16 +41,23 @@ cdef Py_ssize_t find_spans(int kind, const void* data, Py_ssize_t n, const uint8
     cdef uint32_t c
     cdef uint8_t v, prev = 0
     cdef uint64_t w
-    # the word-at-a-time skips need table[c] == 0 below U+0200
+    # the word-at-a-time skips need table[c] == 0 below U+0200 (NFC, NFD has accented
+    # Latin letters there), else below U+0080 (every form: ASCII is stable)
     cdef bint low_stable = table_size >= 0x200 and memcmp(table, ZEROS_512, 0x200) == 0
+    cdef bint skips = low_stable or (table_size >= 0x80 and memcmp(table, ZEROS_512, 0x80) == 0)
     if kind == 1 and low_stable:
         spans[0] = NULL
         return 0
     cdef Py_ssize_t per_word = 8 // kind
-    cdef uint64_t high_bits = 0xFE00FE00FE00FE00ULL if kind == 2 else 0xFFFFFE00FFFFFE00ULL
+    cdef uint64_t high_bits
+    if low_stable:
+        high_bits = 0xFE00FE00FE00FE00ULL if kind == 2 else 0xFFFFFE00FFFFFE00ULL
+    else:
+        high_bits = (0x8080808080808080ULL if kind == 1 else
+                     0xFF80FF80FF80FF80ULL if kind == 2 else 0xFFFFFF80FFFFFF80ULL)
     while i < n:
-        # runs below U+0200 (stable starters) a word at a time: most text is such runs
-        if low_stable:   # a word is 4 UCS-2 or 2 UCS-4 units; mask: the bits of U+0200 and up
+        # runs of stable starters (below U+0200 or U+0080) a word at a time: most text is such runs
+        if skips:   # a word is 8 Latin-1, 4 UCS-2 or 2 UCS-4 units; mask: the bits of U+0200 (U+0080) and up
             while i + per_word <= n:
                 memcpy(&w, <const char*>data + i * kind, 8)
                 if w & high_bits:

@@ -14,9 +14,9 @@ Composing those indexes op after op gives HF's alignment, as NormalizedText does
 
 Everything between taking the str's code units and making the result str runs without the
 GIL; `normalize_batch` does a whole list in one GIL-free section."""
-from libc.stdint cimport uint8_t, uint32_t, int64_t
+from libc.stdint cimport uint8_t, uint16_t, uint32_t, int64_t
 from libc.stdlib cimport malloc, free
-from libc.string cimport memcpy, memset
+from libc.string cimport memchr, memcpy, memset
 
 from fastbpe._memory cimport xrealloc
 from fastbpe._str_units cimport PyUnicode_KIND, PyUnicode_DATA, PyUnicode_GET_LENGTH, code_point
@@ -65,8 +65,8 @@ cdef int reserve(Buf* b, Py_ssize_t need) except -1 nogil:
     if cap < 64:
         cap = 64
     b.ch = <uint32_t*>xrealloc(b.ch, cap * sizeof(uint32_t))
-    b.src = <Py_ssize_t*>xrealloc(b.src, cap * sizeof(Py_ssize_t))
-    if b.aligned:
+    if b.aligned:   # sources and spans only when the caller wants the alignment
+        b.src = <Py_ssize_t*>xrealloc(b.src, cap * sizeof(Py_ssize_t))
         b.start = <int64_t*>xrealloc(b.start, cap * sizeof(int64_t))
         b.end = <int64_t*>xrealloc(b.end, cap * sizeof(int64_t))
     b.cap = cap
@@ -77,7 +77,8 @@ cdef inline int put(Buf* b, uint32_t c, Py_ssize_t src) except -1 nogil:
     if b.n == b.cap:
         reserve(b, b.n + 1)
     b.ch[b.n] = c
-    b.src[b.n] = src
+    if b.aligned:
+        b.src[b.n] = src
     b.n += 1
     return 0
 
@@ -85,12 +86,23 @@ cdef inline int put(Buf* b, uint32_t c, Py_ssize_t src) except -1 nogil:
 cdef int copy_same(Buf* b, View v, Py_ssize_t start, Py_ssize_t end) except -1 nogil:
     """v[start:end] unchanged: each character takes its own span."""
     cdef Py_ssize_t i, k = b.n
+    cdef const uint8_t* d1
+    cdef const uint16_t* d2
     reserve(b, b.n + end - start)
-    for i in range(start, end):
-        b.ch[k] = code_point(v.kind, v.data, i)
-        b.src[k] = i
-        k += 1
-    b.n = k
+    if v.kind == 1:
+        d1 = <const uint8_t*>v.data
+        for i in range(start, end):
+            b.ch[k + i - start] = d1[i]
+    elif v.kind == 2:
+        d2 = <const uint16_t*>v.data
+        for i in range(start, end):
+            b.ch[k + i - start] = d2[i]
+    else:
+        memcpy(b.ch + k, <const uint32_t*>v.data + start, (end - start) * sizeof(uint32_t))
+    if b.aligned:
+        for i in range(start, end):
+            b.src[k + i - start] = i
+    b.n = k + end - start
     return 0
 
 
@@ -167,11 +179,12 @@ cdef int op_form(const Op* op, View v, Buf* out) except -1 nogil:
             reserve(out, out.n + items.n)
             p = start
             for k in range(items.n):
-                if items.items[k].change > 0:
-                    out.src[out.n] = p - 1
-                else:
-                    out.src[out.n] = p if p < v.n else v.n - 1
-                    p += 1 - items.items[k].change
+                if out.aligned:
+                    if items.items[k].change > 0:
+                        out.src[out.n] = p - 1
+                    else:
+                        out.src[out.n] = p if p < v.n else v.n - 1
+                        p += 1 - items.items[k].change
                 out.ch[out.n] = items.items[k].ch
                 out.n += 1
             done = end
@@ -184,51 +197,110 @@ cdef int op_form(const Op* op, View v, Buf* out) except -1 nogil:
     return 1 if changed else 0
 
 
+ctypedef fused unit_t:   # a str's code unit, by its kind
+    uint8_t
+    uint16_t
+    uint32_t
+
+
+cdef Py_ssize_t lower_run(const unit_t* d, Py_ssize_t i, Py_ssize_t n, uint32_t* out) noexcept nogil:
+    """d[i:n] lowercased into out[0:] one for one, up to the first character whose
+    lowercase is longer than one: the index it stopped at."""
+    cdef uint32_t c
+    cdef const uint32_t* seq
+    cdef Py_ssize_t m, j = i
+    while j < n:
+        c = d[j]
+        if c < 0x80:
+            out[j - i] = c + ((<uint32_t>(c - 65) < 26) << 5)   # A-Z: +32, branch-free
+        else:
+            m = lower_of(c, &seq)
+            if m == 0:
+                out[j - i] = c
+            elif m == 1:
+                out[j - i] = seq[0]
+            else:
+                break
+        j += 1
+    return j
+
+
+cdef Py_ssize_t lower_first(const unit_t* d, Py_ssize_t n) noexcept nogil:
+    """The index of the first character Lowercase changes (n: none)."""
+    cdef Py_ssize_t i = 0
+    cdef uint32_t c
+    cdef const uint32_t* seq
+    while i < n:
+        c = d[i]
+        if c < 0x80:
+            if <uint32_t>(c - 65) < 26:
+                return i
+        elif lower_of(c, &seq):
+            return i
+        i += 1
+    return n
+
+
 cdef int op_lowercase(View v, Buf* out) except -1 nogil:
     """Rust's char::to_lowercase of every character; each output character takes the span of
     the character it came from."""
-    cdef Py_ssize_t i = 0, k, m
-    cdef uint32_t c
+    cdef Py_ssize_t i, j, k, m
     cdef const uint32_t* seq
-    while i < v.n:
-        c = code_point(v.kind, v.data, i)
-        if c < 0x80:
-            if 65 <= c <= 90:
-                break
-        elif lower_of(c, &seq):
-            break
-        i += 1
+    if v.kind == 1:
+        i = lower_first(<const uint8_t*>v.data, v.n)
+    elif v.kind == 2:
+        i = lower_first(<const uint16_t*>v.data, v.n)
+    else:
+        i = lower_first(<const uint32_t*>v.data, v.n)
     if i == v.n:
         return 0
     out.n = 0
     copy_same(out, v, 0, i)
-    reserve(out, v.n + 8)
-    for i in range(i, v.n):
-        c = code_point(v.kind, v.data, i)
-        if c < 0x80:
-            put(out, c + 32 if 65 <= c <= 90 else c, i)
-            continue
-        m = lower_of(c, &seq)
-        if m == 0:
-            put(out, c, i)
+    while i < v.n:
+        reserve(out, out.n + v.n - i + 4)
+        if v.kind == 1:
+            j = lower_run(<const uint8_t*>v.data, i, v.n, out.ch + out.n)
+        elif v.kind == 2:
+            j = lower_run(<const uint16_t*>v.data, i, v.n, out.ch + out.n)
         else:
-            for k in range(m):
-                put(out, seq[k], i)
+            j = lower_run(<const uint32_t*>v.data, i, v.n, out.ch + out.n)
+        if out.aligned:
+            for k in range(i, j):
+                out.src[out.n + k - i] = k
+        out.n += j - i
+        if j == v.n:
+            break
+        # one character to several (U+0130): each takes its span
+        m = lower_of(code_point(v.kind, v.data, j), &seq)
+        for k in range(m):
+            put(out, seq[k], j)
+        i = j + 1
     return 1
 
 
 cdef Py_ssize_t find_literal(View v, Py_ssize_t at, const uint32_t* pattern, Py_ssize_t m) noexcept nogil:
     """The first occurrence of pattern[0:m] (m >= 1) in v at or after `at`, or -1."""
-    cdef Py_ssize_t i, k
+    cdef Py_ssize_t i = at, k, last = v.n - m
     cdef uint32_t first = pattern[0]
-    for i in range(at, v.n - m + 1):
-        if code_point(v.kind, v.data, i) != first:
+    cdef const uint8_t* d1 = <const uint8_t*>v.data
+    cdef const void* hit
+    if v.kind == 1 and first > 0xFF:
+        return -1
+    while i <= last:
+        if v.kind == 1:   # jump to the next first character
+            hit = memchr(d1 + i, first, last + 1 - i)
+            if hit == NULL:
+                return -1
+            i = <const uint8_t*>hit - d1
+        elif code_point(v.kind, v.data, i) != first:
+            i += 1
             continue
-        for k in range(1, m):
-            if code_point(v.kind, v.data, i + k) != pattern[k]:
-                break
-        else:
+        k = 1
+        while k < m and code_point(v.kind, v.data, i + k) == pattern[k]:
+            k += 1
+        if k == m:
             return i
+        i += 1
     return -1
 
 
@@ -237,7 +309,8 @@ cdef int put_content(Buf* out, const Op* op, Py_ssize_t src) except -1 nogil:
     reserve(out, out.n + op.content_n)
     for k in range(op.content_n):
         out.ch[out.n] = op.content[k]
-        out.src[out.n] = src
+        if out.aligned:
+            out.src[out.n] = src
         out.n += 1
     return 0
 
