@@ -283,6 +283,7 @@ def rows(run, corpora: list) -> list[str]:
     lines += ["", "Rows meeting each target: " + ", ".join(
         f"{what} {m} of {n}" for what, (m, n) in zip(("≥ 5× HF", "≥ fastokens", "≥ ½ plain"), counts.values())) + "."]
 
+    log("models: the speed table and its targets (the per-file table follows)\n" + "\n".join(lines))
     lines += ["", "Per file: the engine, loading in a fresh process (seconds, median; target: no slower than HF "
               "tokenizers) and the worst cases (seconds of one fastbpe `encode_ids` call on 1 MiB; target "
               f"< {TARGET_WORST_S:g} s each, ids equal to HF's):", "",
