@@ -137,9 +137,11 @@ def cmd_count(args) -> int:
     enc = open_tokenizer(args)
     sources = args.files or ["-"]
     total = 0
+    # blocks are cut with Python's regex: an Encoding's pattern in that dialect is its splitter's
+    pattern = enc.splitter.pat_str if hasattr(enc, "splitter") else enc.pattern
     for src in sources:
         n = sum(len(enc.encode_ordinary(block))
-                for block in text_blocks(src, enc.splitter.pat_str))
+                for block in text_blocks(src, pattern))
         total += n
         print(f"{n}\t{src}")
     if len(sources) > 1:
