@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import fastbpe
+from cli_run import run_cli
 from conftest import require_encoding
 from fastbpe.cli import SUBCOMMANDS, main
 
@@ -19,14 +20,11 @@ CORPUS = "the cat sat on the mat. the dog sat on the log.\nlogs and mats and cat
 
 
 def cli(*args, stdin: str | bytes | None = None, check_rc: int | None = 0, cwd=None):
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
-    proc = subprocess.run([sys.executable, "-m", "fastbpe", *map(str, args)],
-                          input=stdin.encode() if isinstance(stdin, str) else stdin,
-                          capture_output=True, env=env, timeout=300, cwd=cwd)
-    out, err = proc.stdout.decode("utf-8", "replace"), proc.stderr.decode("utf-8", "replace")
+    rc, out, err = run_cli(*args, stdin=stdin, cwd=cwd)
+    out = out.decode("utf-8", "replace")
     if check_rc is not None:
-        assert proc.returncode == check_rc, f"rc {proc.returncode}\n{out}\n{err}"
-    return proc.returncode, out, err
+        assert rc == check_rc, f"rc {rc}\n{out}\n{err}"
+    return rc, out, err
 
 
 def assert_one_line_error(err: str):

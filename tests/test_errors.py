@@ -4,15 +4,12 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import os
-import subprocess
-import sys
-import textwrap
 
 import numpy as np
 import pytest
 
 import datasources as ds
+from cli_run import run_python
 from conftest import encoding_pair
 
 
@@ -276,9 +273,7 @@ def test_hostile_inputs_never_crash(tmp_path):
     """In a subprocess, so a segfault shows up as a failure instead of killing the suite."""
     ranks = "{bytes([i]): i for i in range(256)}"
     code = HOSTILE.format(repo=str(ds.REPO_ROOT), pat=r"\S+|\s+", ranks=ranks)
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "PYTHONPATH": str(ds.REPO_ROOT)})
-    assert proc.returncode == 0, f"rc={proc.returncode}\n{proc.stderr[-3000:]}"
+    proc = run_python(code)
     assert "survived" in proc.stdout
 
 

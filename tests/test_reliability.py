@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import datasources as ds
+from cli_run import run_python
 from conftest import encoding_pair
 
 import fastbpe
@@ -144,8 +145,8 @@ def test_huge_special_id_costs_no_memory():
             raise AssertionError("unused id decoded")
         print("ok")
     """)
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-2000:]
+    out = run_python(code, timeout=120)
+    assert out.stdout.strip() == "ok", out.stderr[-2000:]
 
 
 # --- item 8: refused inputs and tiktoken-compatible ones ----------------------------------------
@@ -344,8 +345,8 @@ def test_piece_counter_shared_by_threads():
         assert shared.to_dict() == want.to_dict()
         print("ok")
     """)
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
-    assert out.returncode == 0 and out.stdout.strip() == "ok", (out.returncode, out.stderr[-2000:])
+    out = run_python(code)
+    assert out.stdout.strip() == "ok", out.stderr[-2000:]
 
 
 # --- items 5 and 6: file blocks count like the whole text --------------------------------------

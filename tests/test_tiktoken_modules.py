@@ -7,32 +7,17 @@ import base64
 import functools
 import hashlib
 import http.server
-import os
-import subprocess
-import sys
-import textwrap
 import threading
 from pathlib import Path
 
 import pytest
 
 import datasources as ds
+from cli_run import run_python
 import fastbpe
 from conftest import encoding_pair, require_encoding
 
 REPO = Path(__file__).resolve().parents[1]
-
-
-def run_python(code: str, *, extra_path=(), env=None, check=True):
-    """Run code in a fresh interpreter that imports this tree's fastbpe."""
-    full_env = dict(os.environ, **(env or {}))
-    full_env["PYTHONPATH"] = os.pathsep.join([*map(str, extra_path), str(REPO),
-                                              full_env.get("PYTHONPATH", "")])
-    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
-                          text=True, env=full_env, timeout=300)
-    if check and proc.returncode != 0:
-        raise AssertionError(f"exit {proc.returncode}\n{proc.stdout}\n{proc.stderr}")
-    return proc
 
 
 # -- module layout and install_as_tiktoken ----------------------------------------------------
