@@ -53,8 +53,9 @@ def method(a) -> list[str]:
         "a pipeline's reason). fastbpe/HF and fastbpe/fastokens use fastbpe's `encode_batch` column.",
         f"Loading: `python -c` timing import + `Tokenizer.from_file` + one encode inside a fresh process, "
         f"median of {a.load_runs}. Worst cases: one `encode_ids(text, add_special_tokens=False)` call on "
-        "1 MiB of one character / letters / spaces / digits, a fresh fastbpe process per call, wall "
-        "seconds; ids checked against HF's `encode(text, add_special_tokens=False).ids`.",
+        "1 MiB of one character / letters / spaces / digits, a fresh fastbpe process per call, wall / "
+        "CPU seconds (the target is judged on CPU seconds: on a shared machine wall time counts "
+        "other jobs); ids checked against HF's `encode(text, add_special_tokens=False).ids`.",
     ]
 
 
@@ -94,13 +95,13 @@ def child_worst(job: dict) -> dict:
     cases = {}
     for case in job["cases"]:
         text = c.WORST_CASES[case]()
-        t0 = time.perf_counter()
+        t0, p0 = time.perf_counter(), time.process_time()
         try:
             ids = fn(text)
         except Exception as e:
             cases[case] = {"error": f"{type(e).__name__}: {str(e)[:100]}"}
             continue
-        cases[case] = {"wall": time.perf_counter() - t0, "digest": c.digest(ids)}
+        cases[case] = {"wall": time.perf_counter() - t0, "cpu": time.process_time() - p0, "digest": c.digest(ids)}
     return {"cases": cases}
 
 
@@ -209,12 +210,13 @@ def _worst(run, path: str) -> tuple[list[str], str]:
             met = False
             continue
         want = ref.get("cases", {}).get(case, {}).get("digest")
+        times = f"{g['wall']:.3f} / {g['cpu']:.3f}"
         if want is not None and g["digest"] != want:
-            cells.append(f"inexact ({g['wall']:.3f})")
+            cells.append(f"inexact ({times})")
             met = False
             continue
-        cells.append(f"{g['wall']:.3f}" + ("" if want else " (unchecked)"))
-        met = met and g["wall"] < TARGET_WORST_S
+        cells.append(times + ("" if want else " (unchecked)"))
+        met = met and g["cpu"] < TARGET_WORST_S
     return cells, "met" if met else "**missed**"
 
 
@@ -285,10 +287,10 @@ def rows(run, corpora: list) -> list[str]:
 
     log("models: the speed table and its targets (the per-file table follows)\n" + "\n".join(lines))
     lines += ["", "Per file: the engine, loading in a fresh process (seconds, median; target: no slower than HF "
-              "tokenizers) and the worst cases (seconds of one fastbpe `encode_ids` call on 1 MiB; target "
-              f"< {TARGET_WORST_S:g} s each, ids equal to HF's):", "",
+              "tokenizers) and the worst cases (wall / CPU seconds of one fastbpe `encode_ids` call on 1 MiB; "
+              f"target < {TARGET_WORST_S:g} CPU seconds each, ids equal to HF's):", "",
               "| file | engine | load fastbpe (s) | load HF (s) | load ≤ HF | "
-              + " | ".join(c.WORST_CASES) + " | worst < 0.1 s |", "|---|---|---:|---:|---|" + "---:|" * len(c.WORST_CASES) + "---|"]
+              + " | ".join(c.WORST_CASES) + " | worst < 0.1 s CPU |", "|---|---|---:|---:|---|" + "---:|" * len(c.WORST_CASES) + "---|"]
     for name, path in files.items():
         ours, hf = _load_seconds(run, "fastbpe", path), _load_seconds(run, "HF tokenizers", path)
         load_mark = _mark(hf / ours if ours and hf else None, 1.0, f"{ours / hf:.2f}× HF" if ours and hf else "")
