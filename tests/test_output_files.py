@@ -11,6 +11,8 @@ import json
 import os
 import socket
 import stat
+import subprocess
+import sys
 import threading
 
 import numpy as np
@@ -250,3 +252,63 @@ def test_tokenizer_save_writes_into_a_fifo(enc, tmp_path):
         tok.save(fifo)
     assert json.loads(got) == json.loads(tok.to_str())
     tok.save(os.devnull)
+
+
+# -- saved files behave like open(path, "w"): umask, symlinks, stale temporaries (from test_reliability) --
+
+@pytest.fixture
+def umask_027():
+    old = os.umask(0o027)
+    yield
+    os.umask(old)
+
+
+def test_saved_file_mode_follows_umask(tmp_path, umask_027):
+    from fastbpe.formats.atomic import atomic_write_text
+
+    atomic_write_text(tmp_path / "new.txt", "x")
+    assert os.stat(tmp_path / "new.txt").st_mode & 0o777 == 0o640
+    existing = tmp_path / "existing.txt"
+    existing.write_text("old")
+    os.chmod(existing, 0o604)
+    fastbpe.save_model(fastbpe.train(["hello hello world"], 260), existing, format="native")
+    assert os.stat(existing).st_mode & 0o777 == 0o604
+
+
+def test_save_writes_through_a_symlink(tmp_path):
+    from fastbpe.formats.atomic import atomic_write_text
+
+    real = tmp_path / "real.txt"
+    real.write_text("old")
+    link = tmp_path / "link.txt"
+    link.symlink_to(real)
+    atomic_write_text(link, "new")
+    assert link.is_symlink() and real.read_text() == "new"
+
+
+def test_stale_temporaries_are_cleaned(tmp_path):
+    from fastbpe.formats.atomic import atomic_write_text
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True).stdout.strip()
+    stale = tmp_path / f".m.json.fastbpe-tmp-{dead}-abcd1234"
+    stale.write_text("half a save")
+    live = tmp_path / f".m.json.fastbpe-tmp-{os.getppid()}-abcd1234"  # a live writer's
+    live.write_text("in progress")
+    other = tmp_path / ".other.json.fastbpe-tmp-999999999-abcd1234"
+    other.write_text("not ours to judge")
+    atomic_write_text(tmp_path / "m.json", "{}")
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([live.name, other.name, "m.json"])
+
+
+def test_write_many_changes_nothing_on_error(tmp_path):
+    from fastbpe.formats.atomic import atomic_write_many
+
+    a = tmp_path / "a.model"
+    a.write_text("old a")
+    with pytest.raises(OSError):
+        atomic_write_many({a: b"new a", tmp_path / "missing-dir" / "a.vocab": b"new vocab"})
+    assert a.read_text() == "old a" and os.listdir(tmp_path) == ["a.model"]
+    atomic_write_many({a: b"new a", tmp_path / "a.vocab": b"new vocab"})
+    assert a.read_text() == "new a" and (tmp_path / "a.vocab").read_text() == "new vocab"
+    assert sorted(os.listdir(tmp_path)) == ["a.model", "a.vocab"]

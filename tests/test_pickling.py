@@ -4,9 +4,13 @@ behave as the original afterwards."""
 from __future__ import annotations
 
 import copy
+import os
 import pickle
 
+import numpy as np
 import pytest
+
+from conftest import encoding_pair
 
 import fastbpe
 from fastbpe import trainer
@@ -67,3 +71,36 @@ def test_tokenizer_pickles_by_value(tmp_path):
         assert got.ids == want.ids and got.offsets == want.offsets
         assert other.truncation == tok.truncation and other.to_str() == tok.to_str()
         assert other.decode(want.ids) == tok.decode(want.ids)
+
+
+# -- Encodings: trained ones keep bpe_model, loaded ones pickle by path, registered ones by name (from test_reliability) --
+
+def test_pickled_trained_encoding_keeps_bpe_model():
+    enc = fastbpe.train(["hello world, hello there " * 10], 270, special_tokens=["<|eot|>"])
+    back = pickle.loads(pickle.dumps(enc))
+    assert isinstance(back.bpe_model, trainer.BPEModel)
+    assert np.array_equal(back.bpe_model.merges, enc.bpe_model.merges)
+    assert back.encode("hello there<|eot|>", allowed_special="all") == \
+        enc.encode("hello there<|eot|>", allowed_special="all")
+    assert copy.deepcopy(enc).bpe_model.n_merges == enc.bpe_model.n_merges
+
+
+def test_encoding_loaded_from_file_pickles_by_path(tmp_path):
+    enc = fastbpe.train(["hello world, hello there " * 10], 300)
+    path = tmp_path / "m.json"
+    fastbpe.save_model(enc, path)
+    loaded = fastbpe.load_model(path).to_encoding("mine")
+    data = pickle.dumps(loaded)
+    assert len(data) < 400 + len(str(path))
+    back = pickle.loads(data)
+    assert back.name == "mine" and back.encode("hello there") == enc.encode("hello there")
+    os.utime(path, ns=(1, 1))  # the file changed: unpickling says so instead of loading it
+    with pytest.raises(ValueError, match="changed"):
+        pickle.loads(data)
+    assert len(pickle.dumps(loaded)) > len(data)  # and pickling now carries the merges
+
+
+def test_registry_encoding_pickles_by_name():
+    enc, _ = encoding_pair("cl100k_base")
+    assert len(pickle.dumps(enc)) < 200
+    assert pickle.loads(pickle.dumps(enc)) is not None

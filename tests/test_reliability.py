@@ -1,20 +1,14 @@
 """Regression tests for issue 7 (reliability): each test failed on the code before its fix."""
 from __future__ import annotations
 
-import copy
 import dataclasses
 import os
-import pickle
 import random
-import subprocess
-import sys
 import textwrap
-import threading
 
 import numpy as np
 import pytest
 
-import datasources as ds
 from cli_run import run_python
 from conftest import encoding_pair
 
@@ -203,39 +197,6 @@ def test_training_refuses_out_of_range_arguments():
         fastbpe.train_from_counts({"ab": 2**62, "abab": 2**62}, 300)
 
 
-# --- item 10 (Encoding half): pickles keep bpe_model and stay small ----------------------------
-
-def test_pickled_trained_encoding_keeps_bpe_model():
-    enc = fastbpe.train(["hello world, hello there " * 10], 270, special_tokens=["<|eot|>"])
-    back = pickle.loads(pickle.dumps(enc))
-    assert isinstance(back.bpe_model, trainer.BPEModel)
-    assert np.array_equal(back.bpe_model.merges, enc.bpe_model.merges)
-    assert back.encode("hello there<|eot|>", allowed_special="all") == \
-        enc.encode("hello there<|eot|>", allowed_special="all")
-    assert copy.deepcopy(enc).bpe_model.n_merges == enc.bpe_model.n_merges
-
-
-def test_encoding_loaded_from_file_pickles_by_path(tmp_path):
-    enc = fastbpe.train(["hello world, hello there " * 10], 300)
-    path = tmp_path / "m.json"
-    fastbpe.save_model(enc, path)
-    loaded = fastbpe.load_model(path).to_encoding("mine")
-    data = pickle.dumps(loaded)
-    assert len(data) < 400 + len(str(path))
-    back = pickle.loads(data)
-    assert back.name == "mine" and back.encode("hello there") == enc.encode("hello there")
-    os.utime(path, ns=(1, 1))  # the file changed: unpickling says so instead of loading it
-    with pytest.raises(ValueError, match="changed"):
-        pickle.loads(data)
-    assert len(pickle.dumps(loaded)) > len(data)  # and pickling now carries the merges
-
-
-def test_registry_encoding_pickles_by_name():
-    enc, _ = encoding_pair("cl100k_base")
-    assert len(pickle.dumps(enc)) < 200
-    assert pickle.loads(pickle.dumps(enc)) is not None
-
-
 # --- item 14: special-token splitting stays linear ----------------------------------------------
 
 def test_special_token_lookalikes_stay_linear():
@@ -257,66 +218,6 @@ def test_special_token_lookalikes_stay_linear():
 def test_longest_special_token_wins():
     enc = _toy_encoding(special_tokens={"<|a|>": 300, "<|a|>x": 301, "<|a": 302})
     assert enc.encode("<|a|>x<|a|><|ab", allowed_special="all") == [301, 300, 302, 98]
-
-
-# --- item 11: saved files behave like open(path, "w") ------------------------------------------
-
-@pytest.fixture
-def umask_027():
-    old = os.umask(0o027)
-    yield
-    os.umask(old)
-
-
-def test_saved_file_mode_follows_umask(tmp_path, umask_027):
-    from fastbpe.formats.atomic import atomic_write_text
-
-    atomic_write_text(tmp_path / "new.txt", "x")
-    assert os.stat(tmp_path / "new.txt").st_mode & 0o777 == 0o640
-    existing = tmp_path / "existing.txt"
-    existing.write_text("old")
-    os.chmod(existing, 0o604)
-    fastbpe.save_model(fastbpe.train(["hello hello world"], 260), existing, format="native")
-    assert os.stat(existing).st_mode & 0o777 == 0o604
-
-
-def test_save_writes_through_a_symlink(tmp_path):
-    from fastbpe.formats.atomic import atomic_write_text
-
-    real = tmp_path / "real.txt"
-    real.write_text("old")
-    link = tmp_path / "link.txt"
-    link.symlink_to(real)
-    atomic_write_text(link, "new")
-    assert link.is_symlink() and real.read_text() == "new"
-
-
-def test_stale_temporaries_are_cleaned(tmp_path):
-    from fastbpe.formats.atomic import atomic_write_text
-
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
-                          capture_output=True, text=True).stdout.strip()
-    stale = tmp_path / f".m.json.fastbpe-tmp-{dead}-abcd1234"
-    stale.write_text("half a save")
-    live = tmp_path / f".m.json.fastbpe-tmp-{os.getppid()}-abcd1234"  # a live writer's
-    live.write_text("in progress")
-    other = tmp_path / ".other.json.fastbpe-tmp-999999999-abcd1234"
-    other.write_text("not ours to judge")
-    atomic_write_text(tmp_path / "m.json", "{}")
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([live.name, other.name, "m.json"])
-
-
-def test_write_many_changes_nothing_on_error(tmp_path):
-    from fastbpe.formats.atomic import atomic_write_many
-
-    a = tmp_path / "a.model"
-    a.write_text("old a")
-    with pytest.raises(OSError):
-        atomic_write_many({a: b"new a", tmp_path / "missing-dir" / "a.vocab": b"new vocab"})
-    assert a.read_text() == "old a" and os.listdir(tmp_path) == ["a.model"]
-    atomic_write_many({a: b"new a", tmp_path / "a.vocab": b"new vocab"})
-    assert a.read_text() == "new a" and (tmp_path / "a.vocab").read_text() == "new vocab"
-    assert sorted(os.listdir(tmp_path)) == ["a.model", "a.vocab"]
 
 
 # --- item 1: a PieceCounter shared by threads --------------------------------------------------
