@@ -1,4 +1,5 @@
-"""Assertions that explain a parity failure: where the ids diverge and a short reproducer."""
+"""Assertions that explain a parity failure (where the ids diverge, a short reproducer), and
+the small byte-level encoding many tests build (`toy_encoding`)."""
 from __future__ import annotations
 
 
@@ -57,3 +58,14 @@ def assert_same_ids(got, want, *, tt=None, text=None, encode_fb=None, encode_tt=
                     msg.append(f"    fastbpe raised {e!r}")
                 msg.append(f"    tiktoken: {encode_tt(repro)}")
     raise AssertionError("\n".join(msg))
+
+
+BYTE_RANKS = {bytes([i]): i for i in range(256)}
+
+
+def toy_encoding(pat_str=r"\w+|\s+|[^\w\s]+", special_tokens=None):
+    """A fastbpe.Encoding of the 256 single bytes (ids = byte values) and <|endoftext|> = 256."""
+    from fastbpe.encoding import Encoding
+
+    return Encoding("toy", pat_str=pat_str, mergeable_ranks=BYTE_RANKS,
+                    special_tokens={"<|endoftext|>": 256} if special_tokens is None else special_tokens)

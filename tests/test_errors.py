@@ -11,6 +11,10 @@ import pytest
 import datasources as ds
 from cli_run import run_python
 from conftest import encoding_pair
+from helpers import toy_encoding
+
+import fastbpe
+from fastbpe.encoding import Encoding
 
 
 @pytest.fixture(scope="module")
@@ -284,3 +288,57 @@ def test_empty_special_token_is_refused():
     ranks = {bytes([b]): b for b in range(256)}
     with pytest.raises(ValueError, match="empty"):
         fastbpe.Encoding("x", pat_str=r"\S+|\s+", mergeable_ranks=ranks, special_tokens={"": 256})
+
+
+# -- refused inputs and tiktoken-compatible ones (from test_reliability) --
+
+@pytest.mark.parametrize("label,call,exc", [
+    ("allowed 'none'", lambda e: e.encode("hi <|endoftext|>", allowed_special="none"), TypeError),
+    ("allowed plain str", lambda e: e.encode("hi", allowed_special="<|endoftext|>"), TypeError),
+    ("batch allowed str", lambda e: e.encode_batch(["hi"], allowed_special="<|endoftext|>"), TypeError),
+    ("disallowed plain str", lambda e: e.encode("hi", disallowed_special="<|endoftext|>"), TypeError),
+    ("decode set", lambda e: e.decode({104, 105}), TypeError),
+    ("decode frozenset", lambda e: e.decode(frozenset([104])), TypeError),
+    ("decode dict", lambda e: e.decode({104: 1}), TypeError),
+    ("decode_bytes set", lambda e: e.decode_bytes({104}), TypeError),
+    ("decode_batch set", lambda e: e.decode_batch([{104}]), TypeError),
+    ("batch threads 0", lambda e: e.encode_batch(["a", "b"], num_threads=0), ValueError),
+    ("ordinary batch threads -1", lambda e: e.encode_ordinary_batch(["a", "b"], num_threads=-1), ValueError),
+    ("decode_batch threads 0", lambda e: e.decode_batch([[104], [105]], num_threads=0), ValueError),
+])
+def test_bad_arguments_are_refused(label, call, exc):
+    with pytest.raises(exc):
+        call(toy_encoding())
+
+
+def test_arguments_tiktoken_accepts():
+    enc = toy_encoding()
+    assert enc.encode("hi <|endoftext|>", disallowed_special=None) == list(b"hi <|endoftext|>")
+    assert enc.encode_batch(["<|endoftext|>"], disallowed_special=None) == [list(b"<|endoftext|>")]
+
+    class LyingLength:  # tiktoken decodes every item whatever __len__ says
+        def __init__(self, n):
+            self.n = n
+
+        def __len__(self):
+            return self.n
+
+        def __iter__(self):
+            return iter([104, 105])
+
+    assert enc.decode(LyingLength(0)) == "hi"
+    assert enc.decode(LyingLength(100)) == "hi"
+    np_ranks = {bytes([i]): np.int64(i) for i in range(256)}
+    np_enc = Encoding("np", pat_str=r"\w+", mergeable_ranks=np_ranks,
+                      special_tokens={"<s>": np.int32(300)})
+    assert np_enc.encode("ab<s>", allowed_special="all") == [97, 98, 300]
+    assert type(np_enc._special_tokens["<s>"]) is int
+
+
+def test_training_refuses_out_of_range_arguments():
+    with pytest.raises(ValueError, match="max_token_length"):
+        fastbpe.train(["hello world"], 300, max_token_length=2**31)
+    with pytest.raises(ValueError, match="num_threads"):
+        fastbpe.train(["hello world"], 300, num_threads=0)
+    with pytest.raises(ValueError, match="overflow"):
+        fastbpe.train_from_counts({"ab": 2**62, "abab": 2**62}, 300)

@@ -5,11 +5,17 @@ from __future__ import annotations
 
 import base64
 import json
+import dataclasses
 import os
+import random
 
 import pytest
 
+from conftest import encoding_pair
+
 import fastbpe
+from fastbpe import trainer
+from fastbpe.encoding import Encoding
 from fastbpe.ubpe import UBPE, UBPEClassic
 
 CORPUS = ["hello world, hello there; the world is wide and the sea is deep"] * 20
@@ -149,3 +155,77 @@ def test_parsed_tiktoken_tokens_are_not_walked_by_the_garbage_collector():
     from fastbpe.formats.tiktoken_bpe import tokens_of_ranks
     by_rank = tokens_of_ranks({bytes([b]): b for b in range(256)})
     assert type(by_rank) is tuple and not gc.is_tracked(by_rank) and by_rank[65] == b"A"
+
+
+# -- save/load keeps the ids of vocabularies whose bytes are not ids 0..255 (from test_reliability) --
+
+# the same ranks under other names share one recovery of the merges (it is the slow part)
+BASE_OF = {"gpt2": "r50k_base", "p50k_edit": "p50k_base", "o200k_harmony": "o200k_base"}
+_RECOVERED: dict = {}
+SAMPLE = "Hello, w\u00f6rld! 12345 \u4f60\u597d  \n\tfoo_bar() {x: 1} <|endoftext|>"
+
+
+def _recovered_model(name):
+    base = BASE_OF.get(name, name)
+    if base not in _RECOVERED:
+        _RECOVERED[base] = trainer.as_model(encoding_pair(base)[0])
+    enc = encoding_pair(name)[0]
+    return enc, dataclasses.replace(_RECOVERED[base], special_tokens=dict(enc._special_tokens),
+                                    pattern=enc._pat_str)
+
+
+def test_save_load_native_keeps_ids_of_named_encodings(enc_name, tmp_path):
+    enc, model = _recovered_model(enc_name)
+    assert model.byte_order is not None  # the OpenAI vocabularies all permute the bytes
+    fastbpe.save_model(model, tmp_path / "m.json")
+    back = fastbpe.load_model(tmp_path / "m.json")
+    assert back.mergeable_ranks() == enc._mergeable_ranks
+    assert back.special_tokens == enc._special_tokens and back.pattern == enc._pat_str
+    assert back.to_encoding().encode(SAMPLE, allowed_special="all") == \
+        enc.encode(SAMPLE, allowed_special="all")
+
+
+@pytest.mark.parametrize("name", ["r50k_base", "p50k_base"])  # p50k has an unused rank
+def test_save_load_tiktoken_keeps_ids(name, tmp_path):
+    enc = encoding_pair(name)[0]
+    fastbpe.save_model(enc, tmp_path / "m.tiktoken")
+    back = fastbpe.load_model(tmp_path / "m.tiktoken", pattern=enc._pat_str)
+    assert back.mergeable_ranks() == enc._mergeable_ranks
+    assert back.to_encoding().encode_ordinary(SAMPLE) == enc.encode_ordinary(SAMPLE)
+
+
+def test_minbpe_format_refuses_permuted_bytes(tmp_path):
+    with pytest.raises(ValueError, match="byte order"):
+        fastbpe.save_model(_recovered_model("r50k_base")[1], tmp_path / "m.model")
+    assert not os.listdir(tmp_path)
+
+
+def _permuted_byte_encoding():
+    """A small vocabulary with GPT-2-like permuted single bytes and a few merges."""
+    rng = random.Random(7)
+    order = list(range(256))
+    rng.shuffle(order)
+    ranks = {bytes([b]): i for i, b in enumerate(order)}
+    for token in [b"he", b"ll", b"hell", b"hello", b" w", b"or", b" wor", b"ld", b" world"]:
+        ranks[token] = len(ranks)
+    return Encoding("perm", pat_str=r" ?\w+| ?[^\w\s]+|\s+", mergeable_ranks=ranks,
+                    special_tokens={"<|endoftext|>": len(ranks)})
+
+
+@pytest.mark.parametrize("suffix", [".json", ".tiktoken"])
+def test_save_load_random_byte_permutation(suffix, tmp_path):
+    enc = _permuted_byte_encoding()
+    fastbpe.save_model(enc, tmp_path / f"m{suffix}")
+    back = fastbpe.load_model(tmp_path / f"m{suffix}", pattern=enc._pat_str).to_encoding()
+    for text in ["hello world", "hello, hello world!", "\x00\xff bytes \u00e9"]:
+        assert back.encode_ordinary(text) == enc.encode_ordinary(text)
+
+
+def test_trained_model_round_trips_through_every_format(tmp_path):
+    enc = fastbpe.train(["hello world, hello there; the world is wide " * 20], 300,
+                        special_tokens=["<|endoftext|>"])
+    text = "hello wide world"
+    for name in ["m.json", "m.tiktoken", "m.model"]:
+        fastbpe.save_model(enc, tmp_path / name)
+        back = fastbpe.load_model(tmp_path / name).to_encoding()
+        assert back.encode_ordinary(text) == enc.encode_ordinary(text), name

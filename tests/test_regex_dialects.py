@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import fastbpe
+from helpers import BYTE_RANKS, toy_encoding
 from fastbpe import patterns, regex_dialects
 from fastbpe.regex_dialects import FANCY_REGEX, DialectError, to_regex
 
@@ -141,3 +142,19 @@ def test_other_dialects_are_not_translated():
         to_regex(r"\w+$", regex_dialects.ONIGURUMA)
     with pytest.raises(ValueError, match="unknown regex dialect"):
         to_regex(r"a", "pcre")
+
+
+# -- patterns with capture groups split by whole matches, as tiktoken (from test_reliability) --
+
+@pytest.mark.parametrize("pat", [r"(\w+)|\s+|[^\w\s]+", r"(\w)(\w*)|(\s+)|[^\w\s]+"])
+def test_capture_groups_use_whole_matches(pat):
+    import tiktoken
+
+    text = "Hello, world! foo bar"
+    enc = toy_encoding(pat)
+    tt = tiktoken.Encoding("toy", pat_str=pat, mergeable_ranks=BYTE_RANKS,
+                           special_tokens={"<|endoftext|>": 256})
+    assert enc.encode(text) == tt.encode(text)
+    assert enc.decode(enc.encode(text)) == text
+    counts = fastbpe.trainer.count_pieces([text], pat, num_threads=1).to_dict()
+    assert counts == {b"Hello": 1, b",": 1, b" ": 3, b"world": 1, b"!": 1, b"foo": 1, b"bar": 1}
