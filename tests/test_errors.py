@@ -290,7 +290,7 @@ def test_empty_special_token_is_refused():
         fastbpe.Encoding("x", pat_str=r"\S+|\s+", mergeable_ranks=ranks, special_tokens={"": 256})
 
 
-# -- refused inputs and tiktoken-compatible ones (from test_reliability) --
+# -- refused inputs and tiktoken-compatible ones --
 
 @pytest.mark.parametrize("label,call,exc", [
     ("allowed 'none'", lambda e: e.encode("hi <|endoftext|>", allowed_special="none"), TypeError),

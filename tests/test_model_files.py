@@ -157,7 +157,7 @@ def test_parsed_tiktoken_tokens_are_not_walked_by_the_garbage_collector():
     assert type(by_rank) is tuple and not gc.is_tracked(by_rank) and by_rank[65] == b"A"
 
 
-# -- save/load keeps the ids of vocabularies whose bytes are not ids 0..255 (from test_reliability) --
+# -- save/load keeps the ids of vocabularies whose bytes are not ids 0..255 --
 
 # the same ranks under other names share one recovery of the merges (it is the slow part)
 BASE_OF = {"gpt2": "r50k_base", "p50k_edit": "p50k_base", "o200k_harmony": "o200k_base"}

@@ -254,7 +254,7 @@ def test_tokenizer_save_writes_into_a_fifo(enc, tmp_path):
     tok.save(os.devnull)
 
 
-# -- saved files behave like open(path, "w"): umask, symlinks, stale temporaries (from test_reliability) --
+# -- saved files behave like open(path, "w"): umask, symlinks, stale temporaries --
 
 @pytest.fixture
 def umask_027():

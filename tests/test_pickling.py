@@ -73,7 +73,7 @@ def test_tokenizer_pickles_by_value(tmp_path):
         assert other.decode(want.ids) == tok.decode(want.ids)
 
 
-# -- Encodings: trained ones keep bpe_model, loaded ones pickle by path, registered ones by name (from test_reliability) --
+# -- Encodings: trained ones keep bpe_model, loaded ones pickle by path, registered ones by name --
 
 def test_pickled_trained_encoding_keeps_bpe_model():
     enc = fastbpe.train(["hello world, hello there " * 10], 270, special_tokens=["<|eot|>"])

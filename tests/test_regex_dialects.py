@@ -144,7 +144,7 @@ def test_other_dialects_are_not_translated():
         to_regex(r"a", "pcre")
 
 
-# -- patterns with capture groups split by whole matches, as tiktoken (from test_reliability) --
+# -- patterns with capture groups split by whole matches, as tiktoken --
 
 @pytest.mark.parametrize("pat", [r"(\w+)|\s+|[^\w\s]+", r"(\w)(\w*)|(\s+)|[^\w\s]+"])
 def test_capture_groups_use_whole_matches(pat):
