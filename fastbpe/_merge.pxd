@@ -22,3 +22,5 @@ cdef void merge_heap(const MergeTables* t, const uint8_t* p, Py_ssize_t n, IdBuf
 # merge_scan for short pieces (SCAN_PIECE bytes), else merge_heap
 cdef void merge_piece(const MergeTables* t, const uint8_t* p, Py_ssize_t n, IdBuf* out,
                       Work* w) noexcept nogil
+# merge_heap's sort of the candidates that merges made (declared for _testing's hook)
+cdef void sort_pile(uint64_t* keys, uint64_t* tmp, Py_ssize_t n) noexcept nogil

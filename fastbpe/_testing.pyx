@@ -4,15 +4,18 @@
 bitmaps and single pieces; bench/encode_profile.py times the merge loop alone.  No product
 code imports this module."""
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
-from libc.stdint cimport uint8_t, uint32_t
-from libc.stdlib cimport free, malloc
+from libc.stdint cimport uint8_t, uint32_t, uint64_t
+from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memset
 from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 
 from fastbpe._core cimport BPETable, thread_cache
-from fastbpe._merge cimport merge_scan
-from fastbpe._vocab cimport pair_get, tok_t
-from fastbpe._workspace cimport IdBuf, Work, idbuf_free, idbuf_reserve, work_free, work_reserve
+from fastbpe._hash cimport piece_hash
+from fastbpe._merge cimport merge_scan, sort_pile
+from fastbpe._piece_cache cimport CACHE_MAX_PIECE, CACHE_SIZE, cache_find, cache_store, spill_find, spill_store
+from fastbpe._vocab cimport load_head, pair_get, tok_t
+from fastbpe._workspace cimport (CacheEntry, IdBuf, SpillCache, Work, idbuf_free, idbuf_reserve, work_free,
+                                 work_reserve)
 from fastbpe._pretokenize cimport check_kind, scan_pieces
 from fastbpe._scan_chars cimport fb_cp_flags
 from fastbpe._utf8 cimport (Utf8Text, utf8_text_check, utf8_text_close, utf8_text_convert,
@@ -22,6 +25,55 @@ from fastbpe._utf8 cimport (Utf8Text, utf8_text_check, utf8_text_close, utf8_tex
 def thread_piece_cache(BPETable table):
     """This thread's PieceCache for table (for tests and diagnostics)."""
     return thread_cache(table)
+
+
+def piece_cache_hits_on_one_hash(bytes stored, bytes probe):
+    """Force a 64-bit hash collision in the piece cache: keep `stored` (-> ids [1, 2]) under its
+    hash in a long entry (if it fits one) and in a spill cache, then look `probe` (as long as
+    stored) up under that same hash.  (long entry found, spill found): both False when the
+    bytes differ, since an entry's bytes are compared after its hash (for tests)."""
+    cdef Py_ssize_t n = len(stored)
+    cdef const uint8_t* a = <const uint8_t*>PyBytes_AS_STRING(stored)
+    cdef const uint8_t* b = <const uint8_t*>PyBytes_AS_STRING(probe)
+    cdef uint64_t h = piece_hash(a, n)
+    cdef tok_t ids[2]
+    cdef tok_t out[1024]
+    cdef SpillCache spill
+    cdef CacheEntry* entries
+    cdef object long_hit = None
+    if len(probe) != n or not 2 <= n <= 1024:
+        raise ValueError("two pieces of one length, 2 to 1024 bytes")
+    ids[0], ids[1] = 1, 2
+    if n <= CACHE_MAX_PIECE:
+        entries = <CacheEntry*>calloc(CACHE_SIZE, sizeof(CacheEntry))
+        if entries == NULL:
+            raise MemoryError()
+        cache_store(entries, a, n, h, ids, 2)
+        long_hit = cache_find(entries, b, n, h, load_head(b, n)) != NULL
+        free(entries)
+    memset(&spill, 0, sizeof(SpillCache))
+    spill_store(&spill, a, n, h, ids, 2)
+    spill_hit = spill_find(&spill, b, n, h, out) >= 0
+    free(spill.slots)
+    free(spill.pool)
+    return long_hit, spill_hit
+
+
+def sort_pile_keys(list keys):
+    """merge_heap's sort_pile on (rank << 32 | position) keys given as a pile stores them (the
+    last made first): the keys in order, whether or not the positions of one rank were made in
+    ascending order, which takes its fallback full sort (for tests)."""
+    cdef Py_ssize_t n = len(keys), i
+    cdef uint64_t* buf = <uint64_t*>malloc((2 * n + 1) * sizeof(uint64_t))
+    if buf == NULL:
+        raise MemoryError()
+    try:
+        for i in range(n):
+            buf[i] = keys[i]
+        sort_pile(buf, buf + n, n)
+        return [buf[i] for i in range(n)]
+    finally:
+        free(buf)
 
 
 def pair_of(BPETable table, tok_t left, tok_t right):

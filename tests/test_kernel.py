@@ -118,6 +118,29 @@ def test_long_runs_are_not_quadratic_and_exact():
     assert table.encode_bytes(small, path="heap") == bpe_ranks(small, ranks)
 
 
+def test_sort_pile_sorts_piles_made_out_of_position_order():
+    """Issue 29 item 13: merge_heap sorts a pile of candidates by rank alone when the positions
+    of each rank were made in ascending order, and falls back to a full sort when not.  No
+    piece found by random search (tiktoken and merge-list tables, long periodic pieces) takes
+    the fallback, but a merge's two new pairs of one rank (tiktoken: two splits of a token
+    share its rank) are made right one first; the hook reaches both paths."""
+    from fastbpe._testing import sort_pile_keys
+
+    def stored(made):   # a pile keeps the last made first
+        return list(reversed(made))
+
+    key = lambda rank, pos: rank << 32 | pos   # noqa: E731
+    ascending = [key(5, p) for p in range(0, 200, 2)] + [key(3, p) for p in range(1, 200, 2)]
+    assert sort_pile_keys(stored(ascending)) == sorted(ascending)
+    # one merge made (5, 1001) and then (5, 999): its right pair, then its left pair
+    out_of_order = ascending[:50] + [key(5, 1001), key(5, 999)] + ascending[50:]
+    assert sort_pile_keys(stored(out_of_order)) == sorted(out_of_order)
+    rng = random.Random(13)
+    for _ in range(50):
+        keys = [key(rng.randrange(4), rng.randrange(1 << 20)) for _ in range(rng.randrange(64, 400))]
+        assert sort_pile_keys(keys) == sorted(keys)
+
+
 @settings(max_examples=200, deadline=None)
 @given(seed=st.integers(0, 20), data=st.lists(st.integers(0, 3), max_size=120))
 def test_merge_list_semantics(seed, data):

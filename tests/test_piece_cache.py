@@ -78,6 +78,20 @@ def test_colliding_pieces_evict_and_never_mix(toy):
         reference(a.decode(), ranks), reference(c.decode(), ranks), reference(a.decode(), ranks)]
 
 
+@pytest.mark.parametrize("stored,probe", [(b"hello", b"hellp"), (b"x" * 20, b"x" * 19 + b"y"),
+                                          (b"abcdefgh" + b"z" * 16, b"abcdefgh" + b"z" * 15 + b"Z"),
+                                          (b"w" * 300, b"v" + b"w" * 299)])
+def test_equal_64_bit_hashes_still_compare_the_bytes(stored, probe):
+    """Issue 29 item 13: two pieces whose 64-bit hashes are equal (forced by the _testing hook:
+    no such pair is known) miss each other's long entry and spill slot, because the bytes
+    (first word, then the rest) are compared after the hash; the same piece hits."""
+    from fastbpe._testing import piece_cache_hits_on_one_hash
+
+    long_ok = True if len(stored) <= 24 else None   # longer pieces have no long entry
+    assert piece_cache_hits_on_one_hash(stored, stored) == (long_ok, True)
+    assert piece_cache_hits_on_one_hash(stored, probe) == (long_ok and False, False)
+
+
 def test_eviction_under_more_pieces_than_entries():
     """Far more distinct pieces than the cache holds, then the first ones again."""
     ranks = toy_ranks(4, n_merges=400, alphabet=b"abcdefgh ")
