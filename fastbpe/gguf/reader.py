@@ -8,7 +8,8 @@ opens as fast as a vocabulary-only file, with memory proportional to its vocabul
 Every count and length is checked against the bytes left in the file before anything is
 allocated: a truncated or corrupt file is a ValueError naming the file and the problem.  As in
 llama.cpp's gguf reader, an array of arrays, an empty key and a key given twice are refused (so
-nothing nests: the reader never recurses).  Given `keys`, only those keys are turned into Python
+nothing nests: the reader never recurses; only keys it reads are checked for repeats, as
+remembering every skipped key would cost memory per key).  Given `keys`, only those keys are turned into Python
 values, and each only if its type is one llama.cpp accepts for it; every other key is skipped by
 its byte length without making an object, so a file of millions of unused values opens in time
 proportional to its size and memory proportional to what the tokenizer reads.
