@@ -1,6 +1,8 @@
 """Assertions that explain a parity failure (where the ids diverge, a short reproducer), and
-the small byte-level encoding many tests build (`toy_encoding`)."""
+the small byte-level encoding many tests build (`toy_encoding`), and word documents (`make_docs`)."""
 from __future__ import annotations
+
+import random
 
 
 def _char_offset(tt, ids_prefix) -> int:
@@ -69,3 +71,19 @@ def toy_encoding(pat_str=r"\w+|\s+|[^\w\s]+", special_tokens=None):
 
     return Encoding("toy", pat_str=pat_str, mergeable_ranks=BYTE_RANKS,
                     special_tokens={"<|endoftext|>": 256} if special_tokens is None else special_tokens)
+
+
+WORDS = ("the of and to in a is that for it with as was on be by this are from at or have an "
+         "but not they which one you had their all were when we there can been has more if "
+         "will would who so no out up into them some could time these two may then do first "
+         "any my now such like our over man me even most made after also did many before must "
+         "through back years where much your way well down should because each just those").split()
+
+
+def make_docs(seed: int, n_docs: int, words_per_doc: int = 30) -> list:
+    rng = random.Random(seed)
+    docs = []
+    for _ in range(n_docs):
+        words = [rng.choice(WORDS[: rng.randint(8, len(WORDS))]) for _ in range(rng.randint(1, words_per_doc))]
+        docs.append(" ".join(words) + rng.choice([".", "!", "?", ",", ""]))
+    return docs

@@ -10,7 +10,7 @@ import regex
 import fastbpe
 from fastbpe.minbpe import BasicTokenizer, RegexTokenizer
 from fastbpe.patterns import GPT4_PATTERN
-from test_ubpe import make_docs
+from helpers import make_docs
 
 TEXTS = [
     "",

@@ -10,23 +10,8 @@ import pytest
 
 from fastbpe._ubpe_train import fit_pairs
 from fastbpe.ubpe import UBPE, UBPEClassic, SplitMode
+from helpers import make_docs
 from reference_ubpe import fit_merges
-
-WORDS = ("the of and to in a is that for it with as was on be by this are from at or have an "
-         "but not they which one you had their all were when we there can been has more if "
-         "will would who so no out up into them some could time these two may then do first "
-         "any my now such like our over man me even most made after also did many before must "
-         "through back years where much your way well down should because each just those").split()
-
-
-def make_docs(seed: int, n_docs: int, words_per_doc: int = 30) -> list:
-    rng = random.Random(seed)
-    docs = []
-    for _ in range(n_docs):
-        words = [rng.choice(WORDS[: rng.randint(8, len(WORDS))]) for _ in range(rng.randint(1, words_per_doc))]
-        docs.append(" ".join(words) + rng.choice([".", "!", "?", ",", ""]))
-    return docs
-
 
 def alphabet_of(docs) -> list:
     return sorted(set("".join(docs)))

@@ -13,7 +13,7 @@ import pytest
 
 import datasources as ds
 import fastbpe.ubpe as ours
-from test_ubpe import make_docs
+from helpers import make_docs
 from ubpe_reference_runner import run_case
 
 
