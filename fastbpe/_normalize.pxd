@@ -7,6 +7,7 @@ cdef struct Op:
     const unsigned char* table
     const unsigned int* pattern
     Py_ssize_t pattern_n
+    const Py_ssize_t* fail      # the literal's KMP failure table
     const unsigned int* content
     Py_ssize_t content_n
 
@@ -18,6 +19,7 @@ cdef class Program:
     cdef list keep           # the bytes the ops point into
 
     cdef const unsigned int* _chars(self, str s, Py_ssize_t* n) except? NULL
+    cdef const Py_ssize_t* _failure_table(self, const unsigned int* pattern, Py_ssize_t m) except? NULL
     cdef int _add(self, tuple spec) except -1
     # The normalized text; text itself when no op changes it.
     cpdef str normalize(self, str text)

@@ -278,28 +278,31 @@ cdef int op_lowercase(View v, Buf* out) except -1 nogil:
     return 1
 
 
-cdef Py_ssize_t find_literal(View v, Py_ssize_t at, const uint32_t* pattern, Py_ssize_t m) noexcept nogil:
-    """The first occurrence of pattern[0:m] (m >= 1) in v at or after `at`, or -1."""
-    cdef Py_ssize_t i = at, k, last = v.n - m
-    cdef uint32_t first = pattern[0]
+cdef Py_ssize_t find_literal(View v, Py_ssize_t at, const Op* op) noexcept nogil:
+    """The first occurrence of the op's literal (length m >= 1) in v at or after `at`, or -1:
+    Knuth-Morris-Pratt over the op's failure table (linear whatever the literal and the
+    text), jumping to the next first character with memchr on Latin-1 text."""
+    cdef const uint32_t* pattern = op.pattern
+    cdef const Py_ssize_t* fail = op.fail
+    cdef Py_ssize_t i = at, q = 0, m = op.pattern_n
+    cdef uint32_t first = pattern[0], c
     cdef const uint8_t* d1 = <const uint8_t*>v.data
     cdef const void* hit
     if v.kind == 1 and first > 0xFF:
         return -1
-    while i <= last:
-        if v.kind == 1:   # jump to the next first character
-            hit = memchr(d1 + i, first, last + 1 - i)
+    while i < v.n:
+        if q == 0 and v.kind == 1:
+            hit = memchr(d1 + i, first, v.n - i)
             if hit == NULL:
                 return -1
             i = <const uint8_t*>hit - d1
-        elif code_point(v.kind, v.data, i) != first:
-            i += 1
-            continue
-        k = 1
-        while k < m and code_point(v.kind, v.data, i + k) == pattern[k]:
-            k += 1
-        if k == m:
-            return i
+        c = code_point(v.kind, v.data, i)
+        while q > 0 and c != pattern[q]:
+            q = fail[q - 1]
+        if c == pattern[q]:
+            q += 1
+            if q == m:
+                return i - m + 1
         i += 1
     return -1
 
@@ -329,14 +332,14 @@ cdef int op_replace(const Op* op, View v, Buf* out) except -1 nogil:
             if at < v.n:
                 put(out, code_point(v.kind, v.data, at), at)
         return 1
-    hit = find_literal(v, 0, op.pattern, op.pattern_n)
+    hit = find_literal(v, 0, op)
     if hit < 0:
         return 0
     while hit >= 0:
         copy_same(out, v, at, hit)
         put_content(out, op, hit + op.pattern_n - 1)
         at = hit + op.pattern_n
-        hit = find_literal(v, at, op.pattern, op.pattern_n)
+        hit = find_literal(v, at, op)
     copy_same(out, v, at, v.n)
     return 1
 
@@ -518,6 +521,21 @@ cdef class Program:
         n[0] = len(s)
         return <const unsigned int*><const char*>data
 
+    cdef const Py_ssize_t* _failure_table(self, const unsigned int* pattern, Py_ssize_t m) except? NULL:
+        """KMP's table: fail[q] = the longest proper border of pattern[0:q+1]."""
+        table = bytearray(max(m, 1) * sizeof(Py_ssize_t))
+        self.keep.append(table)
+        cdef Py_ssize_t* fail = <Py_ssize_t*><char*>table
+        cdef Py_ssize_t q, k = 0
+        fail[0] = 0
+        for q in range(1, m):
+            while k > 0 and pattern[q] != pattern[k]:
+                k = fail[k - 1]
+            if pattern[q] == pattern[k]:
+                k += 1
+            fail[q] = k
+        return fail
+
     cdef int _add(self, tuple spec) except -1:
         cdef Op* op = &self.ops[self.n_ops]
         cdef const uint8_t[::1] table
@@ -533,6 +551,7 @@ cdef class Program:
         elif name == "replace":
             op.kind = OP_REPLACE
             op.pattern = self._chars(spec[1], &op.pattern_n)
+            op.fail = self._failure_table(op.pattern, op.pattern_n)
             op.content = self._chars(spec[2], &op.content_n)
         elif name == "prepend":
             op.kind = OP_PREPEND
@@ -600,6 +619,7 @@ cdef class Program:
         cdef Py_ssize_t pool_cap = 0
         cdef Buf bufs[2]
         cdef int r
+        cdef tuple kept = tuple(texts)   # the strs stay alive while the GIL is released
         memset(bufs, 0, sizeof(bufs))
         if views == NULL or offsets == NULL:
             free(views)
@@ -607,7 +627,7 @@ cdef class Program:
             raise MemoryError()
         try:
             for i in range(m):
-                t = texts[i]
+                t = kept[i]
                 if type(t) is not str:
                     raise TypeError(f"expected str, not {type(t).__name__}")
                 views[i].kind, views[i].data, views[i].n = PyUnicode_KIND(t), PyUnicode_DATA(t), PyUnicode_GET_LENGTH(t)
@@ -627,7 +647,7 @@ cdef class Program:
             out = []
             for i in range(m):
                 if offsets[i] < 0:
-                    out.append(texts[i])
+                    out.append(kept[i])
                 else:
                     out.append(PyUnicode_FromKindAndData(4, pool + offsets[i], views[i].n))
             return out

@@ -173,6 +173,16 @@ def test_sequences_as_hf(steps, text):
     assert reference_aligned(steps, text) == want
 
 
+@settings(max_examples=300, deadline=None)
+@given(literal=st.text(alphabet="ab\u00e9\u20ac", min_size=1, max_size=6),
+       text=st.text(alphabet="ab\u00e9\u20ac", max_size=40), content=st.sampled_from(["", "#", "ba"]))
+def test_literal_replace_is_leftmost_non_overlapping(literal, text, content):
+    """The literal search (KMP, memchr on Latin-1) finds what str.replace finds, on every str kind."""
+    program = NormalizerProgram([ops.ReplaceLiteral(literal, content)])
+    assert program.normalize(text) == text.replace(literal, content)
+    assert program.normalize(text + "\U0001f600") == (text + "\U0001f600").replace(literal, content)
+
+
 def test_unchanged_text_is_the_same_object():
     program = NormalizerProgram([ops.UnicodeForm("NFKC"), ops.Lowercase(), ops.ReplaceLiteral("  ", " "),
                                  ops.Strip(True, True), ops.StripAccents()])
