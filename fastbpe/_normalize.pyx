@@ -111,10 +111,6 @@ cdef void buf_free(Buf* b) noexcept nogil:
     free(b.src)
     free(b.start)
     free(b.end)
-    b.ch = NULL
-    b.src = NULL
-    b.start = b.end = NULL
-    b.n = b.cap = 0
 
 
 cdef inline bint is_whitespace(uint32_t c) noexcept nogil:
@@ -406,11 +402,9 @@ cdef int op_bytelevel(View v, Buf* out) except -1 nogil:
     """HF's ByteLevel normalizer: every character becomes its UTF-8 bytes in the byte-level
     alphabet (surrogates as their 3-byte form), each taking the character's span."""
     cdef Py_ssize_t i = 0
+    cdef int nb, k
     cdef uint32_t c
-    while i < v.n:
-        c = code_point(v.kind, v.data, i)
-        if not 33 <= c <= 126:
-            break
+    while i < v.n and 33 <= code_point(v.kind, v.data, i) <= 126:
         i += 1
     if i == v.n:
         return 0
@@ -418,20 +412,10 @@ cdef int op_bytelevel(View v, Buf* out) except -1 nogil:
     copy_same(out, v, 0, i)
     for i in range(i, v.n):
         c = code_point(v.kind, v.data, i)
-        if c < 0x80:
-            put(out, BYTE_CHAR[c], i)
-        elif c < 0x800:
-            put(out, BYTE_CHAR[0xC0 | (c >> 6)], i)
-            put(out, BYTE_CHAR[0x80 | (c & 0x3F)], i)
-        elif c < 0x10000:
-            put(out, BYTE_CHAR[0xE0 | (c >> 12)], i)
-            put(out, BYTE_CHAR[0x80 | ((c >> 6) & 0x3F)], i)
-            put(out, BYTE_CHAR[0x80 | (c & 0x3F)], i)
-        else:
-            put(out, BYTE_CHAR[0xF0 | (c >> 18)], i)
-            put(out, BYTE_CHAR[0x80 | ((c >> 12) & 0x3F)], i)
-            put(out, BYTE_CHAR[0x80 | ((c >> 6) & 0x3F)], i)
-            put(out, BYTE_CHAR[0x80 | (c & 0x3F)], i)
+        nb = 1 if c < 0x80 else 2 if c < 0x800 else 3 if c < 0x10000 else 4
+        put(out, BYTE_CHAR[c if nb == 1 else ((0xF00 >> nb) & 0xFF) | (c >> (6 * (nb - 1)))], i)
+        for k in range(nb - 2, -1, -1):   # the continuation bytes, high bits first
+            put(out, BYTE_CHAR[0x80 | ((c >> (6 * k)) & 0x3F)], i)
     return 1
 
 
