@@ -86,13 +86,24 @@ class ByteLevel:
 class NormalizerProgram:
     """A list of ops compiled for the C kernel (see the module docstring)."""
 
-    __slots__ = ("ops", "kernel", "normalize")
+    __slots__ = ("ops", "_kernel")
 
     def __init__(self, ops):
         self.ops = tuple(ops)
-        self.kernel = Program([op.spec() for op in self.ops])   # _normalize.Program (C callers take it)
-        # normalize(text): the normalized text, text itself when no op changes it
-        self.normalize = self.kernel.normalize
+        self._kernel = None
+
+    @property
+    def kernel(self) -> Program:
+        """The compiled _normalize.Program (C callers take it), made on first use: a Unicode
+        form's table costs a few ms, which loading a file should not pay."""
+        kernel = self._kernel
+        if kernel is None:   # two threads may both make one: the same program
+            kernel = self._kernel = Program([op.spec() for op in self.ops])
+        return kernel
+
+    def normalize(self, text: str) -> str:
+        """The normalized text; text itself when no op changes it."""
+        return self.kernel.normalize(text)
 
     def __repr__(self) -> str:
         return f"NormalizerProgram({list(self.ops)!r})"

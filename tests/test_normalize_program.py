@@ -364,3 +364,10 @@ def test_to_encoding_and_pattern_need_nfc_or_none():
     with pytest.raises(ValueError, match="no normalizer but NFC"):
         ours.to_encoding()
     assert Tokenizer.from_str(_small({"type": "NFC"})).byte_level_pattern is not None
+
+
+def test_composing_forms_tables_skip_only_what_is_stable():
+    """NFKC's stability table from the code points with a decomposition equals the one made
+    by sending every code point through decompose and recompose (as NFC's does)."""
+    from fastbpe._nfc import stability_table
+    assert stability_table("NFKC") == stability_table("NFKC", every_code_point=True)

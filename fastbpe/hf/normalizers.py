@@ -8,7 +8,7 @@ import functools
 
 from ..formats.bytelevel import BYTE_TO_CHAR
 from .. import normalize as program_ops
-from .._nfc import combining_mark_table, lowercase, nfc_spans, nfc_stability_table, normalize
+from .._nfc import combining_mark_table, lowercase, nfc_spans, normalize
 from ..normalize import NormalizerProgram, NotLowered
 from ._nodes import json_bool, json_field, json_list, json_str, node_type, unsupported
 from .normalized import NormalizedText
@@ -204,10 +204,10 @@ def kernel_program(normalizer) -> tuple:
         return None, str(e)
 
 
-@functools.lru_cache(maxsize=1)
 def nfc_table() -> bytes:
-    """The table of fastbpe._nfc.nfc_spans (from fastbpe's Unicode 9.0 tables; built once)."""
-    return nfc_stability_table()
+    """The table of fastbpe._nfc.nfc_spans (from fastbpe's Unicode 9.0 tables; built once,
+    shared with the NFC op of normalizer programs)."""
+    return program_ops.form_table("NFC")
 
 
 def nfc(text: str) -> str:
