@@ -16,6 +16,7 @@ cdef class BPETable:
     cdef int32_t* char_tokens   # where a merge may start from a character's token (_vocab.build_char_tokens)
     cdef MergeTables merge      # the tables the merge loops read (pointers into the above)
     cdef bint whole_piece    # emit a piece that is itself a token directly (tiktoken semantics)
+    cdef bint partial_bytes  # some single bytes have no token (HF skips them: merge_known_bytes)
     cdef uint8_t* self_merging   # merge lists: per token, whether merging its bytes gives it (see encode_piece_hashed)
     cdef readonly Py_ssize_t n_bpe_tokens
     cdef tuple id_objects    # a Python int per id, so returning a list allocates nothing per token

@@ -22,13 +22,13 @@ from cpython.unicode cimport PyUnicode_Check, PyUnicode_GET_LENGTH
 
 from fastbpe._id_output cimport idbuf_to_list, idbuf_to_numpy
 from fastbpe._hash cimport PACKED_MAX, hash_in_text, load_word, packed_hash, packed_key, piece_hash
-from fastbpe._merge cimport merge_heap, merge_piece, merge_scan
+from fastbpe._merge cimport merge_heap, merge_known_bytes, merge_piece, merge_scan
 from fastbpe._piece_cache cimport (CACHE_MAX_IDS, CACHE_MAX_PIECE, CACHE_SIZE, PACKED_MAX_IDS,
                                    cache_find, cache_store, packed_store, spill_find, spill_store)
 from fastbpe._pretokenize cimport scan_pieces
-from fastbpe._vocab cimport (TokenSlot, tok_t, build_byte_pairs, build_char_tokens, build_split_table, check_bytes_present,
-                              load_head, pair_put, pair_table_free, pair_table_init, token_lookup, token_lookup_hashed,
-                              decode_tokens, token_list, token_table_free, token_table_load)
+from fastbpe._vocab cimport (TokenSlot, tok_t, build_byte_pairs, build_char_tokens, build_split_table, bytes_have_tokens,
+                              check_bytes_present, load_head, pair_put, pair_table_free, pair_table_init, token_lookup,
+                              token_lookup_hashed, decode_tokens, token_list, token_table_free, token_table_load)
 from fastbpe._workspace cimport (CacheEntry, PackedEntry, idbuf_append_ends, idbuf_free, idbuf_reserve,
                                  work_free, work_reserve)
 from fastbpe._utf8 cimport (Utf8Text, utf8_piece_spans, utf8_text_check, utf8_text_close,
@@ -196,12 +196,14 @@ cdef class BPETable:
 
     @staticmethod
     def from_merges(merges, token_bytes, dict special_bytes=None, bint whole_piece=False,
-                    bint require_all_bytes=True, ranks=None):
+                    bint require_all_bytes=True, ranks=None, bint skip_missing_bytes=False):
         """Merge-list semantics. merges is an (m, 3) int array of (left, right, new id) in merge
         order (row i has rank i); token_bytes[id] is the bytes of each token (None if unused).
         whole_piece=True also emits a piece that is itself a token directly (HF ignore_merges).
         require_all_bytes=False allows a vocabulary without all 256 single bytes (a char-level
-        model that only merges from given ids, see `merge_ids`); encoding bytes needs them.
+        model that only merges from given ids, see `merge_ids`); encoding bytes needs them
+        (skip_missing_bytes: a byte without one is skipped, as HF's BPE skips a character its
+        vocabulary lacks: GPT-NeoX's and Falcon's vocabularies).
         ranks (optional, m ints): row i's rank instead of i; equal ranks merge leftmost first
         (SentencePiece BPE by scores: the rank is the merged token's score order)."""
         cdef BPETable self = BPETable.__new__(BPETable)
@@ -225,7 +227,7 @@ cdef class BPETable:
             self.self_merging = <uint8_t*>calloc(self.tok.n_ids + 1, 1)
             if self.self_merging == NULL:
                 raise MemoryError()
-        if require_all_bytes:
+        if require_all_bytes and not skip_missing_bytes:
             check_bytes_present(&self.tok)
         pair_table_init(&self.pairs, n)
         for i in range(n):
@@ -235,7 +237,8 @@ cdef class BPETable:
                 raise ValueError(f"merge {i} refers to an unused token id")
             pair_put(&self.pairs, <tok_t>flat[3 * i], <tok_t>flat[3 * i + 1], <uint32_t>(i if r is None else r[i]),
                      <tok_t>flat[3 * i + 2])
-        if all(self.tok.byte_id[i] >= 0 for i in range(256)):
+        self.partial_bytes = any(self.tok.byte_id[i] < 0 for i in range(256))
+        if skip_missing_bytes or not self.partial_bytes:
             self._finish()
         # else byte_pairs stays NULL: only merge_ids can use the table (require_byte_pairs)
         return self
@@ -268,7 +271,8 @@ cdef class BPETable:
             with nogil:
                 for t in range(self.n_bpe_tokens):
                     ln = self.tok.length[t]
-                    if self.tok.start[t] < 0 or ln < 2 or ln > max_len or self.self_merging[t] != 0:
+                    if (self.tok.start[t] < 0 or ln < 2 or ln > max_len or self.self_merging[t] != 0
+                            or not bytes_have_tokens(&self.tok, self.tok.data + self.tok.start[t], ln)):
                         continue
                     work_reserve(&w, ln)
                     out.len = 0
@@ -289,7 +293,7 @@ cdef class BPETable:
         if n == 1:
             idbuf_reserve(out, 1)
             out.data[out.len] = <tok_t>self.tok.byte_id[p[0]]
-            out.len += 1
+            out.len += self.tok.byte_id[p[0]] >= 0   # a byte without a token: none (as HF)
             return 0
         return self.encode_piece_hashed(p, n, piece_hash(p, n), load_head(p, n), out, w)
 
@@ -341,7 +345,10 @@ cdef class BPETable:
         if count >= 0:
             out.len += count
             return 1
-        merge_piece(&self.merge, p, n, out, w)
+        if self.partial_bytes and not bytes_have_tokens(&self.tok, p, n):
+            merge_known_bytes(&self.merge, p, n, out, w)
+        else:
+            merge_piece(&self.merge, p, n, out, w)
         if spillable and (n > CACHE_MAX_PIECE or out.len - before > CACHE_MAX_IDS):
             spill_store(w.spill, p, n, h, out.data + before, out.len - before)
         if whole >= 0 and state == 0:
@@ -452,9 +459,9 @@ cdef class BPETable:
             ol = out.len
             for i in range(k):
                 ln = ends[i] - pos
-                if ln == 1:   # one byte: its id (spaces, punctuation)
+                if ln == 1:   # one byte: its id (spaces, punctuation); none without a token
                     od[ol] = <tok_t>byte_id[s[pos]]
-                    ol += 1
+                    ol += byte_id[s[pos]] >= 0
                     pos = ends[i]
                     continue
                 if ln <= PACKED_MAX:
@@ -602,6 +609,8 @@ cdef class BPETable:
         cdef Work w
         cdef Py_ssize_t n = data.shape[0]
         cdef int which = {"auto": 0, "scan": 1, "heap": 2}[path]
+        if n and which and not bytes_have_tokens(&self.tok, &data[0], n):
+            raise ValueError(f"path={path!r} needs every byte to have a token (auto skips the others, as HF)")
         memset(&out, 0, sizeof(IdBuf))
         memset(&w, 0, sizeof(Work))
         try:

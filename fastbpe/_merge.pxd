@@ -24,3 +24,7 @@ cdef void merge_piece(const MergeTables* t, const uint8_t* p, Py_ssize_t n, IdBu
                       Work* w) noexcept nogil
 # merge_heap's sort of the candidates that merges made (declared for _testing's hook)
 cdef void sort_pile(uint64_t* keys, uint64_t* tmp, Py_ssize_t n) noexcept nogil
+# merge_piece of p without the bytes that have no single-byte token (none, or one left: as
+# HF skips characters its vocabulary lacks); the same room as merge_piece
+cdef int merge_known_bytes(const MergeTables* t, const uint8_t* p, Py_ssize_t n, IdBuf* out,
+                           Work* w) except -1 nogil

@@ -13,6 +13,7 @@ Both merge the pair of lowest rank first and the leftmost on ties, until nothing
   O(n log n): never quadratic however long the piece.
 """
 from libc.stdint cimport uint8_t, uint32_t, int32_t, uint64_t
+from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy, memset
 
 from fastbpe._heap cimport heap_pop, heap_push
@@ -346,3 +347,25 @@ cdef void merge_piece(const MergeTables* t, const uint8_t* p, Py_ssize_t n, IdBu
         merge_scan(t, p, n, out, w)
     else:
         merge_heap(t, p, n, out, w)
+
+
+cdef int merge_known_bytes(const MergeTables* t, const uint8_t* p, Py_ssize_t n, IdBuf* out,
+                           Work* w) except -1 nogil:
+    """merge_piece of p without its bytes that have no token: HF's BPE skips a character its
+    vocabulary lacks, and the neighbours merge across the gap (Falcon lacks control bytes)."""
+    cdef uint8_t* kept = <uint8_t*>malloc(n)
+    cdef Py_ssize_t i, m = 0
+    if kept == NULL:
+        with gil:
+            raise MemoryError()
+    for i in range(n):
+        if t.byte_id[p[i]] >= 0:
+            kept[m] = p[i]
+            m += 1
+    if m == 1:
+        out.data[out.len] = <tok_t>t.byte_id[kept[0]]
+        out.len += 1
+    elif m > 1:
+        merge_piece(t, kept, m, out, w)
+    free(kept)
+    return 0

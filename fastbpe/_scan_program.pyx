@@ -77,6 +77,8 @@ ctypedef struct Prog:
     int n_items, root, root_first
     int run_class                # >= 0: the pattern is one class repeated 1..run_max times
     int run_max
+    bint byte_level              # one byte is one character (text in GPT-2's byte alphabet:
+                                 # the classes hold the bytes whose characters they match)
 
 ctypedef struct Level:
     int builtin                  # >= 0: a built-in scanner kind; -1: prog
@@ -144,6 +146,15 @@ cdef inline uint32_t decode(const uint8_t* s, Py_ssize_t n, Py_ssize_t p, int* l
     return 0x110000
 
 
+cdef inline uint32_t dec(const Prog* P, const uint8_t* s, Py_ssize_t n, Py_ssize_t p,
+                         int* ln) noexcept nogil:
+    """The character at s[p] as the program reads it: a code point, or one byte."""
+    if P.byte_level:
+        ln[0] = 1
+        return s[p]
+    return decode(s, n, p, ln)
+
+
 cdef inline bint has(const Cls* c, uint32_t cp) noexcept nogil:
     if cp < 128:
         return (c.ascii[cp >> 6] >> (cp & 63)) & 1
@@ -158,6 +169,10 @@ cdef inline Py_ssize_t back_one(const uint8_t* s, Py_ssize_t p, Py_ssize_t floor
     while p > floor and (s[p] & 0xC0) == 0x80:
         p -= 1
     return p
+
+
+cdef inline Py_ssize_t back(const Prog* P, const uint8_t* s, Py_ssize_t p, Py_ssize_t floor) noexcept nogil:
+    return p - 1 if P.byte_level else back_one(s, p, floor)
 
 
 # ---------------------------------------------------------------------------------------
@@ -175,7 +190,7 @@ cdef Py_ssize_t m_cont(Ctx* x, Py_ssize_t pos, const Cont* k) noexcept nogil:
 cdef Py_ssize_t m_alt(Ctx* x, int a, Py_ssize_t pos, const Cont* k) noexcept nogil:
     cdef const Prog* P = x.p
     cdef int i, seq, f, ln = 0
-    cdef uint32_t cp = decode(x.s, x.n, pos, &ln) if pos < x.n else 0x110000
+    cdef uint32_t cp = dec(x.p, x.s, x.n, pos, &ln) if pos < x.n else 0x110000
     cdef Py_ssize_t r
     x.steps += 1
     for i in range(P.alt_start[a], P.alt_end[a]):
@@ -198,7 +213,7 @@ cdef Py_ssize_t m_items(Ctx* x, int it, int end, Py_ssize_t pos, const Cont* k) 
         item = &x.p.items[it]
         if item.type != T_CLASS or item.max != 1 or item.min != 1:
             break
-        if pos >= x.n or not has(&x.p.classes[item.arg], decode(x.s, x.n, pos, &ln)):
+        if pos >= x.n or not has(&x.p.classes[item.arg], dec(x.p, x.s, x.n, pos, &ln)):
             return -1
         pos += ln
         it += 1
@@ -238,7 +253,7 @@ cdef Py_ssize_t m_class(Ctx* x, int it, int end, Py_ssize_t pos, const Cont* k) 
                 r = m_items(x, it + 1, end, p, k)
                 if r >= 0:
                     return r
-            if count >= mx or p >= n or not has(c, decode(s, n, p, &ln)):
+            if count >= mx or p >= n or not has(c, dec(x.p, s, n, p, &ln)):
                 return -1
             p += ln
             count += 1
@@ -246,7 +261,7 @@ cdef Py_ssize_t m_class(Ctx* x, int it, int end, Py_ssize_t pos, const Cont* k) 
     if memo and x.memo_n[it] == n and x.memo_start[it] <= pos < x.memo_end[it]:
         # inside a run seen before (a search moving on, or a later piece): same end
         while count < mn and p < x.memo_end[it]:
-            decode(s, n, p, &ln)
+            dec(x.p, s, n, p, &ln)
             p += ln
             count += 1
         if count < mn:
@@ -256,7 +271,7 @@ cdef Py_ssize_t m_class(Ctx* x, int it, int end, Py_ssize_t pos, const Cont* k) 
         count = mx if p > floor else mn     # only compared with mn below
     else:
         while count < mx and p < n:
-            if not has(c, decode(s, n, p, &ln)):
+            if not has(c, dec(x.p, s, n, p, &ln)):
                 break
             p += ln
             count += 1
@@ -287,13 +302,13 @@ cdef Py_ssize_t m_class(Ctx* x, int it, int end, Py_ssize_t pos, const Cont* k) 
         if lo <= p:
             if lo <= floor:
                 return -1
-            top = back_one(s, lo, floor)
+            top = back(x.p, s, lo, floor)
     # what follows starts with a class that needs a character: only try where it has one
     cdef const Cls* nxt = NULL
     if it + 1 < end and x.p.items[it + 1].type == T_CLASS and x.p.items[it + 1].min >= 1:
         nxt = &x.p.classes[x.p.items[it + 1].arg]
     while True:
-        if nxt == NULL or (top < n and has(nxt, decode(s, n, top, &ln))):
+        if nxt == NULL or (top < n and has(nxt, dec(x.p, s, n, top, &ln))):
             r = m_items(x, it + 1, end, top, k)
             if r >= 0:
                 return r
@@ -301,7 +316,7 @@ cdef Py_ssize_t m_class(Ctx* x, int it, int end, Py_ssize_t pos, const Cont* k) 
             x.memo_lo[it] = top
         if top <= floor:
             return -1
-        top = back_one(s, top, floor)
+        top = back(x.p, s, top, floor)
         x.steps += 1
 
 
@@ -356,8 +371,8 @@ cdef Py_ssize_t run_next(const Prog* P, const uint8_t* s, Py_ssize_t B, Py_ssize
     cdef const Cls* c = &P.classes[P.run_class]
     cdef Py_ssize_t p = pos
     cdef int count = 0, ln = 0
-    cdef bint inside = has(c, decode(s, B, pos, &ln))
-    while p < B and count < P.run_max and has(c, decode(s, B, p, &ln)) == inside:
+    cdef bint inside = has(c, dec(P, s, B, pos, &ln))
+    while p < B and count < P.run_max and has(c, dec(P, s, B, p, &ln)) == inside:
         p += ln
         if inside:
             count += 1
@@ -381,11 +396,11 @@ cdef Py_ssize_t level_next(const Level* lv, Ctx* x, fb_chain_state* st, int j, c
     cdef const Cls* first = &lv.prog.classes[lv.prog.root_first] if lv.prog.root_first >= 0 else NULL
     if r > pos:
         return r
-    decode(s, B, pos, &ln)
+    dec(&lv.prog, s, B, pos, &ln)
     p = pos + ln
     while p < B:
         x.steps += 1
-        cp = decode(s, B, p, &ln)
+        cp = dec(&lv.prog, s, B, p, &ln)
         if first == NULL or has(first, cp):
             r = match_at(x, p)
             if r > p:
@@ -517,6 +532,7 @@ cdef int _fill(_Owner owner, Prog* P, object program) except -1:
     P.root = program.root
     P.root_first = program.root_first
     P.run_class, P.run_max = program.run if program.run is not None else (-1, 0)
+    P.byte_level = getattr(program, "byte_level", False)
     if P.n_items > MAX_ITEMS:
         raise ValueError("a program has at most %d items" % MAX_ITEMS)
     P.classes = <Cls*>calloc(max(1, len(program.tables)), sizeof(Cls))

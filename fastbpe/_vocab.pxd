@@ -61,6 +61,16 @@ cdef uint64_t* build_byte_pairs(const TokenTable* tok, const PairTable* pairs) e
 cdef int32_t* build_char_tokens(const TokenTable* tok, const PairTable* pairs,
                                 const uint64_t* byte_pairs) except NULL
 cdef int check_bytes_present(const TokenTable* tok) except -1
+
+
+cdef inline bint bytes_have_tokens(const TokenTable* tok, const uint8_t* p, Py_ssize_t n) noexcept nogil:
+    """Whether every byte of p is a single-byte token (see BPETable.from_merges'
+    skip_missing_bytes)."""
+    cdef Py_ssize_t i
+    for i in range(n):
+        if tok.byte_id[p[i]] < 0:
+            return False
+    return True
 cdef object decode_tokens(const TokenTable* tok, tokens)
 cdef list token_list(token_bytes)
 

@@ -73,13 +73,20 @@ def _table(bits):
     bits in blocks of 256 code points, each distinct block stored once."""
     import numpy as np
     words = bits[:16].view("<u8")
-    seen: dict[bytes, int] = {}
-    index = np.empty(N_BLOCKS, dtype=np.uint16)
-    raw = bits.tobytes()
-    for b in range(N_BLOCKS):
-        index[b] = seen.setdefault(raw[32 * b:32 * b + 32], len(seen))
-    blocks = np.frombuffer(b"".join(seen), dtype=np.uint8).copy()
-    return int(words[0]), int(words[1]), index, blocks
+    rows = np.ascontiguousarray(bits[:N_BLOCKS * 32]).reshape(N_BLOCKS, 32)
+    # distinct blocks found by a hash of each block's four words, then checked whole
+    q = rows.view("<u8")
+    h = (q[:, 0] * np.uint64(0x9E3779B97F4A7C15) ^ q[:, 1] * np.uint64(0xC2B2AE3D27D4EB4F)
+         ^ q[:, 2] * np.uint64(0x165667B19E3779F9) ^ q[:, 3] * np.uint64(0x27D4EB2F165667C5))
+    _, first, index = np.unique(h, return_index=True, return_inverse=True)
+    index = index.reshape(-1)
+    if not (rows[first[index]] == rows).all():   # two blocks with one hash: the plain way
+        seen: dict[bytes, int] = {}
+        raw = rows.tobytes()
+        index = np.array([seen.setdefault(raw[32 * b:32 * b + 32], len(seen)) for b in range(N_BLOCKS)])
+        return (int(words[0]), int(words[1]), index.astype(np.uint16),
+                np.frombuffer(b"".join(seen), dtype=np.uint8).copy())
+    return int(words[0]), int(words[1]), index.astype(np.uint16), np.ascontiguousarray(rows[first]).reshape(-1)
 
 
 @lru_cache(maxsize=512)
@@ -378,7 +385,11 @@ def is_total(root: Alt, members=None) -> bool:
         return False
     sure = [_sure(s, members or _members) for s in root.seqs]
     sure = [s for s in sure if s is not None]
-    return bool(sure) and bool((_union(sure) == 0xFF).all())
+    if not sure:
+        return False
+    covered = _union(sure)
+    covered[0xD800 >> 3:0xE000 >> 3] = 0xFF   # surrogates: no text the scanner reads has them
+    return bool((covered == 0xFF).all())
 
 
 # ------------------------------------------------------------------------------------------
@@ -473,6 +484,23 @@ def compile_pattern(pattern: str, members=None) -> Program:
     if _min_len_alt(root) == 0:
         raise Unsupported(f"{pattern!r} can match the empty string")
     return Program(pattern, root, features, members)
+
+
+def byte_level_members(members=None):
+    """`members` for a pattern that reads text in GPT-2's byte alphabet (after HF's ByteLevel
+    step), run over the raw bytes one byte a character: the atom's members are the bytes
+    whose byte-level characters it matches (as code points 0-255)."""
+    import numpy as np
+    from .formats.bytelevel import BYTE_TO_CHAR
+    base = members or _members
+    chars = np.array([ord(BYTE_TO_CHAR[b]) for b in range(256)])
+
+    def remap(atom: str):
+        inside = np.unpackbits(base(atom), bitorder="little")
+        out = np.zeros(0x110000, dtype=bool)
+        out[:256] = inside[chars] != 0
+        return np.packbits(out, bitorder="little")
+    return remap
 
 
 def membership_bits(atom: str):

@@ -20,6 +20,7 @@ import os
 import regex
 
 from . import pattern_program
+from .plan import Level
 
 try:  # the C scanner; absent only in a partial build
     from . import _pretokenize, _scan_program
@@ -91,20 +92,27 @@ def _register(key, levels: list) -> tuple:
 
 def chain_kind(levels: list, force_regex: bool | None = None) -> tuple:
     """(kind, None) for a chain of levels run as one scanner program, or (-1, why not).  Each
-    level is a built-in scanner kind (int) or a pattern text, and cuts every piece of the level
-    before it into its matches and the text between them (llama.cpp's chains of regexes)."""
+    level is a built-in scanner kind (int), a pattern text (read as `regex` reads it) or a
+    `plan.Level` (a pattern in a dialect), and cuts every piece of the level before it into
+    its matches and the text between them (llama.cpp's chains of regexes, HF's Splits).  The
+    one registry of compiled split programs: front ends lower their stages to levels and
+    register chains here, each chain once per process."""
     if _forced(force_regex):
         return -1, "FASTBPE_FORCE_REGEX / force_regex"
-    key = ("chain",) + tuple(levels)
+    if len(levels) == 1 and isinstance(levels[0], Level) and levels[0].builtin >= 0:
+        return levels[0].builtin, None     # one built-in pattern: the scanner's own kind
+    key = ("chain",) + tuple(level.key if isinstance(level, Level) else level for level in levels)
     got = _PROGRAMS.get(key)
     if got is None:
         compiled = []
         for level in levels:
+            if isinstance(level, Level) and level.builtin >= 0:
+                level = level.builtin
             if isinstance(level, int):
                 compiled.append(level)
                 continue
             try:
-                compiled.append(pattern_program.compile_pattern(level))
+                compiled.append(_compile_level(level))
             except pattern_program.Unsupported as e:
                 got = (-1, str(e))
                 break
@@ -112,6 +120,18 @@ def chain_kind(levels: list, force_regex: bool | None = None) -> tuple:
             got = _register(key, compiled)
         _PROGRAMS[key] = got
     return got
+
+
+def _compile_level(level) -> "pattern_program.Program":
+    if not isinstance(level, Level):
+        return pattern_program.compile_pattern(level)
+    members = level.members
+    if level.byte_level:
+        members = pattern_program.byte_level_members(members)
+    prog = pattern_program.compile_pattern(level.pattern, members=members)
+    if level.byte_level:
+        prog.byte_level = True
+    return prog
 
 
 class Splitter:

@@ -96,19 +96,20 @@ def test_truncation_with_stride_and_padding():
     assert_batches(ours, ref, TEXTS[:8])
 
 
-@pytest.mark.parametrize("split", ["bytelevel-regex", "unknown-regex"])
-def test_other_pre_tokenizers_on_the_fast_path(split):
-    """GPT-2's ByteLevel(use_regex) (the C scanner) and a Split whose regex the scanner does
-    not know (the `regex` package cuts; the kernel merges)."""
+@pytest.mark.parametrize("split,engine", [("bytelevel-regex", "kernel"), ("program-regex", "kernel"),
+                                          ("oniguruma-regex", "kernel+matcher")])
+def test_other_pre_tokenizers_on_the_fast_path(split, engine):
+    """GPT-2's ByteLevel(use_regex) (the C scanner), a Split whose regex compiles to a scanner
+    program, and one that does not (a line anchor: Oniguruma cuts in Python, the kernel merges)."""
     if split == "bytelevel-regex":
         pre = P.ByteLevel(add_prefix_space=False, use_regex=True)
     else:
-        pre = P.Sequence([P.Split(Regex(r"\w+|[^\w\s]+|\s+"), "isolated"),
-                          P.ByteLevel(add_prefix_space=False, use_regex=False)])
+        regex = r"\w+|[^\w\s]+|\s+" if split == "program-regex" else r"\w+$|\w+|[^\w\s]+|\s+"
+        pre = P.Sequence([P.Split(Regex(regex), "isolated"), P.ByteLevel(add_prefix_space=False, use_regex=False)])
     ref = build(pre_tokenizer=pre, decoder=D.ByteLevel(), byte_level_alphabet=True,
                 post_processor=PP.ByteLevel(trim_offsets=True))
     ours = Tokenizer.from_str(ref.to_str())
-    assert ours._uses_fast_path() and (ours._kind >= 0) == (split == "bytelevel-regex")
+    assert ours._uses_fast_path() and ours.engine == engine
     assert_batches(ours, ref, TEXTS)
 
 

@@ -287,7 +287,9 @@ def test_random_subset_patterns_cut_as_regex(pat, some_texts):
 # -- HF Split(Isolated) regexes: programs with Oniguruma's classes -----------------------------
 
 HF_PATTERNS = [r"\p{N}{1,3}", r"[\p{P}\p{S}]+", r"\w+|\W+", r"\s?\p{L}+", r" ?[^\s\p{L}\p{N}]+[\r\n]*",
-               REGEXES["deepseek3"][2], REGEXES["gpt4o"][0], r"[一-龥぀-ゟ゠-ヿ]+", r"\d+|[^\d]+"]
+               REGEXES["deepseek3"][2], REGEXES["gpt4o"][0], r"[一-龥぀-ゟ゠-ヿ]+", r"\d+|[^\d]+",
+               # case-insensitive ASCII literals: Oniguruma's folding per letter ("s" is also U+017F)
+               r"(?i:'s)|\w+|\W", r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}|\s+|."]
 
 
 @pytest.mark.parametrize("pat", HF_PATTERNS)
@@ -301,14 +303,15 @@ def test_hf_split_programs_cut_as_oniguruma(pat):
     onig = compile_split_pattern("test", {"Regex": pat})
     rng = random.Random(11)
     # Oniguruma's Unicode version differs from regex's: new letters and digits are in the text
-    chars = CHARS + ["\u0c5c", "\U00011de0", "\U000323b0", "\u0295"]
+    chars = CHARS + ["\u0c5c", "\U00011de0", "\U000323b0", "\u0295", "'", "\u017f", "\u212a", "S", "\u00df"]
     for _ in range(400):
         text = "".join(rng.choice(chars + FRAGMENTS) for _ in range(rng.randrange(1, 25)))
         t = NormalizedText.from_original(text)
         assert [p.text for p in split.pre_tokenize([t])] == [p.text for p in split_by(t, onig, "Isolated")], text
 
 
-@pytest.mark.parametrize("pat", [r"\s+$", r"(?i:'s)|\w+|\W", r"\p{N}{1,3}+|\D"])
+# a line anchor; "ss" (U+00DF folds to it: one character for two atoms); a possessive {m,n}
+@pytest.mark.parametrize("pat", [r"\s+$", r"(?i:'ss)|\w+|\W", r"\p{N}{1,3}+|\D"])
 def test_hf_split_keeps_oniguruma_where_it_reads_otherwise(pat):
     pytest.importorskip("onigurumacffi")
     from fastbpe.hf.pre_tokenizers import Split

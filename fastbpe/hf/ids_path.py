@@ -91,7 +91,7 @@ class IdsPath:
         first character they all start with or None); None when an added token matched after
         normalizing makes every text take the plan.  With lone surrogates the kernel raises
         str.encode's error."""
-        if self.added.matcher(normalized=True)[0] is not None:
+        if self.added.matcher(normalized=True)[0] is not None or self.model.skipped_bytes:
             return None
         pattern, _, firsts = self.added.matcher_and_first_chars(False)
         first = firsts[0] if firsts is not None and len(firsts) == 1 else None
@@ -124,7 +124,7 @@ class IdsPath:
     # -- the fast path --------------------------------------------------------------------
 
     def _uses_fast_path(self) -> bool:
-        return self._pattern is not None and not self.model.uses_dropout()
+        return self._kernel_plan.on_kernel
 
     def _wraps(self, add_special_tokens: bool) -> tuple[list, list]:
         """The ids the post-processor puts before and after a single sequence."""
@@ -158,7 +158,7 @@ class IdsPath:
         normalized, _ = self.added.matcher(normalized=True)
         if normalized is None and not self.added.occurs_in(text, normalized=False):  # the common case
             seg = program.normalize(text) if program is not None else text
-            return [(0, len(text), seg)], seg is not text and seg != text
+            return [(0, len(text), seg)], (seg is not text and seg != text) or self.model.skips_bytes_of(text)
         out, changed = [], False
         for s, e, aid in self.added.find(text, normalized=False):
             if aid is not None:
@@ -173,7 +173,7 @@ class IdsPath:
                     out.append((s + s2, s + e2, aid2 if aid2 is not None else seg[s2:e2]))
             else:
                 out.append((s, e, seg))
-        return out, changed
+        return out, changed or self.model.skips_bytes_of(text)
 
     def _plan_aligned(self, text: str) -> tuple[list, list | None]:
         """_plan with every span in text, for Encodings: (plan, aligns), aligns None when

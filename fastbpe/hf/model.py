@@ -15,10 +15,17 @@ import random
 
 from .._char_bpe import CharBPE
 from .._core import BPETable
-from ..formats.bytelevel import token_bytes as bytelevel_token_bytes
-from .._formats import bytelevel_token_bytes as bytelevel_vocab_bytes, checked_vocab, frozen_merges, hf_merge_rows
+from ..formats.bytelevel import BYTE_TO_CHAR, token_bytes as bytelevel_token_bytes
+from .._formats import (bytelevel_token_bytes as bytelevel_vocab_bytes, checked_vocab, frozen_merges,
+                        hf_merge_rows, untracked)
 from .._merge_ids import merge_ids
 from ._nodes import json_bool, json_field, json_str
+
+
+# the UTF-8 length of each byte's character in GPT-2's byte-level alphabet (1 or 2)
+_BYTELEVEL_UTF8_LEN = [len(BYTE_TO_CHAR[b].encode("utf-8")) for b in range(256)]
+# the bytes valid UTF-8 never holds (text never reaches a BPE model with them)
+NOT_UTF8 = frozenset([0xC0, 0xC1, *range(0xF5, 0x100)])
 
 
 class BPE:
@@ -55,14 +62,23 @@ class BPE:
         # the merges: (left, right, new id) rows in rank order, an array.array('q') of 3m ids
         if self.byte_level:
             tokens = bytelevel_vocab_bytes(self.vocab, n_ids)
+            if b"" in tokens:   # an empty token (Whisper's): BPE never makes it; it decodes to ""
+                tokens = untracked(tuple(None if t == b"" else t for t in tokens))
             # a merge involving a token outside the byte alphabet can never apply to bytes
             merges = hf_merge_rows(merges_source, self.vocab, 0, tokens)
-            singles = {t for t in tokens if t is not None and len(t) == 1}
-            self.byte_level = len(singles) == 256
+            singles = {t[0] for t in tokens if t is not None and len(t) == 1}
+            # a byte without a token is skipped, as HF skips a character its vocabulary lacks
+            # (GPT-NeoX lacks the 13 bytes UTF-8 never holds, Falcon control bytes), unless
+            # the file says otherwise (an unk token, byte fallback)
+            self.missing_bytes = bytes(b for b in range(256) if b not in singles)
+            self.skipped_bytes = bytes(sorted(set(self.missing_bytes) - NOT_UTF8))   # text can hold these
+            self.byte_level = not (set(self.missing_bytes) - NOT_UTF8) or (
+                self.unk_token is None and not self.byte_fallback)
         if self.byte_level:
             self.merge_rows = merges
             self.token_bytes = tokens   # an untracked tuple: see merges_source
-            self.table = BPETable.from_merges(merges, tokens, None, whole_piece=self.ignore_merges)
+            self.table = BPETable.from_merges(merges, tokens, None, whole_piece=self.ignore_merges,
+                                              skip_missing_bytes=True)
             # which tokens of up to 16 bytes merge back into themselves, found now (~25 ms for
             # 150k tokens) and not at each one's first meeting in a text: a fresh tokenizer's
             # first megabytes of English were 20% merges that only re-derived a known token
@@ -71,6 +87,7 @@ class BPE:
         else:
             self.merge_rows = all_merges = hf_merge_rows(merges_source, self.vocab, len(self.prefix))
             self.token_bytes = None
+            self.missing_bytes = self.skipped_bytes = b""
             tokens = [None] * n_ids
             for t, i in self.vocab.items():
                 tokens[i] = t.encode("utf-8", "surrogatepass")
@@ -164,20 +181,48 @@ class BPE:
         char_of = _char_of_byte(piece)
         return [(i, char_of[s], char_of[e - 1] + 1) for i, s, e in ids_spans]
 
+    def skips_bytes_of(self, text: str) -> bool:
+        """Whether text holds a byte this byte-level model skips (it has no token): the kernel's
+        ids are right, its Encodings' offsets assume every byte is in a token."""
+        if not self.skipped_bytes or (text.isascii() and self.skipped_bytes[0] >= 0x80):
+            return False
+        raw = text.encode("utf-8", "surrogatepass")
+        return len(raw.translate(None, self.skipped_bytes)) != len(raw)
+
     def _tokenize_bytes(self, piece: str) -> list:
         return self._merge_bytes(bytelevel_token_bytes(piece))
 
     def _merge_bytes(self, raw: bytes) -> list:
-        """(id, start byte, end byte) of the tokens of raw."""
+        """(id, start byte, end byte) of the tokens of raw.  A byte without a token is skipped
+        (as HF); the tokens after it then take HF's spans, which count the kept symbols' lengths
+        in the byte-level text from its start (`_spans_after_skips`)."""
+        whole = raw
+        if self.missing_bytes and len(raw.translate(None, self.missing_bytes)) != len(raw):
+            raw = raw.translate(None, self.missing_bytes)
         if self.dropout > 0.0:
             ids, _ = merge_ids(self.table, [self._single_byte_ids[b] for b in raw], self.dropout,
                                self._rng.getrandbits(64))
         else:
             ids = self.table.encode_bytes(raw)
+        if raw is not whole:
+            return self._spans_after_skips(whole, ids)
         out, pos = [], 0
         for i in ids:
             n = len(self.token_bytes[i])
             out.append((i, pos, pos + n))
+            pos += n
+        return out
+
+    def _spans_after_skips(self, whole: bytes, ids: list) -> list:
+        """HF's spans when bytes were skipped: its word adds each kept symbol's length (of the
+        byte-level character's UTF-8) to a running offset into the byte-level text, as if
+        nothing had been skipped; those offsets, taken back to the bytes of `whole`."""
+        mapped_len = _BYTELEVEL_UTF8_LEN
+        raw_at = [k for k, b in enumerate(whole) for _ in range(mapped_len[b])]
+        out, pos = [], 0
+        for i in ids:
+            n = sum(mapped_len[b] for b in self.token_bytes[i])
+            out.append((i, raw_at[pos], raw_at[pos + n - 1] + 1))
             pos += n
         return out
 

@@ -1,19 +1,29 @@
 """Pre-tokenizers (HF `pre_tokenizers.*`): Split (every behavior, invert), ByteLevel, Digits,
-Metaspace, Whitespace, WhitespaceSplit, Sequence.  Each maps a list of `NormalizedText` pieces
-to a new list; empty pieces are dropped, as HF does."""
+Punctuation, Metaspace, Whitespace, WhitespaceSplit, Sequence.  Each maps a list of
+`NormalizedText` pieces to a new list; empty pieces are dropped, as HF does.
+
+Each also lowers itself (`lower`) to the levels of a scanner chain (`plan.Level`), or raises
+`plan.NotLowered` saying why; `lower_steps` composes a Sequence's, so the kernel cuts a file's
+whole pre-tokenizer in one pass (HF's own Sequence semantics: each step cuts the pieces of the
+step before).  A step after ByteLevel reads the byte-level alphabet, one byte a character."""
 from __future__ import annotations
 
+import hashlib
+import os
 from functools import lru_cache
 
 import regex
 
-from .. import _pretokenize, _scan_program, pattern_program
-from ..pretokenize import scanner_kind
+from .. import _pretokenize, pattern_program
+from ..plan import Level, NotLowered
+from ..pretokenize import chain_kind, scanner_kind
+from ..formats.atomic import atomic_write_bytes
 from ..formats.bytelevel import BYTELEVEL_PATTERN
 from ._nodes import json_bool, json_field, json_list, json_str, node_type, unsupported
 from .normalized import NormalizedText
 from .normalizers import char_to_bytelevel
 from .oniguruma import OnigPattern, compile_split_pattern, onigurumacffi
+from .punctuation_ranges import RANGES as PUNCTUATION_RANGES
 
 BEHAVIORS = ("Removed", "Isolated", "MergedWithPrevious", "MergedWithNext", "Contiguous")
 
@@ -106,11 +116,47 @@ _ONIGURUMA_DIFFERS = {"$", "\\Z", "(?i:", "{m,n}+"}
 def _oniguruma_members(atom: str):
     """Packed bits of the characters Oniguruma's one-character atom `atom` matches (every code
     point but the surrogates, which a tokenizer.json text cannot hold): HF's classes, on
-    Oniguruma's Unicode version."""
+    Oniguruma's Unicode version.  Asking Oniguruma takes ~0.2 s an atom (it matches every code
+    point), so answers are kept on disk per Oniguruma version (`_members_cache_path`): a file's
+    first load on a machine asks, later loads read ~140 KB."""
     import numpy as np
     literal = pattern_program.literal_bits(atom)
     if literal is not None:
         return literal
+    path = _members_cache_path(atom)
+    if path is not None:
+        try:
+            bits = np.fromfile(path, dtype=np.uint8)
+            if bits.shape == (0x110000 // 8,):
+                return bits
+        except (OSError, ValueError):
+            pass
+    bits = _ask_oniguruma(atom)
+    if path is not None:
+        try:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            atomic_write_bytes(path, bits.tobytes())
+        except OSError:
+            pass    # a read-only or full cache: asked again next time
+    return bits
+
+
+def _members_cache_path(atom: str) -> str | None:
+    """Where Oniguruma's answer for `atom` is kept: $FASTBPE_CACHE_DIR (empty: no cache),
+    else $XDG_CACHE_HOME/fastbpe or ~/.cache/fastbpe, under the Oniguruma version."""
+    root = os.environ.get("FASTBPE_CACHE_DIR")
+    if root is None:
+        root = os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"),
+                            "fastbpe")
+    if not root or onigurumacffi is None:
+        return None
+    version = getattr(onigurumacffi, "__onig_version__", "unknown")
+    digest = hashlib.sha256(atom.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    return os.path.join(root, f"oniguruma-{version}", f"{digest}.bits")
+
+
+def _ask_oniguruma(atom: str):
+    import numpy as np
     try:
         onig = OnigPattern(f"(?:{atom})+")
     except ValueError as e:
@@ -124,22 +170,79 @@ def _oniguruma_members(atom: str):
     return np.packbits(bits, bitorder="little")
 
 
+# Oniguruma folds case fully: in `(?i:...)` a literal may match a character whose folding is
+# two letters (U+00DF "ß" for "ss", U+FB01 "ﬁ" for "fi"); one-character atoms alone cannot say
+# that, so a case-insensitive group compiles only when it holds no such pair
+_MULTI_CHAR_FOLDS = ("ss", "st", "ff", "fi", "fl")
+_CI_GROUP = regex.compile(r"\(\?i:([^()]*)\)")
+
+
+def _onig_case_ok(pattern: str) -> bool:
+    """Whether every `(?i:...)` group of pattern is ASCII letters, apostrophes and `|` with no
+    pair of letters that a single character folds to (then each literal's members, asked of
+    Oniguruma, say exactly what the group matches: "s" is s, S and U+017F)."""
+    for m in _CI_GROUP.finditer(pattern):
+        body = m.group(1)
+        if not regex.fullmatch(r"[A-Za-z'|]*", body):
+            return False
+        if any(pair in body.lower() for pair in _MULTI_CHAR_FOLDS):
+            return False
+    return "(?i:" not in _CI_GROUP.sub("", pattern)
+
+
+@lru_cache(maxsize=256)
+def oniguruma_program(pattern: str, byte_level: bool = False):
+    """`pattern` compiled with Oniguruma's character classes (HF's reading), or None when it
+    has a construct Oniguruma reads otherwise than the scanner program would."""
+    if onigurumacffi is None:
+        return None
+    members = pattern_program.byte_level_members(_oniguruma_members) if byte_level else _oniguruma_members
+    try:
+        prog = pattern_program.compile_pattern(pattern, members=members)
+    except ValueError:
+        return None
+    differs = prog.features & _ONIGURUMA_DIFFERS
+    if differs - {"(?i:"} or ("(?i:" in differs and not _onig_case_ok(pattern)):
+        return None
+    return prog
+
+
 @lru_cache(maxsize=256)
 def split_program_kind(pattern: str) -> int:
     """A scanner program for a Split(Isolated) regex, with Oniguruma's character classes, when
-    the pattern has no construct Oniguruma reads otherwise than regex; else -1."""
-    if onigurumacffi is None:
+    the pattern has no construct Oniguruma reads otherwise than the program; else -1."""
+    if oniguruma_program(pattern) is None:
         return -1
-    try:
-        prog = pattern_program.compile_pattern(pattern, members=_oniguruma_members)
-    except ValueError:
-        return -1
-    if prog.features & _ONIGURUMA_DIFFERS:
-        return -1
-    try:
-        return _scan_program.register(("oniguruma", pattern), [prog])
-    except ValueError:   # the program table is full
-        return -1
+    return chain_kind([_onig_level(pattern, False)])[0]
+
+
+_REGEX_SPECIAL = set("\\^$.|?*+()[]{}#-& \t\n\r\f\v")
+
+
+def _regex_of(node) -> str:
+    """A Split/Replace pattern node as regex text (a String pattern matches itself)."""
+    if isinstance(node, dict) and isinstance(node.get("Regex"), str):
+        return node["Regex"]
+    if isinstance(node, dict) and isinstance(node.get("String"), str):
+        return "".join(f"\\u{ord(c):04x}" if c in _REGEX_SPECIAL else c for c in node["String"])
+    raise NotLowered(f"Split pattern {node!r}")
+
+
+def _isolating(pattern: str, behavior: str, one_char: bool) -> str:
+    """The pattern whose Isolated cut is `behavior`'s cut by `pattern`, when pattern matches
+    exactly one character (a class): Contiguous joins runs of matches (and of the rest),
+    MergedWithPrevious ends a piece after each match, MergedWithNext starts one at it."""
+    if behavior == "Isolated":
+        return pattern
+    if not one_char:
+        raise NotLowered(f"Split behavior {behavior} with a pattern longer than one character")
+    if behavior == "Contiguous":
+        return f"(?:{pattern})+"
+    if behavior == "MergedWithPrevious":
+        return f"(?:(?!{pattern})[\\s\\S])*(?:{pattern})"
+    if behavior == "MergedWithNext":
+        return f"(?:{pattern})(?:(?!{pattern})[\\s\\S])*"
+    raise NotLowered(f"Split behavior {behavior} (the scanner keeps every piece)")
 
 
 class Split:
@@ -164,6 +267,26 @@ class Split:
             return [p for t in pieces for p in split_isolated(t, self.pattern, self.kind)]
         return [p for t in pieces for p in split_by(t, self.pattern, self.behavior, self.invert)]
 
+    def lower(self, byte_level: bool) -> list:
+        """One level.  invert swaps which tiles are matches, which changes nothing for Isolated;
+        Removed with invert drops the text between matches, which is none when the pattern's
+        matches tile every text (o200k's and Llama-3's do: MiniMax, OLMo-2)."""
+        pattern = _regex_of(self.pattern_node)
+        if not byte_level and self.behavior == "Isolated":
+            kind = scanner_kind(pattern)
+            if kind >= 0:
+                return [Level(pattern, "oniguruma", builtin=kind)]
+        prog = oniguruma_program(pattern, byte_level)
+        if prog is None:
+            raise NotLowered(f"Split regex {pattern!r} (outside the compiled subset, or read otherwise by Oniguruma)")
+        behavior = self.behavior
+        if behavior == "Removed" and self.invert and prog.total:
+            behavior = "Isolated"
+        elif self.invert and behavior not in ("Isolated", "Contiguous"):
+            raise NotLowered(f"Split behavior {behavior} with invert")
+        one_char = prog.run is not None and prog.run[1] == 1
+        return [_onig_level(_isolating(pattern, behavior, one_char), byte_level)]
+
 
 class ByteLevel:
     """Optional prefix space, GPT-2 regex split (use_regex), then each byte as one character
@@ -186,6 +309,14 @@ class ByteLevel:
     def pre_tokenize(self, pieces: list) -> list:
         return [t.map_chars(char_to_bytelevel) for t in self.split(pieces)]
 
+    def lower(self, byte_level: bool) -> list:
+        """GPT-2's split (use_regex) as a level; the byte mapping is the byte-level model's."""
+        if byte_level:
+            raise NotLowered("a second ByteLevel pre-tokenizer")
+        if self.add_prefix_space:
+            raise NotLowered("ByteLevel add_prefix_space (it changes the text)")
+        return [Level(BYTELEVEL_PATTERN, "oniguruma", builtin=self.kind)] if self.use_regex else []
+
 
 class Digits:
     _digit = RegexSpans(r"\p{N}")
@@ -196,6 +327,51 @@ class Digits:
     def pre_tokenize(self, pieces: list) -> list:
         behavior = "Isolated" if self.individual_digits else "Contiguous"
         return [p for t in pieces for p in split_by(t, self._digit, behavior)]
+
+    def lower(self, byte_level: bool) -> list:
+        # Contiguous over one-character matches: runs of digits, and runs of the rest
+        return [Level(r"\p{N}" if self.individual_digits else r"\p{N}+", "regex", byte_level)]
+
+
+def _punctuation_members():
+    """members for the atoms `\\p{P}` (HF's punctuation) and its complement."""
+    import numpy as np
+    inside = np.zeros(0x110000, dtype=bool)
+    for a, b in PUNCTUATION_RANGES:
+        inside[a:b + 1] = True
+    table = {PUNCTUATION_ATOM: np.packbits(inside, bitorder="little"),
+             NOT_PUNCTUATION_ATOM: np.packbits(~inside, bitorder="little")}
+
+    def members(atom: str):
+        while atom not in table and atom.startswith("(?:") and atom.endswith(")"):
+            atom = atom[3:-1]   # a group around one atom: (?:\p{P})
+        return table[atom] if atom in table else pattern_program.membership_bits(atom)
+    return members
+
+
+# HF's punctuation as a regex class (the Python pipeline's matcher), and as a program's atom
+PUNCTUATION_CLASS = "[" + "".join(f"\\U{a:08x}-\\U{b:08x}" for a, b in PUNCTUATION_RANGES) + "]"
+PUNCTUATION_ATOM = r"\p{P}"
+NOT_PUNCTUATION_ATOM = r"(?:(?!\p{P})[\s\S])"
+
+
+class Punctuation:
+    """Splits at HF's punctuation (Rust's ASCII punctuation, or categories Pc, Pd, Pe, Pf, Pi,
+    Po, Ps as of HF's Unicode tables: punctuation_ranges.py), with a Split behavior."""
+    _punct = RegexSpans(PUNCTUATION_CLASS)
+
+    def __init__(self, behavior: str):
+        if behavior not in BEHAVIORS:
+            raise ValueError(f"tokenizer.json: pre-tokenizer Punctuation has an unknown behavior {behavior!r}")
+        self.behavior = behavior
+
+    def pre_tokenize(self, pieces: list) -> list:
+        return [p for t in pieces for p in split_by(t, self._punct, self.behavior)]
+
+    def lower(self, byte_level: bool) -> list:
+        pattern = _isolating(PUNCTUATION_ATOM, self.behavior, True)
+        members = _punctuation_members()
+        return [Level(pattern, "hf-punctuation", byte_level, members=members)]
 
 
 class Metaspace:
@@ -218,6 +394,9 @@ class Metaspace:
             out.extend(split_by(t, self._delimiter, "MergedWithNext") if self.split else [t] if t.text else [])
         return out
 
+    def lower(self, byte_level: bool) -> list:
+        raise NotLowered("Metaspace (it changes the text)")
+
 
 class Whitespace:
     WORDS = r"\w+|[^\w\s]+"   # the words (the rest, white space, is dropped)
@@ -226,12 +405,18 @@ class Whitespace:
     def pre_tokenize(self, pieces: list) -> list:
         return [p for t in pieces for p in split_by(t, self._words, "Removed", invert=True)]
 
+    def lower(self, byte_level: bool) -> list:
+        raise NotLowered("Whitespace (it removes the spaces between words)")
+
 
 class WhitespaceSplit:
     _space = RegexSpans(r"\s+")
 
     def pre_tokenize(self, pieces: list) -> list:
         return [p for t in pieces for p in split_by(t, self._space, "Removed")]
+
+    def lower(self, byte_level: bool) -> list:
+        raise NotLowered("WhitespaceSplit (it removes the spaces)")
 
 
 class Sequence:
@@ -242,6 +427,21 @@ class Sequence:
         for step in self.steps:
             pieces = step.pre_tokenize(pieces)
         return pieces
+
+
+def _onig_level(pattern: str, byte_level: bool) -> Level:
+    return Level(pattern, "oniguruma", byte_level, members=_oniguruma_members)
+
+
+def lower_steps(steps: list) -> tuple[list, bool]:
+    """The levels of a pre-tokenizer's steps (Sequence flattened: steps_of), and whether the
+    text ends in the byte-level alphabet (a ByteLevel step ran); NotLowered names the step
+    that has no kernel form."""
+    levels, byte_level = [], False
+    for step in steps:
+        levels += step.lower(byte_level)
+        byte_level = byte_level or isinstance(step, ByteLevel)
+    return levels, byte_level
 
 
 def pre_tokenize_str(self, sequence: str) -> list[tuple[str, tuple[int, int]]]:
@@ -273,6 +473,8 @@ def from_json(node, path: str = "pre_tokenizer"):
         return ByteLevel(flag("add_prefix_space", True), flag("use_regex", True), flag("trim_offsets", True))
     if kind == "Digits":
         return Digits(flag("individual_digits", False))
+    if kind == "Punctuation":
+        return Punctuation(json_field(node, "behavior", json_str, path, "Isolated"))
     if kind == "Metaspace":
         scheme = json_field(node, "prepend_scheme", json_str, path)
         if scheme is None:  # files written before prepend_scheme existed

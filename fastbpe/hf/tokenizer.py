@@ -23,16 +23,14 @@ from __future__ import annotations
 import os
 import weakref
 
-from ..pretokenize import scanner_kind
 from ..formats.sentencepiece_model import looks_like_sentencepiece_model
 from ..threads import available_cores
-from . import _nodes, char_level, decoders, normalizers, post_processors, pre_tokenizers, spec
+from . import _nodes, char_level, decoders, lowering, normalizers, post_processors, pre_tokenizers, spec
 from ._nodes import UnsupportedError
 from .added_tokens import AddedToken, AddedVocabulary
 from .api_extras import HFExtras, hf_tokenizer_class
 from .ids_path import IdsPath
 from .postprocessing import PostProcessing
-from ..formats.bytelevel import BYTELEVEL_PATTERN
 from .encoding import Encoding, gc_paused, lazy_encoding
 from .kernel_encodings import KernelEncoder
 from .model import BPE
@@ -113,8 +111,9 @@ class Tokenizer(IdsPath, PostProcessing, HFExtras):
             self.enable_truncation(**truncation)
         if padding is not None:
             self.enable_padding(**padding)
-        self._pattern, self._kind, self._pattern_regex = self._fast_pattern(steps)
         self._char_path = char_level.path_for(self._normalizer, steps, self.model)   # SentencePiece-style files
+        plan = self._kernel_plan = lowering.lower(self.model, self._normalizer_not_lowered, steps)
+        self._pattern, self._kind, self._pattern_regex = plan.pattern, plan.kind, plan.matcher
         self._fast_wraps = None
         self._kernel = None   # KernelEncoder, made on first use
 
@@ -255,27 +254,14 @@ class Tokenizer(IdsPath, PostProcessing, HFExtras):
         twin = hf_tokenizer_class()
         return repr(self) if twin is None else str(twin.from_str(self.to_str()))
 
-    def _fast_pattern(self, steps: list):
-        """(pattern, scanner kind, matcher) when the ids can come from the byte-level kernel;
-        the matcher (`spans(text)`, as HF matches) splits when the scanner does not know it."""
-        if not self.model.byte_level or self._normalizer_not_lowered is not None:
-            return None, -1, None
-        if len(steps) == 1 and isinstance(steps[0], pre_tokenizers.ByteLevel):
-            bl = steps[0]
-            pattern = BYTELEVEL_PATTERN if bl.use_regex else None
-            matcher = pre_tokenizers.BYTELEVEL_REGEX
-        elif (len(steps) == 2 and isinstance(steps[0], pre_tokenizers.Split)
-              and isinstance(steps[1], pre_tokenizers.ByteLevel)
-              and steps[0].behavior == "Isolated" and not steps[0].invert
-              and isinstance(steps[0].pattern_node, dict) and "Regex" in steps[0].pattern_node):
-            bl = steps[1]
-            pattern = steps[0].pattern_node["Regex"] if not bl.use_regex else None
-            matcher = steps[0].pattern
-        else:
-            return None, -1, None
-        if pattern is None or bl.add_prefix_space:
-            return None, -1, None
-        return pattern, scanner_kind(pattern), matcher
+    @property
+    def engine(self) -> str:
+        """Which path encodes this file: "kernel" (normalizer, pre-tokenizer and model in one
+        compiled call), "kernel+matcher" (its split regex matched in Python), or "pipeline
+        (why)" (HF's stages one by one in Python; the reason names the stage)."""
+        if self._char_path is not None:
+            return "kernel"   # the char-level kernel (char_level.py: SentencePiece-style files)
+        return self._kernel_plan.describe()
 
     # -- vocabulary -----------------------------------------------------------------------
 

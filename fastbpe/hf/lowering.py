@@ -1,0 +1,54 @@
+"""A tokenizer.json's pipeline lowered to one `plan.Plan` (DESIGN.md §8): each stage says what
+kernel form it takes (pre_tokenizers' `lower`, `lower_steps`), and this module puts them
+together, or names the stage that did not lower (the plan's engine is then "pipeline")."""
+from __future__ import annotations
+
+from ..plan import Level, NotLowered, Plan, pipeline
+from ..pretokenize import chain_kind
+from . import pre_tokenizers
+
+WHOLE_TEXT = Level(r"[\s\S]+")   # no split: the whole segment is one piece
+
+
+def lower(model, normalizer_refusal: str | None, steps: list) -> Plan:
+    """The plan of a file: its byte-level BPE model, its normalizer (normalizers.kernel_program
+    lowers it: `normalizer_refusal` says why not), its pre-tokenizer's steps as one chain."""
+    if not model.byte_level:
+        return pipeline(getattr(model, "char_model_refusal", None) or "the model is not byte-level BPE" if not model.byte_level_input
+                        else "the model's tokens are not bytes (a subword prefix or suffix, or single bytes missing with an unk token or byte fallback)")
+    if model.uses_dropout():
+        return pipeline("BPE dropout")
+    if normalizer_refusal is not None:
+        return pipeline(normalizer_refusal)
+    try:
+        levels, _ = pre_tokenizers.lower_steps(steps)
+    except NotLowered as e:
+        return _matcher_plan(steps, str(e))
+    kind, why = chain_kind(levels or [WHOLE_TEXT])
+    if kind < 0:
+        return _matcher_plan(steps, why)
+    return Plan("kernel", kind, _tiling_pattern(levels), None, tuple(levels))
+
+
+def _matcher_plan(steps: list, refusal: str) -> Plan:
+    """One Split(Isolated) regex outside the compiled subset, before ByteLevel without its
+    regex: Oniguruma cuts (in Python) and the kernel merges; else the pipeline."""
+    if (len(steps) == 2 and isinstance(steps[0], pre_tokenizers.Split)
+            and isinstance(steps[1], pre_tokenizers.ByteLevel)
+            and steps[0].behavior == "Isolated" and not steps[0].invert
+            and isinstance(steps[0].pattern_node, dict) and "Regex" in steps[0].pattern_node
+            and not steps[1].use_regex and not steps[1].add_prefix_space):
+        return Plan("kernel+matcher", -1, steps[0].pattern_node["Regex"], steps[0].pattern)
+    return pipeline(refusal)
+
+
+def _tiling_pattern(levels: list) -> str | None:
+    """The split pattern of a one-level chain whose matches tile every text (then regex's
+    findall cuts as the chain does: what a tiktoken-style Encoding of the file splits with)."""
+    if len(levels) != 1 or levels[0].byte_level or levels[0].dialect != "oniguruma":
+        return None
+    level = levels[0]
+    if level.builtin >= 0:
+        return level.pattern
+    prog = pre_tokenizers.oniguruma_program(level.pattern)
+    return level.pattern if prog is not None and prog.total else None

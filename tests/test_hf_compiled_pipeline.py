@@ -1,0 +1,226 @@
+"""The compiled pipeline (fastbpe/plan.py): every pre-tokenizer shape that lowers runs on the
+kernel (`Tokenizer.engine == "kernel"`) and gives HF's Encodings, field by field; shapes that
+do not lower say why and run the pipeline.  Tokenizers are trained here by HF's own trainer
+(nothing downloaded); the shared model files are compared too when ../shared is present."""
+from __future__ import annotations
+
+import json
+import lzma
+import os
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hf_reference import SAMPLES, assert_same, build, tokenizers
+
+from tokenizers import pre_tokenizers as hp  # noqa: E402
+
+from fastbpe.hf import Tokenizer  # noqa: E402
+
+pytest.importorskip("onigurumacffi", reason="HF's Split regexes are read with Oniguruma's classes")
+
+DEEPSEEK3_SPLITS = [
+    r"\p{N}{1,3}",
+    "[\u4e00-\u9fa5\u3040-\u309f\u30a0-\u30ff]+",
+    r"[!\"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+|[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+| ?[\p{P}\p{S}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+",
+]
+O200K_LIKE = (r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?"
+              r"|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?"
+              r"|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+")
+
+HARD = SAMPLES + [
+    "it's IT'S it'ſ it'\u212a 'll 'LL 'ß",              # Oniguruma's case folding in (?i:...)
+    "12345678 ١٢٣٤٥ ²³ ¼ 007 x1y22z333",                # digits, other numbers, ² after ByteLevel
+    "a,b;;c...d!?e—f「g」h (i) [j] {k} \"l\" 'm'",      # punctuation runs and single marks
+    "日本語のテキストと中文文本 カタカナ ひらがな",
+    "tabs\tand\nnewlines\r\n\r\n  \n end",
+    "\U00080000 \U000bffff \x03\x04 control",           # planes no vocabulary has, control bytes
+]
+
+_ALPHABET = list("aZ 1'2,.;!?-_\t\n\r") + ["ſ", "\u212a", "ß", "é", "e\u0301", "中", "の", "カ", "١", "²", "😀",
+                                             "\u00a0", "\u3000", "—", "「", "\x03", "\U00080001"]
+
+
+def _shape(name: str):
+    """(pre-tokenizer, expected engine) for each shape the tests cover."""
+    split = lambda p, behavior="isolated", invert=False: hp.Split(tokenizers.Regex(p), behavior, invert)  # noqa: E731
+    bl = hp.ByteLevel(add_prefix_space=False, use_regex=False)
+    blr = hp.ByteLevel(add_prefix_space=False, use_regex=True)
+    return {
+        "deepseek3": (hp.Sequence([*map(split, DEEPSEEK3_SPLITS), bl]), "kernel"),
+        "digits-contiguous": (hp.Sequence([hp.Digits(individual_digits=False), bl]), "kernel"),
+        "digits-individual": (hp.Sequence([hp.Digits(individual_digits=True), blr]), "kernel"),
+        "bytelevel-then-digits": (hp.Sequence([blr, hp.Digits(individual_digits=False)]), "kernel"),
+        "falcon": (hp.Sequence([hp.Punctuation("contiguous"), blr, hp.Digits(individual_digits=False),
+                                split("[0-9][0-9][0-9]")]), "kernel"),
+        "punct-isolated": (hp.Sequence([hp.Punctuation("isolated"), bl]), "kernel"),
+        "punct-previous": (hp.Sequence([hp.Punctuation("merged_with_previous"), bl]), "kernel"),
+        "punct-next": (hp.Sequence([hp.Punctuation("merged_with_next"), bl]), "kernel"),
+        "punct-removed": (hp.Sequence([hp.Punctuation("removed"), bl]), "pipeline"),
+        "o200k-invert-removed": (hp.Sequence([split(O200K_LIKE, "removed", True), bl]), "kernel"),
+        "words-invert-removed": (hp.Sequence([split(r"\w+", "removed", True), bl]), "pipeline"),
+        "class-contiguous": (hp.Sequence([split(r"[\s,]", "contiguous"), bl]), "kernel"),
+        "class-previous-invert": (hp.Sequence([split(r"\s", "merged_with_previous", True), bl]), "pipeline"),
+        "long-merged-next": (hp.Sequence([split(r"ab", "merged_with_next"), bl]), "pipeline"),
+        "bytelevel-only": (bl, "kernel"),
+        "prefix-space": (hp.ByteLevel(add_prefix_space=True), "pipeline"),
+    }[name]
+
+
+SHAPES = ["deepseek3", "digits-contiguous", "digits-individual", "bytelevel-then-digits", "falcon",
+          "punct-isolated", "punct-previous", "punct-next", "punct-removed", "o200k-invert-removed",
+          "words-invert-removed", "class-contiguous", "class-previous-invert", "long-merged-next",
+          "bytelevel-only", "prefix-space"]
+
+
+def _trained(name: str, **kw):
+    pre, engine = _shape(name)
+    ref = build(pre_tokenizer=pre, decoder=tokenizers.decoders.ByteLevel(), byte_level_alphabet=True, **kw)
+    return ref, engine
+
+
+@pytest.mark.parametrize("name", SHAPES)
+def test_each_shape_takes_its_engine_and_gives_hfs_encodings(name):
+    ref, engine = _trained(name)
+    ours = assert_same(ref, HARD)
+    assert ours.engine.split(" ")[0] == engine, ours.engine
+    batch = HARD * 2
+    assert [e.ids for e in ours.encode_batch(batch)] == [e.ids for e in ref.encode_batch(batch)]
+    assert ours.encode_ids_batch(batch) == [e.ids for e in ref.encode_batch(batch)]
+
+
+@pytest.mark.parametrize("name", ["deepseek3", "falcon", "o200k-invert-removed", "punct-next"])
+@settings(max_examples=150, deadline=None)
+@given(text=st.lists(st.sampled_from(_ALPHABET), max_size=40).map("".join))
+def test_generated_text(name, text):
+    ref, ours = _pair(name)
+    want = ref.encode(text)
+    got = ours.encode(text)
+    assert (got.ids, got.offsets, got.word_ids) == (want.ids, want.offsets, want.word_ids), text
+    assert ours.encode_ids(text) == want.ids
+
+
+_PAIRS: dict = {}
+
+
+def _pair(name: str):
+    if name not in _PAIRS:
+        ref, _ = _trained(name)
+        _PAIRS[name] = (ref, Tokenizer.from_str(ref.to_str()))
+    return _PAIRS[name]
+
+
+def _edited(ref, edit) -> tuple:
+    doc = json.loads(ref.to_str())
+    edit(doc)
+    text = json.dumps(doc)
+    return tokenizers.Tokenizer.from_str(text), Tokenizer.from_str(text)
+
+
+def test_an_empty_token_loads_and_is_never_made():
+    """Whisper's vocabulary has the empty string as a token: HF loads it; BPE never makes it."""
+    ref, _ = _trained("bytelevel-only")
+
+    def add_empty(doc):
+        doc["model"]["vocab"][""] = max(doc["model"]["vocab"].values()) + 1
+    ref, ours = _edited(ref, add_empty)
+    assert ours.engine == "kernel"
+    assert_same(ref, HARD, ours=ours)
+    empty = ours.token_to_id("")
+    assert ours.decode([empty]) == ref.decode([empty]) == ""
+
+
+def test_bytes_utf8_never_holds_may_be_absent():
+    """GPT-NeoX lacks the 13 single bytes valid UTF-8 never holds: still the kernel, same ids."""
+    ref, _ = _trained("bytelevel-only")
+    from fastbpe.formats.bytelevel import BYTE_TO_CHAR
+    gone = {BYTE_TO_CHAR[b] for b in [0xC0, 0xC1, *range(0xF5, 0x100)]}
+
+    def drop(doc):
+        vocab = doc["model"]["vocab"]
+        keep = [t for t in sorted(vocab, key=vocab.get) if t not in gone and not any(c in gone for c in t)]
+        doc["model"]["vocab"] = {t: i for i, t in enumerate(keep)}
+        doc["model"]["merges"] = [m for m in doc["model"]["merges"]
+                                  if not any(c in gone for c in (m if isinstance(m, str) else "".join(m)))]
+        doc["added_tokens"] = []
+    ref, ours = _edited(ref, drop)
+    assert ours.engine == "kernel"
+    assert_same(ref, HARD, ours=ours)
+    assert ours.model.table.encode_bytes(b"a\xf5") == ours.model.table.encode_bytes(b"a")   # skipped, as HF
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=st.lists(st.sampled_from(["a", "b", "\x03", "\x04", " ", "1", "é", "©", "中", "th", "!"]),
+                     max_size=14).map("".join))
+def test_bytes_text_holds_without_a_token_are_skipped_as_hf(text):
+    """Falcon's vocabulary lacks some control bytes: HF's BPE skips them (its neighbours merge
+    across; the following tokens' spans shift as HF's word counts them); the kernel gives the
+    same ids, and a text holding one takes the pipeline for its Encoding."""
+    ref, ours = _skipping_pair()
+    want = ref.encode(text)
+    got = ours.encode(text)
+    assert (got.ids, got.tokens, got.offsets) == (want.ids, want.tokens, want.offsets)
+    assert ours.encode_ids(text) == ours.encode_ids_batch([text])[0] == want.ids
+    assert ours.encode_batch([text])[0].offsets == want.offsets
+
+
+def _skipping_pair():
+    if "skipping" not in _PAIRS:
+        ref, _ = _trained("punct-isolated")
+        from fastbpe.formats.bytelevel import BYTE_TO_CHAR
+        gone = {BYTE_TO_CHAR[3], BYTE_TO_CHAR[4]}
+
+        def drop(doc):
+            vocab = doc["model"]["vocab"]
+            keep = [t for t in sorted(vocab, key=vocab.get) if not any(c in gone for c in t)]
+            doc["model"]["vocab"] = {t: i for i, t in enumerate(keep)}
+            doc["model"]["merges"] = [m for m in doc["model"]["merges"]
+                                      if not any(c in gone for c in (m if isinstance(m, str) else "".join(m)))]
+            doc["model"]["unk_token"] = None
+            doc["added_tokens"] = []
+        _PAIRS["skipping"] = _edited(ref, drop)
+        assert _PAIRS["skipping"][1].engine == "kernel"
+    return _PAIRS["skipping"]
+
+
+# -- the shared model files ------------------------------------------------------------------
+
+SHARED = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data")
+FAMILIES = {   # file -> the engine it must take
+    "gpt2": "kernel", "qwen2.5": "kernel", "deepseek-r1-distill-llama-8b": "kernel", "deepseek-v3": "kernel",
+    "minimax": "kernel", "gpt-neox-20b": "kernel", "whisper": "kernel", "falcon": "kernel",
+    "phi3": None, "clip": None,
+}
+
+
+def _corpus_docs(n: int = 12) -> list[str]:
+    docs = []
+    for name in ("large_en", "multilingual", "code"):
+        path = os.path.join(SHARED, "corpus", f"{name}.txt.xz")
+        if os.path.exists(path):
+            text = lzma.open(path, "rt", encoding="utf-8").read(400_000)
+            docs += [text[i * 2000 + 7:(i + 1) * 2000] for i in range(n)]
+    return docs
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_shared_model_files(family):
+    path = os.path.join(SHARED, "vocab", "hf", family, "tokenizer.json")
+    if not os.path.exists(path):
+        pytest.skip(f"{path} is in ../shared only (third-party file, not committed)")
+    ref = tokenizers.Tokenizer.from_file(path)
+    ours = Tokenizer.from_file(path)
+    ref.no_truncation()
+    ours.no_truncation()
+    if FAMILIES[family] is not None:
+        assert ours.engine == FAMILIES[family], ours.engine
+    texts = HARD + _corpus_docs()
+    for add in (True, False):
+        want = ref.encode_batch(texts, add_special_tokens=add)
+        got = ours.encode_batch(texts, add_special_tokens=add)
+        for w, g, t in zip(want, got, texts):
+            assert (g.ids, g.tokens, g.offsets, g.word_ids) == (w.ids, w.tokens, w.offsets, w.word_ids), t[:80]
+        assert ours.encode_ids_batch(texts, add_special_tokens=add) == [w.ids for w in want]
+    for t in HARD:
+        assert ours.decode(ref.encode(t).ids) == ref.decode(ref.encode(t).ids)
