@@ -201,9 +201,8 @@ cdef class BPETable:
         order (row i has rank i); token_bytes[id] is the bytes of each token (None if unused).
         whole_piece=True also emits a piece that is itself a token directly (HF ignore_merges).
         require_all_bytes=False allows a vocabulary without all 256 single bytes (a char-level
-        model that only merges from given ids, see `merge_ids`); encoding bytes needs them
-        (skip_missing_bytes: a byte without one is skipped, as HF's BPE skips a character its
-        vocabulary lacks: GPT-NeoX's and Falcon's vocabularies).
+        model that only merges from given ids, see `merge_ids`); encoding bytes needs them, or
+        skip_missing_bytes (a byte without one is skipped, as HF: GPT-NeoX's and Falcon's).
         ranks (optional, m ints): row i's rank instead of i; equal ranks merge leftmost first
         (SentencePiece BPE by scores: the rank is the merged token's score order)."""
         cdef BPETable self = BPETable.__new__(BPETable)
@@ -238,9 +237,8 @@ cdef class BPETable:
             pair_put(&self.pairs, <tok_t>flat[3 * i], <tok_t>flat[3 * i + 1], <uint32_t>(i if r is None else r[i]),
                      <tok_t>flat[3 * i + 2])
         self.partial_bytes = any(self.tok.byte_id[i] < 0 for i in range(256))
-        if skip_missing_bytes or not self.partial_bytes:
+        if skip_missing_bytes or not self.partial_bytes:   # else only merge_ids can use it
             self._finish()
-        # else byte_pairs stays NULL: only merge_ids can use the table (require_byte_pairs)
         return self
 
     cdef int require_byte_pairs(self) except -1:
@@ -609,8 +607,8 @@ cdef class BPETable:
         cdef Work w
         cdef Py_ssize_t n = data.shape[0]
         cdef int which = {"auto": 0, "scan": 1, "heap": 2}[path]
-        if n and which and not bytes_have_tokens(&self.tok, &data[0], n):
-            raise ValueError(f"path={path!r} needs every byte to have a token (auto skips the others, as HF)")
+        if n and which and not bytes_have_tokens(&self.tok, &data[0], n):  # (auto skips them, as HF)
+            raise ValueError(f"path={path!r} needs every byte to have a token")
         memset(&out, 0, sizeof(IdBuf))
         memset(&w, 0, sizeof(Work))
         try:

@@ -15,10 +15,7 @@ from dataclasses import dataclass
 
 from ._nfc import FORMS, stability_table
 from ._normalize import Program
-
-
-class NotLowered(ValueError):
-    """A pipeline stage that has no kernel form (the message says which and why)."""
+from .plan import NotLowered  # noqa: F401 - one exception for every stage that has no kernel form
 
 
 @functools.lru_cache(maxsize=None)

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 
-class NotLowered(Exception):
+class NotLowered(ValueError):
     """A stage that has no kernel form (the message names the stage and says why)."""
 
 
