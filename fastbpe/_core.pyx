@@ -269,13 +269,12 @@ cdef class BPETable:
             with nogil:
                 for t in range(self.n_bpe_tokens):
                     ln = self.tok.length[t]
-                    if (self.tok.start[t] < 0 or ln < 2 or ln > max_len or self.self_merging[t] != 0
-                            or not bytes_have_tokens(&self.tok, self.tok.data + self.tok.start[t], ln)):
+                    if self.tok.start[t] < 0 or ln < 2 or ln > max_len or self.self_merging[t] != 0:
                         continue
                     work_reserve(&w, ln)
                     out.len = 0
                     idbuf_reserve(&out, ln)
-                    merge_piece(&self.merge, self.tok.data + self.tok.start[t], ln, &out, &w)
+                    merge_known_bytes(&self.merge, self.tok.data + self.tok.start[t], ln, &out, &w)
                     fb_store_u8(&self.self_merging[t],
                                 SELF_MERGING if out.len == 1 and out.data[0] == <tok_t>t else NOT_SELF_MERGING)
                     settled += 1
@@ -288,10 +287,10 @@ cdef class BPETable:
 
     cdef int encode_piece(self, const uint8_t* p, Py_ssize_t n, IdBuf* out, Work* w) except -1 nogil:
         """Append the ids of one piece (n >= 1 bytes) to out."""
-        if n == 1:
+        if n == 1:   # its id; none for a byte without a token (as HF skips it)
             idbuf_reserve(out, 1)
             out.data[out.len] = <tok_t>self.tok.byte_id[p[0]]
-            out.len += self.tok.byte_id[p[0]] >= 0   # a byte without a token: none (as HF)
+            out.len += self.tok.byte_id[p[0]] >= 0
             return 0
         return self.encode_piece_hashed(p, n, piece_hash(p, n), load_head(p, n), out, w)
 
@@ -343,7 +342,7 @@ cdef class BPETable:
         if count >= 0:
             out.len += count
             return 1
-        if self.partial_bytes and not bytes_have_tokens(&self.tok, p, n):
+        if self.partial_bytes:   # some bytes have no token: skipped, as HF
             merge_known_bytes(&self.merge, p, n, out, w)
         else:
             merge_piece(&self.merge, p, n, out, w)

@@ -352,9 +352,17 @@ cdef void merge_piece(const MergeTables* t, const uint8_t* p, Py_ssize_t n, IdBu
 cdef int merge_known_bytes(const MergeTables* t, const uint8_t* p, Py_ssize_t n, IdBuf* out,
                            Work* w) except -1 nogil:
     """merge_piece of p without its bytes that have no token: HF's BPE skips a character its
-    vocabulary lacks, and the neighbours merge across the gap (Falcon lacks control bytes)."""
-    cdef uint8_t* kept = <uint8_t*>malloc(n)
+    vocabulary lacks, and the neighbours merge across the gap (Falcon lacks control bytes).
+    p may hold none: then it is merge_piece."""
+    cdef uint8_t* kept
     cdef Py_ssize_t i, m = 0
+    for i in range(n):
+        if t.byte_id[p[i]] < 0:
+            break
+    else:
+        merge_piece(t, p, n, out, w)   # every byte has a token
+        return 0
+    kept = <uint8_t*>malloc(n)
     if kept == NULL:
         with gil:
             raise MemoryError()

@@ -58,19 +58,6 @@ cdef class TokenTrie:
     """TokenTrie(tokens, values): `find(text)` gives the leftmost-longest non-overlapping
     occurrences as (start, end, value), in characters.  Empty tokens are ignored; a token
     given twice keeps its first value."""
-    cdef uint32_t* chars      # the character on the edge into each node
-    cdef int32_t* first       # first[i] .. first[i + 1]: node i's children (nodes + 1 entries)
-    cdef int32_t* fail        # the longest proper suffix of a node's string that is a node
-    cdef int32_t* out         # the deepest node on the failure chain (self included) ending a token
-    cdef int32_t* depth
-    cdef int32_t* token_of    # the token ending at a node (index into values), else NONE
-    cdef int64_t* values
-    cdef int32_t* root_table
-    cdef Py_ssize_t n_firsts  # how many characters start a token ...
-    cdef uint32_t only_first  # ... and when one, which (searches jump between its occurrences)
-    cdef readonly Py_ssize_t nodes
-    cdef readonly Py_ssize_t build_steps   # work done building (token characters read + failure steps)
-
     def __cinit__(self):
         self.chars = NULL
         self.first = self.fail = self.out = self.depth = self.token_of = self.root_table = NULL
@@ -203,7 +190,7 @@ cdef class TokenTrie:
             return a
         return NONE
 
-    cdef Py_ssize_t _search(self, int kind, const void* data, Py_ssize_t n, Py_ssize_t pos,
+    cdef Py_ssize_t search_at(self, int kind, const void* data, Py_ssize_t n, Py_ssize_t pos,
                             Py_ssize_t* found_start, Py_ssize_t* found_end, int64_t* found_value,
                             Py_ssize_t* steps) noexcept nogil:
         """The leftmost-longest occurrence at or after pos (its start, or -1 for none).  The
@@ -256,7 +243,7 @@ cdef class TokenTrie:
         out = []
         while pos < n:
             with nogil:
-                self._search(kind, data, n, pos, &s, &e, &v, steps)
+                self.search_at(kind, data, n, pos, &s, &e, &v, steps)
             if s < 0:
                 break
             out.append((s, e, v))
@@ -281,5 +268,5 @@ cdef class TokenTrie:
         cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text), s, e, steps = 0
         cdef int64_t v
         with nogil:
-            self._search(kind, data, n, 0, &s, &e, &v, &steps)
+            self.search_at(kind, data, n, 0, &s, &e, &v, &steps)
         return s >= 0

@@ -38,8 +38,12 @@ def test_byte_level_without_regex_after_split():
 
 
 def test_byte_level_pre_tokenizer_with_a_partial_alphabet():
-    # not all 256 bytes are tokens: the model runs char-level on the byte-level characters
-    ours = assert_same(build(pre_tokenizer=P.ByteLevel(), decoder=D.ByteLevel()))
+    # not all 256 bytes are tokens, no unk token: bytes without a token are skipped, as HF
+    # skips characters its vocabulary lacks, on the byte-level kernel
+    ours = assert_same(build(pre_tokenizer=P.ByteLevel(add_prefix_space=False), decoder=D.ByteLevel()))
+    assert ours.model.byte_level and ours.engine == "kernel"
+    # with an unk token the missing bytes become unk: the model runs char-level
+    ours = assert_same(build(model_kwargs=dict(unk_token="<unk>"), pre_tokenizer=P.ByteLevel(), decoder=D.ByteLevel()))
     assert not ours.model.byte_level
 
 

@@ -194,6 +194,16 @@ class AddedVocabulary:
             self._matchers = matchers
         return matchers[normalized]
 
+    def plain_matchers(self):
+        """(raw automaton or None, normalized automaton or None) when every token is found and
+        cut out as it stands (no lstrip, rstrip or single_word; special ones not left as text):
+        then `_added_split.encode_cut_texts` cuts as `find` does; else None."""
+        if any(t.lstrip or t.rstrip or t.single_word for t in self.by_id.values()):
+            return None
+        if self._skip_special and self._special:
+            return None
+        return self.matcher(False)[0], self.matcher(True)[0]
+
     def occurs_in(self, text: str, normalized: bool) -> bool:
         """Whether any token of the set occurs in text.  Usually every token starts with one
         of a few characters ("<"): looking for those (memchr) first is faster still."""

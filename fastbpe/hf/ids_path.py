@@ -11,6 +11,7 @@ import re
 
 from ..patterns import BY_NAME
 from ..threads import available_cores, parallel_map
+from .._added_split import encode_cut_texts
 from .._short_call import ShortCall, plain_texts
 from .encoding import LAZY_FIELDS, Encoding, gc_paused, single_sequence_shape
 
@@ -91,7 +92,7 @@ class IdsPath:
         first character they all start with or None); None when an added token matched after
         normalizing makes every text take the plan.  With lone surrogates the kernel raises
         str.encode's error."""
-        if self.added.matcher(normalized=True)[0] is not None or self.model.skipped_bytes:
+        if self.added.matcher(normalized=True)[0] is not None:
             return None
         pattern, _, firsts = self.added.matcher_and_first_chars(False)
         first = firsts[0] if firsts is not None and len(firsts) == 1 else None
@@ -158,7 +159,7 @@ class IdsPath:
         normalized, _ = self.added.matcher(normalized=True)
         if normalized is None and not self.added.occurs_in(text, normalized=False):  # the common case
             seg = program.normalize(text) if program is not None else text
-            return [(0, len(text), seg)], (seg is not text and seg != text) or self.model.skips_bytes_of(text)
+            return [(0, len(text), seg)], seg is not text and seg != text
         out, changed = [], False
         for s, e, aid in self.added.find(text, normalized=False):
             if aid is not None:
@@ -173,7 +174,7 @@ class IdsPath:
                     out.append((s + s2, s + e2, aid2 if aid2 is not None else seg[s2:e2]))
             else:
                 out.append((s, e, seg))
-        return out, changed or self.model.skips_bytes_of(text)
+        return out, changed
 
     def _plan_aligned(self, text: str) -> tuple[list, list | None]:
         """_plan with every span in text, for Encodings: (plan, aligns), aligns None when
@@ -362,7 +363,12 @@ class IdsPath:
             return Encoding.lazy(ids, (batch, index, add_special_tokens, shape, n, len(ids),
                                        options and (*options, cut)), sequences)
 
+        matchers = self.added.plain_matchers() if self._normalize_program is None else None
+
         def chunk(indexes: list) -> list[Encoding]:
+            if matchers is not None:   # added tokens cut inside the kernel call
+                bodies = encode_cut_texts(self.model.table, self._kind, *matchers, [texts[i] for i in indexes])
+                return list(map(finish, indexes, bodies))
             plans = []
             for i in indexes:   # lone surrogates: encode_texts raises
                 plans.append(self._plan(texts[i])[0])
@@ -458,6 +464,10 @@ class IdsPath:
         texts without one are normalized in one GIL-free call too."""
         plain = self._plain_texts(texts)
         program = self._normalize_program
+        if program is None and not all(plain):
+            matchers = self.added.plain_matchers()
+            if matchers is not None:   # the texts cut at their added tokens inside the kernel call
+                return encode_cut_texts(self.model.table, self._kind, *matchers, texts)
         if program is not None and any(plain):
             whole = iter(program.normalize_batch([text for text, ok in zip(texts, plain) if ok]))
             plans = [[next(whole)] if ok else self._fast_segments(text) for text, ok in zip(texts, plain)]

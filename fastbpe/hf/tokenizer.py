@@ -544,12 +544,13 @@ class Tokenizer(IdsPath, PostProcessing, HFExtras):
             plan = self._plan_aligned(t)      # TypeError for a non-str
             if not t.isascii():
                 t.encode("utf-8")  # UnicodeEncodeError for lone surrogates, placed in t as the pipeline does
-            plans.append(plan)
+            # a byte the model skips (no token) shifts HF's spans: the pipeline makes them
+            plans.append(None if self.model.skips_bytes_of(t) else plan)
         kernel = self._kernel_encoder()
-        segments = [item for plan, _ in plans for _, _, item in plan if type(item) is str]
+        segments = [item for plan in plans if plan is not None for _, _, item in plan[0] if type(item) is str]
         outputs = iter(kernel.outputs(segments, num_threads))
-        return [kernel.sequence(str(t), plan, outputs, k, aligns)
-                for t, (plan, aligns), k in zip(texts, plans, type_ids)]
+        return [kernel.sequence(str(t), plan[0], outputs, k, plan[1]) if plan is not None else self._encode_sequence(t, k)
+                for t, plan, k in zip(texts, plans, type_ids)]
 
     def _kernel_encoder(self):
         kernel = self._kernel

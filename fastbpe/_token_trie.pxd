@@ -1,0 +1,26 @@
+# The added-token automaton (fastbpe/_token_trie.pyx), for kernels that search text with it
+# (_added_split: cutting texts at their added tokens inside the encode call).
+from libc.stdint cimport uint32_t, int32_t, int64_t
+
+
+cdef class TokenTrie:
+    cdef uint32_t* chars      # the character on the edge into each node
+    cdef int32_t* first       # first[i] .. first[i + 1]: node i's children (nodes + 1 entries)
+    cdef int32_t* fail        # the longest proper suffix of a node's string that is a node
+    cdef int32_t* out         # the deepest node on the failure chain (self included) ending a token
+    cdef int32_t* depth
+    cdef int32_t* token_of    # the token ending at a node (index into values), else NONE
+    cdef int64_t* values
+    cdef int32_t* root_table
+    cdef Py_ssize_t n_firsts  # how many characters start a token ...
+    cdef uint32_t only_first  # ... and when one, which (searches jump between its occurrences)
+    cdef readonly Py_ssize_t nodes
+    cdef readonly Py_ssize_t build_steps   # work done building (token characters read + failure steps)
+
+    cdef inline int32_t child(self, int32_t node, uint32_t c) noexcept nogil
+    cdef Py_ssize_t search_at(self, int kind, const void* data, Py_ssize_t n, Py_ssize_t pos,
+                            Py_ssize_t* found_start, Py_ssize_t* found_end, int64_t* found_value,
+                            Py_ssize_t* steps) noexcept nogil
+    cdef list _find(self, str text, Py_ssize_t* steps)
+    cdef void _build(self, Py_ssize_t n_tokens, const int* kinds, const void** datas, const Py_ssize_t* lens,
+                     int32_t* lo, int32_t* hi) noexcept nogil

@@ -1,0 +1,86 @@
+"""Added tokens cut out inside the kernel call (fastbpe/_added_split.pyx): a file whose added
+tokens occur everywhere (Phi-2's runs of spaces) gives HF's ids on encode_ids_batch and
+encode_batch, raw tokens first and normalized ones between them, as HF's AddedVocabulary."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hf_reference import build, tokenizers
+
+from tokenizers import pre_tokenizers as hp  # noqa: E402
+
+from fastbpe.hf import Tokenizer  # noqa: E402
+
+
+def _with_added(tokens: list[dict]):
+    ref = build(pre_tokenizer=hp.ByteLevel(add_prefix_space=False), decoder=tokenizers.decoders.ByteLevel(),
+                byte_level_alphabet=True)
+    doc = json.loads(ref.to_str())
+    n = max(t["id"] for t in doc["added_tokens"]) + 1
+    n = max(n, max(doc["model"]["vocab"].values()) + 1)
+    for k, t in enumerate(tokens):
+        doc["added_tokens"].append({"id": n + k, "single_word": False, "lstrip": False, "rstrip": False,
+                                    "normalized": True, "special": False, **t})
+    text = json.dumps(doc)
+    return tokenizers.Tokenizer.from_str(text), Tokenizer.from_str(text)
+
+
+SPACE_RUNS = [{"content": " " * k} for k in range(2, 12)]                 # Phi-2 / CodeGen
+MIXED = SPACE_RUNS + [{"content": "<tag>", "normalized": False, "special": True},
+                      {"content": "ag>x", "normalized": True}, {"content": "中文", "normalized": False},
+                      {"content": "é é", "normalized": True}]
+
+_PIECES = ["a", "b", " ", "  ", "     ", "\n", "\t", "<tag>", "ag>x", "<ta", "中文", "中", "é", "é é", "x", "1", "😀"]
+
+
+def _ids(tok, texts):
+    return [e.ids for e in tok.encode_batch(texts)]
+
+
+@pytest.mark.parametrize("tokens", [SPACE_RUNS, MIXED], ids=["space-runs", "mixed"])
+@settings(max_examples=150, deadline=None)
+@given(texts=st.lists(st.lists(st.sampled_from(_PIECES), max_size=30).map("".join), min_size=1, max_size=6))
+def test_cut_in_the_kernel_is_hfs_cut(tokens, texts):
+    ref, ours = _pairs(tokens)
+    want = _ids(ref, texts)
+    assert ours.encode_ids_batch(texts) == want
+    got = ours.encode_batch(texts)
+    assert [e.ids for e in got] == want
+    assert [e.offsets for e in got] == [e.offsets for e in ref.encode_batch(texts)]
+
+
+_CACHE: dict = {}
+
+
+def _pairs(tokens):
+    key = id(tokens)
+    if key not in _CACHE:
+        _CACHE[key] = _with_added(tokens)
+        assert _CACHE[key][1].added.plain_matchers() is not None
+    return _CACHE[key]
+
+
+def test_strip_flags_keep_the_python_cut():
+    ref, ours = _with_added([{"content": "  ", "lstrip": True}, {"content": "<x>", "rstrip": True}])
+    assert ours.added.plain_matchers() is None
+    texts = ["a  b <x>  c", "   <x>", "no tokens"]
+    assert ours.encode_ids_batch(texts) == _ids(ref, texts)
+
+
+def test_encode_special_tokens_keeps_the_python_cut():
+    ref, ours = _with_added(MIXED)
+    for tok in (ref, ours):
+        tok.encode_special_tokens = True
+    assert ours.added.plain_matchers() is None
+    texts = ["x<tag>y  z", "中文 <tag>"]
+    assert ours.encode_ids_batch(texts) == _ids(ref, texts)
+
+
+def test_lone_surrogates_raise():
+    _, ours = _with_added(SPACE_RUNS)
+    with pytest.raises(UnicodeEncodeError):
+        ours.encode_ids_batch(["fine  text", "bad \ud800  here"])
