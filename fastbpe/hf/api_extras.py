@@ -13,9 +13,6 @@ from typing import TYPE_CHECKING
 
 import regex
 
-from .. import trainers
-from .._count import PieceCounter
-from ..counting import count_pieces
 from ..formats.bytelevel import BYTELEVEL_PATTERN
 from ..pretokenize import program_kind
 from ..progress import Progress, wants_progress
@@ -130,6 +127,11 @@ class HFExtras:
         return spec.dumps(doc, False)
 
     def _train_on(self, sequences, trainer) -> None:
+        # training's modules (numpy among them) load on first use: loading and encoding a
+        # tokenizer.json never needs them (~0.2 s of a fresh process's from_file)
+        from .. import trainers
+        from ..counting import count_pieces
+
         settings = trainers.settings_of(trainer)
         scan = self._training_scan()
         progress = None if settings.show_progress else False
@@ -185,6 +187,8 @@ class HFExtras:
         tokens and a ByteLevel last, its pieces before the byte mapping (the words are then
         bytes of byte-level characters: the mapping and its offsets are skipped), and the
         normalizer's kernel program when it has one.  Returns (counter, byte words)."""
+        from .._count import PieceCounter
+
         counter = PieceCounter()
         steps = pre_tokenizers.steps_of(self.pre_tokenizer)
         byte_words = not self.added.by_id and bool(steps) and isinstance(steps[-1], pre_tokenizers.ByteLevel)
@@ -237,6 +241,8 @@ _WORD_PATTERNS = {pre_tokenizers.Whitespace: pre_tokenizers.Whitespace.WORDS,
 def _only_words(counter, words: str):
     """The counter without the pieces that are not `words` matches (the white space the
     pre-tokenizer drops)."""
+    from .._count import PieceCounter
+
     match = regex.compile(words).fullmatch
     kept = PieceCounter()
     for piece, count in counter.items():
