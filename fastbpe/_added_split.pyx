@@ -24,9 +24,10 @@ from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE
 from fastbpe._piece_cache cimport PieceCache
 from fastbpe._str_units cimport code_point
 from fastbpe._token_trie cimport TokenTrie
-from fastbpe._utf8 cimport Utf8Text, utf8_text_check, utf8_text_close, utf8_text_convert, utf8_text_open
+from fastbpe._utf8 cimport (Utf8Text, utf8_text_check, utf8_text_close, utf8_text_convert, utf8_text_open,
+                            utf8_texts_free)
 from fastbpe._vocab cimport tok_t
-from fastbpe._workspace cimport IdBuf, Work, idbuf_free, idbuf_reserve, work_free
+from fastbpe._workspace cimport IdBuf, Work, idbuf_reserve, idbufs_free, work_free
 
 
 cdef inline Py_ssize_t utf8_len(uint32_t c) noexcept nogil:
@@ -146,11 +147,6 @@ def encode_cut_texts(BPETable table, int kind, TokenTrie raw, TokenTrie normaliz
             utf8_text_check(<object>PyList_GET_ITEM(texts, i), &us[i])
         return [ids_list(&outs[i], table.id_objects) for i in range(n)]
     finally:
-        for i in range(n):
-            if outs != NULL:
-                idbuf_free(&outs[i])
-            if us != NULL:
-                utf8_text_close(&us[i])
-        free(outs)
-        free(us)
+        idbufs_free(outs, n)
+        utf8_texts_free(us, n)
         work_free(&w)

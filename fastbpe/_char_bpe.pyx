@@ -39,9 +39,11 @@ from fastbpe._meta_text cimport (F_PREPEND, F_PREPEND_UNLESS_META, F_REPLACE_SPA
                                  meta_normalize, utf8_char)
 from fastbpe._piece_cache cimport (CACHE_MAX_IDS, CACHE_MAX_PIECE, CACHE_SIZE, PACKED_MAX_IDS, PieceCache,
                                    cache_find, cache_store, packed_store, spill_find, spill_store)
-from fastbpe._utf8 cimport Utf8Text, utf8_text_check, utf8_text_close, utf8_text_convert, utf8_text_open
+from fastbpe._utf8 cimport (Utf8Text, utf8_text_check, utf8_text_close, utf8_text_convert, utf8_text_open,
+                            utf8_texts_free)
 from fastbpe._vocab cimport tok_t, token_lookup
-from fastbpe._workspace cimport CacheEntry, IdBuf, PackedEntry, Work, idbuf_free, idbuf_reserve, work_free, work_reserve
+from fastbpe._workspace cimport (CacheEntry, IdBuf, PackedEntry, Work, idbuf_free, idbuf_reserve, idbufs_free,
+                                 work_free, work_reserve)
 
 import array
 
@@ -552,16 +554,9 @@ cdef class CharBPE:
                         for i in range(n)]
             return [idbuf_to_list(&outs[i], self.table.id_objects) for i in range(n)]
         finally:
-            for i in range(n):
-                if outs != NULL:
-                    idbuf_free(&outs[i])
-                if spans != NULL:
-                    idbuf_free(&spans[i])
-                if us != NULL:
-                    utf8_text_close(&us[i])
-            free(outs)
-            free(spans)
-            free(us)
+            idbufs_free(outs, n)
+            idbufs_free(spans, n)
+            utf8_texts_free(us, n)
             free(q)
             work_free(&w)
 

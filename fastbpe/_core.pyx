@@ -30,9 +30,9 @@ from fastbpe._vocab cimport (TokenSlot, tok_t, build_byte_pairs, build_char_toke
                               check_bytes_present, load_head, pair_put, pair_table_free, pair_table_init, token_lookup,
                               token_lookup_hashed, decode_tokens, token_list, token_table_free, token_table_load)
 from fastbpe._workspace cimport (CacheEntry, PackedEntry, idbuf_append_ends, idbuf_free, idbuf_reserve,
-                                 work_free, work_reserve)
+                                 idbufs_free, work_free, work_reserve)
 from fastbpe._utf8 cimport (Utf8Text, utf8_piece_spans, utf8_text_check, utf8_text_close,
-                            utf8_text_convert, utf8_text_open)
+                            utf8_text_convert, utf8_text_open, utf8_texts_free)
 from libc.stdint cimport uint8_t, uint32_t, int32_t, int64_t, uint64_t, UINT32_MAX
 from libc.stdlib cimport malloc, calloc, free
 from libc.string cimport memcpy, memset
@@ -586,16 +586,9 @@ cdef class BPETable:
                         for i in range(n)]
             return [idbuf_to_list(&outs[i], self.id_objects) for i in range(n)]
         finally:
-            for i in range(n):
-                if outs != NULL:
-                    idbuf_free(&outs[i])
-                if piece_ends != NULL:
-                    idbuf_free(&piece_ends[i])
-                if us != NULL:
-                    utf8_text_close(&us[i])
-            free(outs)
-            free(piece_ends)
-            free(us)
+            idbufs_free(outs, n)
+            idbufs_free(piece_ends, n)
+            utf8_texts_free(us, n)
             work_free(&w)
 
     def encode_bytes(self, const uint8_t[::1] data, bint as_numpy=False, str path="auto"):

@@ -166,6 +166,15 @@ cdef inline void utf8_text_close(Utf8Text* u) noexcept nogil:
     u.s = NULL
 
 
+cdef inline void utf8_texts_free(Utf8Text* us, Py_ssize_t n) noexcept nogil:
+    """Close an array of n Utf8Texts (a batch's texts) and free it; NULL is nothing."""
+    cdef Py_ssize_t i
+    if us != NULL:
+        for i in range(n):
+            utf8_text_close(&us[i])
+        free(us)
+
+
 # ----------------------------------------------------------------------------------------
 # validating UTF-8 bytes (documents read from a corpus file)
 

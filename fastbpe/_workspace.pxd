@@ -82,6 +82,15 @@ cdef inline void idbuf_free(IdBuf* b) noexcept nogil:
     b.len = b.cap = 0
 
 
+cdef inline void idbufs_free(IdBuf* bufs, Py_ssize_t n) noexcept nogil:
+    """Free an array of n IdBufs (a batch's outputs) and their ids; NULL is nothing."""
+    cdef Py_ssize_t i
+    if bufs != NULL:
+        for i in range(n):
+            idbuf_free(&bufs[i])
+        free(bufs)
+
+
 cdef inline void work_free(Work* w) noexcept nogil:
     free(w.parts)
     free(w.nxt)
