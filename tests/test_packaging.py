@@ -1,7 +1,7 @@
 """Packaging (issue 32): the metadata, the wheel builds cibuildwheel would run, the workflow
 file, and one real build here: `python -m build` makes the sdist and a wheel from it; the wheel
 installs into a fresh venv without Cython or a compiler and passes tools/wheel_smoke.py;
-`auditwheel show` gives the platform tag it can carry.  The build takes ~2 minutes on 2 cores
+`auditwheel show` gives the platform tag it can carry.  The build takes ~3½ minutes on 2 cores
 (deselect it with `-m "not packaging"`)."""
 from __future__ import annotations
 
