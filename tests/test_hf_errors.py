@@ -30,7 +30,7 @@ def _with(spec, key, node):
     ("normalizer", N.BertNormalizer(), "BertNormalizer"),
     ("normalizer", N.Nmt(), "Nmt"),
     ("pre_tokenizer", P.BertPreTokenizer(), "BertPreTokenizer"),
-    ("pre_tokenizer", P.Punctuation(), "Punctuation"),
+    ("pre_tokenizer", P.UnicodeScripts(), "UnicodeScripts"),   # (Punctuation is supported now)
     ("post_processor", {"type": "Mystery"}, "Mystery"),
     ("decoder", D.WordPiece(), "WordPiece"),
     ("decoder", D.CTC(), "CTC"),
