@@ -599,8 +599,8 @@ cdef class BPETable:
         cdef Work w
         cdef Py_ssize_t n = data.shape[0]
         cdef int which = {"auto": 0, "scan": 1, "heap": 2}[path]
-        if n and which and not bytes_have_tokens(&self.tok, &data[0], n):  # (auto skips them, as HF)
-            raise ValueError(f"path={path!r} needs every byte to have a token")
+        if n and which and not bytes_have_tokens(&self.tok, &data[0], n):   # skipped, as HF (and auto)
+            return self.encode_bytes(bytes([b for b in data if self.tok.byte_id[b] >= 0]), as_numpy, path)
         memset(&out, 0, sizeof(IdBuf))
         memset(&w, 0, sizeof(Work))
         try:

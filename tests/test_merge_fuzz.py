@@ -100,11 +100,13 @@ def fuzz_pieces(table, seed: int) -> tuple[list[bytes], list[bytes]]:
 
 def check_table(table, seed: int = 0) -> None:
     short, long = fuzz_pieces(table, seed)
+    # a vocabulary may lack single bytes (GPT-NeoX, Falcon): those are skipped, as HF skips them
+    missing = bytes(x for x in range(256) if table.lookup_bytes(bytes([x])) < 0)
     for b in short + long:
         scan = table.encode_bytes(b, path="scan")
         heap = table.encode_bytes(b, path="heap")
         assert scan == heap, (b, scan, heap)
-        assert table.decode_bytes(scan) == b
+        assert table.decode_bytes(scan) == b.translate(None, missing)
     # check 2: each token merges back into itself, each two neighbours into themselves
     valid, compatible = {}, {}
 
