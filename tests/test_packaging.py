@@ -249,13 +249,14 @@ def test_wheel_installs_and_runs_without_cython_or_a_compiler(built, tmp_path):
     started = time.perf_counter()
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
     python = str(next(p for p in (venv / "bin" / "python", venv / "Scripts" / "python.exe") if p.exists()))
+    # no PYTHONPATH anywhere: a checkout on it (PYTHONPATH=. pytest) would look installed to pip
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "CC", "CXX", "LDSHARED")}
     out = subprocess.run([sys.executable, "-m", "pip", "--python", python, "install", "-q",
                           "--disable-pip-version-check", "--only-binary", ":all:", str(wheel)],
-                         capture_output=True, text=True, timeout=600)
+                         capture_output=True, text=True, timeout=600, env=env)
     assert out.returncode == 0, out.stderr[-3000:]
     installed = time.perf_counter() - started
     # no compiler and no Cython: PATH holds only the venv; the smoke test runs outside the repo
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "CC", "CXX", "LDSHARED")}
     env["PATH"] = os.path.dirname(python)
     probe = subprocess.run([python, "-c", "import importlib.util as u, shutil; "
                             "print(u.find_spec('Cython'), [c for c in ('cc', 'gcc', 'clang', 'cl') if shutil.which(c)])"],
