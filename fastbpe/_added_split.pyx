@@ -25,7 +25,7 @@ from fastbpe._piece_cache cimport PieceCache
 from fastbpe._str_units cimport code_point
 from fastbpe._token_trie cimport TokenTrie
 from fastbpe._utf8 cimport (Utf8Text, utf8_text_check, utf8_text_close, utf8_text_convert, utf8_text_open,
-                            utf8_texts_free)
+                            utf8_texts_free, utf8_texts_open)
 from fastbpe._vocab cimport tok_t
 from fastbpe._workspace cimport IdBuf, Work, idbuf_reserve, idbufs_free, work_free
 
@@ -108,19 +108,13 @@ def encode_cut_texts(BPETable table, int kind, TokenTrie raw, TokenTrie normaliz
     cdef Work w
     cdef Cursor at
     cdef PieceCache cache
-    cdef object t
     if kind < 0:
         raise ValueError("encode_cut_texts needs a pattern the C scanner knows")
     memset(&w, 0, sizeof(Work))
     try:
         if us == NULL or outs == NULL:
             raise MemoryError()
-        for i in range(n):
-            t = <object>PyList_GET_ITEM(texts, i)
-            if type(t) is not str:
-                raise TypeError(f"expected str, not {type(t).__name__}")
-            utf8_text_open(t, &us[i])
-            total += us[i].length
+        total = utf8_texts_open(texts, us)
         cache = thread_cache(table)
         cache.lend(&w, total)
         w.ends = NULL

@@ -40,7 +40,7 @@ from fastbpe._meta_text cimport (F_PREPEND, F_PREPEND_UNLESS_META, F_REPLACE_SPA
 from fastbpe._piece_cache cimport (CACHE_MAX_IDS, CACHE_MAX_PIECE, CACHE_SIZE, PACKED_MAX_IDS, PieceCache,
                                    cache_find, cache_store, packed_store, spill_find, spill_store)
 from fastbpe._utf8 cimport (Utf8Text, utf8_text_check, utf8_text_close, utf8_text_convert, utf8_text_open,
-                            utf8_texts_free)
+                            utf8_texts_free, utf8_texts_open)
 from fastbpe._vocab cimport tok_t, token_lookup
 from fastbpe._workspace cimport (CacheEntry, IdBuf, PackedEntry, Work, idbuf_free, idbuf_reserve, idbufs_free,
                                  work_free, work_reserve)
@@ -520,7 +520,6 @@ cdef class CharBPE:
         cdef Work w
         cdef uint8_t* q = NULL
         cdef Py_ssize_t qcap = 0, total = 0
-        cdef object t
         cdef PieceCache cache
         if not 0 <= kind <= KIND_MAX:
             raise ValueError(f"unknown kind {kind} for a char-level BPE model")
@@ -533,12 +532,7 @@ cdef class CharBPE:
         try:
             if us == NULL or outs == NULL or (with_pieces and spans == NULL):
                 raise MemoryError()
-            for i in range(n):
-                t = <object>PyList_GET_ITEM(texts, i)
-                if type(t) is not str:
-                    raise TypeError(f"expected str, not {type(t).__name__}")
-                utf8_text_open(t, &us[i])
-                total += us[i].length
+            total = utf8_texts_open(texts, us)
             cache.lend(&w, total)
             with nogil:
                 for i in range(n):

@@ -32,7 +32,7 @@ from fastbpe._vocab cimport (TokenSlot, tok_t, build_byte_pairs, build_char_toke
 from fastbpe._workspace cimport (CacheEntry, PackedEntry, idbuf_append_ends, idbuf_free, idbuf_reserve,
                                  idbufs_free, work_free, work_reserve)
 from fastbpe._utf8 cimport (Utf8Text, utf8_piece_spans, utf8_text_check, utf8_text_close,
-                            utf8_text_convert, utf8_text_open, utf8_texts_free)
+                            utf8_text_convert, utf8_text_open, utf8_texts_free, utf8_texts_open)
 from libc.stdint cimport uint8_t, uint32_t, int32_t, int64_t, uint64_t, UINT32_MAX
 from libc.stdlib cimport malloc, calloc, free
 from libc.string cimport memcpy, memset
@@ -549,7 +549,6 @@ cdef class BPETable:
         cdef IdBuf* outs = <IdBuf*>calloc(n + 1, sizeof(IdBuf))
         cdef IdBuf* piece_ends = <IdBuf*>calloc(n + 1, sizeof(IdBuf)) if with_pieces else NULL
         cdef Work w
-        cdef object t
         cdef PieceCache cache
         cdef Py_ssize_t too_long = -1, total = 0
         if kind < 0:
@@ -559,12 +558,7 @@ cdef class BPETable:
         try:
             if us == NULL or outs == NULL or (with_pieces and piece_ends == NULL):
                 raise MemoryError()
-            for i in range(n):
-                t = <object>PyList_GET_ITEM(texts, i)
-                if type(t) is not str:
-                    raise TypeError(f"expected str, not {type(t).__name__}")
-                utf8_text_open(t, &us[i])
-                total += us[i].length
+            total = utf8_texts_open(texts, us)
             cache.lend(&w, total)
             with nogil:
                 for i in range(n):

@@ -166,6 +166,20 @@ cdef inline void utf8_text_close(Utf8Text* u) noexcept nogil:
     u.s = NULL
 
 
+cdef inline Py_ssize_t utf8_texts_open(list texts, Utf8Text* us) except -1:
+    """With the GIL: utf8_text_open for each text of a batch (exact str, else TypeError), into
+    us (room for len(texts)); returns their total length in characters."""
+    cdef Py_ssize_t i, total = 0
+    cdef object t
+    for i in range(len(texts)):
+        t = texts[i]
+        if type(t) is not str:
+            raise TypeError(f"expected str, not {type(t).__name__}")
+        utf8_text_open(t, &us[i])
+        total += us[i].length
+    return total
+
+
 cdef inline void utf8_texts_free(Utf8Text* us, Py_ssize_t n) noexcept nogil:
     """Close an array of n Utf8Texts (a batch's texts) and free it; NULL is nothing."""
     cdef Py_ssize_t i
