@@ -629,3 +629,33 @@ def write_section(path: Path, name: str, text: str) -> None:
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(new, encoding="utf-8")
     os.replace(tmp, path)
+
+
+def fresh_strs(docs: list) -> list:
+    """New str objects with the same text (no library has touched their UTF-8 cache)."""
+    return [(d + ".")[:-1] for d in docs]
+
+
+def tokenizer_json_libraries(path: str) -> dict:
+    """{name: docs -> list of ids} for one tokenizer.json: fastbpe's encode_batch and
+    encode_ids_batch, HF tokenizers, and fastokens where it loads the file (one thread each,
+    no special tokens)."""
+    import fastbpe
+    from tokenizers import Tokenizer as HF
+
+    hf = HF.from_file(path)
+    fb = fastbpe.Tokenizer.from_file(path)
+    libs = {
+        "fastbpe encode_batch": lambda ds: [e.ids for e in fb.encode_batch(ds, add_special_tokens=False, num_threads=1)],
+        "fastbpe encode_ids_batch": lambda ds: fb.encode_ids_batch(ds, add_special_tokens=False, num_threads=1),
+        "HF tokenizers encode_batch": lambda ds: [e.ids for e in hf.encode_batch(ds, add_special_tokens=False)],
+    }
+    try:
+        import fastokens
+
+        ft = fastokens.Tokenizer.from_file(path)
+        libs["fastokens encode_batch"] = lambda ds: [list(e.ids) if hasattr(e, "ids") else list(e)
+                                                     for e in ft.encode_batch(ds, add_special_tokens=False)]
+    except Exception as e:  # not installed, or cannot load the file
+        print(f"fastokens: n/a ({type(e).__name__}: {e})", file=sys.stderr)
+    return libs

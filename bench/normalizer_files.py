@@ -33,33 +33,6 @@ FILES = {   # name -> (normalizer node, how the corpus text is prepared)
 }
 
 
-def _fresh(docs: list) -> list:
-    """New str objects with the same text (no library has touched their UTF-8 cache)."""
-    return [(d + ".")[:-1] for d in docs]
-
-
-def _libraries(path: str) -> dict:
-    import fastbpe
-    from tokenizers import Tokenizer as HF
-
-    hf = HF.from_file(path)
-    fb = fastbpe.Tokenizer.from_file(path)
-    libs = {
-        "fastbpe encode_batch": lambda ds: [e.ids for e in fb.encode_batch(ds, add_special_tokens=False, num_threads=1)],
-        "fastbpe encode_ids_batch": lambda ds: fb.encode_ids_batch(ds, add_special_tokens=False, num_threads=1),
-        "HF tokenizers encode_batch": lambda ds: [e.ids for e in hf.encode_batch(ds, add_special_tokens=False)],
-    }
-    try:
-        import fastokens
-
-        ft = fastokens.Tokenizer.from_file(path)
-        libs["fastokens encode_batch"] = lambda ds: [list(e.ids) if hasattr(e, "ids") else list(e)
-                                                     for e in ft.encode_batch(ds, add_special_tokens=False)]
-    except Exception as e:  # not installed, or cannot load the file
-        print(f"fastokens: n/a ({type(e).__name__}: {e})", file=sys.stderr)
-    return libs
-
-
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--mb", type=float, default=1.0, help="MB of each corpus (4 parts; the first warms up)")
@@ -80,7 +53,7 @@ def main(argv=None) -> int:
             path = os.path.join(tmp, "tokenizer.json")
             with open(path, "w", encoding="utf-8") as f:
                 json.dump(doc, f)
-            libs = _libraries(path)
+            libs = c.tokenizer_json_libraries(path)
             if header is None:
                 header = list(libs)
                 print("| normalizer | corpus | " + " | ".join(header) + " |")
@@ -91,10 +64,10 @@ def main(argv=None) -> int:
                     if prepare is not None:
                         docs = [unicodedata.normalize(prepare, d) for d in docs]
                     nbytes = sum(len(d.encode()) for d in docs)
-                    want = libs["HF tokenizers encode_batch"](_fresh(docs)) if i == 0 else None
+                    want = libs["HF tokenizers encode_batch"](c.fresh_strs(docs)) if i == 0 else None
                     outs = {}
                     for lib, fn in libs.items():   # interleaved: each part through every library in turn
-                        ds = _fresh(docs)
+                        ds = c.fresh_strs(docs)
                         t0 = time.perf_counter()
                         outs[lib] = fn(ds)
                         dt = time.perf_counter() - t0

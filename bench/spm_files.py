@@ -24,33 +24,6 @@ import common as c
 PHI3 = c.HF_DIR / "phi3" / "tokenizer.json"
 
 
-def _fresh(docs: list) -> list:
-    """New str objects with the same text (no library has touched their UTF-8 cache)."""
-    return [(d + ".")[:-1] for d in docs]
-
-
-def _libraries(path: str) -> dict:
-    import fastbpe
-    from tokenizers import Tokenizer as HF
-
-    hf = HF.from_file(path)
-    fb = fastbpe.Tokenizer.from_file(path)
-    libs = {
-        "fastbpe encode_batch": lambda ds: [e.ids for e in fb.encode_batch(ds, add_special_tokens=False, num_threads=1)],
-        "fastbpe encode_ids_batch": lambda ds: fb.encode_ids_batch(ds, add_special_tokens=False, num_threads=1),
-        "HF tokenizers encode_batch": lambda ds: [e.ids for e in hf.encode_batch(ds, add_special_tokens=False)],
-    }
-    try:
-        import fastokens
-
-        ft = fastokens.Tokenizer.from_file(path)
-        libs["fastokens encode_batch"] = lambda ds: [list(e.ids) if hasattr(e, "ids") else list(e)
-                                                     for e in ft.encode_batch(ds, add_special_tokens=False)]
-    except Exception as e:  # not installed, or cannot load the file
-        print(f"fastokens: n/a ({e})", file=sys.stderr)
-    return libs
-
-
 def file_rows(corpora: list, mb: float, which: str) -> None:
     """Per-document encode of first-seen documents, fastbpe vs the reference, each file of the
     mistral-common wheel of one kind ("tekken" or "sentencepiece")."""
@@ -87,7 +60,7 @@ def file_rows(corpora: list, mb: float, which: str) -> None:
                 nbytes = sum(len(d.encode()) for d in docs)
                 got = {}
                 for name, encode in (("fastbpe", ours), (other, ref)):
-                    ds = _fresh(docs)
+                    ds = c.fresh_strs(docs)
                     t0 = time.perf_counter()
                     got[name] = [encode(d) for d in ds]
                     if i:
@@ -111,7 +84,7 @@ def main(argv=None) -> int:
     if not PHI3.exists():
         print(f"{PHI3} not found (shared data absent)")
         return 0
-    libs = _libraries(str(PHI3))
+    libs = c.tokenizer_json_libraries(str(PHI3))
     print(f"Phi-3 tokenizer.json, one core, 2 kB first-seen documents; load {c.loadavg()}")
     print("| corpus | " + " | ".join(libs) + " |")
     print("|---|" + "---:|" * len(libs))
@@ -122,12 +95,12 @@ def main(argv=None) -> int:
             nbytes = sum(len(d.encode()) for d in docs)
             want = None
             for name, fn in libs.items():   # interleaved: each part through every library in turn
-                ds = _fresh(docs)
+                ds = c.fresh_strs(docs)
                 t0 = time.perf_counter()
                 out = fn(ds)
                 dt = time.perf_counter() - t0
                 if want is None:
-                    want = libs["HF tokenizers encode_batch"](_fresh(docs))
+                    want = libs["HF tokenizers encode_batch"](c.fresh_strs(docs))
                 if out != want:
                     print(f"{name}: ids differ from HF's on {corpus} part {i}", file=sys.stderr)
                 if i:   # part 0 warms each library up (first calls, thread pools)
