@@ -9,6 +9,7 @@ FASTBPE_BENCH_SHORT calls a round), "batch <vocab> <corpus> <k> thr" (2 kB docum
 peers.py, FASTBPE_BENCH_MB (default 1: the corpora must hold three disjoint sets, below) MB of
 each corpus is cut in 4 parts: part 0 warms up, each of the 3 rounds encodes the next part once
 (the first time the library sees it: encode rows and 1- and 2-thread batches use disjoint sets); after timing,
+every library gets its own str objects (CPython caches a str's UTF-8 once a binding asks), and
 every round's ids are checked against tiktoken / HF tokenizers and an inexact peer is an xfail
 ("inexact").  All in
 one process pinned to one core (two for the 2-thread batches); peers whose thread pool is sized at
@@ -115,7 +116,7 @@ def check(got: list, want: list, what: str) -> None:
 def test_encode(benchmark, cores, vocab, label, lib):
     benchmark.group = f"encode {vocab} {label}"
     fn = _get(c.encoder, lib, vocab)
-    texts = corpus_parts(label, "encode")
+    texts = c.fresh_strs(corpus_parts(label, "encode"))  # no other library has read their UTF-8
     benchmark.extra_info["bytes_per_round"] = sum(len(t.encode()) for t in texts[1:]) / (len(texts) - 1)
     got = run_rounds(benchmark, fn, texts, c.digest)
     check(got, reference("encode", vocab, label), f"{lib} on {vocab} {label}")
@@ -127,7 +128,8 @@ def test_short(benchmark, cores, vocab, lib):
     benchmark.group = f"short {vocab}"
     fn = _get(c.short_encoder, lib, vocab)
     benchmark.extra_info["calls_per_round"] = SHORT_N
-    got = run_rounds(benchmark, lambda strings: [fn(s) for s in strings], short_sets(), c.digest_many)
+    sets = [c.fresh_strs(strings) for strings in short_sets()]  # no other library has read their UTF-8
+    got = run_rounds(benchmark, lambda strings: [fn(s) for s in strings], sets, c.digest_many)
     check(got, reference("short", vocab, ""), f"{lib} on {vocab}")
 
 
