@@ -498,32 +498,52 @@ def gguf_encoder(lib: str, name: str) -> tuple[Callable[[str], object], str]:
 # ------------------------------------------------------------------ child processes
 
 
+# ru_maxrss of a child this (large) process forks keeps this process's RSS: the kernel carries the
+# forked copy's high-water mark across exec.  A small launcher forks the real child and reports that
+# grandchild's own ru_maxrss, which starts from the launcher's few MB.
+_LAUNCHER = """import os, signal, sys
+pid = os.fork()
+if pid == 0:
+    try:
+        os.execvp(sys.argv[2], sys.argv[2:])
+    finally:
+        os._exit(127)
+_, status, usage = os.wait4(pid, 0)
+with open(sys.argv[1], "w") as f:
+    f.write(str(usage.ru_maxrss))
+if os.WIFSIGNALED(status):  # die of the same signal, so the caller sees the crash
+    if os.WTERMSIG(status) not in (signal.SIGKILL, signal.SIGSTOP):
+        signal.signal(os.WTERMSIG(status), signal.SIG_DFL)
+    os.kill(os.getpid(), os.WTERMSIG(status))
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
 def run_child(cmd: list, env: dict | None = None, cores: int | None = None,
               timeout: float = 1800, cwd: Path | None = None) -> dict:
     """Run cmd (pinned to the first `cores` cores when given); its last stdout line as JSON plus
-    "peak_mb" (the child's ru_maxrss from wait4), or {"error": why}."""
+    "peak_mb" (the child's own ru_maxrss, through _LAUNCHER, unless the child reported its own),
+    or {"error": why}."""
     def preexec():
         if cores:
             pin(cores)
 
     full_env = dict(os.environ, **(env or {}))
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen(cmd, stdout=out, stderr=err, cwd=str(cwd or ROOT), env=full_env,
-                                preexec_fn=preexec)
-        start = time.monotonic()
-        while True:
-            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-            if pid:
-                break
-            if time.monotonic() - start > timeout:
-                proc.kill()
-                os.wait4(proc.pid, 0)
-                return {"error": f"timeout after {timeout:.0f} s"}
-            time.sleep(0.02)
-        proc.returncode = os.waitstatus_to_exitcode(status)
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
+            tempfile.NamedTemporaryFile("r") as peak:
+        proc = subprocess.Popen([sys.executable, "-c", _LAUNCHER, peak.name, *map(str, cmd)],
+                                stdout=out, stderr=err, cwd=str(cwd or ROOT), env=full_env,
+                                preexec_fn=preexec, start_new_session=True)
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, 9)  # the launcher and the child it forked
+            proc.wait()
+            return {"error": f"timeout after {timeout:.0f} s"}
         out.seek(0)
         err.seek(0)
         stdout, stderr = out.read().decode(errors="replace"), err.read().decode(errors="replace")
+        peak_kib = peak.read().strip()
     if proc.returncode != 0:
         lines = [ln.strip() for ln in stderr.splitlines()
                  if ln.strip() and not ln.startswith(("note:", "  ", "stack backtrace"))]
@@ -533,8 +553,11 @@ def run_child(cmd: list, env: dict | None = None, cores: int | None = None,
     try:
         result = json.loads(lines[-1])
     except (IndexError, json.JSONDecodeError):
+        result = None
+    if not isinstance(result, dict):
         return {"error": f"no result line: {stdout[-200:]!r} {stderr[-200:]!r}"}
-    result["peak_mb"] = usage.ru_maxrss / 1024  # Linux: KiB
+    if "peak_mb" not in result and peak_kib:
+        result["peak_mb"] = int(peak_kib) / 1024  # Linux: KiB
     return result
 
 
