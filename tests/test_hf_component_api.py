@@ -69,6 +69,7 @@ PRE_TOKENIZERS = [
     *[{"type": "Metaspace", "replacement": "▁", "prepend_scheme": s, "split": sp}
       for s in ("always", "first", "never") for sp in (True, False)],
     {"type": "Whitespace"}, {"type": "WhitespaceSplit"},
+    *[{"type": "CharDelimiterSplit", "delimiter": d} for d in (" ", "x", "é")],
     {"type": "Sequence", "pretokenizers": [{"type": "WhitespaceSplit"}, {"type": "Digits", "individual_digits": True},
                                            {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": False}]},
 ]

@@ -63,6 +63,19 @@ def test_no_unk_token_drops_unknown_characters():
     assert_same(build(pre_tokenizer=P.Whitespace(), vocab_size=200, special_tokens=()))
 
 
+@pytest.mark.parametrize("delimiter", [" ", "e"])
+def test_char_delimiter_split(delimiter):
+    assert_same(build(pre_tokenizer=P.CharDelimiterSplit(delimiter), model_kwargs=dict(unk_token="<unk>")))
+    assert_same(build(pre_tokenizer=P.Sequence([P.CharDelimiterSplit(delimiter), P.ByteLevel(add_prefix_space=False)]),
+                      byte_level_alphabet=True, decoder=D.ByteLevel()))
+
+
+def test_char_delimiter_split_needs_one_character():
+    for node in ({"type": "CharDelimiterSplit"}, {"type": "CharDelimiterSplit", "delimiter": "ab"}):
+        with pytest.raises(ValueError, match="CharDelimiterSplit"):
+            Tokenizer.from_str(json.dumps({"model": {"type": "BPE", "vocab": {}, "merges": []}, "pre_tokenizer": node}))
+
+
 def test_subword_prefix_and_word_suffix():
     assert_same(build(model_kwargs=dict(unk_token="<unk>", continuing_subword_prefix="##", end_of_word_suffix="</w>"),
                       pre_tokenizer=P.WhitespaceSplit(), decoder=D.BPEDecoder("</w>")))

@@ -419,6 +419,22 @@ class WhitespaceSplit:
         raise NotLowered("WhitespaceSplit (it removes the spaces)")
 
 
+class CharDelimiterSplit:
+    """Splits at one character, which is removed (HF's split with Removed)."""
+
+    def __init__(self, delimiter: str):
+        if not isinstance(delimiter, str) or len(delimiter) != 1:
+            raise ValueError(f"tokenizer.json: CharDelimiterSplit delimiter must be one character, got {delimiter!r}")
+        self.delimiter = delimiter
+        self._delimiter = RegexSpans(regex.escape(delimiter))
+
+    def pre_tokenize(self, pieces: list) -> list:
+        return [p for t in pieces for p in split_by(t, self._delimiter, "Removed")]
+
+    def lower(self, byte_level: bool) -> list:
+        raise NotLowered("CharDelimiterSplit (it removes the delimiter)")
+
+
 class Sequence:
     def __init__(self, steps: list):
         self.steps = steps
@@ -484,6 +500,8 @@ def from_json(node, path: str = "pre_tokenizer"):
         return Whitespace()
     if kind == "WhitespaceSplit":
         return WhitespaceSplit()
+    if kind == "CharDelimiterSplit":
+        return CharDelimiterSplit(json_field(node, "delimiter", json_str, path))
     if kind == "Sequence":
         steps = json_field(node, "pretokenizers", json_list, path, [])
         return Sequence([from_json(n, f"{path}.pretokenizers[{k}]") for k, n in enumerate(steps)])
