@@ -70,6 +70,15 @@ def test_char_delimiter_split(delimiter):
                       byte_level_alphabet=True, decoder=D.ByteLevel()))
 
 
+@pytest.mark.parametrize("prefix_space", [False, True])
+def test_metaspace_after_bytelevel(prefix_space):
+    """Metaspace's "▁" is outside the byte-level alphabet: the model reads such pieces as
+    characters (HF's BPE), it does not drop them."""
+    assert_same(build(pre_tokenizer=P.Sequence([P.ByteLevel(add_prefix_space=prefix_space, use_regex=False),
+                                                P.Metaspace(prepend_scheme="always", split=False)]),
+                      byte_level_alphabet=True, decoder=D.ByteLevel()))
+
+
 def test_char_delimiter_split_needs_one_character():
     for node in ({"type": "CharDelimiterSplit"}, {"type": "CharDelimiterSplit", "delimiter": "ab"}):
         with pytest.raises(ValueError, match="CharDelimiterSplit"):

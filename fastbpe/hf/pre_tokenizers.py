@@ -460,6 +460,14 @@ def lower_steps(steps: list) -> tuple[list, bool]:
     return levels, byte_level
 
 
+def ends_in_bytes(steps: list) -> bool:
+    """Whether the model reads byte-level text only: a ByteLevel step ran, and no step after it
+    puts in a character outside the byte-level alphabet (Metaspace's replacement).  Else the
+    model reads its pieces as characters, each a vocabulary token, as HF's BPE always does."""
+    after = next((k for k, s in enumerate(steps) if isinstance(s, ByteLevel)), None)
+    return after is not None and not any(isinstance(s, Metaspace) for s in steps[after:])
+
+
 def pre_tokenize_str(self, sequence: str) -> list[tuple[str, tuple[int, int]]]:
     """HF's `pre_tokenize_str` (tokenizers.pre_tokenizers.*): each piece of sequence with its
     character offsets in sequence."""

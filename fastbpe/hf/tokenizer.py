@@ -82,7 +82,7 @@ class Tokenizer(IdsPath, PostProcessing, HFExtras):
             self._model_json = {k: (None if k == "vocab" else v) for k, v in model_json.items()}
         self._version = doc.get("version", "1.0")
         steps = pre_tokenizers.steps_of(self._pre_tokenizer)
-        byte_level_input = any(isinstance(s, pre_tokenizers.ByteLevel) for s in steps)
+        byte_level_input = pre_tokenizers.ends_in_bytes(steps)
         if model is None or model.byte_level_input != byte_level_input:
             model_node = model_json if model is None else spec.model_node(self._model_json, model.vocab)
             model = BPE(model_node, byte_level_input)
