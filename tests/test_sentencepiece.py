@@ -3,7 +3,10 @@ formats/sentencepiece_model.py, encoded by the compiled char-level model): ids, 
 BOS/EOS and decode equal the `sentencepiece` package's on every `.model` file inside the
 mistral-common wheel (the test extra installs both), on generated strings (user-defined
 symbols, byte fallback, spaces) and on the shared corpora when ../shared is present; other
-model types and settings are refused by name, malformed files are ValueErrors."""
+model types and settings are refused by name, malformed files are ValueErrors.  Models the
+`sentencepiece` trainer makes here (BPE, each normalizer rule: its precompiled charsmap, with
+and without remove_extra_whitespaces, byte_fallback, split_digits, user-defined symbols) are
+compared the same way, normalized text included (fastbpe/_spm_normalize.pyx)."""
 from __future__ import annotations
 
 import json
@@ -102,9 +105,9 @@ def test_other_models_and_bad_files_are_refused(tmp_path):
     assert read_sentencepiece_model(path).model_type == "UNIGRAM"
     with pytest.raises(ValueError, match="UNIGRAM"):
         SentencePieceProcessor(path)
-    nfkc = pieces + _field(2, b"\x18\x02") + _field(3, _field(1, b"nmt_nfkc"))
-    with pytest.raises(ValueError, match="nmt_nfkc"):
-        SentencePieceProcessor(_write(tmp_path, nfkc))
+    odd = pieces + _field(2, b"\x18\x02") + _field(3, b"\x28\x00")   # escape_whitespaces = false
+    with pytest.raises(ValueError, match="escape_whitespaces"):
+        SentencePieceProcessor(_write(tmp_path, odd))
     for broken in (b"", b"\x0a\x50abc", b"\x0b", b"\x0a\x02\x15\x00"):
         with pytest.raises(ValueError, match="not a SentencePiece model"):
             sentencepiece_model_from_bytes(broken, "x.model")
@@ -137,3 +140,117 @@ def test_tokenizer_from_file_and_the_cli_take_model_files(tmp_path):
     assert out.decode().strip() == "héllo 😀"
     assert not looks_like_sentencepiece_model(b'\n{\n  "version": "1.0"')
     assert not looks_like_sentencepiece_model(b"minbpe v1\n")
+
+
+# -- models trained here: every normalizer setting ------------------------------------------
+
+WORDS = ["the", "quick", "brown", "fox", "jumps", "over", "lazy", "dog", "café", "naïve", "Ｆｕｌｌ", "ｗｉｄｔｈ",
+         "①②", "ﬁne", "日本語", "テキスト", "한국어", "emoji😀", "x²", "Ⅻ", "\u00a0nbsp", "tab\there", "123", "4567",
+         "don't", "Straße", "İstanbul", "ǅ", "A\u0301", "  two  spaces ", "ＡＢＣ", "ｶﾞ", "\u3000wide"]
+HARD = PIECES + ["\u3000", "Ｆ", "ﬁ", "①", "²", "Ⅻ", "ǅ", "A\u0301", "İ", "ß", "ẞ", "\x07", "\u200b", "\ufeff", "ｶ", "ﾞ",
+                 "Σ", "ς", "\r", "[U1]", "<x>", "the ", "quick", "Ｆｕｌｌ", "\u2581\u2581", "..."]
+HARD_TEXT = st.lists(st.sampled_from(HARD), max_size=24).map("".join)
+SETTINGS = {   # name: trainer arguments
+    "nmt_nfkc": dict(normalization_rule_name="nmt_nfkc", byte_fallback=True),
+    "nmt_nfkc-keep-spaces": dict(normalization_rule_name="nmt_nfkc", remove_extra_whitespaces=False,
+                                 user_defined_symbols=["[U1]", "<x>"], split_digits=True, byte_fallback=True),
+    "nfkc_cf-unk": dict(normalization_rule_name="nfkc_cf", character_coverage=0.995),
+    "nfkc-no-prefix": dict(normalization_rule_name="nfkc", add_dummy_prefix=False, byte_fallback=True),
+    "identity-remove-spaces": dict(normalization_rule_name="identity", user_defined_symbols=["[U1]", "<x>"],
+                                   byte_fallback=True),
+    "identity-keep-spaces": dict(normalization_rule_name="identity", remove_extra_whitespaces=False,
+                                 split_digits=True),
+}
+_TRAINED: dict = {}
+
+
+def trained(name: str, tmp_path_factory):
+    """A BPE model the sentencepiece trainer makes from generated lines with SETTINGS[name],
+    loaded by sentencepiece and by fastbpe."""
+    if name not in _TRAINED:
+        import io
+        import random
+
+        rng = random.Random(7)
+        lines = [" ".join(rng.choice(WORDS) for _ in range(12)) for _ in range(3000)]
+        out = io.BytesIO()
+        args = dict(model_type="bpe", vocab_size=500, hard_vocab_limit=False, character_coverage=1.0,
+                    minloglevel=2)
+        args.update(SETTINGS[name])
+        spm.SentencePieceTrainer.train(sentence_iterator=iter(lines), model_writer=out, **args)
+        path = tmp_path_factory.mktemp("spm") / f"{name}.model"
+        path.write_bytes(out.getvalue())
+        _TRAINED[name] = (spm.SentencePieceProcessor(model_file=str(path)), SentencePieceProcessor(path), path)
+    return _TRAINED[name]
+
+
+@pytest.mark.parametrize("name", sorted(SETTINGS))
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                  HealthCheck.function_scoped_fixture])
+@given(text=HARD_TEXT)
+def test_trained_models_match(name, text, tmp_path_factory):
+    ref, ours, _ = trained(name, tmp_path_factory)
+    if ours._normalizer is not None:
+        assert ours._normalizer.normalize(text) == ref.normalize(text)
+    ids = ours.encode(text)
+    assert ids == ref.encode(text)
+    assert ours.encode(text, out_type=str) == ref.encode(text, out_type=str)
+    assert ours.decode(ids) == ref.decode(ids)
+
+
+@pytest.mark.parametrize("name", sorted(SETTINGS))
+def test_trained_models_batches_and_settings(name, tmp_path_factory):
+    ref, ours, path = trained(name, tmp_path_factory)
+    model = read_sentencepiece_model(path)
+    want = SETTINGS[name]
+    assert model.normalizer == want["normalization_rule_name"]
+    assert bool(model.precompiled_charsmap) == (want["normalization_rule_name"] != "identity")
+    assert model.remove_extra_whitespaces == want.get("remove_extra_whitespaces", True)
+    assert model.add_dummy_prefix == want.get("add_dummy_prefix", True)
+    rng = __import__("random").Random(name)
+    texts = ["", " ", "   ", " \t x  y ", "ＡＢＣ　ｶﾞ ①", "a" * 3000, " " * 2000 + "x" + " " * 2000,
+             "\u3000" * 500 + "日本" * 500] + ["".join(rng.choice(HARD) for _ in range(40)) for _ in range(200)]
+    assert ours.encode(texts) == ref.encode(texts)
+    assert ours.encode(texts, num_threads=2) == ref.encode(texts)
+    ids = ref.encode(texts)
+    assert ours.decode(ids) == ref.decode(ids)
+
+
+def test_decode_matches_on_odd_id_sequences(tmp_path_factory):
+    """Ids no encode makes: leading space pieces, control and byte pieces first, bad bytes."""
+    for name in ("nmt_nfkc", "nmt_nfkc-keep-spaces", "nfkc-no-prefix", "nfkc_cf-unk"):
+        ref, ours, _ = trained(name, tmp_path_factory)
+        n = ref.get_piece_size()
+        rng = __import__("random").Random(1)
+        special = [i for i in range(n) if ref.is_control(i) or ref.is_unknown(i) or ref.is_byte(i)]
+        space = [ref.piece_to_id("\u2581")] if ref.piece_to_id("\u2581") != ref.unk_id() else []
+        for _ in range(300):
+            ids = [rng.choice(special + space * 3 + list(range(n))) for _ in range(rng.randint(0, 8))]
+            assert ours.decode(ids) == ref.decode(ids), (name, ids)
+
+
+def test_broken_charsmaps_are_refused_or_harmless(tmp_path_factory):
+    """A charsmap whose header is wrong is a ValueError naming the file; one whose trie is
+    garbage encodes without reading outside it (no crash), as its bytes say."""
+    import random
+
+    from fastbpe._spm_normalize import SpmNormalizer
+
+    _, _, path = trained("nmt_nfkc", tmp_path_factory)
+    data = path.read_bytes()
+    charsmap = read_sentencepiece_model(path).precompiled_charsmap
+    at = data.index(charsmap)
+    for bad in (b"\x05\x00\x00\x00ab", b"\xff\xff\xff\x7f" + bytes(40), b"\x01\x00\x00\x00\x00\x00\x00\x00"):
+        # same length: the field's size prefix stays right
+        broken = data[:at] + bad + bytes(len(charsmap) - len(bad)) + data[at + len(charsmap):]
+        with pytest.raises(ValueError, match="m.model: the precompiled charsmap is broken"):
+            SentencePieceProcessor(_write(path.parent, broken))
+    rng = random.Random(5)
+    for _ in range(30):
+        garbage = charsmap[:4] + bytes(rng.randrange(256) for _ in range(len(charsmap) - 4))
+        norm = SpmNormalizer(garbage)
+        for text in ("hello world", "ＡＢＣ①", "\x00\xff日本", ""):
+            try:
+                assert isinstance(norm.normalize(text), str)
+            except UnicodeDecodeError:   # its replacements are not UTF-8: a ValueError
+                pass

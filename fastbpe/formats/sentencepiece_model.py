@@ -34,6 +34,7 @@ class SentencePieceModel:
     escape_whitespaces: bool
     treat_whitespace_as_suffix: bool
     split_digits: bool
+    unk_surface: str = " \u2047 "   # what decode writes for the unk piece
 
 
 class _Reader:
@@ -169,4 +170,5 @@ def sentencepiece_model_from_bytes(data: bytes, path: str = "tokenizer.model") -
         precompiled_charsmap=r.data[charsmap[0]:charsmap[1]] if w == 2 and charsmap else b"",
         add_dummy_prefix=flag(normalizer, 3, True), remove_extra_whitespaces=flag(normalizer, 4, True),
         escape_whitespaces=flag(normalizer, 5, True),
-        treat_whitespace_as_suffix=flag(trainer, 24, False), split_digits=flag(trainer, 25, False))
+        treat_whitespace_as_suffix=flag(trainer, 24, False), split_digits=flag(trainer, 25, False),
+        unk_surface=string(trainer, 44, " \u2047 "))

@@ -2,7 +2,8 @@
 char-level model (`_char_bpe.CharBPE`, the one Llama-2/Phi-3-style tokenizer.json files use).
 
 SentencePiece's BPE (bpe_model.cc): the normalized text ("▁" prepended with
-`add_dummy_prefix`, spaces as "▁") is split into characters, a user-defined symbol being one
+`add_dummy_prefix`, spaces as "▁"; a file's precompiled charsmap and `remove_extra_whitespaces`
+by `_spm_normalize.SpmNormalizer` first, the kernel's own pass for the identity rule) is split into characters, a user-defined symbol being one
 symbol (longest match, left to right); then the adjacent pair whose concatenation is a piece
 with the highest score merges, leftmost on equal scores, until none does; a final symbol that
 is no piece becomes its UTF-8 bytes' `<0xNN>` pieces (`byte_fallback`) or unk, consecutive
@@ -18,11 +19,21 @@ import os
 import regex
 
 from .._char_bpe import PREPEND, REPLACE_SPACE, CharBPE
+from .._spm_normalize import SpmNormalizer
 from ..formats.sentencepiece_model import (BYTE, CONTROL, NORMAL, UNKNOWN, UNUSED, USER_DEFINED,
                                            SentencePieceModel, read_sentencepiece_model)
 from ..threads import parallel_map
 
 META = "\u2581"
+
+
+def _bytes_text(run: bytearray) -> str:
+    """A run of byte pieces as sentencepiece decodes it: UTF-8, U+FFFD for each bad byte."""
+    try:
+        return run.decode("utf-8")
+    except UnicodeDecodeError:
+        return "".join("\ufffd" if "\udc80" <= c <= "\udcff" else c
+                       for c in run.decode("utf-8", "surrogateescape"))
 
 
 class SentencePieceProcessor:
@@ -36,11 +47,8 @@ class SentencePieceProcessor:
         self._path = os.fspath(model_file) if model_file is not None else "tokenizer.model"
         if model.model_type != "BPE":
             raise ValueError(f"{self._path}: a SentencePiece {model.model_type} model; fastbpe reads BPE models only")
-        if model.normalizer != "identity" or model.precompiled_charsmap:
-            raise ValueError(f"{self._path}: its normalizer {model.normalizer!r} is not supported (only identity)")
-        if model.remove_extra_whitespaces or not model.escape_whitespaces or model.treat_whitespace_as_suffix:
-            raise ValueError(f"{self._path}: remove_extra_whitespaces, no escape_whitespaces and whitespace as "
-                             "suffix are not supported")
+        if not model.escape_whitespaces or model.treat_whitespace_as_suffix:
+            raise ValueError(f"{self._path}: no escape_whitespaces and whitespace as suffix are not supported")
         self._model = model
         self._pieces = [p for p, _, _ in model.pieces]
         self._types = [t for _, _, t in model.pieces]
@@ -51,6 +59,16 @@ class SentencePieceProcessor:
         self._kind = (PREPEND if model.add_dummy_prefix else 0) | REPLACE_SPACE
         users = sorted((p for p, _, t in model.pieces if t == USER_DEFINED), key=len, reverse=True)
         self._users = regex.compile("|".join(map(regex.escape, users))) if users else None
+        # the identity normalizer without remove_extra_whitespaces is the kernel's own (kind);
+        # anything else runs SentencePiece's normalizer first
+        self._normalizer = None
+        if model.precompiled_charsmap or model.remove_extra_whitespaces:
+            try:
+                self._normalizer = SpmNormalizer(model.precompiled_charsmap, users, model.add_dummy_prefix,
+                                                 model.remove_extra_whitespaces, model.escape_whitespaces,
+                                                 model.treat_whitespace_as_suffix)
+            except ValueError as e:
+                raise ValueError(f"{self._path}: {e}") from None
 
     def _build(self) -> CharBPE:
         m = self._model
@@ -61,13 +79,13 @@ class SentencePieceProcessor:
                 vocab.setdefault(p, i)
         # a character of a piece that is no piece itself would merge in SentencePiece and fall
         # back to bytes here; a piece holding a user-defined symbol would merge across a cut
-        joined = "\x00".join(mergeable)
+        joined = "\x00".join(p for p, _, t in m.pieces if t == NORMAL)
         missing = set(joined) - mergeable.keys() - {"\x00"}
         if missing:
             raise ValueError(f"{self._path}: pieces hold characters that are no pieces ({sorted(missing)[:5]}); "
                              "not compiled")
         for u in (p for p, _, t in m.pieces if t == USER_DEFINED):
-            if joined.count(u) > 1:
+            if u in joined:
                 raise ValueError(f"{self._path}: a piece contains the user-defined symbol {u!r}; not compiled")
         scores = sorted({s for _, s, t in m.pieces if t in (NORMAL, USER_DEFINED)}, reverse=True)
         rank_of = {s: r for r, s in enumerate(scores)}
@@ -87,12 +105,17 @@ class SentencePieceProcessor:
     # -- ids --------------------------------------------------------------------------------
 
     def _ids_of(self, text: str) -> list[int]:
-        if self._users is None or not self._users.search(text):
+        if self._normalizer is not None:
+            norm = self._normalizer.normalize(text)
+            if self._users is None or not self._users.search(norm):
+                return self._char.encode_text(norm, 0)
+        elif self._users is None or not self._users.search(text):
             return self._char.encode_text(text, self._kind)
-        # normalized here, then cut at user-defined symbols (each one symbol), pieces between
-        norm = text.replace(" ", META)
-        if self._kind & PREPEND and text:
-            norm = META + norm
+        else:
+            norm = text.replace(" ", META)
+            if self._kind & PREPEND and text:
+                norm = META + norm
+        # cut at user-defined symbols (each one symbol), pieces between
         ids, done = [], 0
         for m in self._users.finditer(norm):
             if m.start() > done:
@@ -107,24 +130,51 @@ class SentencePieceProcessor:
         """sentencepiece's encode: ids (out_type=int) or pieces (out_type=str) of a str, or of
         each str of a list (on threads)."""
         if isinstance(input, str):
-            return self._finish(self._ids_of(input), out_type, add_bos, add_eos)
+            return self._finish(self._ids_of(input), out_type, add_bos, add_eos, input)
         texts = list(input)
         if self._users is None and all(type(t) is str for t in texts):
             threads = os.cpu_count() if num_threads is None or num_threads < 0 else max(num_threads, 1)
-            bodies = parallel_map(lambda share: self._char.encode_texts(share, self._kind), texts, threads,
+            kind = self._kind
+            if self._normalizer is not None:
+                texts, kind = [self._normalizer.normalize(t) for t in texts], 0
+            bodies = parallel_map(lambda share: self._char.encode_texts(share, kind), texts, threads,
                                   keep_threads=True)
         else:
             bodies = [self._ids_of(t) for t in texts]
-        return [self._finish(ids, out_type, add_bos, add_eos) for ids in bodies]
+        return [self._finish(ids, out_type, add_bos, add_eos, t) for ids, t in zip(bodies, input)]
 
-    def _finish(self, ids: list, out_type, add_bos: bool, add_eos: bool):
-        if add_bos and self._model.bos_id >= 0:
-            ids.insert(0, self._model.bos_id)
-        if add_eos and self._model.eos_id >= 0:
-            ids.append(self._model.eos_id)
+    def _finish(self, ids: list, out_type, add_bos: bool, add_eos: bool, text: str):
         if out_type is str:
-            return [self._pieces[i] for i in ids]
+            pieces = [self._pieces[i] for i in ids]
+            if self._model.unk_id in ids:
+                self._unk_surfaces(pieces, ids, self.normalize(text))
+            ids = pieces
+        if add_bos and self._model.bos_id >= 0:
+            ids.insert(0, self._pieces[self._model.bos_id] if out_type is str else self._model.bos_id)
+        if add_eos and self._model.eos_id >= 0:
+            ids.append(self._pieces[self._model.eos_id] if out_type is str else self._model.eos_id)
         return ids
+
+    def _unk_surfaces(self, pieces: list, ids: list, norm: str) -> None:
+        """sentencepiece's pieces name an unk run by the normalized text it covers: the
+        characters from there that are no piece (every other token covers its own piece)."""
+        at, unk = 0, self._model.unk_id
+        for k, i in enumerate(ids):
+            if i != unk:
+                at += len(self._pieces[i]) if self._types[i] != BYTE else 0
+                continue
+            end = at + 1
+            while end < len(norm) and self._ids.get(norm[end], unk) == unk:
+                end += 1
+            pieces[k], at = norm[at:end], end
+
+    def normalize(self, text: str) -> str:
+        """sentencepiece's normalize: the text the model splits ("▁" for spaces and the dummy
+        prefix, the file's charsmap and whitespace rules applied)."""
+        if self._normalizer is not None:
+            return self._normalizer.normalize(text)
+        norm = text.replace(" ", META)
+        return META + norm if self._kind & PREPEND and text else norm
 
     def encode_as_ids(self, input):
         return self.encode(input)
@@ -138,30 +188,45 @@ class SentencePieceProcessor:
 
     def decode(self, input):
         """sentencepiece's decode: the text of ids (or pieces; or a list of such lists).
-        Control ids decode to nothing, unk to " ⁇ ", byte pieces to their bytes."""
+        Control ids decode to nothing, unk to the file's unk surface (" ⁇ "), a run of byte
+        pieces to its bytes (U+FFFD for each byte of a bad sequence); while nothing visible
+        came yet, a piece's leading "▁" is the dummy prefix and goes (every such piece's with
+        remove_extra_whitespaces, the first one's with add_dummy_prefix)."""
         if input and not isinstance(input, str) and isinstance(input[0], (list, tuple)):
             return [self.decode(x) for x in input]
-        out, first = bytearray(), True
+        m = self._model
+        strip = m.add_dummy_prefix or m.remove_extra_whitespaces
+        out, run, at_start, stripped = [], bytearray(), True, False
         for x in input:
             i = self._ids[x] if isinstance(x, str) else int(x)
             if not 0 <= i < len(self._pieces):
                 raise IndexError(f"piece id is out of range: {i}")
             kind = self._types[i]
+            if kind == BYTE:
+                run.append(int(self._pieces[i][3:5], 16))
+                continue
+            if run:
+                out.append(_bytes_text(run))
+                run.clear()
+                at_start = False
+            if stripped:
+                at_start = False
+            stripped = False
             if kind == CONTROL:
                 continue
             if kind == UNKNOWN:
-                piece = " \u2047 "
-            elif kind == BYTE:
-                out.append(int(self._pieces[i][3:5], 16))
-                first = False
-                continue
+                text = m.unk_surface
             else:
-                piece = self._pieces[i].replace(META, " ")
-                if first and self._model.add_dummy_prefix and piece.startswith(" "):
-                    piece = piece[1:]
-            first = False
-            out += piece.encode("utf-8")
-        return out.decode("utf-8", "replace")
+                text = self._pieces[i]
+                if at_start and strip and text.startswith(META):
+                    text, stripped = text[1:], not m.remove_extra_whitespaces
+                text = text.replace(META, " ")
+            if text:
+                out.append(text)
+                at_start = False
+        if run:
+            out.append(_bytes_text(run))
+        return "".join(out)
 
     decode_ids = decode_pieces = DecodeIds = DecodePieces = Decode = decode
 
