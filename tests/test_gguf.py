@@ -89,6 +89,11 @@ def test_shared_vocab_regex_path_equals_scanner_or_chain(name, shared_tokenizers
         assert tok.model.encode_pieces(slow.split(text)) == want
 
 
+@pytest.mark.parametrize("name", SHARED_VOCABS)
+def test_shared_vocab_runs_on_the_kernel(name, shared_tokenizers):
+    assert _load_shared(shared_tokenizers, name).engine == "kernel"
+
+
 def test_shared_special_tokens(shared_tokenizers):
     llama3 = _load_shared(shared_tokenizers, "llama-bpe")
     bos = llama3.bos_token_id
@@ -211,9 +216,34 @@ def test_spm_equal_scores_merge_leftmost(tmp_path):
     path.write_bytes(gf.gguf_bytes(gf.spm_kv(tokens, [float(s) for s in scores], types,
                                              add_space_prefix=(gf.BOOL, False))))
     tok = GGUFTokenizer.from_file(path)
+    assert tok.model.compiled is None   # no byte tokens: merged here
     for text in ["abc", "bcab", "abcabc", "cbabc"]:
         assert tok.encode_ids(text) == spm_tokenize(text, tokens, scores, add_space_prefix=False), text
     assert tok.encode_ids("abc") == [6, 5]
+    # with the 256 byte tokens the char-level kernel merges, leftmost on ties too
+    tokens += [f"<0x{b:02X}>" for b in range(256)]
+    path.write_bytes(gf.gguf_bytes(gf.spm_kv(tokens, [float(s) for s in scores] + [0.0] * 256, types + [6] * 256,
+                                             add_space_prefix=(gf.BOOL, False))))
+    tok = GGUFTokenizer.from_file(path)
+    assert tok.model.compiled is not None
+    for text in ["abc", "bcab", "abcabc", "cbabc", "abxc", "▁ab▁c▁▁a"]:
+        assert tok.encode_ids(text) == spm_tokenize(text, tokens, scores + [0] * 256, add_space_prefix=False), text
+
+
+def test_spm_character_only_inside_tokens_merges_here(tmp_path):
+    """'b' is no token but 'ab' is: llama.cpp merges a + b into ab, and a lone b falls back to
+    bytes; the char-level kernel has no such symbol, so these merges run here."""
+    tokens = ["<unk>", "<s>", "</s>", "a", "ab", "\u2581"] + [f"<0x{b:02X}>" for b in range(256)]
+    scores = [0.0, 0.0, 0.0, -1.0, -2.0, -1.0] + [0.0] * 256
+    types = [2, 3, 3, 1, 1, 1] + [6] * 256
+    path = tmp_path / "inside.gguf"
+    path.write_bytes(gf.gguf_bytes(gf.spm_kv(tokens, scores, types, add_space_prefix=(gf.BOOL, False))))
+    tok = GGUFTokenizer.from_file(path)
+    assert tok.model.compiled is None and "no tokens" in tok.model.compiled_refusal
+    assert tok.engine.startswith("pipeline (characters inside tokens")
+    for text in ["ab", "bab", "b", "aab b"]:
+        assert tok.encode_ids(text) == spm_tokenize(text, tokens, scores, add_space_prefix=False), text
+    assert tok.encode_ids("ab") == [4]
 
 
 # -- bad files ---------------------------------------------------------------------------------
@@ -469,11 +499,14 @@ def test_spm_word_by_word_equals_whole_text(spm_vocab, tmp_path):
     path = tmp_path / "spm.gguf"
     path.write_bytes(gf.gguf_bytes(gf.spm_kv(tokens, scores, types)))
     tok = GGUFTokenizer.from_file(path)
-    assert tok.model.word_cut
+    assert tok.model.word_cut and tok.model.compiled is not None
     rng = random.Random(3)
-    alphabet = list("the quick  brown\n\tfox 12 ,.!é中") + ["  ", "\u2581"]
+    alphabet = list("the quick  brown\n\tfox 12 ,.!é中") + ["  ", "\u2581", "😀", "\x00"]
     texts = gf.TEXTS + ["".join(rng.choice(alphabet) for _ in range(rng.randrange(1, 60))) for _ in range(500)]
+    compiled = [tok.encode_ids(t) for t in texts]   # the char-level kernel
+    tok.model.compiled = None                       # the merges here, word by word
     by_word = [tok.encode_ids(t) for t in texts]
+    assert by_word == compiled
     tok.model.word_cut = False
     assert [tok.encode_ids(t) for t in texts] == by_word
     # a token with a space after a letter: merges may cross words, so the text is merged whole

@@ -20,6 +20,7 @@ from operator import add
 
 import numpy as np
 
+from .._char_bpe import CharBPE
 from .._core import BPETable
 from .._merge_ids import merge_ids
 from ..formats.bytelevel import BYTE_TO_CHAR
@@ -215,6 +216,23 @@ class SentencePieceBPE:
         self._char_ids = _CharIds(vocab.text_to_id, extra, self.lone)
         self.word_cut = not any(_GLUED_SPACE.search(t) for t in vocab.tokens)
         self._cache: dict[str, list[int]] = {}
+        self.compiled, self.compiled_refusal = self._compiled(rows, ranks)
+
+    def _compiled(self, rows, ranks) -> tuple:
+        """(`_char_bpe.CharBPE`, None): the char-level kernel the SentencePiece-style
+        tokenizer.json and .model files run on, when it gives llama.cpp's ids: every character
+        inside a token is a token itself (no stand-in symbols) and all 256 <0xNN> tokens exist
+        (a lone unknown character then falls back to bytes in both, and nothing is ever unk).
+        Else (None, why not): the merges run here, word by word."""
+        if len(rows) and int(rows[:, :2].max()) >= self.n_tokens:
+            return None, "characters inside tokens that are no tokens themselves"
+        if any(f"<0x{b:02X}>" not in self.vocab.text_to_id for b in range(256)):
+            return None, "some <0xNN> byte tokens are missing"
+        try:
+            return CharBPE.build(self.vocab.text_to_id, rows, None, True, False, False, _SPM_SPACE,
+                                 ranks=ranks.astype(np.int64), table=self.table), None
+        except ValueError as e:
+            return None, str(e)
 
     def _byte_token(self, b: int) -> int | None:
         i = self.vocab.text_to_id.get(f"<0x{b:02X}>")
@@ -227,6 +245,8 @@ class SentencePieceBPE:
         another character (Llama's, Phi-3's, Baichuan's vocabularies), no merge can join a
         character to a following ▁, so the text is merged word by word (a word: ▁s, then
         other characters) with the same result, and words seen before come from a cache."""
+        if self.compiled is not None:
+            return self.compiled.encode_text(text, 0)
         if not self.word_cut:
             return self._encode_word(text)
         out, cache = [], self._cache

@@ -101,6 +101,21 @@ class GGUFTokenizer:
     def id_to_token(self, token_id: int) -> str | None:
         return self.vocab.tokens[token_id] if 0 <= token_id < len(self.vocab.tokens) else None
 
+    @property
+    def engine(self) -> str:
+        """Which path encodes this file, as `fastbpe.Tokenizer.engine` says it: "kernel" (one
+        GIL-free call cuts and merges a text), "kernel+matcher (why)" (pieces cut in Python,
+        merged by the kernel) or "pipeline (why)" (merged here, word by word)."""
+        if self.splitter is None:
+            m = self.model
+            return "kernel" if m.compiled is not None else f"pipeline ({m.compiled_refusal})"
+        sp = self.splitter
+        if sp.scanner_kind >= 0:
+            return "kernel"
+        if sp.markless_kind >= 0:
+            return "kernel+matcher (texts with combining marks)"
+        return f"kernel+matcher ({sp.refusal})"
+
     def __repr__(self) -> str:
         how = f"pre={self.pre_tokenizer!r}, {self.splitter!r}" if self.splitter else "SentencePiece BPE"
         return f"<GGUFTokenizer {os.path.basename(self.path)!r}: {self.vocab.model}, {len(self.vocab.tokens)} tokens, {how}>"
