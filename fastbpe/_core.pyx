@@ -214,7 +214,8 @@ cdef class BPETable:
         cdef Py_ssize_t i, n = flat.shape[0] // 3, n_bpe = len(token_bytes)
         cdef int64_t[::1] r = None
         if ranks is not None:
-            r = _np().ascontiguousarray(ranks, dtype="int64").reshape(-1)
+            r = ranks if isinstance(ranks, array.array) and ranks.typecode == "q" \
+                else _np().ascontiguousarray(ranks, dtype="int64").reshape(-1)   # array('q'): no numpy import
             if r.shape[0] != n:
                 raise ValueError(f"{r.shape[0]} ranks for {n} merges")
             for i in range(n):

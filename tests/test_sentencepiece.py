@@ -254,3 +254,23 @@ def test_broken_charsmaps_are_refused_or_harmless(tmp_path_factory):
                 assert isinstance(norm.normalize(text), str)
             except UnicodeDecodeError:   # its replacements are not UTF-8: a ValueError
                 pass
+
+
+def test_mutated_model_files_are_value_errors_or_load():
+    """The C reader (_spm_model.read_model) on every truncation point of a small file and on
+    bytes flipped at random: a ValueError naming the file, or a model; never a crash."""
+    import random
+
+    data = (DATA / FILES[0]).read_bytes()[:3000]
+    rng = random.Random(3)
+    cases = [data[:k] for k in range(0, 3000, 7)]
+    for _ in range(300):
+        b = bytearray(data)
+        for _ in range(rng.randint(1, 4)):
+            b[rng.randrange(len(b))] = rng.randrange(256)
+        cases.append(bytes(b))
+    for case in cases:
+        try:
+            sentencepiece_model_from_bytes(case, "x.model")
+        except ValueError as e:
+            assert "x.model" in str(e)

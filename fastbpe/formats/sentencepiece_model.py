@@ -4,13 +4,15 @@ A small reader of the protobuf wire format for the fields an encoder needs, not 
 `protobuf` package: a `.model` file is a few hundred KB of three message types, the
 sentencepiece package itself does not need protobuf to load one, and a reader this size is
 easier to keep exact (and to make reject a bad file with a clear error) than a dependency
-with its own generated code.  Field numbers are those of sentencepiece_model.proto.
+with its own generated code.  The pieces are read in C (`_spm_model.read_model`), the two
+spec messages here.  Field numbers are those of sentencepiece_model.proto.
 """
 from __future__ import annotations
 
 import os
-import struct
 from dataclasses import dataclass
+
+from .._spm_model import read_model
 
 # SentencePiece.Type
 NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = 1, 2, 3, 4, 5, 6
@@ -109,40 +111,13 @@ def read_sentencepiece_model(path: str | os.PathLike) -> SentencePieceModel:
 
 def sentencepiece_model_from_bytes(data: bytes, path: str = "tokenizer.model") -> SentencePieceModel:
     r = _Reader(bytes(data), path)
-    pieces, trainer, normalizer = [], {}, {}
-    for number, wire, value in r.fields(0, len(r.data)):
-        if number in (1, 2, 3) and wire != 2:
-            raise r.error(f"field {number} is not a message")
-        if number == 1:
-            piece, score, kind = None, 0.0, NORMAL
-            start, end = value
-            data = r.data
-            # the usual layout, read directly: 0x0A len text, 0x15 score, then 0x18 type or the end
-            if data[start] == 0x0A and data[start + 1] < 0x80:
-                n = data[start + 1]
-                at = start + 2 + n
-                if at + 5 <= end and data[at] == 0x15 and (at + 5 == end or (at + 7 == end and data[at + 5] == 0x18
-                                                                              and data[at + 6] < 0x80)):
-                    piece = r.text((start + 2, at))
-                    score = struct.unpack_from("<f", data, at + 1)[0]
-                    kind = data[at + 6] if at + 7 == end else NORMAL
-                    if kind not in (NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE):
-                        raise r.error(f"piece {len(pieces)} has an unknown type")
-                    pieces.append((piece, score, kind))
-                    continue
-            for n2, w2, v2 in r.fields(*value):
-                if n2 == 1 and w2 == 2:
-                    piece = r.text(v2)
-                elif n2 == 2 and w2 == 5:
-                    score = struct.unpack("<f", v2)[0]
-                elif n2 == 3 and w2 == 0:
-                    kind = v2
-            if piece is None or kind not in (NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE):
-                raise r.error(f"piece {len(pieces)} has no text or an unknown type")
-            pieces.append((piece, score, kind))
-        elif number in (2, 3):
-            into = trainer if number == 2 else normalizer
-            for n2, w2, v2 in r.fields(*value):
+    pieces, fields = read_model(r.data, path)   # the pieces in C: 32k messages were 0.1 s here
+    trainer, normalizer = {}, {}
+    for number, into in ((2, trainer), (3, normalizer)):
+        for wire, value in fields.get(number, ()):
+            if wire != 2:
+                raise r.error(f"field {number} is not a message")
+            for n2, w2, v2 in r.fields(*value):   # repeated messages merge, the last value wins
                 into[n2] = (w2, v2)
     if not pieces:
         raise r.error("no pieces")

@@ -13,12 +13,12 @@ the text (no piece contains one, checked at load, so no merge reaches across the
 """
 from __future__ import annotations
 
-import array
 import os
 
 import regex
 
 from .._char_bpe import PREPEND, REPLACE_SPACE, CharBPE
+from .._spm_model import split_rows
 from .._spm_normalize import SpmNormalizer
 from ..formats.sentencepiece_model import (BYTE, CONTROL, NORMAL, UNKNOWN, UNUSED, USER_DEFINED,
                                            SentencePieceModel, read_sentencepiece_model)
@@ -52,9 +52,9 @@ class SentencePieceProcessor:
         self._model = model
         self._pieces = [p for p, _, _ in model.pieces]
         self._types = [t for _, _, t in model.pieces]
-        self._ids = {}
-        for i, (p, _, t) in enumerate(model.pieces):
-            self._ids.setdefault(p, i)
+        self._ids = {p: i for i, p in enumerate(self._pieces)}
+        if len(self._ids) != len(self._pieces):   # sentencepiece refuses such a file too
+            raise ValueError(f"{self._path}: a piece is defined twice")
         self._char = self._build()
         self._kind = (PREPEND if model.add_dummy_prefix else 0) | REPLACE_SPACE
         users = sorted((p for p, _, t in model.pieces if t == USER_DEFINED), key=len, reverse=True)
@@ -89,13 +89,8 @@ class SentencePieceProcessor:
                 raise ValueError(f"{self._path}: a piece contains the user-defined symbol {u!r}; not compiled")
         scores = sorted({s for _, s, t in m.pieces if t in (NORMAL, USER_DEFINED)}, reverse=True)
         rank_of = {s: r for r, s in enumerate(scores)}
-        rows, ranks = array.array("q"), []
-        for p, i in mergeable.items():
-            for k in range(1, len(p)):
-                a, b = mergeable.get(p[:k]), mergeable.get(p[k:])
-                if a is not None and b is not None:
-                    rows.extend((a, b, i))
-                    ranks.append(rank_of[m.pieces[i][1]])
+        rows, ranks = split_rows([p if t in (NORMAL, USER_DEFINED) else None for p, _, t in m.pieces],
+                                 [rank_of.get(s, 0) for _, s, _ in m.pieces])
         unk = m.pieces[m.unk_id][0] if 0 <= m.unk_id < len(m.pieces) else None
         try:
             return CharBPE.build(vocab, rows, unk, m.byte_fallback, True, False, META, ranks=ranks)
