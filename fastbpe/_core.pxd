@@ -18,6 +18,8 @@ cdef class BPETable:
     cdef bint whole_piece    # emit a piece that is itself a token directly (tiktoken semantics)
     cdef bint partial_bytes  # some single bytes have no token (HF skips them: merge_known_bytes)
     cdef uint8_t* self_merging   # merge lists: per token, whether merging its bytes gives it (see encode_piece_hashed)
+    cdef int word_marks      # _word_marks.MARK_* bits: pieces merge between marks (HF's prefix / suffix)
+    cdef int32_t piece_byte_id[256]   # the id of a one-byte piece (-1: none): its byte's token, or merged between marks
     cdef readonly Py_ssize_t n_bpe_tokens
     cdef tuple id_objects    # a Python int per id, so returning a list allocates nothing per token
     cdef readonly uint64_t serial   # unique per table in this process: names its piece caches

@@ -29,6 +29,7 @@ from fastbpe._pretokenize cimport scan_pieces
 from fastbpe._vocab cimport (TokenSlot, tok_t, build_byte_pairs, build_char_tokens, build_split_table, bytes_have_tokens,
                               check_bytes_present, load_head, pair_put, pair_table_free, pair_table_init, token_lookup,
                               token_lookup_hashed, decode_tokens, token_list, token_table_free, token_table_load)
+from fastbpe._word_marks cimport marked_byte_ids, merge_marked
 from fastbpe._workspace cimport (CacheEntry, PackedEntry, idbuf_append_ends, idbuf_free, idbuf_reserve,
                                  idbufs_free, work_free, work_reserve)
 from fastbpe._utf8 cimport (Utf8Text, utf8_piece_spans, utf8_text_check, utf8_text_close,
@@ -175,11 +176,13 @@ cdef class BPETable:
     cdef int _finish(self) except -1:
         """The single-byte pair table and the merge loops' view, once both tables are full."""
         self.byte_pairs = build_byte_pairs(&self.tok, &self.pairs)
-        self.char_tokens = build_char_tokens(&self.tok, &self.pairs, self.byte_pairs)
+        if not self.word_marks:   # (its proof knows no marks: a marked merge starts from bytes)
+            self.char_tokens = build_char_tokens(&self.tok, &self.pairs, self.byte_pairs)
         self.merge.pairs = &self.pairs
         self.merge.byte_pairs = self.byte_pairs
         self.merge.byte_id = self.tok.byte_id
         self.merge.char_tokens = self.char_tokens
+        marked_byte_ids(&self.merge, self.word_marks, self.partial_bytes, self.piece_byte_id)
         return 0
 
     @staticmethod
@@ -196,7 +199,7 @@ cdef class BPETable:
 
     @staticmethod
     def from_merges(merges, token_bytes, dict special_bytes=None, bint whole_piece=False,
-                    bint require_all_bytes=True, ranks=None, bint skip_missing_bytes=False):
+                    bint require_all_bytes=True, ranks=None, bint skip_missing_bytes=False, int word_marks=0):
         """Merge-list semantics. merges is an (m, 3) int array of (left, right, new id) in merge
         order (row i has rank i); token_bytes[id] is the bytes of each token (None if unused).
         whole_piece=True also emits a piece that is itself a token directly (HF ignore_merges).
@@ -204,7 +207,8 @@ cdef class BPETable:
         model that only merges from given ids, see `merge_ids`); encoding bytes needs them, or
         skip_missing_bytes (a byte without one is skipped, as HF: GPT-NeoX's and Falcon's).
         ranks (optional, m ints): row i's rank instead of i; equal ranks merge leftmost first
-        (SentencePiece BPE by scores: the rank is the merged token's score order)."""
+        (SentencePiece BPE by scores: the rank is the merged token's score order).  word_marks:
+        _word_marks.MARK_* bits, every piece merged between those marks' tokens (no whole_piece)."""
         cdef BPETable self = BPETable.__new__(BPETable)
         # an array.array('q') of 3m ids (_formats.hf_merge_rows: no numpy), or what numpy reads as (m, 3)
         cdef const int64_t[::1] flat = merges if isinstance(merges, array.array) and merges.typecode == "q" \
@@ -221,9 +225,10 @@ cdef class BPETable:
             for i in range(n):
                 if not 0 <= r[i] < 0xFFFFFFFF:
                     raise ValueError(f"rank {r[i]} of merge {i} is out of range")
-        self.whole_piece = whole_piece
+        self.whole_piece = whole_piece and not word_marks
+        self.word_marks = word_marks
         self._load_tokens(token_list(token_bytes), special_bytes or {}, False)
-        if not whole_piece:
+        if not whole_piece and not word_marks:   # (a marked piece is never looked up whole)
             self.self_merging = <uint8_t*>calloc(self.tok.n_ids + 1, 1)
             if self.self_merging == NULL:
                 raise MemoryError()
@@ -290,8 +295,8 @@ cdef class BPETable:
         """Append the ids of one piece (n >= 1 bytes) to out."""
         if n == 1:   # its id; none for a byte without a token (as HF skips it)
             idbuf_reserve(out, 1)
-            out.data[out.len] = <tok_t>self.tok.byte_id[p[0]]
-            out.len += self.tok.byte_id[p[0]] >= 0
+            out.data[out.len] = <tok_t>self.piece_byte_id[p[0]]
+            out.len += self.piece_byte_id[p[0]] >= 0
             return 0
         return self.encode_piece_hashed(p, n, piece_hash(p, n), load_head(p, n), out, w)
 
@@ -343,7 +348,9 @@ cdef class BPETable:
         if count >= 0:
             out.len += count
             return 1
-        if self.partial_bytes:   # some bytes have no token: skipped, as HF
+        if self.word_marks:
+            merge_marked(&self.merge, self.word_marks, self.partial_bytes, p, n, out, w)
+        elif self.partial_bytes:   # some bytes have no token: skipped, as HF
             merge_known_bytes(&self.merge, p, n, out, w)
         else:
             merge_piece(&self.merge, p, n, out, w)
@@ -424,7 +431,7 @@ cdef class BPETable:
         cdef PackedEntry* pe
         cdef CacheEntry* e
         cdef const uint8_t* end = s + n
-        cdef const int32_t* byte_id = self.tok.byte_id
+        cdef const int32_t* byte_id = self.piece_byte_id
         # out's data and length, and the token table's slots, live in locals: a store of an
         # id through a pointer would otherwise make the compiler reload them every piece
         cdef const TokenSlot* slots = self.tok.slots

@@ -243,3 +243,64 @@ def test_loading_and_encoding_import_no_numpy(tmp_path):
         print(sorted(m for m in ("numpy", "fastbpe.trainers", "fastbpe.counting") if m in sys.modules))
     """, path)
     assert out.stdout.strip() == "[]", out.stdout
+
+
+# -- continuing_subword_prefix / end_of_word_suffix on a byte-level vocabulary (CLIP's "</w>") --
+
+AFFIXES = {"suffix": {"end_of_word_suffix": "</w>"}, "prefix": {"continuing_subword_prefix": "##"},
+           "both": {"continuing_subword_prefix": "##", "end_of_word_suffix": "</w>"},
+           "odd-suffix": {"end_of_word_suffix": "\u2581x"}}
+
+
+def _affixed(name: str, complete: bool = True):
+    """(HF, fastbpe) of a byte-level BPE with a prefix / suffix, trained by HF's trainer; with
+    `complete`, every byte's forms (c, ##c, c</w>, ##c</w>) the training did not make are added
+    to the vocabulary (CLIP's file has all of them), so the kernel takes it."""
+    key = ("affixed", name, complete)
+    if key not in _PAIRS:
+        kw = AFFIXES[name]
+        ref = build(model_kwargs=kw, pre_tokenizer=hp.ByteLevel(add_prefix_space=False, use_regex=True),
+                    decoder=tokenizers.decoders.ByteLevel(), byte_level_alphabet=True)
+        from fastbpe.formats.bytelevel import BYTE_TO_CHAR
+        p, s = kw.get("continuing_subword_prefix", ""), kw.get("end_of_word_suffix", "")
+
+        def add_forms(doc):
+            vocab = doc["model"]["vocab"]
+            for c in BYTE_TO_CHAR:
+                for form in {c, p + c, c + s, p + c + s}:
+                    vocab.setdefault(form, max(vocab.values()) + 1)
+        _PAIRS[key] = _edited(ref, add_forms if complete else lambda doc: None)
+    return _PAIRS[key]
+
+
+@pytest.mark.parametrize("name", sorted(AFFIXES))
+def test_prefix_and_suffix_models_run_on_the_kernel(name):
+    ref, ours = _affixed(name)
+    assert ours.engine == "kernel", ours.engine
+    assert_same(ref, HARD, ours=ours)
+    batch = HARD * 2
+    want = ref.encode_batch(batch)
+    assert [(e.ids, e.offsets, e.word_ids) for e in ours.encode_batch(batch)] == \
+        [(e.ids, e.offsets, e.word_ids) for e in want]
+    assert ours.encode_ids_batch(batch) == [e.ids for e in want]
+
+
+@pytest.mark.parametrize("name", ["suffix", "both"])
+def test_a_byte_without_its_affixed_token_takes_the_pipeline(name):
+    """Trained as is, the vocabulary lacks most bytes' suffixed forms: HF gives the unk token
+    or skips such a symbol, which the kernel does not do; the file says so and runs the pipeline."""
+    ref, ours = _affixed(name, complete=False)
+    assert ours.engine.startswith("pipeline (byte 0x"), ours.engine
+    assert_same(ref, HARD, ours=ours)
+
+
+@pytest.mark.parametrize("name", sorted(AFFIXES))
+@settings(max_examples=120, deadline=None)
+@given(text=st.lists(st.sampled_from(_ALPHABET + ["</w>", "##", "\u2581x", "lo", "w"]), max_size=30).map("".join))
+def test_generated_text_with_affixes(name, text):
+    ref, ours = _affixed(name)
+    want = ref.encode(text)
+    got = ours.encode(text)
+    assert (got.ids, got.tokens, got.offsets, got.word_ids) == (want.ids, want.tokens, want.offsets, want.word_ids), text
+    assert ours.encode_ids(text) == ours.encode_ids_batch([text])[0] == want.ids
+    assert ours.decode(want.ids) == ref.decode(want.ids)

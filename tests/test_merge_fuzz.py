@@ -153,6 +153,9 @@ def hf_table(document: dict):
     model = tok.model
     if not getattr(model, "byte_level", False):
         pytest.skip("not a byte-level BPE model (merges from characters: _merge_ids)")
+    if model.prefix or model.suffix:
+        pytest.skip("pieces merge between word marks (_word_marks.pxd), which the forced paths leave out; "
+                    "test_hf_compiled_pipeline's affix tests compare it with HF")
     return model.table
 
 

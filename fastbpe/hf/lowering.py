@@ -15,7 +15,7 @@ def lower(model, normalizer_refusal: str | None, steps: list) -> Plan:
     lowers it: `normalizer_refusal` says why not), its pre-tokenizer's steps as one chain."""
     if not model.byte_level:
         return pipeline(getattr(model, "char_model_refusal", None) or "the model is not byte-level BPE" if not model.byte_level_input
-                        else "the model's tokens are not bytes (a subword prefix or suffix, or single bytes missing with an unk token or byte fallback)")
+                        else model.affix_refusal or "the model's tokens are not bytes (single bytes missing with an unk token or byte fallback)")
     if model.uses_dropout():
         return pipeline("BPE dropout")
     if normalizer_refusal is not None:

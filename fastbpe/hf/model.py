@@ -20,6 +20,7 @@ from .._formats import (bytelevel_token_bytes as bytelevel_vocab_bytes, checked_
                         hf_merge_rows, untracked)
 from .._merge_ids import merge_ids
 from ._nodes import json_bool, json_field, json_str
+from .word_affixes import WordAffixes
 
 
 # the UTF-8 length of each byte's character in GPT-2's byte-level alphabet (1 or 2)
@@ -59,6 +60,8 @@ class BPE:
         # a byte-level model: its input is byte-level text and every token maps to bytes
         self.byte_level = byte_level_input and not self.prefix and not self.suffix
         self.char_model, self.char_model_refusal = None, "the model is byte-level BPE"
+        self.affix_refusal = None   # why a byte-level model with a prefix / suffix is not on the kernel
+        affixes = self._word_affixes(merges_source, n_ids) if byte_level_input and not self.byte_level else None
         # the merges: (left, right, new id) rows in rank order, an array.array('q') of 3m ids
         if self.byte_level:
             tokens = bytelevel_vocab_bytes(self.vocab, n_ids)
@@ -74,7 +77,12 @@ class BPE:
             self.skipped_bytes = bytes(sorted(set(self.missing_bytes) - NOT_UTF8))   # text can hold these
             self.byte_level = not (set(self.missing_bytes) - NOT_UTF8) or (
                 self.unk_token is None and not self.byte_fallback)
-        if self.byte_level:
+        if affixes is not None:   # the kernel's word marks (hf/word_affixes.py)
+            self.byte_level = True
+            self.merge_rows, self.token_bytes, self.table = affixes.merge_rows, affixes.token_bytes, affixes.table
+            self.missing_bytes = self.skipped_bytes = b""
+            self._single_byte_ids = [self.table.lookup_bytes(bytes([b])) for b in range(256)]
+        elif self.byte_level:
             self.merge_rows = merges
             self.token_bytes = tokens   # an untracked tuple: see merges_source
             self.table = BPETable.from_merges(merges, tokens, None, whole_piece=self.ignore_merges,
@@ -95,6 +103,20 @@ class BPE:
             self._byte_ids = [self.vocab.get(f"<0x{b:02X}>") for b in range(256)]
             self.char_model, self.char_model_refusal = self._compiled_char_model(all_merges)
         self._cache: dict[str, tuple] = {}
+
+    def _word_affixes(self, merges_source, n_ids: int):
+        """The byte-level kernel's table of a prefix / suffix model (word_affixes.WordAffixes),
+        or None (`affix_refusal` says why)."""
+        if self.ignore_merges:   # HF looks the piece up without its prefix or suffix
+            self.affix_refusal = "ignore_merges with continuing_subword_prefix / end_of_word_suffix"
+        elif self.dropout:
+            self.affix_refusal = "BPE dropout"
+        else:
+            affixes = WordAffixes(self.vocab, merges_source, self.prefix, self.suffix, n_ids)
+            if affixes.table is not None:
+                return affixes
+            self.affix_refusal = affixes.refusal
+        return None
 
     def _compiled_char_model(self, merges) -> tuple:
         """(`_char_bpe.CharBPE` over this model's table, None), or (None, why not): the
