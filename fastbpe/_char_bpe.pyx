@@ -5,9 +5,9 @@ files and SentencePiece `.model` files): a text to ids with the GIL released.
 HF's BPE model on one word (`BPE::merge_word`): each character becomes its token when the
 vocabulary has it, else the `<0xNN>` tokens of its UTF-8 bytes (`byte_fallback`), else the unk
 token (consecutive ones fused into one with `fuse_unk`; dropped without an unk token); then
-the merges run, lowest rank first, leftmost on ties.  The merging is `_merge_ids`'s heap loop
-(`merge_ids_kernel`, the one HF dropout and the Python pipeline use), called per piece; this
-module adds what is around it: the characters' initial ids from a code point table, the
+the merges run, lowest rank first, leftmost on ties.  The merging is the byte-level kernel's
+loops on given first parts (`_merge.merge_parts`: a linear scan for short words, sorted runs
+and a heap for long ones, O(n log n)), called per piece; this module adds what is around it: the characters' initial ids from a code point table, the
 SentencePiece normalizer of these files (a meta character "▁" prepended, spaces replaced by
 it: one pass over the UTF-8), the cut into pieces and the thread's piece cache (`_piece_cache`,
 as the byte-level kernel uses it), and HF's character offsets of every token.
@@ -34,7 +34,7 @@ from libc.string cimport memcmp, memcpy, memset
 from fastbpe._core cimport BPETable, thread_cache
 from fastbpe._hash cimport PACKED_MAX, hash_in_text, load_word, packed_hash, packed_key
 from fastbpe._id_output cimport idbuf_to_list, idbuf_to_numpy
-from fastbpe._merge_ids cimport merge_ids_kernel
+from fastbpe._merge cimport merge_parts
 from fastbpe._meta_text cimport (F_PREPEND, F_PREPEND_UNLESS_META, F_REPLACE_SPACE, F_SPLIT, KIND_MAX, meta_cut,
                                  meta_normalize, utf8_char)
 from fastbpe._piece_cache cimport (CACHE_MAX_IDS, CACHE_MAX_PIECE, CACHE_SIZE, PACKED_MAX_IDS, PieceCache,
@@ -249,22 +249,20 @@ cdef class CharBPE:
         return m
 
     cdef int merge_word(self, const uint8_t* p, Py_ssize_t n, IdBuf* out, Work* w) except -1 nogil:
-        """Append the ids of the word p[:n]: its initial symbols merged by the heap loop."""
+        """Append the ids of the word p[:n]: its initial symbols merged by the byte-level
+        kernel's loops (`_merge.merge_parts`: a scan for short words, sorted runs and a heap
+        for long ones, never quadratic)."""
         cdef tok_t* ids
         cdef Py_ssize_t m, k
         work_reserve(w, n + 1)
-        ids = <tok_t*>w.parts   # (16 bytes a part: room for the ids)
+        ids = <tok_t*>(w.heap + 3 * w.cap)   # merge_parts' sorting scratch: free until the parts are made
         m = self.initial_symbols(p, n, ids)
         if m == 0:
             return 0
-        if m > 1:
-            merge_ids_kernel(self.table, ids, w.nxt, w.prv, w.heap, w.heap + 3 * w.cap, m, 0.0, 0)
+        for k in range(m):
+            w.parts[k].id = ids[k]
         idbuf_reserve(out, m)
-        k = 0
-        while k < m:
-            out.data[out.len] = ids[k]
-            out.len += 1
-            k = w.nxt[k] if m > 1 else m
+        merge_parts(&self.table.pairs, w.parts, m, out, w)
         return 0
 
     cdef int encode_piece(self, const uint8_t* p, Py_ssize_t n, const uint8_t* end, bint whole_lookup,

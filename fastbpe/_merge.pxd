@@ -2,7 +2,7 @@
 from libc.stdint cimport uint8_t, int32_t, uint64_t
 
 from fastbpe._vocab cimport PairTable
-from fastbpe._workspace cimport IdBuf, Work
+from fastbpe._workspace cimport IdBuf, SmallPart, Work
 
 
 cdef struct MergeTables:             # what a merge reads, borrowed from a BPETable
@@ -28,3 +28,7 @@ cdef void sort_pile(uint64_t* keys, uint64_t* tmp, Py_ssize_t n) noexcept nogil
 # HF skips characters its vocabulary lacks); the same room as merge_piece
 cdef int merge_known_bytes(const MergeTables* t, const uint8_t* p, Py_ssize_t n, IdBuf* out,
                            Work* w) except -1 nogil
+# merge m >= 1 first parts given as ids (parts[0..m).id set; room for m more ids in out and m
+# parts in w): the same loops, for models whose first parts are not bytes (_char_bpe)
+cdef void merge_parts(const PairTable* pairs, SmallPart* parts, Py_ssize_t m, IdBuf* out,
+                      Work* w) noexcept nogil

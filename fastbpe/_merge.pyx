@@ -11,6 +11,9 @@ Both merge the pair of lowest rank first and the leftmost on ties, until nothing
   slower in wall time: its vector loads read ranks just stored one by one.)
 * `merge_heap` (longer pieces): a linked list and candidate merges in sorted runs and a heap,
   O(n log n): never quadratic however long the piece.
+
+Each is the building of a piece's first parts, then its loop (`scan_parts`, `heap_parts`);
+`merge_parts` runs the same loops on first parts given as ids (char-level models).
 """
 from libc.stdint cimport uint8_t, uint32_t, int32_t, uint64_t
 from libc.stdlib cimport free, malloc
@@ -87,9 +90,7 @@ cdef void merge_scan(const MergeTables* t, const uint8_t* p, Py_ssize_t n, IdBuf
     # its fields again for every lookup (this module is built without strict aliasing)
     cdef PairTable pairs = t.pairs[0]
     cdef int32_t* lens = w.nxt   # each first part's length in bytes (scratch)
-    cdef Py_ssize_t m = 0, i, best_i, pos = 0
-    cdef uint32_t best, r
-    cdef uint64_t bp
+    cdef Py_ssize_t m = 0, i, pos = 0
     cdef tok_t part
     if t.char_tokens == NULL:
         for i in range(n - 1):
@@ -107,6 +108,18 @@ cdef void merge_scan(const MergeTables* t, const uint8_t* p, Py_ssize_t n, IdBuf
             pos += lens[m]
             m += 1
     parts[m - 1].pair = NO_PAIR
+    scan_parts(t.pairs, parts, m, out)
+
+
+cdef inline void scan_parts(const PairTable* table, SmallPart* parts, Py_ssize_t m, IdBuf* out) noexcept nogil:
+    """merge_scan's loop on m parts whose ids and pairs are set (parts[m - 1].pair = NO_PAIR):
+    the result's ids appended to out."""
+    # the pair table by value: the stores into parts would otherwise make the compiler load
+    # its fields again for every lookup (this module is built without strict aliasing)
+    cdef PairTable pairs = table[0]
+    cdef Py_ssize_t i, best_i
+    cdef uint32_t best, r
+    cdef uint64_t bp
     while m > 1:
         best = <uint32_t>(parts[0].pair >> 32)
         best_i = 0
@@ -224,40 +237,16 @@ cdef void sort_pile(uint64_t* keys, uint64_t* tmp, Py_ssize_t n) noexcept nogil:
 
 cdef void merge_heap(const MergeTables* t, const uint8_t* p, Py_ssize_t n, IdBuf* out,
                      Work* w) noexcept nogil:
-    """Linked list of parts indexed by start byte; candidate merges (rank << 32 | start)
-    taken smallest first: lowest rank, leftmost on ties.  O(n log n).
-
-    parts[i].pair is the pair the live part at byte i starts now (NO_PAIR when none or
-    the part is dead), so a candidate is stale exactly when its rank differs from it: no
-    pair lookup to skip one.  (A candidate whose pair was replaced by another pair of the
-    same rank merges that pair, which is then the right merge: lowest rank, leftmost.)
-
-    Candidates wait in sorted runs, a 4-ary heap, or a pending pile: the first pairs
-    are one run, sorted once; the pairs that merges make pile up unsorted and are
-    ordered only when the pile holds the smallest candidate (as a new run when large,
-    else into the heap).  On long pieces most candidates then leave a run at O(1)
-    instead of a heap at O(log n): a 1 MiB piece is several times faster.
-
-    w.heap has 5 * cap keys: [0, 2 cap) the heap growing up and the pile and its runs
-    growing down (both together never exceed the 2n - 2 pairs merges make);
-    [2 cap, 3 cap) the first run; [3 cap, 5 cap) scratch for sorting."""
+    """Linked list of parts indexed by start byte (the first parts: bytes, or characters'
+    tokens where a merge may start from them: char_part; a part lives at its first byte, the
+    list skips the bytes inside it), merged by heap_parts.  O(n log n)."""
     cdef SmallPart* parts = w.parts
     cdef int32_t* nxt = w.nxt
     cdef int32_t* prv = w.prv
-    cdef uint64_t* space = w.heap
-    cdef uint64_t* heap = space
-    cdef uint64_t* tmp = space + 3 * w.cap
-    cdef Py_ssize_t run_at[MAX_RUNS]
-    cdef Py_ssize_t run_end[MAX_RUNS]
-    cdef Py_ssize_t n_runs = 0, pile_lo = 2 * w.cap, pile_hi = 2 * w.cap
-    cdef uint64_t pile_min = UINT64_MAX_KEY
-    cdef Py_ssize_t size = 0, i, j, src, pos, right, after, before
-    cdef Py_ssize_t ln, last = -1, last_len = 0
-    cdef uint64_t top, bp
+    cdef uint64_t* run = w.heap + 2 * w.cap
+    cdef Py_ssize_t i, ln, last = -1, last_len = 0, run_len = 0
+    cdef uint64_t bp
     cdef tok_t part
-    # the first parts: bytes, or characters' tokens where a merge may start from them
-    # (char_part); a part lives at its first byte, the list skips the bytes inside it
-    run_at[0] = run_end[0] = 2 * w.cap
     i = 0
     while i < n:
         ln = char_part(t, p, i, n, &part)
@@ -268,14 +257,50 @@ cdef void merge_heap(const MergeTables* t, const uint8_t* p, Py_ssize_t n, IdBuf
             bp = first_pair(t, t.pairs, p, last, last_len, i, ln, parts[last].id, part)
             parts[last].pair = bp
             if bp < NO_PAIR:
-                space[run_end[0]] = (bp & 0xFFFFFFFF00000000ULL) | <uint64_t>last
-                run_end[0] += 1
+                run[run_len] = (bp & 0xFFFFFFFF00000000ULL) | <uint64_t>last
+                run_len += 1
         last = i
         last_len = ln
         i += ln
     nxt[last] = <int32_t>n
     parts[last].pair = NO_PAIR
-    sort_keys(space + run_at[0], tmp, run_end[0] - run_at[0], 4)   # positions ascend
+    heap_parts(t.pairs, parts, nxt, prv, n, run_len, out, w)
+
+
+cdef void heap_parts(const PairTable* pairs, SmallPart* parts, int32_t* nxt, int32_t* prv, Py_ssize_t n,
+                     Py_ssize_t run_len, IdBuf* out, Work* w) noexcept nogil:
+    """merge_heap's loop: the live parts form a list from position 0 (nxt/prv; n ends it),
+    each with its id and the pair it starts (NO_PAIR for the last), and the candidates of those
+    pairs, (rank << 32 | position) in ascending positions, are the run_len keys at
+    w.heap + 2 * w.cap.  Candidates are taken smallest first: lowest rank, leftmost on ties;
+    the result's ids are appended to out.
+
+    parts[i].pair is the pair the live part at i starts now (NO_PAIR when none or the part
+    is dead), so a candidate is stale exactly when its rank differs from it: no pair lookup
+    to skip one.  (A candidate whose pair was replaced by another pair of the same rank
+    merges that pair, which is then the right merge: lowest rank, leftmost.)
+
+    Candidates wait in sorted runs, a 4-ary heap, or a pending pile: the first pairs
+    are one run, sorted once; the pairs that merges make pile up unsorted and are
+    ordered only when the pile holds the smallest candidate (as a new run when large,
+    else into the heap).  On long pieces most candidates then leave a run at O(1)
+    instead of a heap at O(log n): a 1 MiB piece is several times faster.
+
+    w.heap has 5 * cap keys: [0, 2 cap) the heap growing up and the pile and its runs
+    growing down (both together never exceed the 2n - 2 pairs merges make);
+    [2 cap, 3 cap) the first run; [3 cap, 5 cap) scratch for sorting."""
+    cdef uint64_t* space = w.heap
+    cdef uint64_t* heap = space
+    cdef uint64_t* tmp = space + 3 * w.cap
+    cdef Py_ssize_t run_at[MAX_RUNS]
+    cdef Py_ssize_t run_end[MAX_RUNS]
+    cdef Py_ssize_t n_runs = 0, pile_lo = 2 * w.cap, pile_hi = 2 * w.cap
+    cdef uint64_t pile_min = UINT64_MAX_KEY
+    cdef Py_ssize_t size = 0, i, j, src, pos, right, after, before
+    cdef uint64_t top, bp
+    run_at[0] = 2 * w.cap
+    run_end[0] = 2 * w.cap + run_len
+    sort_keys(space + run_at[0], tmp, run_len, 4)   # positions ascend
     n_runs = 1
     while True:
         # the smallest candidate: heap top or a run's head ...
@@ -327,10 +352,10 @@ cdef void merge_heap(const MergeTables* t, const uint8_t* p, Py_ssize_t n, IdBuf
         nxt[pos] = <int32_t>after
         if after < n:
             prv[after] = <int32_t>pos
-            pile_pair(t.pairs, parts, pos, after, space, &pile_lo, &pile_min)
+            pile_pair(pairs, parts, pos, after, space, &pile_lo, &pile_min)
         before = prv[pos]
         if before >= 0:
-            pile_pair(t.pairs, parts, before, pos, space, &pile_lo, &pile_min)
+            pile_pair(pairs, parts, before, pos, space, &pile_lo, &pile_min)
     i = 0
     while i < n:
         out.data[out.len] = parts[i].id
@@ -347,6 +372,37 @@ cdef void merge_piece(const MergeTables* t, const uint8_t* p, Py_ssize_t n, IdBu
         merge_scan(t, p, n, out, w)
     else:
         merge_heap(t, p, n, out, w)
+
+
+cdef void merge_parts(const PairTable* pairs, SmallPart* parts, Py_ssize_t m, IdBuf* out,
+                      Work* w) noexcept nogil:
+    """Merge m >= 1 parts whose ids are set (parts[0..m).id) and append the result to out:
+    for models whose first parts are not a piece's bytes (_char_bpe: a word's characters'
+    tokens).  Up to SCAN_PIECE parts scan_parts, else heap_parts, as merge_piece chooses."""
+    cdef uint64_t* run = w.heap + 2 * w.cap
+    cdef Py_ssize_t i, run_len = 0
+    cdef uint64_t bp
+    if m <= SCAN_PIECE:
+        for i in range(m - 1):
+            parts[i].pair = pair_word(pairs, parts[i].id, parts[i + 1].id)
+        parts[m - 1].pair = NO_PAIR
+        scan_parts(pairs, parts, m, out)
+        return
+    for i in range(m - 1):
+        # a long word is often a run of one character (or a few): a pair like the one before
+        # is not looked up again
+        if i == 0 or parts[i].id != parts[i - 1].id or parts[i + 1].id != parts[i].id:
+            bp = pair_word(pairs, parts[i].id, parts[i + 1].id)
+        parts[i].pair = bp
+        w.nxt[i] = <int32_t>(i + 1)
+        w.prv[i] = <int32_t>(i - 1)
+        if bp < NO_PAIR:
+            run[run_len] = (bp & 0xFFFFFFFF00000000ULL) | <uint64_t>i
+            run_len += 1
+    w.nxt[m - 1] = <int32_t>m
+    w.prv[m - 1] = <int32_t>(m - 2)
+    parts[m - 1].pair = NO_PAIR
+    heap_parts(pairs, parts, w.nxt, w.prv, m, run_len, out, w)
 
 
 cdef int merge_known_bytes(const MergeTables* t, const uint8_t* p, Py_ssize_t n, IdBuf* out,

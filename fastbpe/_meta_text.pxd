@@ -66,10 +66,24 @@ cdef inline Py_ssize_t meta_normalize(const uint8_t* meta, Py_ssize_t ml, const 
     return o
 
 
+cdef inline bint is_meta(const uint8_t* meta, Py_ssize_t ml, const uint8_t* q, Py_ssize_t j,
+                         Py_ssize_t n) noexcept nogil:
+    """Whether the meta character's ml bytes are at q[j:] (q has n bytes)."""
+    cdef Py_ssize_t k
+    if j + ml > n:
+        return False
+    for k in range(ml):
+        if q[j + k] != meta[k]:
+            return False
+    return True
+
+
 cdef inline Py_ssize_t meta_cut(const uint8_t* meta, Py_ssize_t ml, const uint8_t* q, Py_ssize_t n,
                                 Py_ssize_t start, bint every_meta) noexcept nogil:
     """The end of the piece of q[:n] that starts at start: before the next meta character
-    (every one, or only one that follows another character), else n."""
+    (every one, or only one that follows another character), else n.  (A run of meta
+    characters is stepped over in place: a memchr and a memcmp call for each of them made
+    1 MiB of spaces cost more than merging it.)"""
     cdef Py_ssize_t j = start + 1
     cdef const uint8_t* hit
     while j < n:
@@ -77,10 +91,12 @@ cdef inline Py_ssize_t meta_cut(const uint8_t* meta, Py_ssize_t ml, const uint8_
         if hit == NULL:
             return n
         j = hit - q
-        if j + ml <= n and memcmp(q + j, meta, ml) == 0:
-            if every_meta or not (j - ml >= start and memcmp(q + j - ml, meta, ml) == 0):
-                return j
-            j += ml
-        else:
+        if not is_meta(meta, ml, q, j, n):
             j += 1
+            continue
+        if every_meta or not (j - ml >= start and is_meta(meta, ml, q, j - ml, n)):
+            return j
+        while is_meta(meta, ml, q, j + ml, n):   # the rest of this run of meta characters
+            j += ml
+        j += ml
     return n

@@ -239,3 +239,78 @@ def test_merge_lists_with_unusual_ranks(rank_kind):
         ranks = list(range(len(merges)))
         rng.shuffle(ranks)
     check_table(BPETable.from_merges(merges, tokens, ranks=ranks), seed=3)
+
+
+# -- char-level models (SentencePiece-style: first parts are characters' tokens) -----------------
+
+META = "\u2581"
+
+
+def char_words(seed: int) -> list[str]:
+    """Words for a char-level model: text cut before its meta characters (as the files' pieces),
+    up to 48 characters (merge_parts' scan) and longer (its sorted runs and heap), repeated
+    characters and meta runs, text of several scripts with meta characters inside (the cut
+    before them is checked too: the reference merges the whole word)."""
+    rng = random.Random(seed)
+    text = (corpus_text()[rng.randrange(1000):][:60_000] + generated_text(seed, 2000)).replace(" ", META)
+    words = [META + w for w in text.split(META) if w][:PIECES // 2]
+    words += [text[i:i + rng.randint(1, 48)] for i in (rng.randrange(len(text) - 50) for _ in range(PIECES // 4))]
+    words += [text[i:i + rng.randint(49, 600)] for i in (rng.randrange(len(text) - 600) for _ in range(LONG_PIECES))]
+    words += ["a" * 300, META * 257, "中" * 60, "ab" * 100, META + "0123456789" * 30, "x" * 49, META * 48 + "y"]
+    return words
+
+
+def check_char_model(char, seed: int = 0) -> None:
+    """CharBPE's ids of each word (its pieces merged by _merge.merge_parts, through the piece
+    cache) equal the plain heap loop's (_merge_ids.merge_ids) on the whole word's initial ids."""
+    from fastbpe._merge_ids import merge_ids
+
+    for word in char_words(seed):
+        want = merge_ids(char.table, char.initial_ids(word))[0]
+        assert char.encode_text(word, 0) == want, word[:80]
+    assert char.encode_texts(char_words(seed)[:50], 0) == [char.encode_text(w, 0) for w in char_words(seed)[:50]]
+
+
+def trained_char_model(merges_per_rank: int = 1):
+    """A char-level BPE model trained by HF's BpeTrainer on words (Metaspace), with byte
+    fallback; merges_per_rank > 1 gives ranks with ties, as SentencePiece scores do."""
+    pytest.importorskip("tokenizers")
+    from tokenizers import pre_tokenizers
+
+    from fastbpe._char_bpe import CharBPE
+    from fastbpe._formats import hf_merge_rows
+
+    doc = json.loads(_hf_char_tokenizer(pre_tokenizers.Metaspace()).to_str())
+    vocab = doc["model"]["vocab"]
+    for b in range(256):
+        vocab.setdefault(f"<0x{b:02X}>", len(vocab))
+    merges = doc["model"]["merges"]
+    rows = hf_merge_rows(merges, vocab, 0)
+    ranks = [i // merges_per_rank for i in range(len(rows) // 3)]
+    return CharBPE.build(vocab, rows, "<unk>", byte_fallback=True, fuse_unk=True, ranks=ranks)
+
+
+def _hf_char_tokenizer(pre_tokenizer):
+    import tokenizers
+    from tokenizers import models, trainers
+
+    tok = tokenizers.Tokenizer(models.BPE(unk_token="<unk>", byte_fallback=True, fuse_unk=True))
+    tok.pre_tokenizer = pre_tokenizer
+    text = generated_text(5, 30_000)
+    tok.train_from_iterator([text[i:i + 5000] for i in range(0, len(text), 5000)],
+                            trainers.BpeTrainer(vocab_size=3000, show_progress=False, special_tokens=["<unk>"]))
+    return tok
+
+
+@pytest.mark.parametrize("merges_per_rank", [1, 3])
+def test_char_level_model_trained_by_hf_tokenizers(merges_per_rank):
+    check_char_model(trained_char_model(merges_per_rank), seed=merges_per_rank)
+
+
+def test_char_level_phi3():
+    path = HF_DIR / "phi3" / "tokenizer.json"
+    if not path.is_file():
+        pytest.skip(f"{path} not found (shared data absent)")
+    import fastbpe
+
+    check_char_model(fastbpe.Tokenizer.from_file(str(path)).model.char_model, seed=3)
