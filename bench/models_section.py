@@ -220,6 +220,18 @@ def _worst(run, path: str) -> tuple[list[str], str]:
     return cells, "met" if met else "**missed**"
 
 
+CHART_LIBS = {"fastbpe": "fastbpe encode_batch", "fastbpe ids": "fastbpe encode_ids_batch", "HF tokenizers": "HF tokenizers",
+              "fastokens": "fastokens"}
+
+
+def chart_rows(speeds: dict, files: dict, corpora: list) -> list[dict]:
+    """The exact cells as bench/charts.py's rows (one run: median = low = high)."""
+    return [{"group": name, "corpus": label,
+             "values": {shown: (v, v, v) for lib, shown in CHART_LIBS.items()
+                        if (v := speeds.get((name, label, lib))) is not None}}
+            for name in files for label in corpora]
+
+
 def rows(run, corpora: list) -> list[str]:
     files = c.model_files()
     if not files:
@@ -252,6 +264,7 @@ def rows(run, corpora: list) -> list[str]:
             lines.append(f"| {name} | {engine} | {label} | {cells['fastbpe']} | {cells['fastbpe ids']} | "
                          f"HF {cells['HF tokenizers']} | {cells['fastokens']} | {vs_hf} | {vs_fo} |")
 
+    run.charts["models"] = chart_rows(speeds, files, corpora)
     base = {}
     for label in corpora:
         vals = [speeds[n, label, "fastbpe"] for n in plain if speeds.get((n, label, "fastbpe"))]

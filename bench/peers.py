@@ -40,6 +40,9 @@ Sections (--sections, default all):
   corpus        encode_files on large_en as book files and as one file split at blank lines:
                 fastbpe (numpy, .bin) vs tokie's encode_files vs tiktoken + numpy, both cores.
 
+The encode and models sections also draw their table as a chart (bench/charts.py; SVG in
+charts/ beside the results file, or --charts DIR).
+
 Every measurement runs in a fresh child process pinned with sched_setaffinity to the first k
 cores (taskset -c 0 for one core) with RAYON_NUM_THREADS=k (and OMP/BLAS/TOKENIZERS_PARALLELISM).
 A library that is not installed or cannot load a vocabulary shows "n/a" (the notes say why).
@@ -58,6 +61,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+import charts  # noqa: E402
 import common as c  # noqa: E402
 from common import WORST_CASES, fmt_mbs, log, read_text, speed, timed_parts  # noqa: E402
 import models_section  # noqa: E402
@@ -428,6 +432,7 @@ class Run:
         self._parts: dict = {}
         self.notes: dict[str, str] = {}
         self.fastbpe_files: set = set()
+        self.charts: dict[str, list] = {}  # section -> charts.py rows, set by the section's table
 
     def parts(self, corpus: str, total_mb: float, tag: str = "p") -> list[str]:
         """File paths of the 4 parts of `total_mb` MB of a corpus (written once)."""
@@ -531,6 +536,23 @@ def cell(run: Run, results: dict, lib: str, vocab: str, label: str) -> tuple[str
     return fmt_mbs(v) + ("" if ok else " (unchecked)"), v
 
 
+def encode_value(run: Run, results_runs: list, lib: str, vocab: str, label: str) -> tuple:
+    """(cell text, median, min, max) of one library's MB/s over the runs; the numbers are None
+    unless the library was exact and measured in every run."""
+    texts, values = [], []
+    for results in results_runs:
+        t, v = cell(run, results, lib, vocab, label)
+        texts.append(t)
+        values.append(v)
+    if any(t == "inexact" for t in texts):
+        return "inexact", None, None, None
+    if not all(v is not None for v in values):
+        return texts[0], None, None, None
+    v = statistics.median(values)
+    shown = fmt_mbs(v) + (f" ({fmt_mbs(min(values))}–{fmt_mbs(max(values))})" if len(values) > 1 else "")
+    return shown, v, min(values), max(values)
+
+
 def encode_table(run: Run, results_runs: list, libs: list, vocabs: list, corpora: list) -> list[str]:
     """Markdown rows; with several runs a cell is "median (min–max)"."""
     peers = [lib for lib in libs if lib not in c.REFERENCE.values()]
@@ -540,20 +562,7 @@ def encode_table(run: Run, results_runs: list, libs: list, vocabs: list, corpora
         for label in corpora:
             cells, best, ours = [], None, None
             for lib in peers + [reference_lib(vocab)]:
-                texts, values = [], []
-                for results in results_runs:
-                    t, v = cell(run, results, lib, vocab, label)
-                    texts.append(t)
-                    values.append(v)
-                if any(t == "inexact" for t in texts):
-                    shown, v = "inexact", None
-                elif all(v is not None for v in values):
-                    v = statistics.median(values)
-                    shown = fmt_mbs(v)
-                    if len(values) > 1:
-                        shown += f" ({fmt_mbs(min(values))}–{fmt_mbs(max(values))})"
-                else:
-                    shown, v = texts[0], None
+                shown, v, _, _ = encode_value(run, results_runs, lib, vocab, label)
                 if lib == reference_lib(vocab) and lib == "HF tokenizers" and v is not None:
                     shown = "HF " + shown
                 cells.append(shown)
@@ -564,6 +573,25 @@ def encode_table(run: Run, results_runs: list, libs: list, vocabs: list, corpora
             lines.append(f"| {vocab} | {label} | " + " | ".join(cells) + f" | {ratio(best, ours)} |")
     lines += same_kernel_lines(results_runs, corpora)
     return lines
+
+
+def encode_chart_rows(run: Run, results_runs: list, libs: list, vocabs: list, corpora: list) -> list[dict]:
+    """The encode table's exact cells as charts.py's rows (cl100k_base as tokenizer.json is left
+    out: it is fastbpe's second front end on the same vocabulary, not a row of the comparison)."""
+    rows = []
+    for vocab in vocabs:
+        if vocab == c.EXPORTED:
+            continue
+        for label in corpora:
+            values = {}
+            for lib in libs:
+                _, v, lo, hi = encode_value(run, results_runs, lib, vocab, label)
+                if v is not None:
+                    values[lib] = (v, lo, hi)
+            rows.append({"group": vocab.replace(" tokenizer.json", "").replace("DeepSeek-R1-Distill-",
+                                                                                "DeepSeek-"),
+                         "corpus": label, "values": values})
+    return rows
 
 
 def same_kernel_lines(results_runs: list, corpora: list) -> list[str]:
@@ -1055,6 +1083,20 @@ def compare_rows(run: Run, vocabs: list, corpora: list) -> list[str]:
 # ------------------------------------------------------------------ the report
 
 
+def draw_chart(run: Run, name: str, path: Path, started: str) -> None:
+    """The section's chart from the rows its table recorded (charts.py), or a log line saying why not."""
+    if not charts.available():
+        log(f"no {name} chart: matplotlib is not installed (pip install -e '.[bench]')")
+        return
+    a = run.args
+    runs = f"median of {a.runs} runs (bars: min–max), " if name == "encode" and a.runs > 1 else "one run, "
+    subtitle = (f"{runs}each library in a fresh process pinned to one core, ids checked; {started}, "
+                f"fastbpe {c.git_rev(Path(a.root))}, load {c.loadavg().split(' / ')[0]}; "
+                f"python bench/peers.py --sections {name}")
+    draw = charts.encode_chart if name == "encode" else charts.models_chart
+    log(f"wrote {draw(run.charts[name], path, subtitle)}")
+
+
 def header(run: Run, title: str, started: str, load_start: str, method: list[str]) -> list[str]:
     a = run.args
     quick = " — **quick smoke run: small inputs, not for comparison**" if a.quick else ""
@@ -1099,6 +1141,9 @@ def main(argv=None) -> int:
     p.add_argument("--root", default=str(c.ROOT), help=argparse.SUPPRESS)
     p.add_argument("--no-write", action="store_true", help="print only")
     p.add_argument("--out", default=None, help="results file (default bench/RESULTS.md)")
+    p.add_argument("--charts", default=None, metavar="DIR",
+                   help="where the encode and models sections' charts go (encode.svg, models.svg; default: "
+                        "charts/ beside the results file; none with --no-write unless given)")
     p.add_argument("--child", default=None, help=argparse.SUPPRESS)
     p.add_argument("--callgrind-parts", type=int, default=None, metavar="N",
                    help="no timing: fastbpe encodes part 0 and then N more parts of the first --vocabs and "
@@ -1144,6 +1189,8 @@ def main(argv=None) -> int:
     t_start = time.monotonic()
     log(f"fastbpe from {a.root}; writing to {'stdout only' if a.no_write else out}")
 
+    chart_dir = Path(a.charts) if a.charts else (None if a.no_write else out.parent / "charts")
+
     def emit(name: str, title: str, method: list[str], rows: list[str], note_prefix: tuple) -> None:
         text = "\n".join([f"<!-- {name}:start -->",
                           *header(run, title, started, load_start, method),
@@ -1151,6 +1198,8 @@ def main(argv=None) -> int:
         print(text + "\n", flush=True)
         if not a.no_write:
             c.write_section(out, name, text)
+        if name in run.charts and chart_dir is not None:
+            draw_chart(run, name, chart_dir / f"{name}.svg", started)
 
     if a.compare_with:
         rows = compare_rows(run, vocabs, corpora)
@@ -1169,6 +1218,7 @@ def main(argv=None) -> int:
         runs = [encode_jobs(run, libs, enc_vocabs, enc_corpora, "short" in sections)
                 for _ in range(a.runs if "encode" in sections else 1)]
         if "encode" in sections:
+            run.charts["encode"] = encode_chart_rows(run, runs, libs, vocabs, corpora)
             emit("encode", "## Encode: fastbpe and its exact peers (MB/s of UTF-8 input, one core; higher is better)",
                  [f"Method: {a.mb:g} MB of each corpus in 4 disjoint parts (each mixes 16 places of the "
                   "corpus); in a fresh process per library and vocabulary, pinned to one core "
