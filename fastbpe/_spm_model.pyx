@@ -2,7 +2,8 @@
 """The two loops of loading a SentencePiece `.model` file that ran in Python (0.3 s of a 32k-piece
 file): reading the ModelProto's pieces (`read_model`: every top-level field, each piece message
 decoded here) and turning pieces into merge rows (`split_rows`: every split of a piece into two
-pieces, found through a hash of the pieces' UTF-8).  formats/sentencepiece_model.py and
+pieces, found through a hash of the pieces' UTF-8; a polynomial hash, so all the splits of a
+piece cost time linear in its length, not quadratic).  formats/sentencepiece_model.py and
 sentencepiece/processor.py call them; the protobuf field numbers are sentencepiece_model.proto's."""
 from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
@@ -124,30 +125,43 @@ def read_model(bytes data, str path):
     return pieces, fields
 
 
-cdef inline uint64_t fnv(const uint8_t* p, Py_ssize_t n) noexcept nogil:
-    cdef uint64_t h = 1469598103934665603ULL
+# a polynomial hash mod 2^64: a prefix's and a suffix's hash both follow from the running
+# prefix hashes, so a piece's splits cost O(its length) in all
+cdef uint64_t HASH_BASE = 1099511628211ULL
+
+
+cdef inline uint64_t poly(const uint8_t* p, Py_ssize_t n) noexcept nogil:
+    cdef uint64_t h = 0
     cdef Py_ssize_t i
     for i in range(n):
-        h = (h ^ p[i]) * 1099511628211ULL
+        h = h * HASH_BASE + p[i] + 1
     return h
 
 
-def split_rows(list pieces, ranks):
+def split_rows(list pieces, ranks, dict extra=None):
     """Merge rows from pieces: pieces[i] is piece i's text, or None when it takes no part in
     merging; ranks[i] piece i's rank.  For every piece p and every split of p into two pieces
     a + b, the row (id of a, id of b, id of p) with p's rank: (rows, row ranks), two
-    array('q').  The first id of a repeated text is the one used."""
+    array('q').  The first id of a repeated text is the one used.  With `extra` (llama.cpp's
+    SentencePiece, where any character is a symbol): a half that is one character and no
+    piece is a symbol too, its stand-in id n, n+1, ... kept in extra {character: id}."""
     cdef Py_ssize_t n = len(pieces), i, k, cap = 16, total = 0, a, b, ln, m = 0, room = 0
     cdef uint64_t h
-    cdef const int64_t[::1] rk = ranks if isinstance(ranks, array.array) else array.array("q", ranks)
+    cdef const int64_t[::1] rk = array.array("q", ranks) if isinstance(ranks, (list, tuple)) else ranks
     cdef Py_ssize_t* starts
     cdef Py_ssize_t* lens
     cdef Py_ssize_t* slots
+    cdef uint64_t* hashes
+    cdef uint64_t* powers = NULL
+    cdef uint64_t* prefix = NULL
+    cdef uint64_t whole
+    cdef Py_ssize_t longest = 0
     cdef int64_t* out = NULL
     cdef const uint8_t* t
+    cdef bint stand_ins = extra is not None
     if rk.shape[0] != n:
         raise ValueError(f"{rk.shape[0]} ranks for {n} pieces")
-    encoded = [None if p is None else (<str>p).encode("utf-8") for p in pieces]
+    encoded = [None if p is None else (<str>p).encode("utf-8", "surrogatepass") for p in pieces]
     cdef bytes blob = b"".join([e for e in encoded if e is not None])
     t = <const uint8_t*>(<const char*>blob)
     while cap < 2 * n + 2:
@@ -155,8 +169,9 @@ def split_rows(list pieces, ranks):
     starts = <Py_ssize_t*>calloc(n + 1, sizeof(Py_ssize_t))
     lens = <Py_ssize_t*>calloc(n + 1, sizeof(Py_ssize_t))
     slots = <Py_ssize_t*>calloc(cap, sizeof(Py_ssize_t))   # id + 1, 0: empty
+    hashes = <uint64_t*>calloc(n + 1, sizeof(uint64_t))
     try:
-        if starts == NULL or lens == NULL or slots == NULL:
+        if starts == NULL or lens == NULL or slots == NULL or hashes == NULL:
             raise MemoryError()
         for i in range(n):                 # where each piece's bytes are in blob; -1: none
             if encoded[i] is None:
@@ -164,29 +179,49 @@ def split_rows(list pieces, ranks):
             else:
                 starts[i], lens[i] = total, len(<bytes>encoded[i])
                 total += lens[i]
+                longest = max(longest, lens[i])
+        powers = <uint64_t*>calloc(longest + 1, sizeof(uint64_t))
+        prefix = <uint64_t*>calloc(longest + 1, sizeof(uint64_t))
+        if powers == NULL or prefix == NULL:
+            raise MemoryError()
         with nogil:
+            powers[0] = 1
+            for k in range(1, longest + 1):
+                powers[k] = powers[k - 1] * HASH_BASE
             for i in range(n):
                 if starts[i] < 0:
                     continue
-                h = fnv(t + starts[i], lens[i]) & (cap - 1)
+                hashes[i] = poly(t + starts[i], lens[i])
+                h = hashes[i] & (cap - 1)
                 while slots[h]:
                     a = slots[h] - 1
-                    if lens[a] == lens[i] and memcmp(t + starts[a], t + starts[i], lens[i]) == 0:
+                    if hashes[a] == hashes[i] and lens[a] == lens[i] and \
+                            memcmp(t + starts[a], t + starts[i], lens[i]) == 0:
                         break
                     h = (h + 1) & (cap - 1)
                 if not slots[h]:
                     slots[h] = i + 1
             for i in range(n):
                 ln = lens[i]
+                if ln < 2:
+                    continue
+                whole = hashes[i]
+                prefix[0] = 0
                 for k in range(1, ln):
+                    prefix[k] = prefix[k - 1] * HASH_BASE + t[starts[i] + k - 1] + 1
                     if (t[starts[i] + k] & 0xC0) == 0x80:
                         continue   # inside a character
-                    a = find(t, starts, lens, slots, cap, t + starts[i], k)
+                    a = find(t, starts, lens, hashes, slots, cap, t + starts[i], k, prefix[k])
                     if a < 0:
-                        continue
-                    b = find(t, starts, lens, slots, cap, t + starts[i] + k, ln - k)
+                        if not stand_ins or k != char_len(t[starts[i]]):
+                            continue
+                        a = -1 - starts[i]   # a stand-in: -1 - the character's place in blob
+                    b = find(t, starts, lens, hashes, slots, cap, t + starts[i] + k, ln - k,
+                             whole - prefix[k] * powers[ln - k])
                     if b < 0:
-                        continue
+                        if not stand_ins or ln - k != char_len(t[starts[i] + k]):
+                            continue
+                        b = -1 - (starts[i] + k)
                     if m == room:
                         room = 2 * room + 1024
                         out = <int64_t*>xrealloc(out, 4 * room * sizeof(int64_t))
@@ -195,24 +230,39 @@ def split_rows(list pieces, ranks):
         rows, row_ranks = array.array("q", bytes(24 * m)), array.array("q", bytes(8 * m))
         rv, rr = memoryview(rows), memoryview(row_ranks)
         fill(rv, rr, out, m)
+        if stand_ins and m:
+            for k in range(3 * m):
+                if rows[k] < 0:
+                    a = -1 - rows[k]
+                    ch = blob[a:a + char_len(t[a])].decode("utf-8", "surrogatepass")
+                    rows[k] = extra.setdefault(ch, n + len(extra))
         return rows, row_ranks
     finally:
         free(starts)
         free(lens)
         free(slots)
+        free(hashes)
+        free(powers)
+        free(prefix)
         free(out)
 
 
+cdef inline Py_ssize_t char_len(uint8_t lead) noexcept nogil:
+    return 1 if lead < 0x80 else (2 if lead < 0xE0 else (3 if lead < 0xF0 else 4))
+
+
 cdef inline Py_ssize_t find(const uint8_t* t, const Py_ssize_t* starts, const Py_ssize_t* lens,
-                            const Py_ssize_t* slots, Py_ssize_t cap, const uint8_t* s, Py_ssize_t ln) noexcept nogil:
-    """The id whose bytes are s[:ln], -1 if none."""
-    cdef uint64_t h = fnv(s, ln) & (cap - 1)
+                            const uint64_t* hashes, const Py_ssize_t* slots, Py_ssize_t cap, const uint8_t* s,
+                            Py_ssize_t ln, uint64_t h) noexcept nogil:
+    """The id whose bytes are s[:ln] (of hash h), -1 if none; bytes are compared only on an
+    equal hash and length."""
+    cdef uint64_t k = h & (cap - 1)
     cdef Py_ssize_t a
-    while slots[h]:
-        a = slots[h] - 1
-        if lens[a] == ln and memcmp(t + starts[a], s, ln) == 0:
+    while slots[k]:
+        a = slots[k] - 1
+        if hashes[a] == h and lens[a] == ln and memcmp(t + starts[a], s, ln) == 0:
             return a
-        h = (h + 1) & (cap - 1)
+        k = (k + 1) & (cap - 1)
     return -1
 
 

@@ -256,11 +256,12 @@ def test_spm_long_token_encodes_as_the_reference(tmp_path):
 
 
 def test_spm_token_splits_are_every_cut_into_two_symbols():
-    """_token_splits against its definition: every cut of every text whose two halves are
+    """_spm_model.split_rows with stand-ins (the SentencePiece vocabulary's merge rows, shared
+    with .model files) against its definition: every cut of every text whose two halves are
     tokens or single characters (random small alphabets make many prefix and suffix chains)."""
     import random
 
-    from fastbpe.gguf.models import _token_splits
+    from fastbpe._spm_model import split_rows
 
     rng = random.Random(29)
     for _ in range(300):
@@ -272,7 +273,8 @@ def test_spm_token_splits_are_every_cut_into_two_symbols():
         want = {(t[:k], t[k:], c) for t, c in t2i.items() for k in range(1, len(t))
                 if symbol(t[:k]) is not None and symbol(t[k:]) is not None}
         extra: dict = {}
-        rows = _token_splits(t2i, extra, len(texts))
+        flat, _ = split_rows(texts, [0] * len(texts), extra)
+        rows = [tuple(flat[k:k + 3]) for k in range(0, len(flat), 3)]
         name = {i: t for t, i in t2i.items()} | {i: t for t, i in extra.items()}
         got = [(name[a], name[b], c) for a, b, c in rows]
         assert len(got) == len(set(got)) and set(got) == want, texts

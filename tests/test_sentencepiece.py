@@ -274,3 +274,25 @@ def test_mutated_model_files_are_value_errors_or_load():
             sentencepiece_model_from_bytes(case, "x.model")
         except ValueError as e:
             assert "x.model" in str(e)
+
+
+def test_split_rows_are_every_split_and_linear():
+    """_spm_model.split_rows: every split of a piece into two pieces, one row each (checked
+    against cutting every piece everywhere), None pieces left out; a 200k-character piece
+    costs time linear in its length (cutting it everywhere hashed 200k characters per cut)."""
+    import random
+
+    from fastbpe._spm_model import split_rows
+
+    rng = random.Random(4)
+    pieces = list({"".join(rng.choice("ab▁é😀") for _ in range(rng.randint(1, 6))) for _ in range(400)})
+    pieces[5] = None
+    ids = {p: i for i, p in enumerate(pieces) if p is not None}
+    rows, ranks = split_rows(pieces, list(range(len(pieces))))
+    want = sorted((ids[p[:k]], ids[p[k:]], i) for p, i in ids.items() for k in range(1, len(p))
+                  if p[:k] in ids and p[k:] in ids)
+    got = sorted(tuple(rows[3 * k:3 * k + 3]) for k in range(len(rows) // 3))
+    assert got == want and list(ranks) == [r[2] for r in (tuple(rows[3 * k:3 * k + 3]) for k in range(len(ranks)))]
+    long = "x" * 200_000   # cut everywhere and hashed per cut: minutes; here a blink
+    rows, _ = split_rows([long, "x" * 100_000, "x", long + "y"], [0, 1, 2, 3])
+    assert sorted(tuple(rows[3 * k:3 * k + 3]) for k in range(len(rows) // 3)) == [(1, 1, 0)]

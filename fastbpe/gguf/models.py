@@ -23,6 +23,7 @@ import numpy as np
 from .._char_bpe import CharBPE
 from .._core import BPETable
 from .._merge_ids import merge_ids
+from .._spm_model import split_rows
 from ..formats.bytelevel import BYTE_TO_CHAR
 from ..formats.bytelevel import token_bytes as bytelevel_bytes
 from .vocab import Vocab
@@ -203,7 +204,11 @@ class SentencePieceBPE:
         rank_of = np.searchsorted(-distinct, -scores)
         # symbols that are not tokens: single characters (they may still merge into a token)
         extra: dict[str, int] = {}
-        rows = np.array(_token_splits(t2i, extra, n), dtype=np.int64).reshape(-1, 3)
+        texts = [None] * n
+        for text, i in t2i.items():
+            texts[i] = text
+        flat, _ = split_rows(texts, rank_of.astype(np.int64), extra)   # the .model files' loader too
+        rows = np.frombuffer(flat, dtype=np.int64).reshape(-1, 3)
         ranks = rank_of[rows[:, 2]]
         self.n_tokens = n
         self.extra = extra
@@ -278,70 +283,6 @@ class SentencePieceBPE:
                                      f"for the character {text[s]!r}")
                 out.append(t)
         return out
-
-
-def _token_splits(t2i: dict, extra: dict, n: int) -> list[tuple[int, int, int]]:
-    """(left, right, token) for every token and every cut of its text into two symbols (a token,
-    or a single character, which gets a stand-in id n, n+1, ... in `extra`), in time linear in
-    the vocabulary's text: cutting each text at every position and looking both halves up hashes
-    O(L) characters per cut, O(L^2) for one token (a 200k-character token took seconds).
-
-    The tokens that are prefixes of a text are found once, from the sorted texts: a prefix of T
-    sorts before T and every text between them starts with it, so a stack of the texts that are
-    prefixes of the current one, popped when the next text does not start with its top, gives
-    each text its longest proper prefix that is a token (`parent`); a text's prefixes are its
-    chain of parents, at most one a length.  Suffixes the same way on the reversed texts.  Each
-    pop and each kept top costs at most the length of a text, each chain at most its text's."""
-    texts = list(t2i)
-    ids = list(t2i.values())
-    lengths = list(map(len, texts))
-    prefix_parent = _longest_proper_prefixes(texts)
-    suffix_parent = _longest_proper_prefixes([t[::-1] for t in texts])
-
-    def char_symbol(ch: str) -> int:
-        i = t2i.get(ch)
-        if i is None:
-            i = extra.get(ch)
-            if i is None:
-                i = extra[ch] = n + len(extra)
-        return i
-
-    rows = []
-    for k, text in enumerate(texts):
-        size = lengths[k]
-        if size < 2:
-            continue
-        rights = {}  # suffix length -> its id
-        j = suffix_parent[k]
-        while j >= 0:
-            rights[lengths[j]] = ids[j]
-            j = suffix_parent[j]
-        if 1 not in rights:  # the last character is a symbol whether or not it is a token
-            rights[1] = char_symbol(text[-1])
-        j, first_char = prefix_parent[k], False
-        while j >= 0:
-            b = rights.get(size - lengths[j])
-            if b is not None:
-                rows.append((ids[j], b, ids[k]))
-            first_char = lengths[j] == 1
-            j = prefix_parent[j]
-        if not first_char and size - 1 in rights:
-            rows.append((char_symbol(text[0]), rights[size - 1], ids[k]))
-    return rows
-
-
-def _longest_proper_prefixes(texts: list[str]) -> list[int]:
-    """For each text, the index of its longest proper prefix among `texts` (-1: none)."""
-    parent = [-1] * len(texts)
-    stack: list[int] = []
-    for k in sorted(range(len(texts)), key=texts.__getitem__):
-        text = texts[k]
-        while stack and not text.startswith(texts[stack[-1]]):
-            stack.pop()
-        if stack:
-            parent[k] = stack[-1]
-        stack.append(k)
-    return parent
 
 
 _SPM_SPACE = "\u2581"
