@@ -10,6 +10,10 @@ cdef struct Op:
     const Py_ssize_t* fail      # the literal's KMP failure table
     const unsigned int* content
     Py_ssize_t content_n
+    unsigned long long ascii[2]     # a Replace's class (OP_REPLACE_RUN): bits of code points < 128,
+    const unsigned short* index     # then a block of 32 bytes per 256 code points
+    const unsigned char* blocks
+    Py_ssize_t run_max              # a match: a run of 1..run_max class members
 
 
 cdef class Program:

@@ -4,7 +4,7 @@ the alignment HF keeps (each output character's span in the input).
 
 A program is a list of ops (fastbpe/normalize.py builds it from named steps): a Unicode form
 (NFC/NFD/NFKC/NFKD, only the spans its stability table flags are normalized: _nfc.find_spans),
-Lowercase, Replace of a literal, Prepend, Strip, StripAccents, ByteLevel.  Every op reads the
+Lowercase, Replace of a literal or of runs of a character class, Prepend, Strip, StripAccents, ByteLevel.  Every op reads the
 current text (the input str in place, then a UCS-4 buffer), and either says "unchanged" after
 a read-only scan (most text under most ops: nothing is copied, and a text no op changes comes
 back as the same str object) or writes its output with, for each output character, the index
@@ -19,6 +19,7 @@ from libc.stdlib cimport malloc, free
 from libc.string cimport memchr, memcpy, memset
 
 from fastbpe._memory cimport xrealloc
+from fastbpe._normalize_buf cimport Buf, View, buf_free, copy_same, put, reserve
 from fastbpe._str_units cimport PyUnicode_KIND, PyUnicode_DATA, PyUnicode_GET_LENGTH, code_point
 from fastbpe._nfc cimport (Item, Items, TABLE_SIZE, decompose, find_spans, is_combining_mark,
                            lower_of, recompose)
@@ -36,81 +37,8 @@ cdef enum:
     OP_STRIP = 5         # arg: bit 1 left, bit 2 right
     OP_STRIP_ACCENTS = 6
     OP_BYTELEVEL = 7
+    OP_REPLACE_RUN = 8   # a regex that is one class repeated 1..run_max times (`\\s+`) -> content
     SPAN_GAP = 8         # spans a form may change closer than this are normalized together
-
-
-# The text an op reads: a str's code units in place (kind 1, 2, 4) or a buffer (4).
-cdef struct View:
-    int kind
-    const void* data
-    Py_ssize_t n
-
-
-# An op's output: characters, the input index each takes its span from, and (when the
-# program keeps alignments) the original span of each character.
-cdef struct Buf:
-    uint32_t* ch
-    Py_ssize_t* src
-    int64_t* start
-    int64_t* end
-    Py_ssize_t n, cap
-    bint aligned
-
-
-cdef int reserve(Buf* b, Py_ssize_t need) except -1 nogil:
-    cdef Py_ssize_t cap
-    if need <= b.cap:
-        return 0
-    cap = 2 * b.cap if 2 * b.cap > need else need
-    if cap < 64:
-        cap = 64
-    b.ch = <uint32_t*>xrealloc(b.ch, cap * sizeof(uint32_t))
-    if b.aligned:   # sources and spans only when the caller wants the alignment
-        b.src = <Py_ssize_t*>xrealloc(b.src, cap * sizeof(Py_ssize_t))
-        b.start = <int64_t*>xrealloc(b.start, cap * sizeof(int64_t))
-        b.end = <int64_t*>xrealloc(b.end, cap * sizeof(int64_t))
-    b.cap = cap
-    return 0
-
-
-cdef inline int put(Buf* b, uint32_t c, Py_ssize_t src) except -1 nogil:
-    if b.n == b.cap:
-        reserve(b, b.n + 1)
-    b.ch[b.n] = c
-    if b.aligned:
-        b.src[b.n] = src
-    b.n += 1
-    return 0
-
-
-cdef int copy_same(Buf* b, View v, Py_ssize_t start, Py_ssize_t end) except -1 nogil:
-    """v[start:end] unchanged: each character takes its own span."""
-    cdef Py_ssize_t i, k = b.n
-    cdef const uint8_t* d1
-    cdef const uint16_t* d2
-    reserve(b, b.n + end - start)
-    if v.kind == 1:
-        d1 = <const uint8_t*>v.data
-        for i in range(start, end):
-            b.ch[k + i - start] = d1[i]
-    elif v.kind == 2:
-        d2 = <const uint16_t*>v.data
-        for i in range(start, end):
-            b.ch[k + i - start] = d2[i]
-    else:
-        memcpy(b.ch + k, <const uint32_t*>v.data + start, (end - start) * sizeof(uint32_t))
-    if b.aligned:
-        for i in range(start, end):
-            b.src[k + i - start] = i
-    b.n = k + end - start
-    return 0
-
-
-cdef void buf_free(Buf* b) noexcept nogil:
-    free(b.ch)
-    free(b.src)
-    free(b.start)
-    free(b.end)
 
 
 cdef inline bint is_whitespace(uint32_t c) noexcept nogil:
@@ -340,6 +268,37 @@ cdef int op_replace(const Op* op, View v, Buf* out) except -1 nogil:
     return 1
 
 
+cdef inline bint in_class(const Op* op, uint32_t c) noexcept nogil:
+    if c < 128:
+        return (op.ascii[c >> 6] >> (c & 63)) & 1
+    if c >= 0x110000:
+        return False
+    return (op.blocks[(<Py_ssize_t>op.index[c >> 8] << 5) | ((c & 255) >> 3)] >> (c & 7)) & 1
+
+
+cdef int op_replace_run(const Op* op, View v, Buf* out) except -1 nogil:
+    """HF's Replace with a regex that is one class repeated (`\\s+`): its leftmost greedy
+    matches (runs of members, cut every run_max) become content, aligned as a literal's."""
+    cdef Py_ssize_t i = 0, at = 0, j
+    while i < v.n and not in_class(op, code_point(v.kind, v.data, i)):
+        i += 1
+    if i == v.n:
+        return 0
+    out.n = 0
+    while i < v.n:
+        if not in_class(op, code_point(v.kind, v.data, i)):
+            i += 1
+            continue
+        j = i + 1
+        while j < v.n and j - i < op.run_max and in_class(op, code_point(v.kind, v.data, j)):
+            j += 1
+        copy_same(out, v, at, i)
+        put_content(out, op, j - 1)
+        at = i = j
+    copy_same(out, v, at, v.n)
+    return 1
+
+
 cdef int op_prepend(const Op* op, View v, Buf* out) except -1 nogil:
     """HF's Prepend: on a non-empty text, content first, taking the first character's span."""
     if v.n == 0 or op.content_n == 0:
@@ -426,6 +385,8 @@ cdef int apply_op(const Op* op, View v, Buf* out) except -1 nogil:
         return op_lowercase(v, out)
     if op.kind == OP_REPLACE:
         return op_replace(op, v, out)
+    if op.kind == OP_REPLACE_RUN:
+        return op_replace_run(op, v, out)
     if op.kind == OP_PREPEND:
         return op_prepend(op, v, out)
     if op.kind == OP_STRIP:
@@ -479,7 +440,8 @@ cdef int run_ops(const Op* ops, int n_ops, View text, Buf* bufs) except -2 nogil
 cdef class Program:
     """A compiled normalizer program.  Program(ops), each op a tuple:
     ("form", 0..3 for NFC/NFD/NFKC/NFKD, its stability table as bytes), ("lowercase",),
-    ("replace", literal, content), ("prepend", content), ("strip", left, right),
+    ("replace", literal, content), ("replace_run", ascii_lo, ascii_hi, block index (uint16
+    bytes), blocks (bytes), run_max, content), ("prepend", content), ("strip", left, right),
     ("strip_accents",), ("bytelevel",)."""
 
     def __cinit__(self, ops):
@@ -523,6 +485,7 @@ cdef class Program:
     cdef int _add(self, tuple spec) except -1:
         cdef Op* op = &self.ops[self.n_ops]
         cdef const uint8_t[::1] table
+        cdef bytes index, blocks
         name = spec[0]
         if name == "form":
             form, data = spec[1], spec[2]
@@ -537,6 +500,17 @@ cdef class Program:
             op.pattern = self._chars(spec[1], &op.pattern_n)
             op.fail = self._failure_table(op.pattern, op.pattern_n)
             op.content = self._chars(spec[2], &op.content_n)
+        elif name == "replace_run":
+            lo, hi, index_b, blocks_b, run_max, content = spec[1:]
+            index, blocks = bytes(index_b), bytes(blocks_b)
+            if len(index) != 2 * 4352 or len(blocks) % 32 or max(memoryview(index).cast("H"), default=0) * 32 >= len(blocks) or run_max < 1:
+                raise ValueError("a replace_run op needs a class table (pattern_program's) and run_max >= 1")
+            self.keep += [index, blocks]
+            op.kind, op.run_max = OP_REPLACE_RUN, run_max
+            op.ascii[0], op.ascii[1] = lo, hi
+            op.index = <const unsigned short*><const char*>index
+            op.blocks = <const unsigned char*><const char*>blocks
+            op.content = self._chars(content, &op.content_n)
         elif name == "prepend":
             op.kind = OP_PREPEND
             op.content = self._chars(spec[1], &op.content_n)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 from array import array
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ._nfc import FORMS, stability_table
 from ._normalize import Program
@@ -49,6 +49,21 @@ class ReplaceLiteral:
 
     def spec(self) -> tuple:
         return ("replace", self.literal, self.content)
+
+
+@dataclass(frozen=True)
+class ReplaceRun:
+    """Replace by a regex that is one character class repeated 1..run_max times (`\\s+` ->
+    " "): `table` is the class as pattern_program keeps it (ascii lo, ascii hi, block index,
+    blocks), read in the dialect the file's regex is in."""
+    pattern: str
+    table: tuple = field(compare=False, hash=False, repr=False)
+    run_max: int = 1
+    content: str = ""
+
+    def spec(self) -> tuple:
+        lo, hi, index, blocks = self.table
+        return ("replace_run", lo, hi, bytes(index), bytes(blocks), self.run_max, self.content)
 
 
 @dataclass(frozen=True)

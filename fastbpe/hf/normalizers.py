@@ -95,8 +95,18 @@ class Replace:
     def lower(self) -> list:
         if isinstance(self.pattern, LiteralPattern) or self.pattern_node == {"String": ""}:
             return [program_ops.ReplaceLiteral(self.pattern_node["String"], self.content)]
-        raise NotLowered(f"normalizer Replace with the regex {self.pattern_node.get('Regex')!r} "
-                         "(only a String pattern runs in the kernel)")
+        pattern = self.pattern_node.get("Regex")
+        prog = regex_program(pattern) if regex_program is not None and isinstance(pattern, str) else None
+        if prog is not None and prog.run is not None:   # one class repeated: CLIP's \s+
+            cls, run_max = prog.run
+            return [program_ops.ReplaceRun(pattern, prog.tables[cls], min(run_max, 1 << 62), self.content)]
+        raise NotLowered(f"normalizer Replace with the regex {pattern!r} (the kernel runs a String "
+                         "pattern, or a regex that is one character class repeated)")
+
+
+# Oniguruma's reading of a regex as a scanner program, or None (pre_tokenizers.oniguruma_program:
+# that module imports this one, and sets it here when it loads)
+regex_program = None
 
 
 class Prepend:

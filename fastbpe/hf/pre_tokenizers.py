@@ -21,6 +21,7 @@ from ..formats.atomic import atomic_write_bytes
 from ..formats.bytelevel import BYTELEVEL_PATTERN
 from ._nodes import json_bool, json_field, json_list, json_str, node_type, unsupported
 from .normalized import NormalizedText
+from . import normalizers
 from .normalizers import char_to_bytelevel
 from .oniguruma import OnigPattern, compile_split_pattern, onigurumacffi
 from .punctuation_ranges import RANGES as PUNCTUATION_RANGES
@@ -205,6 +206,9 @@ def oniguruma_program(pattern: str, byte_level: bool = False):
     if differs - {"(?i:"} or ("(?i:" in differs and not _onig_case_ok(pattern)):
         return None
     return prog
+
+
+normalizers.regex_program = oniguruma_program   # Replace's regex, read as Split's
 
 
 @lru_cache(maxsize=256)
