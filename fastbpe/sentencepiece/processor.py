@@ -124,6 +124,10 @@ class SentencePieceProcessor:
     def encode(self, input, out_type=int, add_bos: bool = False, add_eos: bool = False, num_threads: int = -1, **_):
         """sentencepiece's encode: ids (out_type=int) or pieces (out_type=str) of a str, or of
         each str of a list (on threads)."""
+        if type(input) is str:
+            if out_type is int and not add_bos and not add_eos:
+                return self._ids_of(input)   # the common call, without _finish
+            return self._finish(self._ids_of(input), out_type, add_bos, add_eos, input)
         if isinstance(input, str):
             return self._finish(self._ids_of(input), out_type, add_bos, add_eos, input)
         texts = list(input)
