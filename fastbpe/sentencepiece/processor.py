@@ -50,15 +50,15 @@ class SentencePieceProcessor:
         if not model.escape_whitespaces or model.treat_whitespace_as_suffix:
             raise ValueError(f"{self._path}: no escape_whitespaces and whitespace as suffix are not supported")
         self._model = model
-        self._pieces = [p for p, _, _ in model.pieces]
-        self._types = [t for _, _, t in model.pieces]
-        self._ids = {p: i for i, p in enumerate(self._pieces)}
-        if len(self._ids) != len(self._pieces):   # sentencepiece refuses such a file too
+        texts, scores, types = (list(column) for column in zip(*model.pieces))
+        self._pieces, self._types = texts, types
+        self._ids = dict(zip(texts, range(len(texts))))
+        if len(self._ids) != len(texts):   # sentencepiece refuses such a file too
             raise ValueError(f"{self._path}: a piece is defined twice")
-        self._char = self._build()
-        self._kind = (PREPEND if model.add_dummy_prefix else 0) | REPLACE_SPACE
-        users = sorted((p for p, _, t in model.pieces if t == USER_DEFINED), key=len, reverse=True)
+        users = sorted((p for p, t in zip(texts, types) if t == USER_DEFINED), key=len, reverse=True)
         self._users = regex.compile("|".join(map(regex.escape, users))) if users else None
+        self._char = self._build(scores)
+        self._kind = (PREPEND if model.add_dummy_prefix else 0) | REPLACE_SPACE
         # the identity normalizer without remove_extra_whitespaces is the kernel's own (kind);
         # anything else runs SentencePiece's normalizer first
         self._normalizer = None
@@ -70,28 +70,28 @@ class SentencePieceProcessor:
             except ValueError as e:
                 raise ValueError(f"{self._path}: {e}") from None
 
-    def _build(self) -> CharBPE:
-        m = self._model
-        mergeable = {p: i for i, (p, _, t) in enumerate(m.pieces) if t in (NORMAL, USER_DEFINED)}
-        vocab = dict(mergeable)
-        for i, (p, _, t) in enumerate(m.pieces):
-            if t in (BYTE, UNKNOWN):
-                vocab.setdefault(p, i)
+    def _build(self, scores: list) -> CharBPE:
+        """The kernel's model: (each pass over the pieces here is one comprehension: a 32k-piece
+        file's load is mostly these and CharBPE.build)."""
+        m, texts, types = self._model, self._pieces, self._types
+        merging = [p if t == NORMAL or t == USER_DEFINED else None for p, t in zip(texts, types)]
+        vocab = {p: i for i, p in enumerate(merging) if p is not None}
         # a character of a piece that is no piece itself would merge in SentencePiece and fall
         # back to bytes here; a piece holding a user-defined symbol would merge across a cut
-        joined = "\x00".join(p for p, _, t in m.pieces if t == NORMAL)
-        missing = set(joined) - mergeable.keys() - {"\x00"}
+        joined = "\x00".join([p for p, t in zip(texts, types) if t == NORMAL])
+        missing = set(joined) - vocab.keys() - {"\x00"}
         if missing:
             raise ValueError(f"{self._path}: pieces hold characters that are no pieces ({sorted(missing)[:5]}); "
                              "not compiled")
-        for u in (p for p, _, t in m.pieces if t == USER_DEFINED):
-            if u in joined:
-                raise ValueError(f"{self._path}: a piece contains the user-defined symbol {u!r}; not compiled")
-        scores = sorted({s for _, s, t in m.pieces if t in (NORMAL, USER_DEFINED)}, reverse=True)
-        rank_of = {s: r for r, s in enumerate(scores)}
-        rows, ranks = split_rows([p if t in (NORMAL, USER_DEFINED) else None for p, _, t in m.pieces],
-                                 [rank_of.get(s, 0) for _, s, _ in m.pieces])
-        unk = m.pieces[m.unk_id][0] if 0 <= m.unk_id < len(m.pieces) else None
+        for i in [i for i, t in enumerate(types) if t == BYTE or t == UNKNOWN]:
+            vocab.setdefault(texts[i], i)
+        inside = self._users.search(joined) if self._users is not None else None
+        if inside:
+            raise ValueError(f"{self._path}: a piece contains the user-defined symbol {inside.group()!r}; "
+                             "not compiled")
+        rank_of = {s: r for r, s in enumerate(sorted(set(scores), reverse=True))}
+        rows, ranks = split_rows(merging, [rank_of[s] for s in scores])
+        unk = texts[m.unk_id] if 0 <= m.unk_id < len(texts) else None
         try:
             return CharBPE.build(vocab, rows, unk, m.byte_fallback, True, False, META, ranks=ranks)
         except ValueError as e:
