@@ -66,6 +66,8 @@ cdef class SpmNormalizer:
     cdef Py_ssize_t* user_ends
     cdef Py_ssize_t n_users
     cdef uint8_t user_first[256]    # 1: some user-defined symbol starts with this byte
+    cdef uint8_t plain[128 * 129]   # [a * 129 + b] 1: ASCII a followed by ASCII b (b = 128: the end) is
+                                    # copied as it is (not a space, no user symbol or rule starts there)
     cdef readonly bint add_dummy_prefix, remove_extra_whitespaces, escape_whitespaces, whitespace_as_suffix
 
     def __cinit__(self):
@@ -115,6 +117,42 @@ cdef class SpmNormalizer:
             size += len(u)
             self.user_ends[i] = size
             self.user_first[(<bytes>u)[0]] = 1
+        self.plain_table()
+
+    cdef void plain_table(self) noexcept:
+        """Fill `plain`: most text is ASCII that no rule touches, copied without a trie walk."""
+        cdef uint8_t pair[2]
+        cdef Py_ssize_t value, a, b
+        for a in range(128):
+            for b in range(129):
+                self.plain[a * 129 + b] = a != 32 and not self.user_first[a]
+            if self.units == NULL or not self.plain[a * 129]:
+                continue
+            pair[0] = <uint8_t>a
+            if self.rule_match(pair, 1, &value):      # a rule for the byte alone
+                for b in range(129):
+                    self.plain[a * 129 + b] = 0
+                continue
+            for b in range(128):                      # a rule, or the start of one, for the pair
+                pair[1] = <uint8_t>b
+                if self.rule_match(pair, 2, &value) or self.reaches(pair, 2):
+                    self.plain[a * 129 + b] = 0
+
+    cdef bint reaches(self, const uint8_t* s, Py_ssize_t n) noexcept:
+        """Whether the trie has a path for s[:n] (a rule may continue past it)."""
+        cdef const uint32_t* units = self.units
+        cdef uint32_t unit = units[0], id = 0
+        cdef Py_ssize_t i
+        id ^= (unit >> 10) << ((unit & (1 << 9)) >> 6)
+        for i in range(n):
+            id ^= s[i]
+            if id >= <uint32_t>self.n_units:
+                return False
+            unit = units[id]
+            if (unit & <uint32_t>0x800000FF) != s[i]:
+                return False
+            id ^= (unit >> 10) << ((unit & (1 << 9)) >> 6)
+        return True
 
     cdef inline Py_ssize_t user_match(self, const uint8_t* s, Py_ssize_t n) noexcept nogil:
         """The length of the longest user-defined symbol s starts with, 0 if none."""
@@ -203,6 +241,14 @@ cdef class SpmNormalizer:
             o = self.put_space(buf, cap, o)
         prev_space = remove
         while n:
+            if s[0] < 0x80 and o < cap[0] and (n == 1 or s[1] < 0x80) and \
+                    self.plain[s[0] * 129 + (s[1] if n > 1 else 128)]:
+                buf[0][o] = s[0]
+                o += 1
+                s += 1
+                n -= 1
+                prev_space = False
+                continue
             used = self.prefix(s, n, &sp, &sp_len)
             if prev_space:
                 while sp_len and sp[0] == 32:

@@ -147,7 +147,7 @@ def test_tokenizer_from_file_and_the_cli_take_model_files(tmp_path):
 WORDS = ["the", "quick", "brown", "fox", "jumps", "over", "lazy", "dog", "café", "naïve", "Ｆｕｌｌ", "ｗｉｄｔｈ",
          "①②", "ﬁne", "日本語", "テキスト", "한국어", "emoji😀", "x²", "Ⅻ", "\u00a0nbsp", "tab\there", "123", "4567",
          "don't", "Straße", "İstanbul", "ǅ", "A\u0301", "  two  spaces ", "ＡＢＣ", "ｶﾞ", "\u3000wide"]
-HARD = PIECES + ["\u3000", "Ｆ", "ﬁ", "①", "²", "Ⅻ", "ǅ", "A\u0301", "İ", "ß", "ẞ", "\x07", "\u200b", "\ufeff", "ｶ", "ﾞ",
+HARD = PIECES + ["ab", "AB", "A", "...", "the ", "thé", "\u3000", "Ｆ", "ﬁ", "①", "²", "Ⅻ", "ǅ", "A\u0301", "İ", "ß", "ẞ", "\x07", "\u200b", "\ufeff", "ｶ", "ﾞ",
                  "Σ", "ς", "\r", "[U1]", "<x>", "the ", "quick", "Ｆｕｌｌ", "\u2581\u2581", "..."]
 HARD_TEXT = st.lists(st.sampled_from(HARD), max_size=24).map("".join)
 SETTINGS = {   # name: trainer arguments
@@ -160,6 +160,10 @@ SETTINGS = {   # name: trainer arguments
                                    byte_fallback=True),
     "identity-keep-spaces": dict(normalization_rule_name="identity", remove_extra_whitespaces=False,
                                  split_digits=True),
+    # a rule table of one's own (becomes normalizer "user_defined"): ASCII pairs and runs the
+    # kernel's ASCII fast path must leave to the trie
+    "custom-rules": dict(normalization_rule_name="user_defined", remove_extra_whitespaces=False, byte_fallback=True,
+                         rules="2E 2E 2E\t2026\n41\t61\n61 62\t78\n20 20\t20\n74 68 65 20\t54\n"),
 }
 _TRAINED: dict = {}
 
@@ -177,8 +181,13 @@ def trained(name: str, tmp_path_factory):
         args = dict(model_type="bpe", vocab_size=500, hard_vocab_limit=False, character_coverage=1.0,
                     minloglevel=2)
         args.update(SETTINGS[name])
+        folder = tmp_path_factory.mktemp("spm")
+        if "rules" in args:
+            (folder / "rules.tsv").write_text(args.pop("rules"))
+            args["normalization_rule_tsv"] = str(folder / "rules.tsv")
+            del args["normalization_rule_name"]
         spm.SentencePieceTrainer.train(sentence_iterator=iter(lines), model_writer=out, **args)
-        path = tmp_path_factory.mktemp("spm") / f"{name}.model"
+        path = folder / f"{name}.model"
         path.write_bytes(out.getvalue())
         _TRAINED[name] = (spm.SentencePieceProcessor(model_file=str(path)), SentencePieceProcessor(path), path)
     return _TRAINED[name]
