@@ -20,7 +20,7 @@ from cpython.ref cimport Py_INCREF, PyObject
 from cpython.pythread cimport PyThread_get_thread_ident
 from cpython.unicode cimport PyUnicode_Check, PyUnicode_GET_LENGTH
 
-from fastbpe._id_output cimport idbuf_to_list, idbuf_to_numpy
+from fastbpe._id_output cimport idbuf_to_array, idbuf_to_list, idbuf_to_numpy
 from fastbpe._hash cimport PACKED_MAX, hash_in_text, load_word, packed_hash, packed_key, piece_hash
 from fastbpe._merge cimport merge_heap, merge_known_bytes, merge_piece, merge_scan
 from fastbpe._piece_cache cimport (CACHE_MAX_IDS, CACHE_MAX_PIECE, CACHE_SIZE, PACKED_MAX_IDS,
@@ -547,7 +547,7 @@ cdef class BPETable:
         """Encode many texts (exact str; see encode_text) with the C scanner in one GIL-free
         pass; returns a list of lists of ids.  Batch encoding calls this once per thread's
         share, so the threads rarely meet at the GIL.  With `with_pieces`, each text gives
-        (ids, piece ends) instead: the list of ids and a numpy uint32 array of the ends, in
+        (ids, piece ends) instead: the list of ids and an array.array('I') of the ends, in
         bytes of its UTF-8, that the same scan cut: what fastbpe.hf builds Encodings from
         (offsets and word ids, made only when read).  Raises UnicodeEncodeError if
         any text has a lone surrogate; with pieces, ValueError for a text of 4 GiB or more."""
@@ -584,7 +584,7 @@ cdef class BPETable:
             if too_long >= 0:
                 raise ValueError(f"text {too_long} is 4 GiB or more of UTF-8")
             if with_pieces:
-                return [(idbuf_to_list(&outs[i], self.id_objects), idbuf_to_numpy(&piece_ends[i]))
+                return [(idbuf_to_list(&outs[i], self.id_objects), idbuf_to_array(&piece_ends[i]))
                         for i in range(n)]
             return [idbuf_to_list(&outs[i], self.id_objects) for i in range(n)]
         finally:

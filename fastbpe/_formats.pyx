@@ -9,7 +9,7 @@ strict validation and the entry's number in errors.
 from cpython.bytes cimport PyBytes_FromStringAndSize
 from libc.stdint cimport uint8_t, int64_t, uint64_t
 from libc.stdlib cimport calloc, malloc, free
-from libc.string cimport memset
+from libc.string cimport memcpy, memset
 from cpython.dict cimport PyDict_Next
 from cpython.object cimport PyObject
 from cpython.sequence cimport PySequence_Fast, PySequence_Fast_GET_ITEM, PySequence_Fast_GET_SIZE
@@ -236,27 +236,12 @@ def hf_merge_rows(merges, dict vocab, Py_ssize_t n_prefix, tuple token_bytes=Non
     bytes is left out: it can never apply to bytes.  Returns an array.array('q') of the
     3m ids, row after row (BPETable.from_merges reads it; no numpy on the loading path)."""
     merges = PySequence_Fast(merges, "tokenizer.json: model.merges must be a list")
-    cdef Py_ssize_t m = PySequence_Fast_GET_SIZE(merges), k, sp, kept, cap, slot
+    cdef Py_ssize_t m = PySequence_Fast_GET_SIZE(merges), k, sp
     cdef int64_t* rows = <int64_t*>malloc((3 * m + 3) * sizeof(int64_t))
     if rows == NULL:
         raise MemoryError()
     cdef object entry, a, b, merged, missing
     cdef long long ia, ib, ic
-    cdef uint64_t key, mask
-    cdef uint64_t* keys = NULL
-    cdef int64_t* where = NULL
-    cap = 16
-    while cap < 2 * m + 2:
-        cap *= 2
-    mask = <uint64_t>(cap - 1)
-    keys = <uint64_t*>malloc(cap * sizeof(uint64_t))
-    where = <int64_t*>malloc(cap * sizeof(int64_t))
-    if keys == NULL or where == NULL:
-        free(keys)
-        free(where)
-        free(rows)
-        raise MemoryError()
-    memset(keys, 0xFF, cap * sizeof(uint64_t))
     cdef _VocabIndex index = _VocabIndex(vocab)
     cdef Span spans[2]
     cdef object a_str, b_str
@@ -293,8 +278,51 @@ def hf_merge_rows(merges, dict vocab, Py_ssize_t n_prefix, tuple token_bytes=Non
             rows[3 * k] = ia
             rows[3 * k + 1] = ib
             rows[3 * k + 2] = ic
+        return _kept_rows(rows, m, token_bytes)
+    finally:
+        free(rows)
+
+
+def kept_merge_rows(rows, tuple token_bytes=None):
+    """hf_merge_rows' rows from a merge list already looked up (an array.array('q') of
+    (left, right, merged) per merge in file order, `_tokenizer_json.vocab_and_merge_rows`):
+    the same clean-up, a new array."""
+    cdef const int64_t[::1] view = rows
+    cdef Py_ssize_t n = view.shape[0]
+    if n % 3:
+        raise ValueError("merge rows must be (left, right, merged) triples")
+    cdef int64_t* copy = <int64_t*>malloc((n + 3) * sizeof(int64_t))
+    if copy == NULL:
+        raise MemoryError()
+    try:
+        if n:
+            memcpy(copy, &view[0], n * sizeof(int64_t))
+        return _kept_rows(copy, n // 3, token_bytes)
+    finally:
+        free(copy)
+
+
+cdef object _kept_rows(int64_t* rows, Py_ssize_t m, tuple token_bytes):
+    """The rows that stay, as an array.array('q'): a pair listed again keeps only its later
+    place (as HF's map), and with token_bytes (byte-level) a merge with a token that has no
+    bytes is left out.  rows (3m ids) is used as scratch."""
+    cdef Py_ssize_t k, kept, cap, slot
+    cdef uint64_t key, mask
+    cdef uint64_t* keys
+    cdef int64_t* where
+    cap = 16
+    while cap < 2 * m + 2:
+        cap *= 2
+    mask = <uint64_t>(cap - 1)
+    keys = <uint64_t*>malloc(cap * sizeof(uint64_t))
+    where = <int64_t*>malloc(cap * sizeof(int64_t))
+    try:
+        if keys == NULL or where == NULL:
+            raise MemoryError()
+        memset(keys, 0xFF, cap * sizeof(uint64_t))
+        for k in range(m):
             # a pair seen before: that earlier row is dropped (the later place wins)
-            key = (<uint64_t>ia << 32) | <uint64_t>ib
+            key = (<uint64_t>rows[3 * k] << 32) | <uint64_t>rows[3 * k + 1]
             slot = <Py_ssize_t>probe(keys, 1, mask, ((key * 0x9E3779B97F4A7C15ULL) >> 17) & mask, key,
                                      0xFFFFFFFFFFFFFFFFULL)
             if keys[slot] == key:
@@ -322,7 +350,6 @@ def hf_merge_rows(merges, dict vocab, Py_ssize_t n_prefix, tuple token_bytes=Non
     finally:
         free(keys)
         free(where)
-        free(rows)
 
 
 cdef inline bint _has_bytes(tuple token_bytes, int64_t t):

@@ -3,3 +3,4 @@ from fastbpe._workspace cimport IdBuf
 
 cdef object idbuf_to_list(IdBuf* b, tuple id_objects)
 cdef object idbuf_to_numpy(IdBuf* b)
+cdef object idbuf_to_array(IdBuf* b)

@@ -1,6 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
 """A call's ids (an IdBuf) as what Python gets back: a list of ints made from ready int
-objects, or a numpy uint32 array copied once."""
+objects, a numpy uint32 array copied once, or an array.array('I') (no numpy import)."""
+from array import array
 from cpython.list cimport PyList_New
 from cpython.ref cimport Py_INCREF, PyObject
 from libc.stdint cimport uint32_t
@@ -60,4 +61,12 @@ cdef object idbuf_to_numpy(IdBuf* b):
         memcpy(&view[0], b.data, b.len * sizeof(tok_t))
     return arr
 
+
+cdef object idbuf_to_array(IdBuf* b):
+    """An array.array('I') of the ids: what a caller that may never need numpy gets (the
+    piece ends of a short Encoding); numpy reads it without a copy."""
+    cdef object arr = array("I")
+    if b.len:
+        arr.frombytes((<char*>b.data)[:b.len * sizeof(tok_t)])
+    return arr
 

@@ -3,7 +3,10 @@ from __future__ import annotations
 
 import os
 import threading
-from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from concurrent.futures import ThreadPoolExecutor
 
 
 def available_cores() -> int:
@@ -45,6 +48,7 @@ def parallel_map(fn_chunk, items, num_threads: int, keep_threads: bool = False) 
     chunks = [items[i:i + size] for i in range(0, len(items), size)]
     if keep_threads:
         return [r for part in kept_pool(num_threads).map(fn_chunk, chunks) for r in part]
+    from concurrent.futures import ThreadPoolExecutor   # imported by the first threaded call only
     with ThreadPoolExecutor(min(num_threads, len(chunks))) as pool:
         return [r for part in pool.map(fn_chunk, chunks) for r in part]
 
@@ -59,6 +63,7 @@ def kept_pool(num_threads: int) -> ThreadPoolExecutor:
     key = (os.getpid(), num_threads)
     pool = _kept_pools.get(key)
     if pool is None:
+        from concurrent.futures import ThreadPoolExecutor
         with _kept_pools_lock:
             pool = _kept_pools.get(key)
             if pool is None:

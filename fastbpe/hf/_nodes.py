@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import json
 
+from .._formats import frozen_merges
+from .._tokenizer_json import model_spans, vocab_and_merge_rows
+
 
 class UnsupportedError(ValueError):
     """The tokenizer.json uses a component (or option) that fastbpe does not implement."""
@@ -81,6 +84,51 @@ def parse(json_text: str) -> dict:
         raise ValueError(f"tokenizer.json: nested more than {MAX_DEPTH} levels deep") from None
     check_nesting(doc)
     return doc
+
+
+def read_document(data: bytes) -> dict | None:
+    """The document of a tokenizer.json file's bytes with its model's vocab and merges read
+    by `_tokenizer_json` straight from the bytes (merges as `LazyMerges`), or None when the
+    file is not of the plain shape that reads (then `parse` reads it all, errors included)."""
+    spans = model_spans(data)
+    if spans is None:
+        return None
+    vs, ve, ms, me = spans
+    (s1, e1, f1), (s2, e2, f2) = sorted([(vs, ve, b"{}"), (ms, me, b"[]")])   # in file order
+    try:
+        doc = json.loads((data[:s1] + f1 + data[e1:s2] + f2 + data[e2:]).decode("utf-8"))
+        check_nesting(doc)
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError, ValueError):
+        return None
+    model = doc.get("model") if isinstance(doc, dict) else None
+    if not isinstance(model, dict):
+        return None
+    prefix = model.get("continuing_subword_prefix")
+    n_prefix = len(prefix) if type(prefix) is str else 0
+    read = vocab_and_merge_rows(data, spans, n_prefix)
+    if read is None:
+        return None
+    model["vocab"] = read[0]
+    model["merges"] = LazyMerges(read[1], n_prefix, data[ms:me])
+    return doc
+
+
+class LazyMerges:
+    """A tokenizer.json's merges as `read_document` read them: `rows`, the (left, right,
+    merged) ids of each merge in file order for `n_prefix` prefix characters (what
+    `_formats.kept_merge_rows` takes), and the merges themselves (`source()`, frozen_merges'
+    tuple), parsed from the file's text only when something asks (writing the file back)."""
+
+    __slots__ = ("rows", "n_prefix", "_text", "_source")
+
+    def __init__(self, rows, n_prefix: int, text: bytes):
+        self.rows, self.n_prefix, self._text, self._source = rows, n_prefix, text, None
+
+    def source(self) -> tuple:
+        if self._source is None:
+            self._source = frozen_merges(json.loads(self._text))
+            self._text = None
+        return self._source
 
 
 def check_nesting(doc) -> None:

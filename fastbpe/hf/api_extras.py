@@ -5,7 +5,6 @@ transformers 5 encodes stage by stage), the tiktoken-style view (`to_encoding`) 
 the trained model).  A mixin for `Tokenizer`."""
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 from dataclasses import dataclass
@@ -34,21 +33,28 @@ def hf_tokenizer_class():
     return HFTokenizer
 
 
+def _to_thread(fn, *args):
+    """asyncio.to_thread, asyncio imported at the first async call (importing it costs a fresh
+    process as much as loading GPT-2's tokenizer.json)."""
+    import asyncio
+    return asyncio.to_thread(fn, *args)
+
+
 class HFExtras:
     async def async_encode(self, sequence, pair=None, is_pretokenized: bool = False,
                            add_special_tokens: bool = True) -> Encoding:
-        return await asyncio.to_thread(self.encode, sequence, pair, is_pretokenized, add_special_tokens)
+        return await _to_thread(self.encode, sequence, pair, is_pretokenized, add_special_tokens)
 
     async def async_encode_batch(self, inputs, is_pretokenized: bool = False,
                                  add_special_tokens: bool = True) -> list[Encoding]:
-        return await asyncio.to_thread(self.encode_batch, inputs, is_pretokenized, add_special_tokens)
+        return await _to_thread(self.encode_batch, inputs, is_pretokenized, add_special_tokens)
 
     async def async_encode_batch_fast(self, inputs, is_pretokenized: bool = False,
                                       add_special_tokens: bool = True) -> list[Encoding]:
-        return await asyncio.to_thread(self.encode_batch_fast, inputs, is_pretokenized, add_special_tokens)
+        return await _to_thread(self.encode_batch_fast, inputs, is_pretokenized, add_special_tokens)
 
     async def async_decode_batch(self, sequences, skip_special_tokens: bool = True) -> list[str]:
-        return await asyncio.to_thread(self.decode_batch, sequences, skip_special_tokens)
+        return await _to_thread(self.decode_batch, sequences, skip_special_tokens)
 
     # -- text as plain text -----------------------------------------------------------------
 

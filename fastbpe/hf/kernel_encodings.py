@@ -26,8 +26,9 @@ from .encoding import Encoding
 
 
 def _numpy():
-    """numpy, imported when Encodings are first built: loading a tokenizer.json (and the
-    ids-only paths) never needs it, and importing it costs a fresh process ~60 ms."""
+    """numpy, imported when the first long segment's fields are read: loading a tokenizer.json,
+    the ids-only paths and short Encodings never need it (importing it costs a fresh process
+    ~60 ms, as much as loading GPT-2's file)."""
     import numpy
     return numpy
 
@@ -41,9 +42,16 @@ class KernelEncoder:
         model = tokenizer.model
         self._table = model.table
         self._id_to_token = model.id_to_token
-        np = _numpy()
-        self._nbytes = np.array([len(t) if t is not None else 0 for t in model.token_bytes], dtype=np.int64)
-        self._nbytes_list = self._nbytes.tolist()
+        self._token_bytes = model.token_bytes
+        self._nbytes_array = None   # each token's byte length as a numpy array, made on first use
+
+    def _nbytes(self):
+        nbytes = self._nbytes_array
+        if nbytes is None:
+            np = _numpy()
+            nbytes = self._nbytes_array = np.array([len(t) if t is not None else 0 for t in self._token_bytes],
+                                                   dtype=np.int64)
+        return nbytes
 
     # -- the kernels (GIL released) -------------------------------------------------------
 
@@ -89,8 +97,7 @@ class KernelEncoder:
         character's original start to its last one's end, as HF's)."""
         offsets, words, tokens = [], [], []
         word = 0
-        id_to_token = self._id_to_token
-        np = _numpy()
+        id_to_token, token_bytes = self._id_to_token, self._token_bytes
         for k, ((start, end, item), out) in enumerate(zip(plan, outputs)):
             align = aligns[k] if aligns is not None else None
             if out is None:
@@ -110,14 +117,15 @@ class KernelEncoder:
                 for i in seg_ids:
                     while ends[piece] <= pos:
                         piece += 1
-                    n = self._nbytes_list[i]
+                    n = len(token_bytes[i] or b"")
                     tokens.append(id_to_token[i])
                     offsets.append((start + pos, start + pos + n))
                     words.append(word + piece)
                     pos += n
                 word += len(ends)
                 continue
-            nbytes = self._nbytes[np.array(seg_ids, dtype=np.intp)]
+            np = _numpy()
+            nbytes = self._nbytes()[np.array(seg_ids, dtype=np.intp)]
             byte_end = np.cumsum(nbytes)
             byte_start = byte_end - nbytes
             words += (np.searchsorted(piece_ends, byte_start, side="right") + word).tolist()

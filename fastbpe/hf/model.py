@@ -17,9 +17,9 @@ from .._char_bpe import CharBPE
 from .._core import BPETable
 from ..formats.bytelevel import BYTE_TO_CHAR, token_bytes as bytelevel_token_bytes
 from .._formats import (bytelevel_token_bytes as bytelevel_vocab_bytes, checked_vocab, frozen_merges,
-                        hf_merge_rows, untracked)
+                        hf_merge_rows, kept_merge_rows, untracked)
 from .._merge_ids import merge_ids
-from ._nodes import json_bool, json_field, json_str
+from ._nodes import LazyMerges, json_bool, json_field, json_str
 from .word_affixes import WordAffixes
 
 
@@ -51,9 +51,14 @@ class BPE:
         if self.unk_token is not None and self.vocab and self.unk_token not in self.vocab:   # (an untrained model may name it)
             raise ValueError(f"tokenizer.json: unk_token {self.unk_token!r} is not in the vocabulary")
         merges_source = node.get("merges", [])
-        if not isinstance(merges_source, (list, tuple)):   # a tuple: merges_source, written back
+        if isinstance(merges_source, LazyMerges) and merges_source.n_prefix != len(self.prefix):
+            merges_source = merges_source.source()   # read for another prefix: looked up again
+        if isinstance(merges_source, LazyMerges):   # read from the file's bytes, already looked up
+            self._merges_source = merges_source
+        elif not isinstance(merges_source, (list, tuple)):   # a tuple: merges_source, written back
             raise ValueError("tokenizer.json: model.merges must be a list")
-        self._merges_source = frozen_merges(merges_source)
+        else:
+            self._merges_source = frozen_merges(merges_source)
         n_ids = max(self.vocab.values(), default=-1) + 1
         if n_ids > 16 * len(self.vocab) + 65536:
             raise ValueError(f"tokenizer.json: token ids are too sparse ({len(self.vocab)} tokens, largest id {n_ids - 1})")
@@ -61,14 +66,14 @@ class BPE:
         self.byte_level = byte_level_input and not self.prefix and not self.suffix
         self.char_model, self.char_model_refusal = None, "the model is byte-level BPE"
         self.affix_refusal = None   # why a byte-level model with a prefix / suffix is not on the kernel
-        affixes = self._word_affixes(merges_source, n_ids) if byte_level_input and not self.byte_level else None
+        affixes = self._word_affixes(self.merges_source, n_ids) if byte_level_input and not self.byte_level else None
         # the merges: (left, right, new id) rows in rank order, an array.array('q') of 3m ids
         if self.byte_level:
             tokens = bytelevel_vocab_bytes(self.vocab, n_ids)
             if b"" in tokens:   # an empty token (Whisper's): BPE never makes it; it decodes to ""
                 tokens = untracked(tuple(None if t == b"" else t for t in tokens))
             # a merge involving a token outside the byte alphabet can never apply to bytes
-            merges = hf_merge_rows(merges_source, self.vocab, 0, tokens)
+            merges = self._merge_rows(0, tokens)
             singles = {t[0] for t in tokens if t is not None and len(t) == 1}
             # a byte without a token is skipped, as HF skips a character its vocabulary lacks
             # (GPT-NeoX lacks the 13 bytes UTF-8 never holds, Falcon control bytes), unless
@@ -93,7 +98,7 @@ class BPE:
             self.table.learn_whole_tokens(16)
             self._single_byte_ids = [self.table.lookup_bytes(bytes([b])) for b in range(256)]
         else:
-            self.merge_rows = all_merges = hf_merge_rows(merges_source, self.vocab, len(self.prefix))
+            self.merge_rows = all_merges = self._merge_rows(len(self.prefix))
             self.token_bytes = None
             self.missing_bytes = self.skipped_bytes = b""
             tokens = [None] * n_ids
@@ -118,6 +123,12 @@ class BPE:
             self.affix_refusal = affixes.refusal
         return None
 
+    def _merge_rows(self, n_prefix: int, token_bytes: tuple | None = None):
+        """hf_merge_rows of the file's merges (rows read with the file: only their clean-up)."""
+        if isinstance(self._merges_source, LazyMerges):
+            return kept_merge_rows(self._merges_source.rows, token_bytes)
+        return hf_merge_rows(self._merges_source, self.vocab, n_prefix, token_bytes)
+
     def _compiled_char_model(self, merges) -> tuple:
         """(`_char_bpe.CharBPE` over this model's table, None), or (None, why not): the
         compiled char-level model the SentencePiece-style files run on (hf/char_level.py)."""
@@ -133,7 +144,16 @@ class BPE:
     def merges_source(self) -> tuple:
         """The file's merges as read ("a b" strings, or (a, b) for the list form), for writing
         them back: a tuple of str and tuples, which the garbage collector stops tracking at
-        its first pass (a list of 150k merges would be walked by every full collection)."""
+        its first pass (a list of 150k merges would be walked by every full collection);
+        parsed from the file's text on first use when the file was read by `read_document`."""
+        if isinstance(self._merges_source, LazyMerges):
+            self._merges_source = self._merges_source.source()
+        return self._merges_source
+
+    @property
+    def merges_kept(self):
+        """What the tokenizer keeps to write the merges back: merges_source, or the
+        `LazyMerges` it is parsed from when first written."""
         return self._merges_source
 
     def save(self, folder: str, name: str | None = None) -> list[str]:
@@ -148,7 +168,7 @@ class BPE:
         vocab_path = os.path.join(folder, f"{prefix}vocab.json")
         merges_path = os.path.join(folder, f"{prefix}merges.txt")
         ordered = dict(sorted(self.vocab.items(), key=lambda kv: kv[1]))
-        lines = ["#version: 0.2"] + [m if type(m) is str else " ".join(m) for m in self._merges_source]
+        lines = ["#version: 0.2"] + [m if type(m) is str else " ".join(m) for m in self.merges_source]
         atomic_write_many({vocab_path: json.dumps(ordered, ensure_ascii=False, separators=(",", ":")).encode("utf-8"),
                            merges_path: ("\n".join(lines) + "\n").encode("utf-8")})
         return [vocab_path, merges_path]

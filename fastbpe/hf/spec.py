@@ -10,6 +10,7 @@ import json
 import os
 
 from ..formats.atomic import atomic_write_text
+from ._nodes import LazyMerges
 
 STAGES = ("normalizer", "pre_tokenizer", "post_processor", "decoder")
 
@@ -71,6 +72,8 @@ def model_node(node: dict, vocab: dict) -> dict:
     """The model node written back: the source node with the vocabulary (by id, as HF)."""
     out = {}
     for key, value in node.items():
+        if isinstance(value, LazyMerges):
+            value = value.source()
         out[key] = dict(sorted(vocab.items(), key=lambda kv: kv[1])) if key == "vocab" else value
     if "vocab" not in out:
         out["vocab"] = dict(sorted(vocab.items(), key=lambda kv: kv[1]))

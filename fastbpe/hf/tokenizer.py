@@ -89,7 +89,7 @@ class Tokenizer(IdsPath, PostProcessing, HFExtras):
         if self._model_json.get("merges") is not None:
             # the model's tuple in place of the file's list: the same merges written back, and
             # one the garbage collector stops tracking (see BPE.merges_source)
-            self._model_json["merges"] = model.merges_source
+            self._model_json["merges"] = model.merges_kept
         self._model = model
         # ByteLevel last with a byte-level model: pieces stay in original characters and the
         # model reads their UTF-8 (the same ids and spans as mapping every byte to a character)
@@ -194,6 +194,12 @@ class Tokenizer(IdsPath, PostProcessing, HFExtras):
             if looks_like_sentencepiece_model(data):
                 return cls.from_sentencepiece(path)
             data += f.read()
+        doc = _nodes.read_document(data)   # the model's arrays read from the bytes; None: json.loads
+        if doc is not None:
+            try:
+                return cls(doc)
+            except ValueError as e:
+                raise type(e)(f"{os.fspath(path)}: {e}") from None
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as e:

@@ -1,0 +1,498 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""A tokenizer.json's model.vocab and model.merges read straight from the file's bytes.
+
+They are nearly all of the file (150k tokens and as many merges), and through `json.loads`
+they cost a dict with a memo of every key, a str per merge, then a second pass that looks
+each merge's two halves and their join up again.  Here one pass over the bytes makes the
+{token: id} dict and, from a C table of the tokens' UTF-8, the merges' (left, right, merged)
+id rows; the merges' text is kept as bytes, parsed only if written back.
+
+Strict on purpose: anything but the plain shape (one "model" key, one "vocab" object of
+string keys and plain integer ids, one "merges" array of "a b" strings or [a, b] pairs of
+strings, every token known, no lone surrogate escape, no key written with an escape in the
+objects walked) gives None, and the caller parses the whole file with `json.loads` as before,
+which raises the same errors it always did.
+"""
+from cpython.dict cimport PyDict_SetItem
+from cpython.long cimport PyLong_FromLongLong
+from cpython.unicode cimport PyUnicode_DecodeUTF8
+from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
+from libc.stdlib cimport calloc, free, malloc, realloc
+from libc.string cimport memchr, memcmp, memcpy
+
+from array import array
+
+
+cdef extern from "Python.h":
+    dict _PyDict_NewPresized(Py_ssize_t minused)   # CPython's own json/pickle use it too
+
+
+cdef inline Py_ssize_t _ws(const uint8_t* s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
+    while i < n and (s[i] == 0x20 or s[i] == 0x0A or s[i] == 0x0D or s[i] == 0x09):
+        i += 1
+    return i
+
+
+cdef Py_ssize_t _skip_string(const uint8_t* s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
+    """s[i] is a quote: the index after the closing one, or -1."""
+    cdef const uint8_t* q
+    cdef Py_ssize_t j
+    i += 1
+    while i < n:
+        q = <const uint8_t*>memchr(s + i, 0x22, n - i)
+        if q == NULL:
+            return -1
+        j = q - s
+        while j > i and s[j - 1] == 0x5C:   # backslashes before it: an odd count escapes it
+            j -= 1
+        if (q - s - j) % 2 == 0:
+            return q - s + 1
+        i = q - s + 1
+    return -1
+
+
+cdef Py_ssize_t _skip_value(const uint8_t* s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
+    """The index after the JSON value at s[i] (structure only: json.loads checks the text
+    around the model arrays), or -1."""
+    cdef Py_ssize_t depth = 0
+    if i >= n:
+        return -1
+    if s[i] == 0x22:
+        return _skip_string(s, i, n)
+    if s[i] == 0x7B or s[i] == 0x5B:
+        while i < n:
+            if s[i] == 0x22:
+                i = _skip_string(s, i, n)
+                if i < 0:
+                    return -1
+                continue
+            if s[i] == 0x7B or s[i] == 0x5B:
+                depth += 1
+            elif s[i] == 0x7D or s[i] == 0x5D:
+                depth -= 1
+                if depth == 0:
+                    return i + 1
+            i += 1
+        return -1
+    while i < n and not (s[i] == 0x2C or s[i] == 0x7D or s[i] == 0x5D or s[i] == 0x20
+                         or s[i] == 0x0A or s[i] == 0x0D or s[i] == 0x09):
+        i += 1
+    return i
+
+
+cdef Py_ssize_t _key(const uint8_t* s, Py_ssize_t i, Py_ssize_t n, Py_ssize_t* key_end) noexcept nogil:
+    """s[i] starts an object key "k": its end in key_end, the index after its colon, or -1
+    (an escape in the key: not the plain shape)."""
+    cdef Py_ssize_t j
+    if i >= n or s[i] != 0x22:
+        return -1
+    j = i + 1
+    while j < n and s[j] != 0x22:
+        if s[j] == 0x5C:
+            return -1
+        j += 1
+    if j >= n:
+        return -1
+    key_end[0] = j + 1
+    j = _ws(s, j + 1, n)
+    if j >= n or s[j] != 0x3A:
+        return -1
+    return _ws(s, j + 1, n)
+
+
+cdef inline bint _is(const uint8_t* s, Py_ssize_t start, Py_ssize_t end, const char* name, Py_ssize_t n) noexcept nogil:
+    return end - start == n + 2 and memcmp(s + start + 1, name, n) == 0
+
+
+def model_spans(const uint8_t[::1] data):
+    """(vocab start, vocab end, merges start, merges end): the byte spans of the top-level
+    "model" object's "vocab" object and "merges" array, or None (not the plain shape)."""
+    cdef const uint8_t* s = &data[0] if data.shape[0] else NULL
+    cdef Py_ssize_t n = data.shape[0], i, k, k_end, v_end, slot
+    cdef Py_ssize_t spans[4]
+    cdef bint in_model = False, seen_model = False
+    spans[0] = spans[1] = spans[2] = spans[3] = -1
+    if s == NULL:
+        return None
+    i = _ws(s, 0, n)
+    if i >= n or s[i] != 0x7B:
+        return None
+    i = _ws(s, i + 1, n)
+    while True:
+        if i >= n:
+            return None
+        if s[i] == 0x7D:   # the end of an object
+            if in_model:
+                in_model = False
+                i = _ws(s, i + 1, n)
+            else:
+                i = _ws(s, i + 1, n)
+                break
+        else:
+            k = i
+            i = _key(s, i, n, &k_end)
+            if i < 0:
+                return None
+            if in_model and (_is(s, k, k_end, b"vocab", 5) or _is(s, k, k_end, b"merges", 6)):
+                slot = 0 if _is(s, k, k_end, b"vocab", 5) else 2
+                if spans[slot] >= 0 or i >= n or s[i] != (0x7B if slot == 0 else 0x5B):
+                    return None
+                v_end = _skip_value(s, i, n)
+                if v_end < 0:
+                    return None
+                spans[slot], spans[slot + 1] = i, v_end
+                i = _ws(s, v_end, n)
+            elif not in_model and _is(s, k, k_end, b"model", 5):
+                if seen_model or i >= n or s[i] != 0x7B:
+                    return None
+                seen_model = in_model = True
+                i = _ws(s, i + 1, n)
+                continue
+            else:
+                v_end = _skip_value(s, i, n)
+                if v_end < 0:
+                    return None
+                i = _ws(s, v_end, n)
+        if i < n and s[i] == 0x2C:
+            i = _ws(s, i + 1, n)
+            if i < n and s[i] == 0x7D:   # a trailing comma: json.loads says where
+                return None
+        elif i >= n or s[i] != 0x7D:
+            return None
+    if i != n or spans[0] < 0 or spans[2] < 0:
+        return None
+    return spans[0], spans[1], spans[2], spans[3]
+
+
+# -- the token table: UTF-8 -> id, open addressing over an arena of the keys' bytes ---------
+
+cdef struct Slot:
+    uint64_t hash
+    int64_t offset          # in the arena; -1: free
+    uint32_t length
+    uint32_t id
+
+
+cdef struct Table:
+    Slot* slots
+    uint64_t mask
+    uint8_t* arena
+    Py_ssize_t used, cap, count
+
+
+cdef inline uint64_t _hash2(const uint8_t* a, Py_ssize_t na, const uint8_t* b, Py_ssize_t nb) noexcept nogil:
+    cdef uint64_t h = 0xCBF29CE484222325ULL
+    cdef Py_ssize_t i
+    for i in range(na):
+        h = (h ^ a[i]) * 0x100000001B3ULL
+    for i in range(nb):
+        h = (h ^ b[i]) * 0x100000001B3ULL
+    return h ^ (h >> 29)
+
+
+cdef int64_t _find2(const Table* t, const uint8_t* a, Py_ssize_t na, const uint8_t* b, Py_ssize_t nb) noexcept nogil:
+    """The id of the token whose UTF-8 is a + b, or -1."""
+    cdef uint64_t h = _hash2(a, na, b, nb), i = h & t.mask
+    cdef const Slot* sl
+    while t.slots[i].offset >= 0:
+        sl = &t.slots[i]
+        if sl.hash == h and sl.length == na + nb and memcmp(t.arena + sl.offset, a, na) == 0 \
+                and memcmp(t.arena + sl.offset + na, b, nb) == 0:
+            return sl.id
+        i = (i + 1) & t.mask
+    return -1
+
+
+cdef int _grow(Table* t) except -1:
+    """Twice the slots, every key placed again."""
+    cdef uint64_t cap = 2 * (t.mask + 1), i, j
+    cdef Slot* slots = <Slot*>malloc(cap * sizeof(Slot))
+    if slots == NULL:
+        raise MemoryError()
+    for i in range(cap):
+        slots[i].offset = -1
+    for i in range(t.mask + 1):
+        if t.slots[i].offset >= 0:
+            j = t.slots[i].hash & (cap - 1)
+            while slots[j].offset >= 0:
+                j = (j + 1) & (cap - 1)
+            slots[j] = t.slots[i]
+    free(t.slots)
+    t.slots, t.mask = slots, cap - 1
+    return 0
+
+
+cdef int _put(Table* t, const uint8_t* key, Py_ssize_t n, uint32_t tid) except -1:
+    """Add key -> tid (a key seen before takes the later id, as a dict)."""
+    cdef uint64_t h = _hash2(key, n, NULL, 0), i
+    cdef uint8_t* grown
+    if 2 * (t.count + 1) > <Py_ssize_t>(t.mask + 1):
+        _grow(t)
+    i = h & t.mask
+    while t.slots[i].offset >= 0:
+        if t.slots[i].hash == h and t.slots[i].length == n and memcmp(t.arena + t.slots[i].offset, key, n) == 0:
+            t.slots[i].id = tid
+            return 0
+        i = (i + 1) & t.mask
+    if t.used + n > t.cap:
+        t.cap = 2 * t.cap + n
+        grown = <uint8_t*>realloc(t.arena, t.cap)
+        if grown == NULL:
+            raise MemoryError()
+        t.arena = grown
+    memcpy(t.arena + t.used, key, n)
+    t.slots[i].hash, t.slots[i].offset, t.slots[i].length, t.slots[i].id = h, t.used, <uint32_t>n, tid
+    t.used += n
+    t.count += 1
+    return 0
+
+
+# -- JSON strings as UTF-8 -------------------------------------------------------------------
+
+cdef inline int _hex4(const uint8_t* s) noexcept nogil:
+    cdef int v = 0, k, c
+    for k in range(4):
+        c = s[k]
+        if 0x30 <= c <= 0x39:
+            v = v * 16 + c - 0x30
+        elif 0x61 <= c <= 0x66:
+            v = v * 16 + c - 0x61 + 10
+        elif 0x41 <= c <= 0x46:
+            v = v * 16 + c - 0x41 + 10
+        else:
+            return -1
+    return v
+
+
+cdef Py_ssize_t _string(const uint8_t* s, Py_ssize_t i, Py_ssize_t n, uint8_t* out, Py_ssize_t* out_len) noexcept nogil:
+    """Decode the JSON string at s[i] (a quote) into out (room for the raw length): its UTF-8
+    length in out_len, the index after the closing quote, or -1 (malformed, a control
+    character, a lone surrogate)."""
+    cdef Py_ssize_t o = 0
+    cdef int c, lo
+    cdef uint8_t e
+    if i >= n or s[i] != 0x22:
+        return -1
+    i += 1
+    while i < n:
+        e = s[i]
+        if e == 0x22:
+            out_len[0] = o
+            return i + 1
+        if e < 0x20:
+            return -1
+        if e != 0x5C:
+            out[o] = e
+            o += 1
+            i += 1
+            continue
+        if i + 1 >= n:
+            return -1
+        e = s[i + 1]
+        i += 2
+        if e == 0x22 or e == 0x5C or e == 0x2F:
+            out[o] = e
+        elif e == 0x62:
+            out[o] = 0x08
+        elif e == 0x66:
+            out[o] = 0x0C
+        elif e == 0x6E:
+            out[o] = 0x0A
+        elif e == 0x72:
+            out[o] = 0x0D
+        elif e == 0x74:
+            out[o] = 0x09
+        elif e == 0x75:
+            if i + 4 > n:
+                return -1
+            c = _hex4(s + i)
+            i += 4
+            if c < 0 or 0xDC00 <= c <= 0xDFFF:
+                return -1
+            if 0xD800 <= c <= 0xDBFF:   # a pair, or a lone surrogate (json.loads keeps it: not here)
+                if i + 6 > n or s[i] != 0x5C or s[i + 1] != 0x75:
+                    return -1
+                lo = _hex4(s + i + 2)
+                if not 0xDC00 <= lo <= 0xDFFF:
+                    return -1
+                i += 6
+                c = 0x10000 + ((c - 0xD800) << 10) + (lo - 0xDC00)
+            if c < 0x80:
+                out[o] = <uint8_t>c
+            elif c < 0x800:
+                out[o] = <uint8_t>(0xC0 | (c >> 6))
+                out[o + 1] = <uint8_t>(0x80 | (c & 0x3F))
+                o += 1
+            elif c < 0x10000:
+                out[o] = <uint8_t>(0xE0 | (c >> 12))
+                out[o + 1] = <uint8_t>(0x80 | ((c >> 6) & 0x3F))
+                out[o + 2] = <uint8_t>(0x80 | (c & 0x3F))
+                o += 2
+            else:
+                out[o] = <uint8_t>(0xF0 | (c >> 18))
+                out[o + 1] = <uint8_t>(0x80 | ((c >> 12) & 0x3F))
+                out[o + 2] = <uint8_t>(0x80 | ((c >> 6) & 0x3F))
+                out[o + 3] = <uint8_t>(0x80 | (c & 0x3F))
+                o += 3
+        else:
+            return -1
+        o += 1
+    return -1
+
+
+cdef inline Py_ssize_t _after_item(const uint8_t* s, Py_ssize_t i, Py_ssize_t n, uint8_t close) noexcept nogil:
+    """After an item: the index of the next item (after a comma), n + 1 at the closing
+    bracket, or -1."""
+    i = _ws(s, i, n)
+    if i < n and s[i] == 0x2C:
+        i = _ws(s, i + 1, n)
+        return -1 if i >= n or s[i] == close else i
+    if i < n and s[i] == close:
+        return n + 1
+    return -1
+
+
+cdef inline Py_ssize_t _skip_chars(const uint8_t* s, Py_ssize_t n, Py_ssize_t chars) noexcept nogil:
+    """The byte length of the first `chars` characters of UTF-8 s[:n] (all of it if fewer)."""
+    cdef Py_ssize_t i = 0
+    while chars > 0 and i < n:
+        i += 1
+        while i < n and (s[i] & 0xC0) == 0x80:
+            i += 1
+        chars -= 1
+    return i
+
+
+def vocab_and_merge_rows(const uint8_t[::1] data, spans, Py_ssize_t n_prefix):
+    """({token: id}, merge rows) from the model spans (`model_spans`): the dict as json.loads
+    makes it, and an array.array('q') of (left, right, merged) ids per merge in file order,
+    merged = the token a + b[n_prefix characters:] (continuing_subword_prefix), before
+    hf_merge_rows' clean-up (`_formats.kept_merge_rows`).  None when anything is off the
+    plain shape (see the module's doc)."""
+    cdef const uint8_t* s = &data[0]
+    cdef Py_ssize_t n = data.shape[0]
+    cdef Py_ssize_t vs = spans[0], ve = spans[1], ms = spans[2], me = spans[3]
+    cdef Py_ssize_t i, o_len, a_len, b_len, skip, cap_rows = 0, n_rows = 0
+    cdef unsigned long long value
+    cdef Table t
+    cdef uint64_t cap = 16
+    cdef uint8_t* buf = NULL
+    cdef int64_t* rows = NULL
+    cdef int64_t* grown_rows
+    cdef int64_t ia, ib, ic
+    cdef const uint8_t* bp
+    cdef dict vocab
+    cdef object key
+    if not (0 <= vs < ve <= n and 0 <= ms < me <= n):
+        return None
+    t.slots, t.arena, t.used, t.count = NULL, NULL, 0, 0
+    t.cap = ve - vs + 16
+    while cap < (ve - vs) // 8:   # about twice the tokens of a real file (~20 bytes each); grown if not
+        cap *= 2
+    t.mask = cap - 1
+    try:
+        t.slots = <Slot*>malloc(cap * sizeof(Slot))
+        t.arena = <uint8_t*>malloc(t.cap)
+        buf = <uint8_t*>malloc(max(ve - vs, me - ms) + 16)
+        if t.slots == NULL or t.arena == NULL or buf == NULL:
+            raise MemoryError()
+        for i in range(<Py_ssize_t>cap):
+            t.slots[i].offset = -1
+        vocab = _PyDict_NewPresized((ve - vs) // 16)
+        # the vocabulary: "token": id, ...
+        i = _ws(s, vs + 1, ve)
+        if i < ve and s[i] == 0x7D:
+            i = ve + 1
+        while i <= ve - 1:
+            i = _string(s, i, ve, buf, &o_len)
+            if i < 0:
+                return None
+            i = _ws(s, i, ve)
+            if i >= ve or s[i] != 0x3A:
+                return None
+            i = _ws(s, i + 1, ve)
+            if i >= ve or not 0x30 <= s[i] <= 0x39 or (s[i] == 0x30 and i + 1 < ve and 0x30 <= s[i + 1] <= 0x39):
+                return None
+            value = 0
+            while i < ve and 0x30 <= s[i] <= 0x39:
+                value = value * 10 + (s[i] - 0x30)
+                if value > 0xFFFFFFFF:
+                    return None
+                i += 1
+            if i < ve and (s[i] == 0x2E or s[i] == 0x65 or s[i] == 0x45):   # a float: checked_vocab's error
+                return None
+            try:
+                key = PyUnicode_DecodeUTF8(<char*>buf, o_len, NULL)
+            except UnicodeDecodeError:
+                return None
+            PyDict_SetItem(vocab, key, PyLong_FromLongLong(value))
+            _put(&t, buf, o_len, <uint32_t>value)
+            i = _after_item(s, i, ve, 0x7D)
+            if i < 0:
+                return None
+        # the merges: "a b" or ["a", "b"], ...
+        cap_rows = 3 * ((me - ms) // 4 + 4)
+        rows = <int64_t*>malloc(cap_rows * sizeof(int64_t))
+        if rows == NULL:
+            raise MemoryError()
+        i = _ws(s, ms + 1, me)
+        if i < me and s[i] == 0x5D:
+            i = me + 1
+        while i <= me - 1:
+            if s[i] == 0x22:
+                i = _string(s, i, me, buf, &o_len)
+                if i < 0:
+                    return None
+                a_len = -1
+                for skip in range(o_len):
+                    if buf[skip] == 0x20:
+                        if a_len >= 0:
+                            return None   # two spaces: hf_merge_rows' error
+                        a_len = skip
+                if a_len < 0:
+                    return None
+                b_len = o_len - a_len - 1
+                bp = buf + a_len + 1
+            elif s[i] == 0x5B:
+                i = _string(s, _ws(s, i + 1, me), me, buf, &a_len)
+                if i < 0:
+                    return None
+                i = _ws(s, i, me)
+                if i >= me or s[i] != 0x2C:
+                    return None
+                bp = buf + a_len
+                i = _string(s, _ws(s, i + 1, me), me, bp, &b_len)
+                if i < 0:
+                    return None
+                i = _ws(s, i, me)
+                if i >= me or s[i] != 0x5D:
+                    return None
+                i += 1
+            else:
+                return None
+            ia = _find2(&t, buf, a_len, NULL, 0)
+            ib = _find2(&t, bp, b_len, NULL, 0)
+            skip = _skip_chars(bp, b_len, n_prefix)
+            ic = _find2(&t, buf, a_len, bp + skip, b_len - skip)
+            if ia < 0 or ib < 0 or ic < 0:
+                return None
+            if n_rows + 3 > cap_rows:
+                cap_rows *= 2
+                grown_rows = <int64_t*>realloc(rows, cap_rows * sizeof(int64_t))
+                if grown_rows == NULL:
+                    raise MemoryError()
+                rows = grown_rows
+            rows[n_rows], rows[n_rows + 1], rows[n_rows + 2] = ia, ib, ic
+            n_rows += 3
+            i = _after_item(s, i, me, 0x5D)
+            if i < 0:
+                return None
+        out = array("q")
+        if n_rows:
+            out.frombytes((<char*>rows)[:n_rows * sizeof(int64_t)])
+        return vocab, out
+    finally:
+        free(t.slots)
+        free(t.arena)
+        free(buf)
+        free(rows)

@@ -1,0 +1,143 @@
+"""tokenizer.json's model arrays read from the file's bytes (`_tokenizer_json`, `_nodes.read_document`)
+give exactly what `json.loads` + `hf_merge_rows` give, or None (then the whole file goes through
+json.loads, with its errors); files of every shape load to the same tokenizer either way."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import datasources as ds
+
+from fastbpe._formats import hf_merge_rows, kept_merge_rows
+from fastbpe.hf import Tokenizer
+from fastbpe.hf._nodes import LazyMerges, parse, read_document
+
+
+def _doc(vocab: dict, merges: list, **model) -> dict:
+    return {"version": "1.0", "added_tokens": [], "normalizer": None, "pre_tokenizer": None,
+            "post_processor": None, "decoder": None,
+            "model": {"type": "BPE", "dropout": None, "unk_token": None, **model, "vocab": vocab, "merges": merges}}
+
+
+def _tiny(list_form: bool = False, prefix: str = "") -> dict:
+    vocab = {"a": 0, "b": 1, "c": 2, "ab": 3, "abc": 4, "é": 5, "aé": 6, "\"q\\": 7, "\u2028": 8}
+    merges = [["a", "b"], ["ab", "c"], ["a", "é"]] if list_form else ["a b", "ab c", "a é"]
+    return _doc(vocab, merges, **({"continuing_subword_prefix": prefix} if prefix else {}))
+
+
+def _same_as_json(data: bytes) -> bool:
+    """read_document(data) is None, or equals json.loads with the merges looked up the same."""
+    got = read_document(data)
+    if got is None:
+        return False
+    want = json.loads(data)
+    lazy = got["model"]["merges"]
+    assert isinstance(lazy, LazyMerges)
+    assert list(lazy.source()) == [m if isinstance(m, str) else tuple(m) for m in want["model"]["merges"]]
+    vocab = want["model"]["vocab"]
+    assert got["model"]["vocab"] == vocab and list(got["model"]["vocab"].items()) == list(vocab.items())
+    prefix = want["model"].get("continuing_subword_prefix") or ""
+    assert list(kept_merge_rows(lazy.rows)) == list(hf_merge_rows(want["model"]["merges"], vocab, len(prefix)))
+    got["model"]["merges"], want["model"]["merges"] = [], []
+    got["model"]["vocab"], want["model"]["vocab"] = {}, {}
+    assert got == want
+    return True
+
+
+@pytest.mark.parametrize("list_form", [False, True])
+@pytest.mark.parametrize("dump", [dict(ensure_ascii=False), dict(ensure_ascii=True), dict(indent=2),
+                                  dict(separators=(",", ":"), ensure_ascii=False)])
+def test_plain_files_read_from_bytes(list_form, dump):
+    assert _same_as_json(json.dumps(_tiny(list_form), **dump).encode())
+
+
+def test_prefix_and_key_order():
+    doc = _doc({"a": 0, "##b": 1, "ab": 2, "b": 3}, ["a ##b"], continuing_subword_prefix="##")
+    model = doc["model"]
+    doc["model"] = {"merges": model.pop("merges"), **model}   # merges before vocab and prefix
+    assert _same_as_json(json.dumps(doc).encode())
+
+
+def test_repeated_vocab_keys_and_merges_as_json():
+    text = ('{"model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "a": 2, "ab": 3}, '
+            '"merges": ["a b", "a b"]}, "added_tokens": []}')
+    assert _same_as_json(text.encode())
+
+
+@pytest.mark.parametrize("text", [
+    '{"model": {"vocab": {"a": 0}, "merges": []}, "model": {"vocab": {}, "merges": []}}',   # model twice
+    '{"model": {"vocab": {"a": 0}, "vocab": {"a": 1}, "merges": []}}',                      # vocab twice
+    '{"mod\\u0065l": {"vocab": {"a": 0}, "merges": []}}',                                   # escaped key
+    '{"model": {"vocab": {"a": 0.0}, "merges": []}}',
+    '{"model": {"vocab": {"a": -1}, "merges": []}}',
+    '{"model": {"vocab": {"a": 01}, "merges": []}}',
+    '{"model": {"vocab": {"a": 4294967296}, "merges": []}}',
+    '{"model": {"vocab": {"\\ud800": 0}, "merges": []}}',                                   # lone surrogate
+    '{"model": {"vocab": {"a": 0, "b": 1}, "merges": ["a c"]}}',                            # unknown token
+    '{"model": {"vocab": {"a": 0, "b": 1, "a b": 2}, "merges": ["a  b"]}}',                  # two spaces
+    '{"model": {"vocab": {"a": 0,}, "merges": []}}',
+    '{"model": {"vocab": {"a": 0}, "merges": [1]}}',
+    '{"model": {"vocab": {"a": 0}, "merges": []}} x',
+    '\ufeff{"model": {"vocab": {"a": 0}, "merges": []}}',
+    '{"model": {"vocab": {"a\tb": 0}, "merges": []}}',                                      # a raw tab
+    '{"model": {"vocab": {"a": 0}, "merges": []}, "x": [}',
+])
+def test_other_shapes_are_left_to_json(text):
+    assert read_document(text.encode("utf-8")) is None
+
+
+@pytest.mark.parametrize("text", [
+    '{"model": {"type": "BPE", "vocab": {"a": 0.0}, "merges": []}}',
+    '{"model": {"type": "BPE", "vocab": {"a": 0, "b": 1}, "merges": ["a c"]}}',
+    '{"model": {"type": "BPE", "vocab": {"a": 0, "b": 1}, "merges": ["a  b"]}}',
+    '{"model": {"type": "BPE", "vocab": {"a": 0}, "merges": []}, "x": [}',
+    '{"model": {"type": "BPE", "vocab": {"a": 0}, "merges": [1]}}',
+])
+def test_errors_as_before(tmp_path, text):
+    path = tmp_path / "tokenizer.json"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises((ValueError, TypeError)) as from_str:
+        Tokenizer.from_str(text)
+    with pytest.raises((ValueError, TypeError)) as from_file:
+        Tokenizer.from_file(path)
+    assert type(from_file.value) is type(from_str.value)
+    assert str(from_file.value) in (str(from_str.value), f"{path}: {from_str.value}")
+
+
+_token = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=6)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(_token, min_size=2, max_size=30, unique=True), st.booleans(), st.booleans(), st.data())
+def test_generated_vocabularies(tokens, ascii_only, list_form, data):
+    vocab = {t: i for i, t in enumerate(tokens)}
+    merges = []
+    for _ in range(data.draw(st.integers(0, 10))):
+        a, b = data.draw(st.sampled_from(tokens)), data.draw(st.sampled_from(tokens))
+        if " " in a or " " in b:
+            continue
+        vocab.setdefault(a + b, len(vocab))
+        merges.append([a, b] if list_form else f"{a} {b}")
+    data_bytes = json.dumps(_doc(vocab, merges), ensure_ascii=ascii_only).encode()
+    assert _same_as_json(data_bytes)
+
+
+def test_written_back_unchanged(tmp_path):
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(_tiny()), encoding="utf-8")
+    assert json.loads(Tokenizer.from_file(path).to_str()) == json.loads(Tokenizer.from_str(path.read_text()).to_str())
+
+
+@pytest.mark.parametrize("path", sorted((ds.VOCAB_DIR / "hf").glob("*/tokenizer.json")), ids=lambda p: p.parent.name)
+def test_shared_files(path):
+    data = path.read_bytes()
+    assert _same_as_json(data)
+    assert parse(data.decode())["model"]["vocab"] == read_document(data)["model"]["vocab"]
+
+
+def test_shared_files_present_or_skipped():
+    if not list((ds.VOCAB_DIR / "hf").glob("*/tokenizer.json")):
+        pytest.skip(f"no shared tokenizer.json under {ds.VOCAB_DIR / 'hf'}")
