@@ -29,6 +29,10 @@ O200K_LIKE = (r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\
               r"|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?"
               r"|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+")
 
+# Qwen3.5's split: Qwen2's with combining marks read as letters
+QWEN35 = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*"
+          r"|\s*[\r\n]+|\s+(?!\S)|\s+")
+
 HARD = SAMPLES + [
     "it's IT'S it'ſ it'\u212a 'll 'LL 'ß",              # Oniguruma's case folding in (?i:...)
     "12345678 ١٢٣٤٥ ²³ ¼ 007 x1y22z333",                # digits, other numbers, ² after ByteLevel
@@ -64,6 +68,7 @@ def _shape(name: str):
         "class-previous-invert": (hp.Sequence([split(r"\s", "merged_with_previous", True), bl]), "pipeline"),
         "long-merged-next": (hp.Sequence([split(r"ab", "merged_with_next"), bl]), "pipeline"),
         "bytelevel-only": (bl, "kernel"),
+        "qwen35": (hp.Sequence([split(QWEN35), bl]), "kernel"),
         "prefix-space": (hp.ByteLevel(add_prefix_space=True), "pipeline"),
     }[name]
 
@@ -71,7 +76,7 @@ def _shape(name: str):
 SHAPES = ["deepseek3", "digits-contiguous", "digits-individual", "bytelevel-then-digits", "falcon",
           "punct-isolated", "punct-previous", "punct-next", "punct-removed", "o200k-invert-removed",
           "words-invert-removed", "class-contiguous", "class-previous-invert", "long-merged-next",
-          "bytelevel-only", "prefix-space"]
+          "bytelevel-only", "prefix-space", "qwen35"]
 
 
 def _trained(name: str, **kw):
@@ -90,7 +95,7 @@ def test_each_shape_takes_its_engine_and_gives_hfs_encodings(name):
     assert ours.encode_ids_batch(batch) == [e.ids for e in ref.encode_batch(batch)]
 
 
-@pytest.mark.parametrize("name", ["deepseek3", "falcon", "o200k-invert-removed", "punct-next"])
+@pytest.mark.parametrize("name", ["deepseek3", "falcon", "o200k-invert-removed", "punct-next", "qwen35"])
 @settings(max_examples=150, deadline=None)
 @given(text=st.lists(st.sampled_from(_ALPHABET), max_size=40).map("".join))
 def test_generated_text(name, text):
