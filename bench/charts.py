@@ -2,6 +2,7 @@
 
     encode_chart(rows, path, subtitle)   # MB/s of every exact library, one panel per corpus
     models_chart(rows, path, subtitle)   # every shared tokenizer.json: fastbpe vs HF vs fastokens
+    redraw(results_md, chart_dir)        # both again from a results file's tables (no rerun)
 
 Rows are plain data made by peers.py (`encode_chart_rows`, models_section's `chart_rows`):
     {"group": "cl100k_base", "corpus": "English", "values": {lib: (median, low, high)}}
@@ -12,6 +13,7 @@ it `available()` is False and peers.py says so instead of drawing.
 """
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 OURS = "fastbpe"
@@ -76,8 +78,8 @@ def _grouped_bars(ax, rows: list, groups: list, libs: list, log: bool) -> None:
         ax.barh(ys, xs, height=height * 0.92, xerr=errors, color=_colour(lib, libs), label=lib,
                 error_kw={"elinewidth": 0.6, "capsize": 1.5, "ecolor": "#333333"})
         if j == 0 and lib.startswith(OURS):  # fastbpe's own figure on its bars
-            for y, x in zip(ys, xs):
-                ax.annotate(f"{x:.0f}" if x >= 10 else f"{x:.1f}", (x, y), xytext=(2, 0),
+            for y, x, top in zip(ys, xs, hi):
+                ax.annotate(f"{x:.0f}" if x >= 10 else f"{x:.1f}", (x + top, y), xytext=(3, 0),
                             textcoords="offset points", va="center", fontsize=7)
     ax.set_yticks(range(len(groups)))
     ax.set_yticklabels(groups)
@@ -127,3 +129,105 @@ def models_chart(rows: list, path: Path, subtitle: str = "") -> Path:
     """The models section: encode_batch MB/s per tokenizer.json file (log scale: HF is ~50× slower)."""
     return _draw(rows, path, "Every shared tokenizer.json, encode_batch of 2 kB documents, one core "
                  "(MB/s, log scale)", subtitle, "MB/s", log=True, band=0.3)
+
+
+# ------------------------------------------------------------------ charts from a results file
+
+_NUMBER = re.compile(r"^(?:HF )?([0-9.]+)(?: \(([0-9.]+)–([0-9.]+)\))?$")
+
+
+def _cell_value(text: str):
+    """(median, low, high) of a table cell ("118 (114–124)", "HF 1.5", "26"), None for
+    "inexact", "n/a", "–", "error" and anything else that is not a measured number."""
+    m = _NUMBER.match(text.strip())
+    if not m:
+        return None
+    mid = float(m.group(1))
+    return (mid, float(m.group(2)), float(m.group(3))) if m.group(2) else (mid, mid, mid)
+
+
+def _section(text: str, name: str) -> str | None:
+    m = re.search(rf"<!-- {name}:start -->(.*?)<!-- {name}:end -->", text, re.S)
+    return m.group(1) if m else None
+
+
+def _table(section: str) -> list:
+    """The section's first markdown table as lists of cells (header first)."""
+    rows = []
+    for line in section.splitlines():
+        if line.startswith("|"):
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if not all(set(c) <= set("-:") for c in cells):
+                rows.append(cells)
+        elif rows:
+            break
+    return rows
+
+
+def _header_subtitle(section: str, name: str) -> str:
+    def field(label):
+        m = re.search(rf"^- {label}: (.*)$", section, re.M)
+        return m.group(1) if m else "?"
+    rev = re.search(r"fastbpe git ([0-9a-f]+(?: \+ local changes)?)", section)
+    runs = re.search(r"--runs (\d+)", field("Command"))
+    how = (f"median of {runs.group(1)} runs (bars: min–max), " if runs and name == "encode" and runs.group(1) != "1"
+           else "one run, ")
+    return (f"{how}each library in a fresh process pinned to one core, ids checked; {field('Date')}, "
+            f"fastbpe {rev.group(1) if rev else '?'}, load {field('Load average [^:]*').split(' / ')[0]}; "
+            f"python bench/peers.py --sections {name}")
+
+
+def encode_rows_from_table(table: list) -> list:
+    """charts rows from the encode section's table (vocab, corpus, libraries..., tiktoken / HF,
+    ratio); the exported cl100k_base row is fastbpe's second front end, not a comparison row."""
+    head = table[0]
+    libs = head[2:-2]
+    rows = []
+    for cells in table[1:]:
+        vocab, corpus = cells[0], cells[1]
+        if vocab.startswith("cl100k_base as"):
+            continue
+        values = {}
+        for lib, text in zip(libs, cells[2:-2]):
+            v = _cell_value(text)
+            if v is not None:
+                values[lib] = v
+        ref = _cell_value(cells[-2])
+        if ref is not None:
+            values["HF tokenizers" if cells[-2].startswith("HF") else "tiktoken"] = ref
+        rows.append({"group": vocab.replace(" tokenizer.json", "").replace("DeepSeek-R1-Distill-", "DeepSeek-"),
+                     "corpus": corpus, "values": values})
+    return rows
+
+
+MODEL_COLUMNS = {"fastbpe encode_batch": "fastbpe encode_batch", "fastbpe encode_ids_batch": "fastbpe encode_ids_batch",
+                 "HF": "HF tokenizers", "fastokens": "fastokens"}
+
+
+def models_rows_from_table(table: list) -> list:
+    """charts rows from the models section's first table (file, engine, corpus, columns...)."""
+    head = table[0]
+    rows = []
+    for cells in table[1:]:
+        values = {}
+        for column, lib in MODEL_COLUMNS.items():
+            if column in head:
+                v = _cell_value(cells[head.index(column)])
+                if v is not None:
+                    values[lib] = v
+        rows.append({"group": cells[0], "corpus": cells[2], "values": values})
+    return rows
+
+
+def redraw(results: Path, chart_dir: Path) -> list:
+    """The encode and models charts again from a results file's tables (the numbers a run
+    wrote there), into chart_dir; the paths written."""
+    text = Path(results).read_text(encoding="utf-8")
+    written = []
+    for name, parse, draw in (("encode", encode_rows_from_table, encode_chart),
+                              ("models", models_rows_from_table, models_chart)):
+        section = _section(text, name)
+        if section is None or not _table(section):
+            continue
+        written.append(draw(parse(_table(section)), Path(chart_dir) / f"{name}.svg", _header_subtitle(section, name)))
+    return written

@@ -1144,6 +1144,9 @@ def main(argv=None) -> int:
     p.add_argument("--charts", default=None, metavar="DIR",
                    help="where the encode and models sections' charts go (encode.svg, models.svg; default: "
                         "charts/ beside the results file; none with --no-write unless given)")
+    p.add_argument("--redraw", action="store_true",
+                   help="measure nothing: draw the encode and models charts again from the results file's "
+                        "tables (--out, default bench/RESULTS.md) into --charts (default charts/ beside it)")
     p.add_argument("--child", default=None, help=argparse.SUPPRESS)
     p.add_argument("--callgrind-parts", type=int, default=None, metavar="N",
                    help="no timing: fastbpe encodes part 0 and then N more parts of the first --vocabs and "
@@ -1158,6 +1161,14 @@ def main(argv=None) -> int:
         texts = c.parts(c.CORPORA[label], a.mb or 2.0)
         for t in texts[: a.callgrind_parts + 1]:
             fn(t)
+        return 0
+
+    if a.redraw:
+        results = Path(a.out) if a.out else HERE / "RESULTS.md"
+        if not charts.available():
+            p.error("--redraw needs matplotlib (pip install -e '.[bench]')")
+        for path in charts.redraw(results, Path(a.charts) if a.charts else results.parent / "charts"):
+            log(f"wrote {path}")
         return 0
 
     quick = a.quick

@@ -13,6 +13,8 @@ from types import SimpleNamespace
 import pytest
 
 BENCH = Path(__file__).resolve().parent.parent / "bench"
+if not (BENCH / "charts.py").is_file():   # an unpacked sdist carries tests/ but not bench/
+    pytest.skip("bench/ is not here (an sdist has no benchmarks)", allow_module_level=True)
 sys.path.insert(0, str(BENCH))
 
 import charts  # noqa: E402
@@ -105,3 +107,36 @@ def test_models_chart_draws_a_log_axis_and_skips_empty_cells(tmp_path):
     text = path.read_text(encoding="utf-8")
     assert "clip" in text and "gpt2" in text and "fastokens" in text
     assert "10^{1}" in text or "10¹" in text or "$\\mathdefault{10^{1}}$" in text
+
+
+def test_redraw_reads_back_the_tables_peers_writes(tmp_path):
+    """--redraw: the charts again from a results file; the encode table's cells read back are
+    the rows the run drew from (numbers chosen to survive the table's rounding)."""
+    libs = ["fastbpe", "fastokens", "kitoken", "tiktoken", "HF tokenizers"]
+    runs = _runs()
+    lines = peers.encode_table(RUN, runs, libs, VOCABS, ["English", "code"])
+    section = "\n".join(["<!-- encode:start -->", "## Encode", "",
+                         "- Load average (1 / 5 / 15 min): 0.50 / 0.40 / 0.30 at the start, 1 / 1 / 1 at the end",
+                         "- Versions: fastbpe git abc1234, fastokens 0.3.5", "- Date: 2026-11-27 11:00 UTC",
+                         "- Command: `python bench/peers.py --sections encode --runs 3` (from the root)", "",
+                         *lines, "<!-- encode:end -->"])
+    table = charts._table(charts._section(section, "encode"))
+    assert charts.encode_rows_from_table(table) == peers.encode_chart_rows(RUN, runs, libs, VOCABS, ["English", "code"])
+    subtitle = charts._header_subtitle(section, "encode")
+    assert "median of 3 runs" in subtitle and "abc1234" in subtitle and "load 0.50" in subtitle
+    speeds = {("gpt2", "English", "fastbpe"): 70.0, ("gpt2", "English", "fastbpe ids"): 35.0,
+              ("gpt2", "English", "HF tokenizers"): 2.0, ("gpt2", "English", "fastokens"): None}
+    models = [["file", "engine", "corpus", "fastbpe encode_batch", "fastbpe encode_ids_batch", "HF", "fastokens",
+               "fastbpe/HF", "fastbpe/fastokens"], ["gpt2", "kernel", "English", "70", "35", "HF 2.0", "n/a", "35×", "–"]]
+    assert charts.models_rows_from_table(models) == models_section.chart_rows(speeds, {"gpt2": "p"}, ["English"])
+    if charts.available():
+        (tmp_path / "RESULTS.md").write_text(section, encoding="utf-8")
+        assert [p.name for p in charts.redraw(tmp_path / "RESULTS.md", tmp_path / "charts")] == ["encode.svg"]
+
+
+def test_cell_values():
+    assert charts._cell_value("118 (114–124)") == (118, 114, 124)
+    assert charts._cell_value("HF 1.5 (1.3–1.5)") == (1.5, 1.3, 1.5)
+    assert charts._cell_value("0.34") == (0.34, 0.34, 0.34)
+    for text in ("inexact", "n/a", "–", "error", "12 (unchecked)"):
+        assert charts._cell_value(text) is None
