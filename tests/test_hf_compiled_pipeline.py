@@ -17,6 +17,7 @@ from hf_reference import SAMPLES, assert_same, build, tokenizers
 from tokenizers import pre_tokenizers as hp  # noqa: E402
 
 from fastbpe.hf import Tokenizer  # noqa: E402
+from fastbpe.patterns import LLAMA3_PATTERN  # noqa: E402
 
 pytest.importorskip("onigurumacffi", reason="HF's Split regexes are read with Oniguruma's classes")
 
@@ -69,6 +70,7 @@ def _shape(name: str):
         "long-merged-next": (hp.Sequence([split(r"ab", "merged_with_next"), bl]), "pipeline"),
         "bytelevel-only": (bl, "kernel"),
         "qwen35": (hp.Sequence([split(QWEN35), bl]), "kernel"),
+        "olmo2": (hp.Sequence([split(LLAMA3_PATTERN, "removed", True), bl]), "kernel"),   # OLMo-2's
         "prefix-space": (hp.ByteLevel(add_prefix_space=True), "pipeline"),
     }[name]
 
@@ -76,7 +78,7 @@ def _shape(name: str):
 SHAPES = ["deepseek3", "digits-contiguous", "digits-individual", "bytelevel-then-digits", "falcon",
           "punct-isolated", "punct-previous", "punct-next", "punct-removed", "o200k-invert-removed",
           "words-invert-removed", "class-contiguous", "class-previous-invert", "long-merged-next",
-          "bytelevel-only", "prefix-space", "qwen35"]
+          "bytelevel-only", "prefix-space", "qwen35", "olmo2"]
 
 
 def _trained(name: str, **kw):
