@@ -219,11 +219,14 @@ cdef class SpmNormalizer:
         out[0], out_len[0] = s, ln
         return ln
 
-    cdef Py_ssize_t run(self, const uint8_t* s, Py_ssize_t n, uint8_t** buf, Py_ssize_t* cap) except -1 nogil:
-        """Normalizer::Normalize of s[:n] into *buf (grown as needed); the output's length."""
+    cdef Py_ssize_t run(self, const uint8_t* s, Py_ssize_t n, uint8_t** buf, Py_ssize_t* cap,
+                        bint spaces) except -1 nogil:
+        """Normalizer::Normalize of s[:n] into *buf (grown as needed); the output's length.
+        With `spaces`, escaped spaces stay " " (the caller's kernel puts "▁" for them)."""
         cdef Py_ssize_t o = 0, used, k, sp_len, room
         cdef const uint8_t* sp
-        cdef bint prev_space, remove = self.remove_extra_whitespaces, escape = self.escape_whitespaces
+        cdef bint prev_space, remove = self.remove_extra_whitespaces
+        cdef bint escape = self.escape_whitespaces and not spaces
         cdef uint8_t* q
         if remove:
             while n:
@@ -238,7 +241,7 @@ cdef class SpmNormalizer:
             buf[0] = <uint8_t*>xrealloc(buf[0], 3 * n + 16)
             cap[0] = 3 * n + 16
         if self.add_dummy_prefix and not self.whitespace_as_suffix:
-            o = self.put_space(buf, cap, o)
+            o = self.put_space(buf, cap, o, escape)
         prev_space = remove
         while n:
             if s[0] < 0x80 and o < cap[0] and (n == 1 or s[1] < 0x80) and \
@@ -272,31 +275,36 @@ cdef class SpmNormalizer:
             n -= used
             if not remove:
                 prev_space = False
-        if remove:
-            if escape:
-                while o >= 3 and memcmp(buf[0] + o - 3, META, 3) == 0:
+        if remove:   # trailing spaces (escaped: "▁", which a literal "▁" also is)
+            while True:
+                if self.escape_whitespaces and o >= 3 and memcmp(buf[0] + o - 3, META, 3) == 0:
                     o -= 3
-            else:
-                while o >= 1 and buf[0][o - 1] == 32:
+                elif o >= 1 and buf[0][o - 1] == 32 and (spaces or not self.escape_whitespaces):
                     o -= 1
+                else:
+                    break
         if self.add_dummy_prefix and self.whitespace_as_suffix:
-            o = self.put_space(buf, cap, o)
+            o = self.put_space(buf, cap, o, escape)
         return o
 
-    cdef inline Py_ssize_t put_space(self, uint8_t** buf, Py_ssize_t* cap, Py_ssize_t o) except -1 nogil:
+    cdef inline Py_ssize_t put_space(self, uint8_t** buf, Py_ssize_t* cap, Py_ssize_t o,
+                                     bint escape) except -1 nogil:
         if o + 3 > cap[0]:
             buf[0] = <uint8_t*>xrealloc(buf[0], 2 * cap[0] + 3)
             cap[0] = 2 * cap[0] + 3
-        if self.escape_whitespaces:
+        if escape:
             memcpy(buf[0] + o, META, 3)
             return o + 3
         buf[0][o] = 32
         return o + 1
 
-    def normalize(self, str text):
+    def normalize(self, str text, bint spaces=False):
         """SentencePiece's normalized form of text (a str; "" for a text of spaces when
-        remove_extra_whitespaces).  Raises UnicodeEncodeError for lone surrogates, as
-        sentencepiece does, and ValueError if the charsmap's replacements are not UTF-8."""
+        remove_extra_whitespaces).  With `spaces`, the escaped spaces (the dummy prefix
+        too) stay " ": English text then stays an ASCII str, which a kernel reads in place
+        and escapes itself (kind REPLACE_SPACE), instead of a UCS-2 str it converts back.
+        Raises UnicodeEncodeError for lone surrogates, as sentencepiece does, and ValueError
+        if the charsmap's replacements are not UTF-8."""
         cdef Utf8Text u
         cdef uint8_t* buf = NULL
         cdef Py_ssize_t cap = 0, n = -1
@@ -304,7 +312,7 @@ cdef class SpmNormalizer:
         try:
             with nogil:
                 if utf8_text_convert(&u) == 0:
-                    n = self.run(u.s, u.n, &buf, &cap)
+                    n = self.run(u.s, u.n, &buf, &cap, spaces)
             utf8_text_check(text, &u)
             return PyUnicode_DecodeUTF8(<const char*>buf, n, NULL) if n > 0 else ""
         finally:

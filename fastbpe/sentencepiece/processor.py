@@ -62,6 +62,7 @@ class SentencePieceProcessor:
         # the identity normalizer without remove_extra_whitespaces is the kernel's own (kind);
         # anything else runs SentencePiece's normalizer first
         self._normalizer = None
+        self._late_spaces = not any(" " in u or META in u for u in users)
         if model.precompiled_charsmap or model.remove_extra_whitespaces:
             try:
                 self._normalizer = SpmNormalizer(model.precompiled_charsmap, users, model.add_dummy_prefix,
@@ -100,10 +101,14 @@ class SentencePieceProcessor:
     # -- ids --------------------------------------------------------------------------------
 
     def _ids_of(self, text: str) -> list[int]:
+        kind = 0
         if self._normalizer is not None:
-            norm = self._normalizer.normalize(text)
+            # spaces left for the kernel to escape (an English text stays an ASCII str) unless a
+            # user-defined symbol holds one: symbols are matched in the escaped text
+            norm = self._normalizer.normalize(text, self._late_spaces)
+            kind = REPLACE_SPACE if self._late_spaces else 0
             if self._users is None or not self._users.search(norm):
-                return self._char.encode_text(norm, 0)
+                return self._char.encode_text(norm, kind)
         elif self._users is None or not self._users.search(text):
             return self._char.encode_text(text, self._kind)
         else:
@@ -114,11 +119,11 @@ class SentencePieceProcessor:
         ids, done = [], 0
         for m in self._users.finditer(norm):
             if m.start() > done:
-                ids += self._char.encode_text(norm[done:m.start()], 0)
+                ids += self._char.encode_text(norm[done:m.start()], kind)
             ids.append(self._ids[m.group()])
             done = m.end()
         if done < len(norm):
-            ids += self._char.encode_text(norm[done:], 0)
+            ids += self._char.encode_text(norm[done:], kind)
         return ids
 
     def encode(self, input, out_type=int, add_bos: bool = False, add_eos: bool = False, num_threads: int = -1, **_):
@@ -135,7 +140,8 @@ class SentencePieceProcessor:
             threads = os.cpu_count() if num_threads is None or num_threads < 0 else max(num_threads, 1)
             kind = self._kind
             if self._normalizer is not None:
-                texts, kind = [self._normalizer.normalize(t) for t in texts], 0
+                texts = [self._normalizer.normalize(t, self._late_spaces) for t in texts]
+                kind = REPLACE_SPACE if self._late_spaces else 0
             bodies = parallel_map(lambda share: self._char.encode_texts(share, kind), texts, threads,
                                   keep_threads=True)
         else:
