@@ -381,20 +381,29 @@ def bytelevel_token_bytes(dict vocab, Py_ssize_t n_ids):
     below n_ids) stands for, exactly as formats.bytelevel.token_bytes: None for a token
     with a character above U+00FF outside the alphabet, and for ids no token has."""
     cdef list out = [None] * n_ids
-    cdef Py_ssize_t n, j, i
+    cdef Py_ssize_t n, j, i, pos = 0
     cdef Py_UCS4 c
     cdef short b
     cdef bytes buf
     cdef char* d
-    for token, tid in vocab.items():
-        i = tid
+    cdef PyObject* key
+    cdef PyObject* value
+    cdef int kind
+    cdef const void* data
+    while PyDict_Next(vocab, &pos, &key, &value):
+        token = <object>key
+        i = <object>value
         if not 0 <= i < n_ids:
             raise ValueError(f"token id {i} is outside 0..{n_ids - 1}")
+        if not PyUnicode_CheckExact(token):
+            raise TypeError("vocabulary keys must be str")
         n = PyUnicode_GET_LENGTH(token)
+        kind = PyUnicode_KIND(token)
+        data = PyUnicode_DATA(token)
         buf = PyBytes_FromStringAndSize(NULL, n)
         d = <char*>buf
         for j in range(n):
-            c = (<str>token)[j]
+            c = code_point(kind, data, j)
             # below U+0100 a character is its own byte (as str.translate leaves the ones
             # outside the alphabet and latin-1 encodes them: formats.bytelevel.token_bytes)
             b = <short>c if c < 0x100 else BYTELEVEL_BYTE[c] if c < 0x144 else -1

@@ -36,7 +36,8 @@ class BPE:
         if not isinstance(vocab, dict):
             raise ValueError("tokenizer.json: model.vocab must be an object {token: id}")
         self.vocab: dict[str, int] = checked_vocab(vocab)   # the file's own dict, checked in C
-        self.id_to_token: dict[int, str] = IdToToken((i, t) for t, i in self.vocab.items())
+        # (zip in C: a generator here was ~10% of loading a 150k vocabulary)
+        self.id_to_token: dict[int, str] = IdToToken(zip(self.vocab.values(), self.vocab.keys()))
         self.unk_token = json_field(node, "unk_token", json_str, "model")
         self.prefix = json_field(node, "continuing_subword_prefix", json_str, "model", "")
         self.suffix = json_field(node, "end_of_word_suffix", json_str, "model", "")
