@@ -9,10 +9,12 @@ kernel output, batches, short calls and the transformers patch read its fields.
 * `Level` — one cut of the pre-tokenizer chain: a split pattern in a regex dialect (or a
   built-in scanner kind); `pretokenize.chain_kind` registers a chain of levels as one scanner
   kind, so the kernel cuts every level in one GIL-free pass.
-* `Plan` — the chain's scanner kind, the pattern when the chain is one level (what a
-  tiktoken-style view of the file needs), and the engine: "kernel" when every stage lowered,
-  else "pipeline" with the refusal (the Python stage-by-stage pipeline, the readable
-  reference the kernels are tested against, encodes the file).
+* `Plan` — which kernel merges (`model`: "byte-level", the encode kernel over a scanner
+  chain; "char-level", `_char_bpe.CharBPE` over SentencePiece's text form), the chain's
+  scanner kind, the pattern when the chain is one level (what a tiktoken-style view of the
+  file needs), the char-level model's text form (`char_kinds`), and the engine: "kernel"
+  when every stage lowered, else "pipeline" with the refusal (the Python stage-by-stage
+  pipeline, the readable reference the kernels are tested against, encodes the file).
 """
 from __future__ import annotations
 
@@ -50,17 +52,28 @@ class Plan:
     """What the kernel runs for one tokenizer.  `engine` is "kernel" (one GIL-free call a
     text or batch), "kernel+matcher" (the single split is matched in Python, the kernel
     merges: a pattern outside the compiled subset), or "pipeline" (`refusal` says which
-    stage did not lower, and why)."""
+    stage did not lower, and why).  `model` says which kernel: "byte-level" (the scanner
+    chain `kind`, then the byte-level merge) or "char-level" (`_char_bpe.CharBPE`: the
+    normalizer and pre-tokenizer lower to its text form, `char_kinds`)."""
     engine: str
     kind: int = -1                 # the scanner kind of the pre-tokenizer chain
     pattern: str | None = None     # the one split pattern, when the chain is one level
     matcher: object = None         # spans(text) of that pattern, for "kernel+matcher"
     levels: tuple = ()
     refusal: str | None = None
+    model: str = "byte-level"
+    # char-level: CharBPE's kind flags for a segment at a text's start and for one after an
+    # added token (they differ for Metaspace's prepend_scheme "first")
+    char_kinds: tuple | None = None
 
     @property
     def on_kernel(self) -> bool:
         return self.engine != "pipeline"
+
+    @property
+    def byte_level_kernel(self) -> bool:
+        """The byte-level kernel encodes (the scanner chain and merge of _core)."""
+        return self.engine != "pipeline" and self.model == "byte-level"
 
     def describe(self) -> str:
         """What `Tokenizer.engine` reports."""

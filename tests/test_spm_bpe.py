@@ -142,6 +142,46 @@ def test_samples_match_hf(name):
         [e.ids for e in ref.encode_batch(TEXTS, add_special_tokens=False)]
 
 
+BATCH_OPTIONS = {   # name -> (truncation, padding) set on both sides
+    "plain": (None, None),
+    "truncation": (dict(max_length=6, stride=2), None),
+    "padding-left": (None, dict(direction="left", pad_id=2, pad_token="</s>")),
+    "both": (dict(max_length=9, direction="left"), dict(length=12, pad_id=2, pad_token="</s>")),
+}
+
+
+@pytest.mark.parametrize("order", ["ids-first", "offsets-first"])
+@pytest.mark.parametrize("options", sorted(BATCH_OPTIONS))
+def test_batches_with_a_post_processor_truncation_and_padding_match_hf(options, order):
+    """encode_batch on the char-level kernel holds ids at once and makes every other field
+    when first read (the byte-level batches' lazy Encodings): each field equals HF's, read in
+    either order, with a post-processor, truncation (overflowing pieces) and padding."""
+    from tokenizers import processors
+
+    ref = HFTokenizer.from_str(json.dumps(variant("words", PREPEND_REPLACE, None, byte_fallback=True,
+                                                  unk_token="<unk>", fuse_unk=True)))
+    ref.post_processor = processors.TemplateProcessing(
+        single="<s> $A", pair="<s> $A </s> $B:1", special_tokens=[("<s>", ref.token_to_id("<s>")),
+                                                                  ("</s>", ref.token_to_id("</s>"))])
+    ours = Tokenizer.from_str(ref.to_str())
+    truncation, padding = BATCH_OPTIONS[options]
+    for tok in (ref, ours):
+        tok.no_truncation()
+        if truncation:
+            tok.enable_truncation(**truncation)
+        if padding:
+            tok.enable_padding(**padding)
+    texts = TEXTS + ["a<s>b c</s> d"]
+    for add in (True, False):
+        got, want = ours.encode_batch(texts, add_special_tokens=add), ref.encode_batch(texts, add_special_tokens=add)
+        assert all(type(e.lazy_source) is tuple for e in got)   # ids only, so far
+        fields = FIELDS if order == "ids-first" else FIELDS[::-1]
+        for g, w, t in zip(got, want, texts):
+            for field in fields:
+                assert getattr(g, field) == getattr(w, field), (field, t, add)
+            assert [o.ids for o in g.overflowing] == [o.ids for o in w.overflowing], (t, add)
+
+
 @pytest.mark.parametrize("name", sorted(CONFIGS))
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(text=TEXT, pair=st.one_of(st.none(), TEXT))

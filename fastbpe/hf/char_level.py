@@ -6,85 +6,50 @@ each "▁"), then run a char-level BPE model (`byte_fallback`, `unk_token`, `fus
 stages lower to one `_char_bpe.CharBPE` call: the normalizer is one character per character
 plus one prepended, so the kernel does it while it makes the text's UTF-8, and HF's offsets
 are the kernel's (a character of the normalized text is the character before it in the
-original, the prepended one is the first).  `lower` says which kind flags a file's stages
-are, or why they are not; `CharLevelPath` runs the ids paths and builds Encodings, with
-added tokens cut out first as everywhere (`AddedVocabulary.find`).
+original, the prepended one is the first).  `text_form` is the kernel form of the lowered
+stages (hf/lowering.py puts it in the file's `plan.Plan`, or the refusal); `CharLevelPath`
+runs a plan's ids paths and builds Encodings, with added tokens cut out first as everywhere
+(`AddedVocabulary.find`).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from .._char_bpe import PREPEND, PREPEND_UNLESS_META, REPLACE_SPACE, SPLIT
+from .. import normalize as program_ops
+from .._char_bpe import PREPEND, REPLACE_SPACE
+from ..plan import NotLowered, Plan
 from ..threads import parallel_map
-from . import normalizers, pre_tokenizers
 from .encoding import Encoding
-from .oniguruma import LiteralPattern
 
 
-@dataclass(frozen=True)
-class CharLevelPlan:
-    """The kernel form of a file's normalizer and pre-tokenizer for the char-level model:
-    `kind` (CharBPE's flags) for a segment at the start of a text, `later_kind` for one after
-    an added token (they differ for Metaspace's prepend_scheme "first")."""
-    kind: int
-    later_kind: int
-
-
-def lower(normalizer, steps: list, model) -> tuple[CharLevelPlan | None, str | None]:
-    """(plan, None) when the file runs on the char-level kernel, else (None, why not)."""
-    char = getattr(model, "char_model", None)
-    if char is None:
-        return None, getattr(model, "char_model_refusal", None) or "the model is not char-level BPE"
-    if model.uses_dropout():
-        return None, "BPE dropout"
-    meta = char.meta_char
+def text_form(ops: tuple, steps: list, meta: str) -> tuple[int, int]:
+    """CharBPE's kind flags (at a text's start, after an added token) of a file's lowered
+    normalizer (its program's ops) and pre-tokenizer steps before a char-level model whose
+    meta character is meta; NotLowered names the op or step the kernel does not run."""
     flags = 0
-    for step in _normalizer_steps(normalizer):
-        if isinstance(step, normalizers.Prepend) and step.prepend == meta and not flags & PREPEND:
+    for op in ops:
+        if op == program_ops.Prepend(meta) and not flags & PREPEND:
             flags |= PREPEND
-        elif (isinstance(step, normalizers.Replace) and isinstance(step.pattern, LiteralPattern)
-              and step.pattern.pattern == " " and step.content == meta and not flags & REPLACE_SPACE):
+        elif op == program_ops.ReplaceLiteral(" ", meta) and not flags & REPLACE_SPACE:
             flags |= REPLACE_SPACE
         else:
-            return None, f"the normalizer {type(step).__name__} (the char-level kernel runs Prepend and Replace(' ', {meta!r}))"
-    if len(steps) > 1 or (steps and not isinstance(steps[0], pre_tokenizers.Metaspace)):
-        return None, "the pre-tokenizer (the char-level kernel runs none or Metaspace)"
-    if steps:
-        ms = steps[0]
-        if ms.replacement != meta:
-            return None, f"Metaspace's replacement {ms.replacement!r} is not the model's {meta!r}"
-        flags |= REPLACE_SPACE | (SPLIT if ms.split else 0)
-        later = flags
-        if ms.prepend_scheme == "always":
-            flags |= PREPEND_UNLESS_META
-            later |= PREPEND_UNLESS_META
-        elif ms.prepend_scheme == "first":
-            flags |= PREPEND_UNLESS_META
-    else:
-        later = flags
-    return CharLevelPlan(flags, later), None
-
-
-def path_for(normalizer, steps: list, model) -> "CharLevelPath | None":
-    """The char-level kernel path of a file, or None when its stages do not lower (`lower`)."""
-    plan, _ = lower(normalizer, steps, model)
-    return CharLevelPath(plan, model) if plan is not None else None
-
-
-def _normalizer_steps(normalizer) -> list:
-    if normalizer is None:
-        return []
-    if isinstance(normalizer, normalizers.Sequence):
-        return [s for step in normalizer.steps for s in _normalizer_steps(step)]
-    return [normalizer]
+            raise NotLowered(f"the normalizer op {op} (the char-level kernel runs Prepend({meta!r}) "
+                             f"and Replace(' ', {meta!r}))")
+    if not steps:
+        return flags, flags
+    lower = getattr(steps[0], "lower_char_level", None)
+    if len(steps) > 1 or lower is None:
+        names = ", ".join(type(step).__name__ for step in steps)
+        raise NotLowered(f"the pre-tokenizer {names} (the char-level kernel runs none or one Metaspace)")
+    first, later = lower(meta)
+    return flags | first, flags | later
 
 
 class CharLevelPath:
     """encode / encode_batch / encode_ids of one tokenizer on the char-level kernel.  A text
     is cut at its added tokens into [(start, end, added id or None, kind)]."""
 
-    def __init__(self, plan: CharLevelPlan, model):
-        self.plan, self.char = plan, model.char_model
+    def __init__(self, plan: Plan, model):
+        self.kind, self.later_kind = plan.char_kinds
+        self.char = model.char_model
         self.id_to_token = model.id_to_token
 
     @staticmethod
@@ -97,10 +62,9 @@ class CharLevelPath:
             if not isinstance(text, str):
                 raise TypeError(f"expected str, not {type(text).__name__}")
             text = str(text)
-        plan = self.plan
         if not tokenizer.added.occurs_in(text, normalized=False):
-            return [(0, len(text), None, plan.kind)]
-        return [(s, e, aid, plan.kind if s == 0 else plan.later_kind)
+            return [(0, len(text), None, self.kind)]
+        return [(s, e, aid, self.kind if s == 0 else self.later_kind)
                 for s, e, aid in tokenizer.added.find(text, normalized=False) if e > s or aid is not None]
 
     # -- ids --------------------------------------------------------------------------------
@@ -121,13 +85,15 @@ class CharLevelPath:
 
     def bodies(self, tokenizer, texts: list, num_threads: int) -> list[list[int]]:
         """body_ids of many texts, each thread's share of them one kernel call."""
-        return parallel_map(lambda share: self._share_bodies(tokenizer, share), texts, num_threads,
+        return parallel_map(lambda share: self.share_bodies(tokenizer, share), texts, num_threads,
                             keep_threads=True)
 
-    def _share_bodies(self, tokenizer, texts: list) -> list[list[int]]:
+    def share_bodies(self, tokenizer, texts: list) -> list[list[int]]:
+        """body_ids of one thread's share of texts: those without an added token in one kernel
+        call (what encode_ids_batch and encode_batch's ids come from)."""
         added = tokenizer.added
         plain = [type(t) is str and not added.occurs_in(t, normalized=False) for t in texts]
-        encoded = iter(self.char.encode_texts([t for t, ok in zip(texts, plain) if ok], self.plan.kind))
+        encoded = iter(self.char.encode_texts([t for t, ok in zip(texts, plain) if ok], self.kind))
         return [next(encoded) if ok else self.body_ids(tokenizer, t) for t, ok in zip(texts, plain)]
 
     # -- Encodings --------------------------------------------------------------------------

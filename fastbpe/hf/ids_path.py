@@ -124,8 +124,14 @@ class IdsPath:
 
     # -- the fast path --------------------------------------------------------------------
 
+    def _char_kernel(self) -> bool:
+        """The char-level kernel encodes (`_char_path`; not while an added token is matched
+        in normalized text: the pipeline does that)."""
+        return self._char_path is not None and self._char_path.usable(self)
+
     def _uses_fast_path(self) -> bool:
-        return self._kernel_plan.on_kernel
+        """The byte-level kernel encodes (char-level files: `_char_path`)."""
+        return self._kernel_plan.byte_level_kernel
 
     def _wraps(self, add_special_tokens: bool) -> tuple[list, list]:
         """The ids the post-processor puts before and after a single sequence."""
@@ -297,7 +303,7 @@ class IdsPath:
             ids = self._short_ids(short, text, add_special_tokens)
             if ids is not None:
                 return ids
-        if self._char_path is not None and self._char_path.usable(self):
+        if self._char_kernel():
             return self._finish_ids(self._char_path.body_ids(self, text), add_special_tokens)
         if not self._uses_fast_path():
             return self.encode(text, add_special_tokens=add_special_tokens).ids
@@ -323,7 +329,7 @@ class IdsPath:
         if isinstance(texts, str):
             raise TypeError("encode_ids_batch expects a list of str, not a single str")
         texts = list(texts)
-        if self._char_path is not None and self._char_path.usable(self):
+        if self._char_kernel():
             bodies = self._char_path.bodies(self, texts, available_cores() if num_threads is None else num_threads)
         elif not self._uses_fast_path():
             return [e.ids for e in self.encode_batch(texts, add_special_tokens=add_special_tokens)]
@@ -364,8 +370,11 @@ class IdsPath:
                                        options and (*options, cut)), sequences)
 
         matchers = self.added.plain_matchers() if self._normalize_program is None else None
+        char_path = self._char_path if self._char_kernel() else None
 
         def chunk(indexes: list) -> list[Encoding]:
+            if char_path is not None:   # the char-level kernel, a call for the share
+                return list(map(finish, indexes, char_path.share_bodies(self, [texts[i] for i in indexes])))
             if matchers is not None:   # added tokens cut inside the kernel call
                 bodies = encode_cut_texts(self.model.table, self._kind, *matchers, [texts[i] for i in indexes])
                 return list(map(finish, indexes, bodies))

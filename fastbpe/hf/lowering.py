@@ -5,14 +5,18 @@ from __future__ import annotations
 
 from ..plan import Level, NotLowered, Plan, pipeline
 from ..pretokenize import chain_kind
-from . import pre_tokenizers
+from . import char_level, pre_tokenizers
 
 WHOLE_TEXT = Level(r"[\s\S]+")   # no split: the whole segment is one piece
 
 
-def lower(model, normalizer_refusal: str | None, steps: list) -> Plan:
-    """The plan of a file: its byte-level BPE model, its normalizer (normalizers.kernel_program
-    lowers it: `normalizer_refusal` says why not), its pre-tokenizer's steps as one chain."""
+def lower(model, program, normalizer_refusal: str | None, steps: list) -> Plan:
+    """The plan of a file: its BPE model, its normalizer (normalizers.kernel_program lowers it
+    to `program`, or `normalizer_refusal` says why not), its pre-tokenizer's steps: as one
+    scanner chain before a byte-level model, as SentencePiece's text form before a char-level
+    one (char_level.text_form)."""
+    if getattr(model, "char_model", None) is not None:
+        return _char_level_plan(model, program, normalizer_refusal, steps)
     if not model.byte_level:
         return pipeline(getattr(model, "char_model_refusal", None) or "the model is not byte-level BPE" if not model.byte_level_input
                         else model.affix_refusal or "the model's tokens are not bytes (single bytes missing with an unk token or byte fallback)")
@@ -28,6 +32,20 @@ def lower(model, normalizer_refusal: str | None, steps: list) -> Plan:
     if kind < 0:
         return _matcher_plan(steps, why)
     return Plan("kernel", kind, _tiling_pattern(levels), None, tuple(levels))
+
+
+def _char_level_plan(model, program, normalizer_refusal: str | None, steps: list) -> Plan:
+    """A char-level model's plan: the normalizer's ops and the pre-tokenizer lowered to the
+    text form its kernel makes (CharBPE's kind flags), or the refusal."""
+    if model.uses_dropout():
+        return pipeline("BPE dropout")
+    if normalizer_refusal is not None:
+        return pipeline(normalizer_refusal)
+    try:
+        kinds = char_level.text_form(program.ops if program is not None else (), steps, model.char_model.meta_char)
+    except NotLowered as e:
+        return pipeline(str(e))
+    return Plan("kernel", model="char-level", char_kinds=kinds)
 
 
 def _matcher_plan(steps: list, refusal: str) -> Plan:

@@ -15,6 +15,7 @@ from functools import lru_cache
 import regex
 
 from .. import _pretokenize, pattern_program
+from .._char_bpe import PREPEND_UNLESS_META, REPLACE_SPACE, SPLIT
 from ..plan import Level, NotLowered
 from ..pretokenize import chain_kind, scanner_kind
 from ..formats.atomic import atomic_write_bytes
@@ -400,6 +401,19 @@ class Metaspace:
 
     def lower(self, byte_level: bool) -> list:
         raise NotLowered("Metaspace (it changes the text)")
+
+    def lower_char_level(self, meta: str) -> tuple[int, int]:
+        """Its kernel form before a char-level model (SentencePiece's text form, which the
+        model's kernel makes): CharBPE's kind flags at a text's start and after an added
+        token; NotLowered when its replacement is not the model's meta character."""
+        if self.replacement != meta:
+            raise NotLowered(f"Metaspace's replacement {self.replacement!r} is not the model's {meta!r}")
+        flags = REPLACE_SPACE | (SPLIT if self.split else 0)
+        if self.prepend_scheme == "always":
+            return flags | PREPEND_UNLESS_META, flags | PREPEND_UNLESS_META
+        if self.prepend_scheme == "first":
+            return flags | PREPEND_UNLESS_META, flags
+        return flags, flags
 
 
 class Whitespace:

@@ -111,8 +111,10 @@ class Tokenizer(IdsPath, PostProcessing, HFExtras):
             self.enable_truncation(**truncation)
         if padding is not None:
             self.enable_padding(**padding)
-        self._char_path = char_level.path_for(self._normalizer, steps, self.model)   # SentencePiece-style files
-        plan = self._kernel_plan = lowering.lower(self.model, self._normalizer_not_lowered, steps)
+        plan = self._kernel_plan = lowering.lower(self.model, self._normalize_program, self._normalizer_not_lowered,
+                                                  steps)
+        # SentencePiece-style files: the char-level kernel's runner
+        self._char_path = char_level.CharLevelPath(plan, self.model) if plan.char_kinds is not None else None
         self._pattern, self._kind, self._pattern_regex = plan.pattern, plan.kind, plan.matcher
         self._fast_wraps = None
         self._kernel = None   # KernelEncoder, made on first use
@@ -265,8 +267,6 @@ class Tokenizer(IdsPath, PostProcessing, HFExtras):
         """Which path encodes this file: "kernel" (normalizer, pre-tokenizer and model in one
         compiled call), "kernel+matcher" (its split regex matched in Python), or "pipeline
         (why)" (HF's stages one by one in Python; the reason names the stage)."""
-        if self._char_path is not None:
-            return "kernel"   # the char-level kernel (char_level.py: SentencePiece-style files)
         return self._kernel_plan.describe()
 
     # -- vocabulary -----------------------------------------------------------------------
@@ -487,7 +487,7 @@ class Tokenizer(IdsPath, PostProcessing, HFExtras):
             inputs = list(inputs)
         if num_threads is None:
             num_threads = available_cores()  # the cores this process may use (taskset), not the machine's
-        if (with_offsets and self._kind >= 0 and self._uses_fast_path()
+        if (with_offsets and (self._kind >= 0 and self._uses_fast_path() or self._char_kernel())
                 and all(type(item) is str for item in inputs)):
             with gc_paused():
                 return self._single_encodings(inputs, add_special_tokens, num_threads)
@@ -541,7 +541,7 @@ class Tokenizer(IdsPath, PostProcessing, HFExtras):
         """The Encoding of each text (with its type id) before post-processing: from the
         kernels when the file takes the fast path (offsets through the normalizer program's
         alignment where it changed the text), else from the pipeline."""
-        if self._char_path is not None and self._char_path.usable(self):
+        if self._char_kernel():
             return self._char_path.sequences(self, texts, type_ids, num_threads)
         if not self._uses_fast_path():
             return [self._encode_sequence(t, k) for t, k in zip(texts, type_ids)]
