@@ -105,8 +105,8 @@ def test_other_models_and_bad_files_are_refused(tmp_path):
     assert read_sentencepiece_model(path).model_type == "UNIGRAM"
     with pytest.raises(ValueError, match="UNIGRAM"):
         SentencePieceProcessor(path)
-    odd = pieces + _field(2, b"\x18\x02") + _field(3, b"\x28\x00")   # escape_whitespaces = false
-    with pytest.raises(ValueError, match="escape_whitespaces"):
+    odd = pieces + _field(2, b"\x18\x02") + _field(3, b"\x28\x00")   # escape_whitespaces = false (no BPE
+    with pytest.raises(ValueError, match="escape_whitespaces"):                # trainer makes one)
         SentencePieceProcessor(_write(tmp_path, odd))
     for broken in (b"", b"\x0a\x50abc", b"\x0b", b"\x0a\x02\x15\x00"):
         with pytest.raises(ValueError, match="not a SentencePiece model"):
@@ -160,6 +160,8 @@ SETTINGS = {   # name: trainer arguments
                                    byte_fallback=True),
     "identity-keep-spaces": dict(normalization_rule_name="identity", remove_extra_whitespaces=False,
                                  split_digits=True),
+    "whitespace-as-suffix": dict(normalization_rule_name="nmt_nfkc", treat_whitespace_as_suffix=True,
+                                 remove_extra_whitespaces=False, byte_fallback=True),
     # a rule table of one's own (becomes normalizer "user_defined"): ASCII pairs and runs the
     # kernel's ASCII fast path must leave to the trie
     "custom-rules": dict(normalization_rule_name="user_defined", remove_extra_whitespaces=False, byte_fallback=True,

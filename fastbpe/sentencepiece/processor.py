@@ -47,8 +47,8 @@ class SentencePieceProcessor:
         self._path = os.fspath(model_file) if model_file is not None else "tokenizer.model"
         if model.model_type != "BPE":
             raise ValueError(f"{self._path}: a SentencePiece {model.model_type} model; fastbpe reads BPE models only")
-        if not model.escape_whitespaces or model.treat_whitespace_as_suffix:
-            raise ValueError(f"{self._path}: no escape_whitespaces and whitespace as suffix are not supported")
+        if not model.escape_whitespaces:   # sentencepiece's BPE trainer refuses it too
+            raise ValueError(f"{self._path}: escape_whitespaces is off; not supported")
         self._model = model
         texts, scores, types = (list(column) for column in zip(*model.pieces))
         self._pieces, self._types = texts, types
@@ -63,7 +63,7 @@ class SentencePieceProcessor:
         # anything else runs SentencePiece's normalizer first
         self._normalizer = None
         self._late_spaces = not any(" " in u or META in u for u in users)
-        if model.precompiled_charsmap or model.remove_extra_whitespaces:
+        if model.precompiled_charsmap or model.remove_extra_whitespaces or model.treat_whitespace_as_suffix:
             try:
                 self._normalizer = SpmNormalizer(model.precompiled_charsmap, users, model.add_dummy_prefix,
                                                  model.remove_extra_whitespaces, model.escape_whitespaces,
