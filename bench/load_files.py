@@ -158,10 +158,7 @@ def main(argv=None) -> int:
         files = {k: v for k, v in files.items() if k in a.files.split(",")}
     libs = [lib for lib in a.libs.split(",") if lib]
     modes = [m for m in a.modes.split(",") if m]
-    import subprocess
-
-    subprocess.run([sys.executable, "-m", "compileall", "-q", str(Path(a.root) / "fastbpe")], check=True,
-                   env={**os.environ, "PYTHONDONTWRITEBYTECODE": ""})
+    c.byte_compile(a.root)
     start_load = c.loadavg()
     print(f"load average {start_load}; {c.versions_line(libs)}", flush=True)
     lines = table(files, libs, modes, a.runs, a.root)

@@ -415,6 +415,20 @@ def bytelevel_token_bytes(dict vocab, Py_ssize_t n_ids):
     return _untracked(tuple(out))
 
 
+def single_bytes(tuple token_bytes):
+    """The bytes b for which some token is exactly bytes([b]) (token_bytes: bytes or None
+    by id), sorted: `{t[0] for t in token_bytes if t is not None and len(t) == 1}` in C."""
+    cdef bint seen[256]
+    cdef Py_ssize_t i
+    cdef object t
+    memset(seen, 0, sizeof(seen))
+    for i in range(PyTuple_GET_SIZE(token_bytes)):
+        t = <object>PyTuple_GET_ITEM(token_bytes, i)
+        if t is not None and len(<bytes>t) == 1:
+            seen[(<bytes>t)[0]] = True
+    return bytes([b for b in range(256) if seen[b]])
+
+
 def untracked(t):
     """t (a tuple, or a tuple subclass without __dict__, of str, bytes, int and None), no
     longer tracked by the garbage collector (see _untracked)."""

@@ -17,7 +17,7 @@ from .._char_bpe import CharBPE
 from .._core import BPETable
 from ..formats.bytelevel import BYTE_TO_CHAR, token_bytes as bytelevel_token_bytes
 from .._formats import (bytelevel_token_bytes as bytelevel_vocab_bytes, checked_vocab, frozen_merges,
-                        hf_merge_rows, kept_merge_rows, untracked)
+                        hf_merge_rows, kept_merge_rows, single_bytes, untracked)
 from .._merge_ids import merge_ids
 from ._nodes import LazyMerges, json_bool, json_field, json_str
 from .word_affixes import WordAffixes
@@ -75,7 +75,7 @@ class BPE:
                 tokens = untracked(tuple(None if t == b"" else t for t in tokens))
             # a merge involving a token outside the byte alphabet can never apply to bytes
             merges = self._merge_rows(0, tokens)
-            singles = {t[0] for t in tokens if t is not None and len(t) == 1}
+            singles = set(single_bytes(tokens))
             # a byte without a token is skipped, as HF skips a character its vocabulary lacks
             # (GPT-NeoX lacks the 13 bytes UTF-8 never holds, Falcon control bytes), unless
             # the file says otherwise (an unk token, byte fallback)
