@@ -225,6 +225,7 @@ def test_trained_models_batches_and_settings(name, tmp_path_factory):
              "\u3000" * 500 + "日本" * 500] + ["".join(rng.choice(HARD) for _ in range(40)) for _ in range(200)]
     assert ours.encode(texts) == ref.encode(texts)
     assert ours.encode(texts, num_threads=2) == ref.encode(texts)
+    assert ours.encode(iter(texts), out_type=str, add_bos=True) == ref.encode(texts, out_type=str, add_bos=True)
     ids = ref.encode(texts)
     assert ours.decode(ids) == ref.decode(ids)
 

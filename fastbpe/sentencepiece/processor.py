@@ -135,7 +135,7 @@ class SentencePieceProcessor:
             return self._finish(self._ids_of(input), out_type, add_bos, add_eos, input)
         if isinstance(input, str):
             return self._finish(self._ids_of(input), out_type, add_bos, add_eos, input)
-        texts = list(input)
+        texts = originals = list(input)
         if self._users is None and all(type(t) is str for t in texts):
             threads = os.cpu_count() if num_threads is None or num_threads < 0 else max(num_threads, 1)
             kind = self._kind
@@ -146,7 +146,7 @@ class SentencePieceProcessor:
                                   keep_threads=True)
         else:
             bodies = [self._ids_of(t) for t in texts]
-        return [self._finish(ids, out_type, add_bos, add_eos, t) for ids, t in zip(bodies, input)]
+        return [self._finish(ids, out_type, add_bos, add_eos, t) for ids, t in zip(bodies, originals)]
 
     def _finish(self, ids: list, out_type, add_bos: bool, add_eos: bool, text: str):
         if out_type is str:
