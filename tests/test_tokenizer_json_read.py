@@ -89,6 +89,21 @@ def test_other_shapes_are_left_to_json(text):
     assert read_document(text.encode("utf-8")) is None
 
 
+@pytest.mark.parametrize("key", [b"\xc3(", b"\xe0\x80\x80", b"\xed\xa0\x80", b"\xc0\xaf", b"\xf4\x90\x80\x80",
+                                 b"\xe2\x82", b"\xff"])
+def test_keys_not_utf8_are_left_to_json(key):
+    """Invalid UTF-8 in a token (overlong, surrogate, cut short, above U+10FFFF): None, so
+    the file's reader reports it as before."""
+    assert read_document(b'{"model": {"vocab": {"' + key + b'": 0}, "merges": []}}') is None
+
+
+@pytest.mark.parametrize("key", ["\u0080", "\u07ff", "\u0800", "\uffff", "\U00010000", "\U0010ffff", "Ġ", "a\u00e9\u4e2d"])
+def test_keys_at_utf8_boundaries(key):
+    vocab = {key: 0, "x": 1}
+    data = json.dumps(_doc(vocab, []), ensure_ascii=False).encode("utf-8", "surrogatepass")
+    assert list(read_document(data)["model"]["vocab"]) == [key, "x"]
+
+
 @pytest.mark.parametrize("text", [
     '{"model": {"type": "BPE", "vocab": {"a": 0.0}, "merges": []}}',
     '{"model": {"type": "BPE", "vocab": {"a": 0, "b": 1}, "merges": ["a c"]}}',
