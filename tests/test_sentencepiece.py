@@ -5,7 +5,8 @@ mistral-common wheel (the test extra installs both), on generated strings (user-
 symbols, byte fallback, spaces) and on the shared corpora when ../shared is present; other
 model types and settings are refused by name, malformed files are ValueErrors.  Models the
 `sentencepiece` trainer makes here (BPE, each normalizer rule: its precompiled charsmap, with
-and without remove_extra_whitespaces, byte_fallback, split_digits, user-defined symbols) are
+and without remove_extra_whitespaces, byte_fallback, split_digits, user-defined symbols,
+whitespace as suffix, a rule table of one's own with a denormalizer for decode) are
 compared the same way, normalized text included (fastbpe/_spm_normalize.pyx)."""
 from __future__ import annotations
 
@@ -165,7 +166,8 @@ SETTINGS = {   # name: trainer arguments
     # a rule table of one's own (becomes normalizer "user_defined"): ASCII pairs and runs the
     # kernel's ASCII fast path must leave to the trie
     "custom-rules": dict(normalization_rule_name="user_defined", remove_extra_whitespaces=False, byte_fallback=True,
-                         rules="2E 2E 2E\t2026\n41\t61\n61 62\t78\n20 20\t20\n74 68 65 20\t54\n"),
+                         rules="2E 2E 2E\t2026\n41\t61\n61 62\t78\n20 20\t20\n74 68 65 20\t54\n",
+                         denormalize="2026\t2E 2E 2E\n78\t61 62\n"),   # decode's rules (denormalizer_spec)
 }
 _TRAINED: dict = {}
 
@@ -188,6 +190,9 @@ def trained(name: str, tmp_path_factory):
             (folder / "rules.tsv").write_text(args.pop("rules"))
             args["normalization_rule_tsv"] = str(folder / "rules.tsv")
             del args["normalization_rule_name"]
+        if "denormalize" in args:
+            (folder / "denormalize.tsv").write_text(args.pop("denormalize"))
+            args["denormalization_rule_tsv"] = str(folder / "denormalize.tsv")
         spm.SentencePieceTrainer.train(sentence_iterator=iter(lines), model_writer=out, **args)
         path = folder / f"{name}.model"
         path.write_bytes(out.getvalue())
@@ -220,6 +225,7 @@ def test_trained_models_batches_and_settings(name, tmp_path_factory):
     assert bool(model.precompiled_charsmap) == (want["normalization_rule_name"] != "identity")
     assert model.remove_extra_whitespaces == want.get("remove_extra_whitespaces", True)
     assert model.add_dummy_prefix == want.get("add_dummy_prefix", True)
+    assert bool(model.denormalizer_charsmap) == ("denormalize" in want)
     rng = __import__("random").Random(name)
     texts = ["", " ", "   ", " \t x  y ", "ＡＢＣ　ｶﾞ ①", "a" * 3000, " " * 2000 + "x" + " " * 2000,
              "\u3000" * 500 + "日本" * 500] + ["".join(rng.choice(HARD) for _ in range(40)) for _ in range(200)]
@@ -232,7 +238,7 @@ def test_trained_models_batches_and_settings(name, tmp_path_factory):
 
 def test_decode_matches_on_odd_id_sequences(tmp_path_factory):
     """Ids no encode makes: leading space pieces, control and byte pieces first, bad bytes."""
-    for name in ("nmt_nfkc", "nmt_nfkc-keep-spaces", "nfkc-no-prefix", "nfkc_cf-unk"):
+    for name in ("nmt_nfkc", "nmt_nfkc-keep-spaces", "nfkc-no-prefix", "nfkc_cf-unk", "custom-rules"):
         ref, ours, _ = trained(name, tmp_path_factory)
         n = ref.get_piece_size()
         rng = __import__("random").Random(1)

@@ -37,6 +37,8 @@ class SentencePieceModel:
     treat_whitespace_as_suffix: bool
     split_digits: bool
     unk_surface: str = " \u2047 "   # what decode writes for the unk piece
+    denormalizer_charsmap: bytes = b""   # ModelProto.denormalizer_spec: rules decode applies (b"": none)
+    denormalizer_flags: tuple = (True, True, True)   # its add_dummy_prefix, remove_extra_whitespaces, escape
 
 
 class _Reader:
@@ -112,8 +114,8 @@ def read_sentencepiece_model(path: str | os.PathLike) -> SentencePieceModel:
 def sentencepiece_model_from_bytes(data: bytes, path: str = "tokenizer.model") -> SentencePieceModel:
     r = _Reader(bytes(data), path)
     pieces, fields = read_model(r.data, path)   # the pieces in C: 32k messages were 0.1 s here
-    trainer, normalizer = {}, {}
-    for number, into in ((2, trainer), (3, normalizer)):
+    trainer, normalizer, denormalizer = {}, {}, {}
+    for number, into in ((2, trainer), (3, normalizer), (5, denormalizer)):
         for wire, value in fields.get(number, ()):
             if wire != 2:
                 raise r.error(f"field {number} is not a message")
@@ -134,7 +136,10 @@ def sentencepiece_model_from_bytes(data: bytes, path: str = "tokenizer.model") -
         w, v = spec.get(number, (2, None))
         return r.text(v) if w == 2 and v is not None else default
 
-    w, charsmap = normalizer.get(2, (2, None))
+    def blob(spec, number):
+        w, span = spec.get(number, (2, None))
+        return r.data[span[0]:span[1]] if w == 2 and span else b""
+
     model_type = integer(trainer, 3, 1)
     return SentencePieceModel(
         pieces=tuple(pieces), model_type=MODEL_TYPES.get(model_type, f"type {model_type}"),
@@ -142,8 +147,10 @@ def sentencepiece_model_from_bytes(data: bytes, path: str = "tokenizer.model") -
         unk_id=integer(trainer, 40, 0), bos_id=integer(trainer, 41, 1), eos_id=integer(trainer, 42, 2),
         pad_id=integer(trainer, 43, -1),
         normalizer=string(normalizer, 1, "nmt_nfkc"),
-        precompiled_charsmap=r.data[charsmap[0]:charsmap[1]] if w == 2 and charsmap else b"",
+        precompiled_charsmap=blob(normalizer, 2),
         add_dummy_prefix=flag(normalizer, 3, True), remove_extra_whitespaces=flag(normalizer, 4, True),
         escape_whitespaces=flag(normalizer, 5, True),
         treat_whitespace_as_suffix=flag(trainer, 24, False), split_digits=flag(trainer, 25, False),
-        unk_surface=string(trainer, 44, " \u2047 "))
+        unk_surface=string(trainer, 44, " \u2047 "),
+        denormalizer_charsmap=blob(denormalizer, 2),
+        denormalizer_flags=(flag(denormalizer, 3, True), flag(denormalizer, 4, True), flag(denormalizer, 5, True)))

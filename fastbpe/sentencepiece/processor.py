@@ -61,6 +61,12 @@ class SentencePieceProcessor:
         self._kind = (PREPEND if model.add_dummy_prefix else 0) | REPLACE_SPACE
         # the identity normalizer without remove_extra_whitespaces is the kernel's own (kind);
         # anything else runs SentencePiece's normalizer first
+        self._denormalizer = None   # decode's rules, when the file has them (sentencepiece's denormalizer)
+        if model.denormalizer_charsmap:
+            try:
+                self._denormalizer = SpmNormalizer(model.denormalizer_charsmap, (), *model.denormalizer_flags)
+            except ValueError as e:
+                raise ValueError(f"{self._path}: denormalizer: {e}") from None
         self._normalizer = None
         self._late_spaces = not any(" " in u or META in u for u in users)
         if model.precompiled_charsmap or model.remove_extra_whitespaces or model.treat_whitespace_as_suffix:
@@ -231,7 +237,8 @@ class SentencePieceProcessor:
                 at_start = False
         if run:
             out.append(_bytes_text(run))
-        return "".join(out)
+        text = "".join(out)
+        return text if self._denormalizer is None else self._denormalizer.normalize(text)
 
     decode_ids = decode_pieces = DecodeIds = DecodePieces = Decode = decode
 
