@@ -20,7 +20,9 @@ follows another character, so the text is cut there and each piece is merged (or
 the cache) on its own: the result is the same, since a merge sequence inside one piece
 never depends on another piece.  A file whose merges do join there is merged whole (the heap
 loop: O(n log n)).  A Metaspace pre-tokenizer with `split` cuts before every meta character
-(HF's words); `ignore_merges` then looks each word up whole.
+(HF's words); `ignore_merges` then looks each word up whole.  Inside a piece, the point
+between two ASCII characters that no merge joins (`ascii_cut`, also decided at load) is cut
+the same way: code then merges "assertEqual(" and "result" apart, each from the cache.
 
 `kind` (the argument of encode_text / encode_texts) is a set of flags: how to normalize and
 cut (PREPEND, PREPEND_UNLESS_META, REPLACE_SPACE, SPLIT below).
@@ -71,6 +73,7 @@ cdef class CharBPE:
     cdef int32_t byte_ids[256]            # <0xNN> tokens (-1: none)
     cdef int32_t* token_nbytes            # UTF-8 bytes each token stands for (-1: unknown)
     cdef readonly bint byte_fallback, fuse_unk, ignore_merges, cut_before_meta
+    cdef uint64_t ascii_cut[256]          # bit (a, b) at [2a + b / 64]: a piece is cut between a and b
     cdef readonly int32_t unk_id
     cdef uint8_t meta[4]
     cdef int meta_len
@@ -101,7 +104,7 @@ cdef class CharBPE:
         an unk token (HF then puts a pending unk after the fallback bytes), a merge
         involving the unk token."""
         cdef CharBPE self = CharBPE.__new__(CharBPE)
-        cdef Py_ssize_t n_ids = max(vocab.values(), default=-1) + 1, i, m
+        cdef Py_ssize_t n_ids = max(vocab.values(), default=-1) + 1, i, k, m
         cdef int64_t a, b, c
         cdef bytes meta_utf8 = meta.encode("utf-8")
         if len(meta) != 1:
@@ -173,17 +176,37 @@ cdef class CharBPE:
         # of meta characters alone (a character's token, a <0xNN> token or the unk token never is)
         cdef unsigned char[::1] all_meta = bytearray(n_ids)
         cdef unsigned char[::1] starts_meta = bytearray(n_ids)
+        # and the ASCII characters each token starts and ends with (0x80: another character)
+        cdef unsigned char[::1] first_ascii = bytearray(b"\x80" * n_ids)
+        cdef unsigned char[::1] last_ascii = bytearray(b"\x80" * n_ids)
+        cdef unsigned char[::1] joined = bytearray(0x81 * 0x81)
         for t, i in vocab.items():
-            if t and t.startswith(meta):
-                starts_meta[i] = 1
-                if t.strip(meta) == "":
-                    all_meta[i] = 1
+            if t:
+                if t.startswith(meta):
+                    starts_meta[i] = 1
+                    if t.strip(meta) == "":
+                        all_meta[i] = 1
+                if t[0] < "\x80":
+                    first_ascii[i] = ord(t[0])
+                c_last = t[len(t) - 1]
+                if c_last < "\x80":
+                    last_ascii[i] = ord(c_last)
         cut = meta in vocab
         for i in range(m):
             if starts_meta[r[3 * i + 1]] and not all_meta[r[3 * i]]:
                 cut = False
-                break
+            joined[last_ascii[r[3 * i]] * 0x81 + first_ascii[r[3 * i + 1]]] = 1
         self.cut_before_meta = cut
+        # two ASCII characters, each its own token, that no merge joins (no merge's left token
+        # ends with the first while its right one starts with the second): merges never cross
+        # the point between them either, so a piece is cut there too (as before a meta
+        # character: the same ids, and shorter pieces for the cache; code cuts at most
+        # punctuation)
+        memset(self.ascii_cut, 0, sizeof(self.ascii_cut))
+        for i in range(0x80):
+            for k in range(0x80):
+                if self.bmp_ids[i] >= 0 and self.bmp_ids[k] >= 0 and not joined[i * 0x81 + k]:
+                    self.ascii_cut[2 * i + (k >> 6)] |= 1ULL << (k & 63)
         return self
 
     # -- the initial symbols ---------------------------------------------------------------
@@ -265,24 +288,17 @@ cdef class CharBPE:
         merge_parts(&self.table.pairs, w.parts, m, out, w)
         return 0
 
-    cdef int encode_piece(self, const uint8_t* p, Py_ssize_t n, const uint8_t* end, bint whole_lookup,
-                          IdBuf* out, Work* w) except -1 nogil:
-        """Append the ids of one word p[:n] (n >= 1): from the thread's piece cache, else
-        merged and remembered.  whole_lookup: ignore_merges' lookup of the whole word."""
+    cdef int encode_piece(self, const uint8_t* p, Py_ssize_t n, const uint8_t* end, IdBuf* out,
+                          Work* w) except -1 nogil:
+        """Append the ids of one piece p[:n] (n >= 1): from the thread's piece cache, else
+        merged and remembered."""
         cdef uint64_t h = 0, k0 = 0, k1 = 0
         cdef PackedEntry* pe
         cdef CacheEntry* e
         cdef Py_ssize_t before = out.len, count
-        cdef int32_t whole
         cdef Py_ssize_t ml = self.meta_len
         cdef bint packed = False
         idbuf_reserve(out, n + 8)   # every id covers a byte at least; slack for 16-byte copies
-        if whole_lookup:
-            whole = token_lookup(&self.table.tok, p, n)
-            if whole >= 0:
-                out.data[out.len] = <tok_t>whole
-                out.len += 1
-                return 0
         # a piece that starts with the meta character is keyed by the rest and a flag bit
         # (the length takes the key's top byte's low 4 bits): pieces of up to 18 bytes
         # ("▁" is 3) get a packed entry
@@ -368,17 +384,44 @@ cdef class CharBPE:
                         self.word_end(words, n, out.len)
                     return 0
             if not self.cut_before_meta:
-                self.merge_word(q, n, out, w)
+                self.encode_cut(q, 0, n, q + n, out, w)
                 if words != NULL:
                     self.word_end(words, n, out.len)
                 return 0
         while start < n:
             stop = meta_cut(self.meta, self.meta_len, q, n, start, split)
-            self.encode_piece(q + start, stop - start, q + n, split and self.ignore_merges, out, w)
+            whole = token_lookup(&self.table.tok, q + start, stop - start) if split and self.ignore_merges else -1
+            if whole >= 0:   # ignore_merges: a word that is a token
+                idbuf_reserve(out, 1)
+                out.data[out.len] = <tok_t>whole
+                out.len += 1
+            else:
+                self.encode_cut(q, start, stop, q + n, out, w)
             if words != NULL and (split or stop == n):
                 self.word_end(words, stop, out.len)
             start = stop
         return 0
+
+    cdef int encode_cut(self, const uint8_t* q, Py_ssize_t start, Py_ssize_t stop, const uint8_t* end,
+                        IdBuf* out, Work* w) except -1 nogil:
+        """Append the ids of q[start:stop], cut between ASCII characters no merge joins
+        (ascii_cut): each part from the piece cache or merged; a one-character part is its
+        character's token."""
+        cdef Py_ssize_t i = start + 1, s = start
+        cdef uint8_t a, b
+        while i < stop:
+            a = q[i - 1]
+            b = q[i]
+            if (a | b) < 0x80 and (self.ascii_cut[2 * a + (b >> 6)] >> (b & 63)) & 1:
+                if i - s == 1:
+                    idbuf_reserve(out, 1)
+                    out.data[out.len] = <tok_t>self.bmp_ids[a]
+                    out.len += 1
+                else:
+                    self.encode_piece(q + s, i - s, end, out, w)
+                s = i
+            i += 1
+        return self.encode_piece(q + s, stop - s, end, out, w)
 
     cdef int token_offsets(self, const uint8_t* q, Py_ssize_t n, bint prepended, const tok_t* ids,
                            const tok_t* words, Py_ssize_t n_words, IdBuf* spans) except -1 nogil:
