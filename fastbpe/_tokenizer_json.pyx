@@ -102,6 +102,10 @@ cdef Py_ssize_t _skip_string(const uint8_t* s, Py_ssize_t i, Py_ssize_t n) noexc
     return -1
 
 
+cdef bint _STRUCTURAL[256]   # the bytes _skip_value stops at: " { } [ ]
+_STRUCTURAL[0x22] = _STRUCTURAL[0x7B] = _STRUCTURAL[0x7D] = _STRUCTURAL[0x5B] = _STRUCTURAL[0x5D] = True
+
+
 cdef Py_ssize_t _skip_value(const uint8_t* s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
     """The index after the JSON value at s[i] (structure only: json.loads checks the text
     around the model arrays), or -1."""
@@ -112,6 +116,10 @@ cdef Py_ssize_t _skip_value(const uint8_t* s, Py_ssize_t i, Py_ssize_t n) noexce
         return _skip_string(s, i, n)
     if s[i] == 0x7B or s[i] == 0x5B:
         while i < n:
+            while i < n and not _STRUCTURAL[s[i]]:   # indentation, digits, colons, commas
+                i += 1
+            if i >= n:
+                break
             if s[i] == 0x22:
                 i = _skip_string(s, i, n)
                 if i < 0:
