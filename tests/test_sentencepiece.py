@@ -214,6 +214,10 @@ def test_trained_models_match(name, text, tmp_path_factory):
     assert ids == ref.encode(text)
     assert ours.encode(text, out_type=str) == ref.encode(text, out_type=str)
     assert ours.decode(ids) == ref.decode(ids)
+    options = dict(add_bos=True, add_eos=True, reverse=True)
+    assert ours.encode(text, **options) == ref.encode(text, **options)
+    assert ours.encode(text, out_type=str, emit_unk_piece=True, **options) == \
+        ref.encode(text, out_type=str, emit_unk_piece=True, **options)
 
 
 @pytest.mark.parametrize("name", sorted(SETTINGS))
@@ -234,6 +238,12 @@ def test_trained_models_batches_and_settings(name, tmp_path_factory):
     assert ours.encode(iter(texts), out_type=str, add_bos=True) == ref.encode(texts, out_type=str, add_bos=True)
     ids = ref.encode(texts)
     assert ours.decode(ids) == ref.decode(ids)
+
+
+def test_sampling_is_refused_not_ignored(tmp_path_factory):
+    _, ours, _ = trained("nmt_nfkc", tmp_path_factory)
+    with pytest.raises(ValueError, match="enable_sampling"):
+        ours.encode("hello", enable_sampling=True, alpha=0.1)
 
 
 def test_decode_matches_on_odd_id_sequences(tmp_path_factory):

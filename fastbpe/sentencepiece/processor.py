@@ -132,15 +132,22 @@ class SentencePieceProcessor:
             ids += self._char.encode_text(norm[done:], kind)
         return ids
 
-    def encode(self, input, out_type=int, add_bos: bool = False, add_eos: bool = False, num_threads: int = -1, **_):
+    def encode(self, input, out_type=int, add_bos: bool = False, add_eos: bool = False, reverse: bool = False,
+               emit_unk_piece: bool = False, enable_sampling: bool = False, num_threads: int = -1, **_):
         """sentencepiece's encode: ids (out_type=int) or pieces (out_type=str) of a str, or of
-        each str of a list (on threads)."""
+        each str of a list (on threads); `reverse` reverses them (before BOS/EOS), and
+        `emit_unk_piece` names unk pieces "<unk>" instead of the text they cover.  Sampling
+        (BPE-dropout, `enable_sampling`) is refused rather than ignored."""
+        if enable_sampling:
+            raise ValueError(f"{self._path}: enable_sampling (BPE-dropout) is not supported by fastbpe's "
+                             "SentencePieceProcessor")
+        options = (out_type, add_bos, add_eos, reverse, emit_unk_piece)
         if type(input) is str:
-            if out_type is int and not add_bos and not add_eos:
+            if out_type is int and not (add_bos or add_eos or reverse):
                 return self._ids_of(input)   # the common call, without _finish
-            return self._finish(self._ids_of(input), out_type, add_bos, add_eos, input)
+            return self._finish(self._ids_of(input), input, *options)
         if isinstance(input, str):
-            return self._finish(self._ids_of(input), out_type, add_bos, add_eos, input)
+            return self._finish(self._ids_of(input), input, *options)
         texts = originals = list(input)
         if self._users is None and all(type(t) is str for t in texts):
             threads = os.cpu_count() if num_threads is None or num_threads < 0 else max(num_threads, 1)
@@ -152,14 +159,17 @@ class SentencePieceProcessor:
                                   keep_threads=True)
         else:
             bodies = [self._ids_of(t) for t in texts]
-        return [self._finish(ids, out_type, add_bos, add_eos, t) for ids, t in zip(bodies, originals)]
+        return [self._finish(ids, t, *options) for ids, t in zip(bodies, originals)]
 
-    def _finish(self, ids: list, out_type, add_bos: bool, add_eos: bool, text: str):
+    def _finish(self, ids: list, text: str, out_type, add_bos: bool, add_eos: bool, reverse: bool,
+                emit_unk_piece: bool):
         if out_type is str:
             pieces = [self._pieces[i] for i in ids]
-            if self._model.unk_id in ids:
+            if self._model.unk_id in ids and not emit_unk_piece:
                 self._unk_surfaces(pieces, ids, self.normalize(text))
             ids = pieces
+        if reverse:
+            ids.reverse()
         if add_bos and self._model.bos_id >= 0:
             ids.insert(0, self._pieces[self._model.bos_id] if out_type is str else self._model.bos_id)
         if add_eos and self._model.eos_id >= 0:
