@@ -59,6 +59,10 @@ def test_reader_matches_the_package(name):
             (ref.is_control(i), ref.is_unknown(i), ref.is_byte(i), ref.is_unused(i))
     assert ours.piece_to_id("\u2581the") == ref.piece_to_id("\u2581the")
     assert ours.piece_to_id("no such piece") == ref.piece_to_id("no such piece")
+    assert ours.id_to_piece([0, 5, 7]) == ref.id_to_piece([0, 5, 7])
+    assert ours.piece_to_id(["\u2581the", "nope"]) == ref.piece_to_id(["\u2581the", "nope"])
+    with pytest.raises(IndexError):
+        ours.id_to_piece(ref.get_piece_size())
 
 
 @pytest.mark.parametrize("name", FILES)

@@ -259,7 +259,12 @@ class SentencePieceProcessor:
 
     vocab_size = GetPieceSize = get_piece_size
 
-    def id_to_piece(self, i: int) -> str:
+    def id_to_piece(self, i):
+        """The piece of an id (a list of ids: their pieces, as sentencepiece)."""
+        if isinstance(i, (list, tuple)):
+            return [self.id_to_piece(k) for k in i]
+        if not 0 <= i < len(self._pieces):
+            raise IndexError(f"piece id is out of range: {i}")
         return self._pieces[i]
 
     def id_to_bytes(self, i: int) -> bytes:
@@ -270,7 +275,10 @@ class SentencePieceProcessor:
             return b""
         return (" \u2047 " if self._types[i] == UNKNOWN else self._pieces[i].replace(META, " ")).encode("utf-8")
 
-    def piece_to_id(self, piece: str) -> int:
+    def piece_to_id(self, piece):
+        """The id of a piece, unk's for no piece (a list of pieces: their ids)."""
+        if isinstance(piece, (list, tuple)):
+            return [self._ids.get(p, self._model.unk_id) for p in piece]
         return self._ids.get(piece, self._model.unk_id)
 
     IdToPiece, PieceToId = id_to_piece, piece_to_id
