@@ -1,0 +1,67 @@
+"""One tokenizer.json file, one library call, the models section's way (a companion to peers.py):
+a warm-up part, then one timed part seen for the first time, per corpus.
+
+    python bench/model_profile.py phi3                       # encode_batch (+ .ids), every corpus
+    python bench/model_profile.py phi3 --call ids --corpus code
+    valgrind --tool=callgrind --instr-atstart=no python bench/model_profile.py phi3 --callgrind
+
+`phi3` is a folder of the shared data's vocab/hf/ (or a path to a tokenizer.json).  The parts
+are the models section's (`common.parts`, 2 MB of each corpus in 4, cut into ~2 kB documents).
+With `--callgrind` the timed call alone is instrumented (callgrind_control switches it on and
+off around it), so its instruction count can be compared between two builds on a loaded
+machine.  Not a test: timings belong here, never in tests/.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [HERE, os.path.dirname(HERE)]   # common.py, and fastbpe built in place
+import common as c  # noqa: E402
+
+import fastbpe  # noqa: E402
+
+
+def instrument(on: bool) -> None:
+    subprocess.run(["callgrind_control", "-i", "on" if on else "off", str(os.getpid())], capture_output=True)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("model", help="a folder name under vocab/hf/ of the shared data, or a tokenizer.json path")
+    ap.add_argument("--call", default="batch", choices=["batch", "ids"],
+                    help="batch: encode_batch then .ids of each; ids: encode_ids_batch")
+    ap.add_argument("--corpus", action="append", choices=sorted(c.CORPORA), help="default: every corpus")
+    ap.add_argument("--callgrind", action="store_true", help="instrument the timed call only")
+    a = ap.parse_args(argv)
+    path = a.model if a.model.endswith(".json") else str(c.HF_DIR / a.model / "tokenizer.json")
+    tok = fastbpe.Tokenizer.from_file(path)
+    tok.no_truncation()
+    if a.call == "batch":
+        def call(docs):
+            return [e.ids for e in tok.encode_batch(docs, add_special_tokens=False, num_threads=1)]
+    else:
+        def call(docs):
+            return tok.encode_ids_batch(docs, add_special_tokens=False, num_threads=1)
+    print(f"{path}: engine {tok.engine}; {a.call}")
+    for label in a.corpus or list(c.CORPORA):
+        warm, timed = (c.documents(p, 2000) for p in c.parts(c.CORPORA[label], 2.0)[:2])
+        call(warm)
+        if a.callgrind:
+            instrument(True)
+        t0 = time.perf_counter()
+        call(timed)
+        seconds = time.perf_counter() - t0
+        if a.callgrind:
+            instrument(False)
+        size = sum(len(d.encode()) for d in timed)
+        print(f"{label:<13} {size / seconds / 1e6:7.2f} MB/s ({size / 1e6:.2f} MB in {seconds * 1e3:.1f} ms)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
