@@ -26,6 +26,7 @@ from fastbpe._merge cimport merge_heap, merge_known_bytes, merge_piece, merge_sc
 from fastbpe._piece_cache cimport (CACHE_MAX_IDS, CACHE_MAX_PIECE, CACHE_SIZE, PACKED_MAX_IDS,
                                    cache_find, cache_store, packed_store, spill_find, spill_store)
 from fastbpe._pretokenize cimport scan_pieces
+from fastbpe._scan_program cimport DROPPED
 from fastbpe._vocab cimport (TokenSlot, tok_t, build_byte_pairs, build_char_tokens, build_split_table, bytes_have_tokens,
                               check_bytes_present, load_head, pair_put, pair_table_free, pair_table_init, token_lookup,
                               token_lookup_hashed, decode_tokens, token_list, token_table_free, token_table_load)
@@ -446,7 +447,7 @@ cdef class BPETable:
             if w.ends != NULL:
                 idbuf_append_ends(w.ends, ends, k)
             # every id covers at least one byte; the slack takes the fixed-size copies below
-            idbuf_reserve(out, ends[k - 1] - pos + CACHE_MAX_IDS + 2)
+            idbuf_reserve(out, (ends[k - 1] & ~DROPPED) - pos + CACHE_MAX_IDS + 2)
             start = pos
             for i in range(k):
                 ln = ends[i] - start
@@ -459,11 +460,14 @@ cdef class BPETable:
                     h = hs[i] = hash_in_text(s + start, ln, end)
                     prefetch(&w.cache[h & (CACHE_SIZE - 1)])
                     prefetch(&slots[h & slot_mask])
-                start = ends[i]
+                start = ends[i] & ~DROPPED   # (a removed piece's ln is never hashed)
             od = out.data
             ol = out.len
             for i in range(k):
                 ln = ends[i] - pos
+                if ln >= DROPPED:   # a piece an HF Split Removed level removes: no ids
+                    pos = ends[i] ^ DROPPED
+                    continue
                 if ln == 1:   # one byte: its id (spaces, punctuation); none without a token
                     od[ol] = <tok_t>byte_id[s[pos]]
                     ol += byte_id[s[pos]] >= 0

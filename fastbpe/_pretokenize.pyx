@@ -17,7 +17,7 @@ from fastbpe._scan_chars cimport (
     run_digits3, run_newlines, run_none,
 )
 
-from fastbpe._scan_program cimport PROGRAM_BASE, program_known, program_piece_end, program_scan, set_builtin_piece_end
+from fastbpe._scan_program cimport DROPPED, PROGRAM_BASE, program_known, program_piece_end, program_scan, set_builtin_piece_end
 
 import os as _os
 
@@ -614,7 +614,7 @@ def piece_boundaries(const unsigned char[::1] data not None, int kind):
         chunk = arr
         with nogil:
             k = scan_pieces(kind, s, n, pos, &chunk[0], cap)
-        pos = chunk[k - 1]
+        pos = chunk[k - 1] & ~DROPPED    # (an end with DROPPED: a removed piece, see split)
         chunk = None                       # drop the buffer view so the array can shrink
         if k < cap:
             arr.resize(k, refcheck=False)  # in place: no copy, no slack kept alive
@@ -634,6 +634,9 @@ def split(str text, int kind):
     out = []
     cdef Py_ssize_t start = 0, end
     for end in ends:
+        if end & DROPPED:   # a piece a Split Removed level removes
+            start = end & ~DROPPED
+            continue
         out.append(data[start:end].decode("utf-8", "surrogatepass"))
         start = end
     return out

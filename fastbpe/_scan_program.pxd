@@ -9,6 +9,14 @@ cdef enum:
     PROGRAM_BASE = 64
     MAX_PROGRAMS = 4096     # registered kinds per process (a pointer each)
 
+# A piece end with this bit set: the piece is removed (a chain with an HF Split Removed level);
+# only chains registered with one give such ends, and only the encode kernel takes their kinds.
+cdef extern from *:
+    """
+    #define FB_DROPPED ((Py_ssize_t)1 << 62)
+    """
+    const Py_ssize_t DROPPED "FB_DROPPED"
+
 ctypedef Py_ssize_t (*builtin_piece_fn)(int kind, const unsigned char* s, Py_ssize_t n,
                                         Py_ssize_t pos) noexcept nogil
 

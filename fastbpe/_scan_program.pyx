@@ -22,6 +22,7 @@ cdef extern from *:
     typedef struct {
         const unsigned char* s; Py_ssize_t n, pos; int kind;
         Py_ssize_t b[8], pend_s[8], pend_e[8], pend_B[8];
+        int dropped[8];   /* the level's current piece is removed (a Removed level) */
     } fb_chain_state;
     #if defined(_MSC_VER)
     static __declspec(thread) fb_chain_state fb_chain_tls;
@@ -38,6 +39,7 @@ cdef extern from *:
         Py_ssize_t pend_s[8]
         Py_ssize_t pend_e[8]
         Py_ssize_t pend_B[8]
+        int dropped[8]
     fb_chain_state* fb_chain_state_get() noexcept nogil
 
 cdef enum:
@@ -56,6 +58,8 @@ cdef enum:
     C_REPEAT = 1
     C_STOP = 2
     UNBOUNDED = 1 << 30          # pattern_program.UNBOUNDED
+    DROP_MATCHES = 1             # Level.drop
+    DROP_GAPS = 2
 
 ctypedef struct Cls:
     uint64_t ascii[2]
@@ -82,6 +86,7 @@ ctypedef struct Prog:
 
 ctypedef struct Level:
     int builtin                  # >= 0: a built-in scanner kind; -1: prog
+    int drop                     # DROP_MATCHES / DROP_GAPS: HF's Split Removed (without / with invert)
     Prog prog
 
 ctypedef struct Chain:
@@ -365,13 +370,15 @@ cdef Py_ssize_t match_at(Ctx* x, Py_ssize_t pos) noexcept nogil:
 # Scanning: matches and the text between them, level by level
 # ---------------------------------------------------------------------------------------
 
-cdef Py_ssize_t run_next(const Prog* P, const uint8_t* s, Py_ssize_t B, Py_ssize_t pos) noexcept nogil:
+cdef Py_ssize_t run_next(const Prog* P, const uint8_t* s, Py_ssize_t B, Py_ssize_t pos,
+                         bint* matched) noexcept nogil:
     """level_next for a pattern that is one class repeated (`[\\r\\n]`, `\\p{N}+`, a script's
     letters): the run at pos, or the text up to the next character of the class."""
     cdef const Cls* c = &P.classes[P.run_class]
     cdef Py_ssize_t p = pos
     cdef int count = 0, ln = 0
     cdef bint inside = has(c, dec(P, s, B, pos, &ln))
+    matched[0] = inside
     while p < B and count < P.run_max and has(c, dec(P, s, B, p, &ln)) == inside:
         p += ln
         if inside:
@@ -380,13 +387,14 @@ cdef Py_ssize_t run_next(const Prog* P, const uint8_t* s, Py_ssize_t B, Py_ssize
 
 
 cdef Py_ssize_t level_next(const Level* lv, Ctx* x, fb_chain_state* st, int j, const uint8_t* s,
-                           Py_ssize_t B, Py_ssize_t pos) noexcept nogil:
+                           Py_ssize_t B, Py_ssize_t pos, bint* matched) noexcept nogil:
     """End of the piece at pos of this level, inside [pos, B): a match, or the text up to
-    the next match (which is kept for the next call)."""
+    the next match (which is kept for the next call); `matched` says which."""
+    matched[0] = True
     if lv.builtin >= 0:
         return builtin_piece_end(lv.builtin, s, B, pos)
     if lv.prog.run_class >= 0:
-        return run_next(&lv.prog, s, B, pos)
+        return run_next(&lv.prog, s, B, pos, matched)
     if st.pend_s[j] == pos and st.pend_B[j] == B:
         return st.pend_e[j]
     x.n = B
@@ -396,6 +404,7 @@ cdef Py_ssize_t level_next(const Level* lv, Ctx* x, fb_chain_state* st, int j, c
     cdef const Cls* first = &lv.prog.classes[lv.prog.root_first] if lv.prog.root_first >= 0 else NULL
     if r > pos:
         return r
+    matched[0] = False
     dec(&lv.prog, s, B, pos, &ln)
     p = pos + ln
     while p < B:
@@ -414,13 +423,16 @@ cdef Py_ssize_t level_next(const Level* lv, Ctx* x, fb_chain_state* st, int j, c
 
 cdef inline Py_ssize_t chain_step(const Chain* ch, Ctx* xs, fb_chain_state* st, const uint8_t* s,
                                   Py_ssize_t n, Py_ssize_t pos) noexcept nogil:
-    """The next piece end: levels whose piece ended at pos cut a new one, outer to inner."""
+    """The next piece end: levels whose piece ended at pos cut a new one, outer to inner;
+    with DROPPED set when a Removed level removes the piece (or the piece it lies in)."""
     cdef int j = 0, L = ch.n_levels
+    cdef bint matched
     while j < L and st.b[j] > pos:
         j += 1
     for j in range(j, L):
-        st.b[j] = level_next(&ch.levels[j], &xs[j], st, j, s, n if j == 0 else st.b[j - 1], pos)
-    return st.b[L - 1]
+        st.b[j] = level_next(&ch.levels[j], &xs[j], st, j, s, n if j == 0 else st.b[j - 1], pos, &matched)
+        st.dropped[j] = (j > 0 and st.dropped[j - 1]) or ch.levels[j].drop == (DROP_MATCHES if matched else DROP_GAPS)
+    return st.b[L - 1] | (DROPPED if st.dropped[L - 1] else 0)
 
 
 cdef void state_reset(fb_chain_state* st, Py_ssize_t pos) noexcept nogil:
@@ -428,6 +440,7 @@ cdef void state_reset(fb_chain_state* st, Py_ssize_t pos) noexcept nogil:
     for j in range(MAX_LEVELS):
         st.b[j] = pos
         st.pend_s[j] = -1
+        st.dropped[j] = 0
 
 
 cdef Py_ssize_t program_scan(int kind, const unsigned char* s, Py_ssize_t n, Py_ssize_t pos,
@@ -464,12 +477,12 @@ cdef Py_ssize_t program_scan(int kind, const unsigned char* s, Py_ssize_t n, Py_
             state_reset(st, 0)          # replay from the start to get the outer pieces at pos
             p = 0
             while p < pos:
-                p = chain_step(ch, xs, st, s, n, p)
+                p = chain_step(ch, xs, st, s, n, p) & ~DROPPED
             if p != pos:                # pos was not a piece end: cut from it as a start
                 state_reset(st, pos)
     while k < cap and pos < n:
-        pos = chain_step(ch, xs, st, s, n, pos)
-        ends[k] = pos
+        ends[k] = chain_step(ch, xs, st, s, n, pos)
+        pos = ends[k] & ~DROPPED
         k += 1
     st.s = s
     st.n = n
@@ -486,7 +499,7 @@ cdef Py_ssize_t program_piece_end(int kind, const unsigned char* s, Py_ssize_t n
     if pos >= n:
         return n
     program_scan(kind, s, n, pos, &end, 1)
-    return end
+    return end & ~DROPPED
 
 
 # ---------------------------------------------------------------------------------------
@@ -564,7 +577,8 @@ def register(key, list levels):
     """Register a chain of levels under `key` (once: the same key gives the same kind).
     Each level is a built-in scanner kind (int, 0 <= kind < PROGRAM_BASE) or a compiled
     `pattern_program.Program`; each level cuts every piece of the level before it, keeping
-    the text between matches.  Returns the kind."""
+    the text between matches (a program whose `drop` is "matches" or "gaps" removes those:
+    their ends carry DROPPED).  Returns the kind."""
     got = _kinds.get(key)
     if got is not None:
         return got
@@ -586,6 +600,7 @@ def register(key, list levels):
             owner.chain.levels[j].builtin = level
         else:
             owner.chain.levels[j].builtin = -1
+            owner.chain.levels[j].drop = {None: 0, "matches": DROP_MATCHES, "gaps": DROP_GAPS}[getattr(level, "drop", None)]
             _fill(owner, &owner.chain.levels[j].prog, level)
     kind = PROGRAM_BASE + len(_owners)
     _owners.append(owner)

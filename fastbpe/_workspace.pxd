@@ -124,10 +124,11 @@ cdef inline int work_reserve(Work* w, Py_ssize_t n) except -1 nogil:
 
 
 cdef inline int idbuf_append_ends(IdBuf* out, const Py_ssize_t* ends, Py_ssize_t k) except -1 nogil:
-    """Append k piece ends (byte offsets in a text of < 4 GiB) to out."""
+    """Append k piece ends (byte offsets in a text of < 4 GiB) to out; an end with the
+    scanner's DROPPED bit (bit 62: a removed piece, in a text of < 2 GiB) gets bit 31."""
     cdef Py_ssize_t i
     idbuf_reserve(out, k)
     for i in range(k):
-        out.data[out.len + i] = <tok_t>ends[i]
+        out.data[out.len + i] = <tok_t>ends[i] | (<tok_t>(ends[i] >> 62) << 31)
     out.len += k
     return 0

@@ -35,16 +35,19 @@ class Level:
     `members`, when given, answers which characters a one-character atom matches in that
     dialect (pattern_program.compile_pattern's `members`).  `byte_level`: the level cuts text
     already mapped to GPT-2's byte alphabet (a Split after a ByteLevel step), so it reads
-    one byte as one character.  `builtin`: a built-in scanner kind that cuts exactly so."""
+    one byte as one character.  `builtin`: a built-in scanner kind that cuts exactly so.
+    `drop`: "matches" or "gaps" when the level removes those pieces (HF's Split Removed,
+    without or with invert): the kernel gives them no ids."""
     pattern: str
     dialect: str = "regex"
     byte_level: bool = False
     builtin: int = -1
     members: object = field(default=None, compare=False, hash=False, repr=False)
+    drop: str | None = None
 
     @property
     def key(self) -> tuple:
-        return (self.pattern, self.dialect, self.byte_level, self.builtin)
+        return (self.pattern, self.dialect, self.byte_level, self.builtin, self.drop)
 
 
 @dataclass(frozen=True)
@@ -65,6 +68,11 @@ class Plan:
     # char-level: CharBPE's kind flags for a segment at a text's start and for one after an
     # added token (they differ for Metaspace's prepend_scheme "first")
     char_kinds: tuple | None = None
+
+    @property
+    def drops(self) -> bool:
+        """Whether a level removes pieces (the kernel's piece ends then mark them)."""
+        return any(level.drop for level in self.levels)
 
     @property
     def on_kernel(self) -> bool:

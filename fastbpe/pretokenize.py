@@ -99,14 +99,14 @@ def chain_kind(levels: list, force_regex: bool | None = None) -> tuple:
     register chains here, each chain once per process."""
     if _forced(force_regex):
         return -1, "FASTBPE_FORCE_REGEX / force_regex"
-    if len(levels) == 1 and isinstance(levels[0], Level) and levels[0].builtin >= 0:
+    if len(levels) == 1 and isinstance(levels[0], Level) and levels[0].builtin >= 0 and not levels[0].drop:
         return levels[0].builtin, None     # one built-in pattern: the scanner's own kind
     key = ("chain",) + tuple(level.key if isinstance(level, Level) else level for level in levels)
     got = _PROGRAMS.get(key)
     if got is None:
         compiled = []
         for level in levels:
-            if isinstance(level, Level) and level.builtin >= 0:
+            if isinstance(level, Level) and level.builtin >= 0 and not level.drop:
                 level = level.builtin
             if isinstance(level, int):
                 compiled.append(level)
@@ -131,6 +131,7 @@ def _compile_level(level) -> "pattern_program.Program":
     prog = pattern_program.compile_pattern(level.pattern, members=members)
     if level.byte_level:
         prog.byte_level = True
+    prog.drop = level.drop   # HF's Removed: which pieces the scanner marks removed
     return prog
 
 

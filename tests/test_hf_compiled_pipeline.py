@@ -33,6 +33,8 @@ O200K_LIKE = (r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\
 # Qwen3.5's split: Qwen2's with combining marks read as letters
 QWEN35 = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*"
           r"|\s*[\r\n]+|\s+(?!\S)|\s+")
+CLIP_SPLIT = (r"<\|startoftext\|>|<\|endoftext\|>|'s|'t|'re|'ve|'m|'ll|'d|[\p{L}]+|[\p{N}]"
+              r"|[^\s\p{L}\p{N}]+")
 
 HARD = SAMPLES + [
     "it's IT'S it'ſ it'\u212a 'll 'LL 'ß",              # Oniguruma's case folding in (?i:...)
@@ -62,9 +64,15 @@ def _shape(name: str):
         "punct-isolated": (hp.Sequence([hp.Punctuation("isolated"), bl]), "kernel"),
         "punct-previous": (hp.Sequence([hp.Punctuation("merged_with_previous"), bl]), "kernel"),
         "punct-next": (hp.Sequence([hp.Punctuation("merged_with_next"), bl]), "kernel"),
-        "punct-removed": (hp.Sequence([hp.Punctuation("removed"), bl]), "pipeline"),
+        "punct-removed": (hp.Sequence([hp.Punctuation("removed"), bl]), "kernel"),
         "o200k-invert-removed": (hp.Sequence([split(O200K_LIKE, "removed", True), bl]), "kernel"),
-        "words-invert-removed": (hp.Sequence([split(r"\w+", "removed", True), bl]), "pipeline"),
+        "words-invert-removed": (hp.Sequence([split(r"\w+", "removed", True), bl]), "kernel"),
+        "clip-removed": (hp.Sequence([split(CLIP_SPLIT, "removed", True), bl]), "kernel"),
+        "spaces-removed": (hp.Sequence([split(r"\s+", "removed"), blr]), "kernel"),
+        "removed-then-digits": (hp.Sequence([split(r"[a-z]+|\p{N}+", "removed", True), hp.Digits(True), bl]), "kernel"),
+        "whitespace": (hp.Sequence([hp.Whitespace(), bl]), "kernel"),
+        "whitespace-split": (hp.Sequence([hp.WhitespaceSplit(), bl]), "kernel"),
+        "char-delimiter": (hp.Sequence([hp.CharDelimiterSplit(","), blr]), "kernel"),
         "class-contiguous": (hp.Sequence([split(r"[\s,]", "contiguous"), bl]), "kernel"),
         "class-previous-invert": (hp.Sequence([split(r"\s", "merged_with_previous", True), bl]), "pipeline"),
         "long-merged-next": (hp.Sequence([split(r"ab", "merged_with_next"), bl]), "pipeline"),
@@ -77,7 +85,8 @@ def _shape(name: str):
 
 SHAPES = ["deepseek3", "digits-contiguous", "digits-individual", "bytelevel-then-digits", "falcon",
           "punct-isolated", "punct-previous", "punct-next", "punct-removed", "o200k-invert-removed",
-          "words-invert-removed", "class-contiguous", "class-previous-invert", "long-merged-next",
+          "words-invert-removed", "clip-removed", "spaces-removed", "removed-then-digits", "whitespace",
+          "whitespace-split", "char-delimiter", "class-contiguous", "class-previous-invert", "long-merged-next",
           "bytelevel-only", "prefix-space", "qwen35", "olmo2"]
 
 
@@ -97,7 +106,8 @@ def test_each_shape_takes_its_engine_and_gives_hfs_encodings(name):
     assert ours.encode_ids_batch(batch) == [e.ids for e in ref.encode_batch(batch)]
 
 
-@pytest.mark.parametrize("name", ["deepseek3", "falcon", "o200k-invert-removed", "punct-next", "qwen35"])
+@pytest.mark.parametrize("name", ["deepseek3", "falcon", "o200k-invert-removed", "punct-next", "qwen35",
+                                  "clip-removed", "spaces-removed", "removed-then-digits", "whitespace"])
 @settings(max_examples=150, deadline=None)
 @given(text=st.lists(st.sampled_from(_ALPHABET), max_size=40).map("".join))
 def test_generated_text(name, text):
@@ -197,7 +207,7 @@ SHARED = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data")
 FAMILIES = {   # file -> the engine it must take
     "gpt2": "kernel", "qwen2.5": "kernel", "deepseek-r1-distill-llama-8b": "kernel", "deepseek-v3": "kernel",
     "minimax": "kernel", "gpt-neox-20b": "kernel", "whisper": "kernel", "falcon": "kernel",
-    "phi3": None, "clip": None,
+    "phi3": None, "clip": "kernel",
 }
 
 
@@ -311,3 +321,24 @@ def test_generated_text_with_affixes(name, text):
     assert (got.ids, got.tokens, got.offsets, got.word_ids) == (want.ids, want.tokens, want.offsets, want.word_ids), text
     assert ours.encode_ids(text) == ours.encode_ids_batch([text])[0] == want.ids
     assert ours.decode(want.ids) == ref.decode(want.ids)
+
+
+# -- Removed: pieces the scanner marks removed (HF's Split Removed, Whitespace, CharDelimiterSplit) --
+
+@settings(max_examples=150, deadline=None)
+@given(text=st.lists(st.sampled_from(_ALPHABET + ["ab", "  ", "x,y"]), max_size=30).map("".join),
+       drop=st.sampled_from(["matches", "gaps"]))
+def test_removed_pieces_are_marked_by_the_scanner(text, drop):
+    """A chain with a Removed level: the scanner's split leaves out exactly the pieces the
+    reference's split_by removes (two levels: the second cuts inside the first's kept pieces)."""
+    from fastbpe import _pretokenize
+    from fastbpe.hf.normalized import NormalizedText
+    from fastbpe.hf.pre_tokenizers import RegexSpans, split_by
+    from fastbpe.plan import Level
+    from fastbpe.pretokenize import chain_kind
+    first, second = r"\p{L}+|\p{N}", r"[a-z]"
+    kind, why = chain_kind([Level(first, drop=drop), Level(second, drop="matches")])
+    assert kind >= 0, why
+    want = [p.text for t in split_by(NormalizedText.from_original(text), RegexSpans(first), "Removed", drop == "gaps")
+            for p in split_by(t, RegexSpans(second), "Removed")]
+    assert _pretokenize.split(text, kind) == want

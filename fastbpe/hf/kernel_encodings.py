@@ -36,9 +36,12 @@ def _numpy():
 class KernelEncoder:
     """Per-file tables for building Encodings from kernel output."""
 
-    def __init__(self, tokenizer, scanner_kind: int, isolated_pieces):
-        """`scanner_kind` of the tokenizer's split pattern (-1: `isolated_pieces(text)` cuts)."""
+    def __init__(self, tokenizer, scanner_kind: int, isolated_pieces, drops: bool = False):
+        """`scanner_kind` of the tokenizer's split pattern (-1: `isolated_pieces(text)` cuts);
+        `drops`: a level removes pieces (plan.Plan.drops), which the piece ends mark (bit 31)
+        and no token covers."""
         self._kind, self._isolated_pieces = scanner_kind, isolated_pieces
+        self._drops = drops
         model = tokenizer.model
         self._table = model.table
         self._id_to_token = model.id_to_token
@@ -109,7 +112,7 @@ class KernelEncoder:
             seg_ids, piece_ends = out
             if len(seg_ids) == 0:
                 continue
-            if align is None and len(seg_ids) <= 32 and item.isascii():
+            if align is None and len(seg_ids) <= 32 and item.isascii() and not self._drops:
                 # a short ASCII segment (a chat message, a query): plain loops beat numpy's
                 # per-call cost; bytes are characters
                 ends = piece_ends.tolist()
@@ -128,6 +131,8 @@ class KernelEncoder:
             nbytes = self._nbytes()[np.array(seg_ids, dtype=np.intp)]
             byte_end = np.cumsum(nbytes)
             byte_start = byte_end - nbytes
+            if self._drops:
+                byte_start, byte_end, piece_ends = _past_removed(np, piece_ends, byte_start, byte_end)
             words += (np.searchsorted(piece_ends, byte_start, side="right") + word).tolist()
             word += len(piece_ends)
             if item.isascii():
@@ -145,3 +150,18 @@ class KernelEncoder:
             tokens += map(id_to_token.__getitem__, seg_ids)
             offsets += zip(char_start.tolist(), char_end.tolist())
         return tokens, offsets, words
+
+
+def _past_removed(np, piece_ends, byte_start, byte_end) -> tuple:
+    """Tokens' byte spans counted over the kept pieces only, taken to the text's bytes, and the
+    kept pieces' ends: the piece ends of a chain with a Removed level flag removed pieces
+    (bit 31), which no token covers."""
+    raw = piece_ends.astype(np.int64)
+    removed = (raw >> 31).astype(bool)
+    ends = raw & 0x7FFFFFFF
+    starts = np.concatenate(([0], ends[:-1]))
+    kept_start, kept_end = starts[~removed], ends[~removed]
+    counted_end = np.cumsum(kept_end - kept_start)          # where each kept piece ends, counted
+    piece = np.searchsorted(counted_end, byte_start, side="right")
+    shift = (kept_start - (counted_end - (kept_end - kept_start)))[piece]
+    return byte_start + shift, byte_end + shift, kept_end

@@ -287,6 +287,8 @@ class Split:
         behavior = self.behavior
         if behavior == "Removed" and self.invert and prog.total:
             behavior = "Isolated"
+        elif behavior == "Removed":   # the matches (invert: the text between them) are removed
+            return [_onig_level(pattern, byte_level, "gaps" if self.invert else "matches")]
         elif self.invert and behavior not in ("Isolated", "Contiguous"):
             raise NotLowered(f"Split behavior {behavior} with invert")
         one_char = prog.run is not None and prog.run[1] == 1
@@ -374,8 +376,10 @@ class Punctuation:
         return [p for t in pieces for p in split_by(t, self._punct, self.behavior)]
 
     def lower(self, byte_level: bool) -> list:
-        pattern = _isolating(PUNCTUATION_ATOM, self.behavior, True)
         members = _punctuation_members()
+        if self.behavior == "Removed":
+            return [Level(PUNCTUATION_ATOM, "hf-punctuation", byte_level, members=members, drop="matches")]
+        pattern = _isolating(PUNCTUATION_ATOM, self.behavior, True)
         return [Level(pattern, "hf-punctuation", byte_level, members=members)]
 
 
@@ -424,7 +428,7 @@ class Whitespace:
         return [p for t in pieces for p in split_by(t, self._words, "Removed", invert=True)]
 
     def lower(self, byte_level: bool) -> list:
-        raise NotLowered("Whitespace (it removes the spaces between words)")
+        return [Level(self.WORDS, "regex", byte_level, drop="gaps")]
 
 
 class WhitespaceSplit:
@@ -434,7 +438,7 @@ class WhitespaceSplit:
         return [p for t in pieces for p in split_by(t, self._space, "Removed")]
 
     def lower(self, byte_level: bool) -> list:
-        raise NotLowered("WhitespaceSplit (it removes the spaces)")
+        return [Level(r"\s+", "regex", byte_level, drop="matches")]
 
 
 class CharDelimiterSplit:
@@ -450,7 +454,7 @@ class CharDelimiterSplit:
         return [p for t in pieces for p in split_by(t, self._delimiter, "Removed")]
 
     def lower(self, byte_level: bool) -> list:
-        raise NotLowered("CharDelimiterSplit (it removes the delimiter)")
+        return [Level(regex.escape(self.delimiter), "regex", byte_level, drop="matches")]
 
 
 class Sequence:
@@ -463,8 +467,8 @@ class Sequence:
         return pieces
 
 
-def _onig_level(pattern: str, byte_level: bool) -> Level:
-    return Level(pattern, "oniguruma", byte_level, members=_oniguruma_members)
+def _onig_level(pattern: str, byte_level: bool, drop: str | None = None) -> Level:
+    return Level(pattern, "oniguruma", byte_level, members=_oniguruma_members, drop=drop)
 
 
 def lower_steps(steps: list) -> tuple[list, bool]:

@@ -561,7 +561,7 @@ class Tokenizer(IdsPath, PostProcessing, HFExtras):
     def _kernel_encoder(self):
         kernel = self._kernel
         if kernel is None:
-            kernel = self._kernel = KernelEncoder(self, self._kind, self._isolated_pieces)
+            kernel = self._kernel = KernelEncoder(self, self._kind, self._isolated_pieces, self._kernel_plan.drops)
         return kernel
 
     # -- decoding -------------------------------------------------------------------------
