@@ -156,7 +156,7 @@ def _past_removed(np, piece_ends, byte_start, byte_end) -> tuple:
     """Tokens' byte spans counted over the kept pieces only, taken to the text's bytes, and the
     kept pieces' ends: the piece ends of a chain with a Removed level flag removed pieces
     (bit 31), which no token covers."""
-    raw = piece_ends.astype(np.int64)
+    raw = np.asarray(piece_ends).astype(np.int64)
     removed = (raw >> 31).astype(bool)
     ends = raw & 0x7FFFFFFF
     starts = np.concatenate(([0], ends[:-1]))
