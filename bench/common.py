@@ -583,7 +583,8 @@ def fresh_process_seconds(code: str, root: str, env: dict | None = None, timeout
             + "\nprint('{\"seconds\": %r}' % (time.perf_counter() - t0))\n")
     byte_compile(root)
     full_env = {**thread_env(1), "PYTHONPATH": str(root), **(env or {})}
-    return run_child([sys.executable, "-c", prog], env=full_env, cores=1, timeout=timeout)
+    # cwd = the checkout: `python -c` puts the working directory first on sys.path
+    return run_child([sys.executable, "-c", prog], env=full_env, cores=1, timeout=timeout, cwd=Path(root))
 
 
 # ------------------------------------------------------------------ run record

@@ -87,7 +87,8 @@ def one_run(lib: str, path: str, root: str, cache_dir: str) -> dict:
     imp, load = LIBS[lib]
     code = CHILD.format(path=path, imp=imp, load=load)
     env = {**c.thread_env(1), "PYTHONPATH": root, "FASTBPE_CACHE_DIR": cache_dir}
-    return c.run_child([sys.executable, "-c", code], env=env, cores=1, timeout=300)
+    # cwd = the checkout: `python -c` puts the working directory first on sys.path
+    return c.run_child([sys.executable, "-c", code], env=env, cores=1, timeout=300, cwd=Path(root))
 
 
 def measure(lib: str, path: str, mode: str, runs: int, root: str, scratch: Path) -> dict:
