@@ -11,6 +11,7 @@ from typing import AbstractSet, Collection, Literal, Mapping, Sequence
 
 from . import alternatives, regex_dialects
 from ._core import BPETable
+from ._short_call import OrdinaryCall
 from .formats.tiktoken_bpe import TokensByRank, index_or_none, tokens_of_ranks
 from .pretokenize import Splitter
 from .special_tokens import raise_disallowed_special_token, special_token_regex
@@ -78,6 +79,17 @@ class Encoding:
         self._splitter = Splitter(regex_dialects.to_regex(pat_str, pattern_dialect))
         self._special_token_values = frozenset(self._special_tokens.values())
         self._all_special = frozenset(self._special_tokens)
+        self._compile_short_call()
+
+    def _compile_short_call(self) -> None:
+        """Put the compiled encode_ordinary (_short_call.OrdinaryCall) in this encoding's
+        __dict__, where attribute lookup finds it before the method below: a short call is then
+        one C call.  Only when the method is this class's own (a subclass's override wins) and
+        the C scanner and the table take every str."""
+        self.__dict__.pop("encode_ordinary", None)
+        kind = self._splitter.kind
+        if type(self).encode_ordinary is Encoding.encode_ordinary and kind >= 0 and self._phantom is None:
+            self.encode_ordinary = OrdinaryCall(self._table, kind, self, _encode_ordinary_general).encode_ordinary
 
     def __repr__(self) -> str:
         return f"<Encoding {self.name!r}>"
@@ -437,6 +449,7 @@ class Encoding:
     @kernel.setter
     def kernel(self, table: BPETable) -> None:
         self._table = table
+        self._compile_short_call()
 
     @property
     def splitter(self) -> Splitter:
@@ -553,8 +566,14 @@ class Encoding:
             return
         if "bpe_model" in value:
             self.__dict__ = value["bpe_model"].to_encoding(value["name"]).__dict__
+            self._compile_short_call()   # the one in the dict was bound to the encoding made here
             return
         self.__init__(**value)
+
+
+def _encode_ordinary_general(enc: Encoding, text) -> list[int]:
+    """encode_ordinary of what the compiled call does not take (not an exact str, lone surrogates)."""
+    return enc._encode_ordinary(text, False)
 
 
 def _build_table(token_bytes: list, special_bytes: dict):
