@@ -16,7 +16,7 @@ from __future__ import annotations
 import array
 
 from .._core import BPETable
-from .._formats import hf_merge_rows, untracked
+from .._formats import bytelevel_token_bytes as bytelevel_vocab_bytes, hf_merge_rows, untracked
 from ..formats.bytelevel import BYTE_TO_CHAR, token_bytes as bytelevel_bytes
 
 START_MARK, END_MARK = 0xF8, 0xF9    # _word_marks.pxd
@@ -34,21 +34,10 @@ class WordAffixes:
         self.prefix, self.suffix = prefix, suffix
         self.table = None
         self.refusal = None
-        text, kernel = [None] * n_ids, [None] * n_ids
-        for token, i in vocab.items():
-            core, starts, ends = self._parts(token)
-            raw = bytelevel_bytes(core) if core else None
-            if raw is None:
-                continue
-            text[i] = raw
-            if START_MARK not in raw and END_MARK not in raw:   # (else no text reaches it)
-                kernel[i] = (bytes([START_MARK]) if starts else b"") + raw + (bytes([END_MARK]) if ends else b"")
+        text, kernel = self._token_bytes(vocab, n_ids)
         self.token_bytes = untracked(tuple(text))
-        kernel_tuple = tuple(kernel)
-        self.merge_rows = hf_merge_rows(merges_source, vocab, len(prefix), kernel_tuple)
-        rows = self.merge_rows
-        for k in range(0, len(rows), 3):
-            a, b, c = rows[k], rows[k + 1], rows[k + 2]
+        self.merge_rows = rows = hf_merge_rows(merges_source, vocab, len(prefix), tuple(kernel))
+        for a, b, c in zip(rows[0::3], rows[1::3], rows[2::3]):
             if kernel[a] + kernel[b] != kernel[c]:
                 self.refusal = (f"merge ({_token(vocab, a)!r}, {_token(vocab, b)!r}) does not join the text "
                                 f"of its tokens with the prefix {prefix!r} / suffix {suffix!r}")
@@ -60,6 +49,34 @@ class WordAffixes:
         kernel += [bytes([START_MARK]), bytes([END_MARK])]
         marks = (MARK_START if prefix else 0) | (MARK_END if suffix else 0)
         self.table = BPETable.from_merges(first + rows, kernel, None, skip_missing_bytes=True, word_marks=marks)
+
+    def _token_bytes(self, vocab: dict, n_ids: int) -> tuple:
+        """(text bytes, kernel bytes) of every id: the kernel's with START before a token that
+        begins a word (prefix files) and END after one that ends a word; None for an id no
+        token has, or a token no text reaches (a mark byte in its text)."""
+        text, kernel = [None] * n_ids, [None] * n_ids
+        start, end = bytes([START_MARK]), bytes([END_MARK])
+        p, s = bytelevel_bytes(self.prefix), bytelevel_bytes(self.suffix)
+        if p is None or s is None:   # an affix outside the byte alphabet: token by token
+            pairs = ((i,) + self._parts(token) for token, i in vocab.items())
+            pairs = ((i, bytelevel_bytes(core) if core else None, starts, ends) for i, core, starts, ends in pairs)
+        else:   # the alphabet maps characters one to one: the affixes are found in the bytes (C)
+            np_, ns = len(p), len(s)
+            pairs = []
+            for i, raw in enumerate(bytelevel_vocab_bytes(vocab, n_ids)):
+                if raw is None:
+                    continue
+                starts = not (np_ and raw.startswith(p))
+                core = raw if starts else raw[np_:]
+                ends = bool(ns) and core.endswith(s)
+                pairs.append((i, core[:len(core) - ns] if ends else core, bool(np_) and starts, ends))
+        for i, raw, starts, ends in pairs:
+            if not raw:
+                continue
+            text[i] = raw
+            if START_MARK not in raw and END_MARK not in raw:   # (else no text reaches it)
+                kernel[i] = (start if starts else b"") + raw + (end if ends else b"")
+        return text, kernel
 
     def _parts(self, token: str) -> tuple:
         """(text, begins a word (prefix files), ends a word) of a vocabulary token."""
