@@ -7,13 +7,19 @@ does (leftmost-first alternatives, greedy / lazy / possessive repeats, atomic gr
 lookaheads), one character class test per character (an ASCII bitmap, else a two-level bitmap
 over code points).  A greedy repeat of a class gives characters back one at a time; the
 positions where what follows it already failed are remembered (per item, for the same run),
-so a scan never tries them again: a long run costs O(run), not O(run^2).
+so a scan never tries them again: a long run costs O(run), not O(run^2).  Where
+`pattern_dfa` built an automaton for the pattern, matches are made by it instead (one class
+lookup and one transition per character, `_scan_dfa.pxd`), backtracking only where a run of
+it read far past its result.
 
 Programs are registered once, process-wide, and get a kind >= PROGRAM_BASE; scanning keeps the
 text between matches as pieces, so the pieces tile the text.  Design notes: docs/pretokenize.md.
 """
 from libc.stdint cimport int32_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free
+from libc.string cimport memcpy
+
+from fastbpe._scan_dfa cimport Cls, Dfa, back_one, decode, dfa_match, has
 
 cdef extern from *:
     """
@@ -61,11 +67,6 @@ cdef enum:
     DROP_MATCHES = 1             # Level.drop
     DROP_GAPS = 2
 
-ctypedef struct Cls:
-    uint64_t ascii[2]
-    const uint16_t* index        # block of each 256 code points
-    const uint8_t* blocks        # 32 bytes a block: bit cp & 255
-
 ctypedef struct Item:
     int32_t type, arg, min, max, mode
 
@@ -83,6 +84,7 @@ ctypedef struct Prog:
     int run_max
     bint byte_level              # one byte is one character (text in GPT-2's byte alphabet:
                                  # the classes hold the bytes whose characters they match)
+    Dfa dfa                      # the pattern's automaton (trans NULL: backtrack)
 
 ctypedef struct Level:
     int builtin                  # >= 0: a built-in scanner kind; -1: prog
@@ -107,6 +109,7 @@ ctypedef struct Ctx:
     Py_ssize_t* memo_lo          # ... the lowest position from which what follows failed
     Py_ssize_t* memo_n           # ... for this text end (-1: none)
     Py_ssize_t steps             # the matcher's work: calls, characters run over, give-backs
+    Py_ssize_t dfa_until         # positions below: backtrack (an automaton run read past them)
 
 
 cdef Chain* chains[MAX_PROGRAMS]
@@ -129,28 +132,6 @@ cdef bint program_known(int kind) noexcept nogil:
 # Characters
 # ---------------------------------------------------------------------------------------
 
-cdef inline uint32_t decode(const uint8_t* s, Py_ssize_t n, Py_ssize_t p, int* ln) noexcept nogil:
-    """The code point at s[p] (p < n) and its length; an invalid byte is one unit, 0x110000,
-    in no class."""
-    cdef uint8_t b = s[p]
-    if b < 0x80:
-        ln[0] = 1
-        return b
-    if b >= 0xC2 and b < 0xE0 and p + 1 < n and (s[p + 1] & 0xC0) == 0x80:
-        ln[0] = 2
-        return ((b & 0x1F) << 6) | (s[p + 1] & 0x3F)
-    if b >= 0xE0 and b < 0xF0 and p + 2 < n and (s[p + 1] & 0xC0) == 0x80 and (s[p + 2] & 0xC0) == 0x80:
-        ln[0] = 3
-        return ((b & 0x0F) << 12) | ((s[p + 1] & 0x3F) << 6) | (s[p + 2] & 0x3F)
-    if (b >= 0xF0 and b < 0xF5 and p + 3 < n and (s[p + 1] & 0xC0) == 0x80
-            and (s[p + 2] & 0xC0) == 0x80 and (s[p + 3] & 0xC0) == 0x80):
-        ln[0] = 4
-        return (((b & 0x07) << 18) | ((s[p + 1] & 0x3F) << 12) | ((s[p + 2] & 0x3F) << 6)
-                | (s[p + 3] & 0x3F))
-    ln[0] = 1
-    return 0x110000
-
-
 cdef inline uint32_t dec(const Prog* P, const uint8_t* s, Py_ssize_t n, Py_ssize_t p,
                          int* ln) noexcept nogil:
     """The character at s[p] as the program reads it: a code point, or one byte."""
@@ -158,22 +139,6 @@ cdef inline uint32_t dec(const Prog* P, const uint8_t* s, Py_ssize_t n, Py_ssize
         ln[0] = 1
         return s[p]
     return decode(s, n, p, ln)
-
-
-cdef inline bint has(const Cls* c, uint32_t cp) noexcept nogil:
-    if cp < 128:
-        return (c.ascii[cp >> 6] >> (cp & 63)) & 1
-    if cp >= 0x110000:
-        return False
-    return (c.blocks[(<Py_ssize_t>c.index[cp >> 8] << 5) | ((cp & 255) >> 3)] >> (cp & 7)) & 1
-
-
-cdef inline Py_ssize_t back_one(const uint8_t* s, Py_ssize_t p, Py_ssize_t floor) noexcept nogil:
-    """The start of the character before p (not below floor)."""
-    p -= 1
-    while p > floor and (s[p] & 0xC0) == 0x80:
-        p -= 1
-    return p
 
 
 cdef inline Py_ssize_t back(const Prog* P, const uint8_t* s, Py_ssize_t p, Py_ssize_t floor) noexcept nogil:
@@ -363,6 +328,18 @@ cdef Py_ssize_t m_atomic(Ctx* x, int it, int end, Py_ssize_t pos, const Cont* k)
 
 
 cdef Py_ssize_t match_at(Ctx* x, Py_ssize_t pos) noexcept nogil:
+    """The end of the match at pos, or -1.  The automaton where the pattern has one, except
+    where a run of it read far past its result: a search (or the next piece) starting inside
+    what it read would read it again, quadratic in a long run (`\\s+\\Z` on spaces then a
+    letter), so positions up to where it stopped go to the backtracking matcher, whose memo
+    keeps such runs linear."""
+    cdef Py_ssize_t r, stop = 0
+    if x.p.dfa.trans != NULL and pos >= x.dfa_until:
+        r = dfa_match(&x.p.dfa, x.p.byte_level, x.s, x.n, pos, &stop)
+        x.steps += stop - pos + 1
+        if stop - (r if r > pos else pos) > 64:
+            x.dfa_until = stop
+        return r
     return m_alt(x, x.p.root, pos, NULL)
 
 
@@ -377,12 +354,33 @@ cdef Py_ssize_t run_next(const Prog* P, const uint8_t* s, Py_ssize_t B, Py_ssize
     cdef const Cls* c = &P.classes[P.run_class]
     cdef Py_ssize_t p = pos
     cdef int count = 0, ln = 0
+    cdef uint32_t b
+    cdef uint64_t word
     cdef bint inside = has(c, dec(P, s, B, pos, &ln))
     matched[0] = inside
-    while p < B and count < P.run_max and has(c, dec(P, s, B, p, &ln)) == inside:
-        p += ln
-        if inside:
+    if inside:
+        while p < B and count < P.run_max and has(c, dec(P, s, B, p, &ln)):
+            p += ln
             count += 1
+        return p
+    # the text up to the class's next character: ASCII a byte at a time by the class's
+    # ASCII bits, eight at a time when the class has no ASCII character (a script's letters)
+    while p < B:
+        b = s[p]
+        if b < 0x80:
+            if (c.ascii[b >> 6] >> (b & 63)) & 1:
+                return p
+            p += 1
+            if c.ascii[0] == 0 and c.ascii[1] == 0:
+                while p + 8 <= B:
+                    memcpy(&word, s + p, 8)
+                    if word & 0x8080808080808080ULL:
+                        break
+                    p += 8
+        elif has(c, dec(P, s, B, p, &ln)):
+            return p
+        else:
+            p += ln
     return p
 
 
@@ -467,6 +465,7 @@ cdef Py_ssize_t program_scan(int kind, const unsigned char* s, Py_ssize_t n, Py_
         xs[j].memo_n = memo[j][2]
         xs[j].memo_start = memo[j][3]
         xs[j].steps = 0
+        xs[j].dfa_until = 0
         for i in range(ch.levels[j].prog.n_items):
             memo[j][2][i] = -1
     if ch.n_levels == 1:
@@ -530,6 +529,12 @@ cdef const int32_t* _ints(list keep, object arr) except NULL:
     return &view[0]
 
 
+cdef const uint8_t* _bytes(list keep, object arr) except NULL:
+    cdef const uint8_t[::1] view = arr
+    keep.append(arr)
+    return &view[0]
+
+
 cdef int _fill(_Owner owner, Prog* P, object program) except -1:
     cdef const uint16_t[::1] index
     cdef const uint8_t[::1] blocks
@@ -546,6 +551,17 @@ cdef int _fill(_Owner owner, Prog* P, object program) except -1:
     P.root_first = program.root_first
     P.run_class, P.run_max = program.run if program.run is not None else (-1, 0)
     P.byte_level = getattr(program, "byte_level", False)
+    dfa = getattr(program, "dfa", None)
+    if dfa is not None:
+        P.dfa.trans = _ints(owner.keep, dfa.trans)
+        P.dfa.low = _bytes(owner.keep, dfa.low)
+        P.dfa.rows = _bytes(owner.keep, dfa.rows)
+        index = dfa.index
+        owner.keep.append(dfa.index)
+        P.dfa.index = &index[0]
+        P.dfa.width, P.dfa.eot, P.dfa.invalid = dfa.width, dfa.eot, dfa.invalid
+        if len(dfa.low) != 256 or len(dfa.index) != 0x110000 >> 8 or len(dfa.trans) % dfa.width:
+            raise ValueError("a malformed automaton")
     if P.n_items > MAX_ITEMS:
         raise ValueError("a program has at most %d items" % MAX_ITEMS)
     P.classes = <Cls*>calloc(max(1, len(program.tables)), sizeof(Cls))

@@ -402,6 +402,7 @@ class Program:
     def __init__(self, pattern: str, root: Alt, features: set = frozenset(), members=None):
         import numpy as np
         self.pattern = pattern
+        self.tree = root                       # the parsed pattern (pattern_dfa reads it)
         self.features = frozenset(features)
         self.members = members or _members
         self.total = is_total(root, self.members)
@@ -436,6 +437,10 @@ class Program:
         self.tables.append(_table(bits))
         self._classes[key] = len(self.tables) - 1
         return len(self.tables) - 1
+
+    def class_index(self, text: str) -> int:
+        """The table (in `tables`) of the one-character atom `text` of this program."""
+        return self._classes[text]
 
     def _class(self, text: str) -> int:
         got = self._classes.get(text)

@@ -19,7 +19,7 @@ import os
 
 import regex
 
-from . import pattern_program
+from . import pattern_dfa, pattern_program
 from .plan import Level
 
 try:  # the C scanner; absent only in a partial build
@@ -84,6 +84,9 @@ def _program(pat_str: str, gaps: bool, force_regex: bool | None) -> tuple:
 
 
 def _register(key, levels: list) -> tuple:
+    for level in levels:
+        if isinstance(level, pattern_program.Program) and level.run is None and getattr(level, "dfa", None) is None:
+            level.dfa = pattern_dfa.build(level)    # None: the pattern needs backtracking
     try:
         return _scan_program.register(key, levels), None
     except ValueError as e:      # the table is full, or too many levels: regex it is

@@ -1,0 +1,195 @@
+"""Scanner programs run as state machines (fastbpe/pattern_dfa.py) cut exactly as the
+backtracking matcher and `regex` do.
+
+Every pattern registered through `pretokenize` gets its automaton when it has one; the same
+compiled program registered straight with `_scan_program.register` (no `dfa` attribute) runs
+on the backtracking matcher, so each test compares the two engines on one program."""
+from __future__ import annotations
+
+import os
+
+import pytest
+import regex
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from fastbpe import _pretokenize, _scan_program, pattern_dfa, pattern_program, patterns
+from fastbpe.gguf.pretokenizers import REGEXES, to_python
+from fastbpe.plan import Level
+from fastbpe.pretokenize import chain_kind, program_kind
+
+FUZZ = float(os.environ.get("FASTBPE_FUZZ", "1"))
+hyp = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+DEEPSEEK_V3 = REGEXES["deepseek3"][2]
+MINIMAX = (r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?"
+           r"|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?"
+           r"|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+")
+
+
+def _zoo() -> list[str]:
+    out = [getattr(patterns, k) for k in dir(patterns) if k.endswith("_PATTERN")]
+    for exprs in REGEXES.values():
+        out += [to_python(e) for e in exprs if "AFMoE" not in e]
+    return list(dict.fromkeys(out + [MINIMAX]))
+
+
+def _both(pat: str):
+    """(kind on the automaton, kind on the backtracking matcher) of one compiled program, or
+    None when the pattern is outside the program subset or needs backtracking."""
+    try:
+        prog = pattern_program.compile_pattern(pat)
+    except (pattern_program.Unsupported, ValueError):
+        return None
+    dfa = pattern_dfa.build(prog)
+    if dfa is None:
+        return None
+    back = _scan_program.register(("test-backtrack", pat), [prog])
+    prog2 = pattern_program.compile_pattern(pat)
+    prog2.dfa = dfa
+    auto = _scan_program.register(("test-dfa", pat), [prog2])
+    return auto, back
+
+
+ZOO = [(p, k) for p in _zoo() if (k := _both(p)) is not None]
+
+CHARS = list("aZzs09 '\t\n\r.,!?-_$+<=>^~|`\"()[]{}/\\") + [
+    "é", "ß", "\u017f", "\u212a", "K", "\u0301", "中", "가", "ア", "😀", "\xa0", "\u2028", "\u3000", "\x85",
+    "١", "Ⅷ", "½", "ǅ", "ʰ", "ｱ", "İ", "Ω", "\u200d", "！", "…", "。"]
+FRAGMENTS = ["'s", "'S", "'ll", "'Re", " the", "The", "HELLOworld", "helloWorld", "123456", " 42", "   ",
+             "\n\n", " \n ", "\r\n", "...", "don't", "\t\n", "        ", "x" * 5, "    def f(x):\n"]
+texts = st.lists(st.one_of(st.sampled_from(FRAGMENTS), st.sampled_from(CHARS),
+                           st.text(alphabet=st.sampled_from(CHARS), min_size=1, max_size=4)),
+                 max_size=30).map("".join)
+
+
+def with_gaps(rx, text: str) -> list[str]:
+    """regex's matches and the text between them (the scanner's cut)."""
+    out, pos = [], 0
+    for m in rx.finditer(text):
+        if m.start() > pos:
+            out.append(text[pos:m.start()])
+        if m.end() > m.start():
+            out.append(m.group())
+        pos = m.end()
+    if pos < len(text):
+        out.append(text[pos:])
+    return out
+
+
+def test_the_tokenizer_patterns_get_an_automaton():
+    """The patterns that ran slowest on backtracking (DeepSeek-V3's third Split, MiniMax's, the
+    Llama-3 family's) compile to small automata; possessive ones stay on backtracking."""
+    names = {p for p, _ in ZOO}
+    for pat in (DEEPSEEK_V3, MINIMAX, patterns.LLAMA3_PATTERN, patterns.QWEN2_PATTERN):
+        assert pat in names, pat
+        dfa = pattern_dfa.build(pattern_program.compile_pattern(pat))
+        assert dfa.n_states < 64 and dfa.eot < 40
+    assert pattern_dfa.build(pattern_program.compile_pattern(r"\p{L}++|\s")) is None
+    assert pattern_dfa.build(pattern_program.compile_pattern(r"a+$|a")) is None
+
+
+@pytest.mark.fuzz
+@settings(hyp, max_examples=int(300 * FUZZ))
+@given(texts)
+def test_automata_cut_as_backtracking_and_regex(text):
+    data = text.encode("utf-8", "surrogatepass")
+    for pat, (auto, back) in ZOO:
+        assert list(_pretokenize.piece_boundaries(data, auto)) == list(_pretokenize.piece_boundaries(data, back)), pat
+        assert _pretokenize.split(text, auto) == with_gaps(regex.compile(pat), text), pat
+
+
+@pytest.mark.fuzz
+@settings(hyp, max_examples=int(150 * FUZZ))
+@given(st.binary(max_size=40))
+def test_automata_cut_invalid_utf8_as_backtracking(data):
+    """Bytes that are not UTF-8 (the kernel never passes them, the matcher still must not
+    differ or read past the end)."""
+    for pat, (auto, back) in ZOO:
+        assert list(_pretokenize.piece_boundaries(data, auto)) == list(_pretokenize.piece_boundaries(data, back)), pat
+
+
+ATOMS = ["a", "b", "s", "[ab]", "[^a\\n]", r"\s", r"\S", r"\p{L}", r"\d", ".", " ", "'", "(?i:s)", r"\n"]
+QUANTS = ["", "", "?", "*", "+", "{1,2}", "{2}", "{0,3}", "{2,}", "??", "*?", "+?", "{1,3}?"]
+
+
+@st.composite
+def subset_patterns(draw, depth=0):
+    def item():
+        kind = draw(st.integers(0, 9 if depth < 2 else 6))
+        if kind <= 6:
+            atom = draw(st.sampled_from(ATOMS))
+        elif kind == 7:
+            atom = "(?:" + draw(subset_patterns(depth + 1)) + ")"
+        elif kind == 8:
+            return draw(st.sampled_from(["(?=", "(?!"])) + draw(st.sampled_from(ATOMS + ["a|b", r"\s|\d"])) + ")"
+        else:
+            return r"\Z"
+        return atom + draw(st.sampled_from(QUANTS))
+    seqs = ["".join(item() for _ in range(draw(st.integers(1, 3)))) for _ in range(draw(st.integers(1, 3)))]
+    return "|".join(seqs)
+
+
+@pytest.mark.fuzz
+@settings(hyp, max_examples=int(500 * FUZZ))
+@given(subset_patterns(), st.lists(st.text(alphabet=st.sampled_from("ab sS'\n1é中\u017fK."), max_size=14),
+                                   min_size=1, max_size=4))
+def test_random_patterns_on_the_automaton_cut_as_regex(pat, some_texts):
+    """Lazy and greedy repeats, counted repeats of groups, one-character lookaheads and \\Z:
+    the automaton's leftmost-first matches are regex's (the text between matches kept)."""
+    try:
+        kinds = _both(pat)
+    except ValueError:
+        return
+    if kinds is None:
+        return
+    rx = regex.compile(pat)
+    for text in some_texts:
+        want = with_gaps(rx, text)
+        assert _pretokenize.split(text, kinds[0]) == want, (pat, text)
+        assert _pretokenize.split(text, kinds[1]) == want, (pat, text)
+
+
+def test_registered_programs_run_on_their_automaton():
+    kind = program_kind(DEEPSEEK_V3, gaps=True)
+    assert kind >= 64
+    _scan_program.steps_taken()
+    _pretokenize.piece_boundaries(b"hello world " * 100, kind)
+    # the automaton's steps are the characters it reads: about one per byte
+    assert _scan_program.steps_taken() < 2 * 1200
+
+
+@pytest.mark.parametrize("tail", ["", "x", "\u4e2d", "!", "\n"])
+@pytest.mark.parametrize("run", [" ", "a", "A", "1", ".", "\n", "\u4e2d", "\xa0", " \n"])
+def test_long_runs_stay_linear(run, tail):
+    """An automaton run that reads far past its result (`\\s+\\Z` over spaces then a letter)
+    hands the positions it read to the backtracking matcher: 4x the text, about 4x the work."""
+    for pat in [r"\s+\Z|\S+|\s", r"\s*[\r\n]+|\s+(?!\S)|\s+|\S", DEEPSEEK_V3, MINIMAX]:
+        kind = program_kind(pat, gaps=True)
+        small, big = ((run * k + tail).encode() for k in (1 << 12, 1 << 14))
+        _scan_program.steps_taken()
+        _pretokenize.piece_boundaries(small, kind)
+        s_small = _scan_program.steps_taken()
+        _pretokenize.piece_boundaries(big, kind)
+        s_big = _scan_program.steps_taken()
+        assert s_big <= 5 * s_small + 64 and s_big <= 16 * len(big) + 64, (pat, run, tail, s_small, s_big)
+
+
+def test_run_levels_skip_ascii_exactly():
+    """A chain level that is one class repeated (DeepSeek-V3's CJK runs) skips ASCII eight bytes
+    at a time: a class character at every offset, at the end, and none at all."""
+    levels = [Level(r"\p{N}{1,3}", "regex"), Level(r"[一-龥぀-ゟ゠-ヿ]+", "regex"), Level(DEEPSEEK_V3, "regex")]
+    kind, why = chain_kind(levels)
+    assert kind >= 64, why
+    steps = [regex.compile(level.pattern) for level in levels]
+
+    def reference(text):
+        pieces = [text]
+        for rx in steps:
+            pieces = [p for piece in pieces for p in with_gaps(rx, piece)]
+        return pieces
+
+    for k in range(40):
+        for c in ["中", "7", "é", "\n", ""]:
+            text = "ab cd" * 3 + "x" * k + c + " tail" * (k % 3)
+            assert _pretokenize.split(text, kind) == reference(text), text
