@@ -300,6 +300,9 @@ def test_prefix_and_suffix_models_run_on_the_kernel(name):
     assert [(e.ids, e.offsets, e.word_ids) for e in ours.encode_batch(batch)] == \
         [(e.ids, e.offsets, e.word_ids) for e in want]
     assert ours.encode_ids_batch(batch) == [e.ids for e in want]
+    assert ours.byte_level_pattern is None   # a tiktoken-style Encoding has no suffix
+    with pytest.raises(ValueError, match="plain byte-level"):
+        ours.to_encoding()
 
 
 @pytest.mark.parametrize("name", ["suffix", "both"])

@@ -593,7 +593,10 @@ class Tokenizer(IdsPath, PostProcessing, HFExtras):
     @property
     def byte_level_pattern(self) -> str | None:
         """The split pattern of a plain byte-level file (ByteLevel pre-tokenizer, optionally
-        after one regex Split; no normalizer but NFC), else None: the `pattern` of `to_encoding()`."""
+        after one regex Split; no normalizer but NFC; no subword prefix/suffix: a tiktoken-style
+        Encoding has none), else None: the `pattern` of `to_encoding()`."""
+        if self.model.prefix or self.model.suffix:
+            return None
         return self._pattern if normalizers.is_nfc_or_none(self.normalizer) else None
 
 
