@@ -18,9 +18,7 @@ from libc.string cimport memset
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
 
 from fastbpe._core cimport BPETable, thread_cache
-from cpython.list cimport PyList_New, PyList_SET_ITEM
-from cpython.ref cimport Py_INCREF
-from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE
+from fastbpe._id_output cimport idbuf_to_list
 from fastbpe._piece_cache cimport PieceCache
 from fastbpe._str_units cimport code_point
 from fastbpe._token_trie cimport TokenTrie
@@ -79,22 +77,6 @@ cdef int encode_stretch(BPETable table, int kind, TokenTrie normalized, const Ut
     return 0
 
 
-cdef list ids_list(const IdBuf* b, tuple id_objects):
-    """b's ids as a list of ints: the table's own int objects, new ones for added tokens'
-    ids past the table's (idbuf_to_list takes every id from the table)."""
-    cdef Py_ssize_t i, known = PyTuple_GET_SIZE(id_objects)
-    cdef list out = PyList_New(b.len)
-    cdef object v
-    for i in range(b.len):
-        if b.data[i] < known:
-            v = <object>PyTuple_GET_ITEM(id_objects, b.data[i])
-        else:
-            v = int(b.data[i])
-        Py_INCREF(v)
-        PyList_SET_ITEM(out, i, v)
-    return out
-
-
 def encode_cut_texts(BPETable table, int kind, TokenTrie raw, TokenTrie normalized, list texts):
     """The ids of each text (exact str) with its added tokens cut out as HF cuts them: `raw`
     (or None) over the whole text, then `normalized` (or None) inside the rest; the other
@@ -139,7 +121,7 @@ def encode_cut_texts(BPETable table, int kind, TokenTrie raw, TokenTrie normaliz
                 utf8_text_close(&us[i])
         for i in range(n):
             utf8_text_check(<object>PyList_GET_ITEM(texts, i), &us[i])
-        return [ids_list(&outs[i], table.id_objects) for i in range(n)]
+        return [idbuf_to_list(&outs[i], table.id_objects) for i in range(n)]
     finally:
         idbufs_free(outs, n)
         utf8_texts_free(us, n)

@@ -17,6 +17,7 @@ cdef extern from "Python.h":
     void Py_SET_SIZE(object o, Py_ssize_t n)
     void* PyMem_Malloc(size_t n)
     PyObject** PySequence_Fast_ITEMS(object o)   # a tuple's (or list's) item array
+    PyObject* PyLong_FromUnsignedLong(unsigned long v)
 
 
 cdef object _np():
@@ -26,10 +27,10 @@ cdef object _np():
 
 
 cdef object idbuf_to_list(IdBuf* b, tuple id_objects):
-    """A list of Python ints; id_objects[i] is the int i (ids are always in range).  Both
-    item arrays are read and written directly: a new reference per id and nothing else in
-    the loop."""
-    cdef Py_ssize_t i
+    """A list of Python ints; id_objects[i] is the int i (an id past them, an added token's
+    past the table's, is made).  Both item arrays are read and written directly: a new
+    reference per id and nothing else in the loop."""
+    cdef Py_ssize_t i, known = len(id_objects)
     cdef list out
     cdef PyObject** src = PySequence_Fast_ITEMS(id_objects)
     cdef PyObject** dst
@@ -46,8 +47,14 @@ cdef object idbuf_to_list(IdBuf* b, tuple id_objects):
     cdef const tok_t* ids = b.data
     cdef PyObject* v
     for i in range(b.len):
-        v = src[ids[i]]
-        Py_INCREF(<object>v)
+        if <Py_ssize_t>ids[i] < known:
+            v = src[ids[i]]
+            Py_INCREF(<object>v)
+        else:
+            v = PyLong_FromUnsignedLong(ids[i])
+            if v == NULL:
+                Py_SET_SIZE(out, i)     # the list owns the first i only
+                raise MemoryError()
         dst[i] = v
     Py_SET_SIZE(out, b.len)
     return out
