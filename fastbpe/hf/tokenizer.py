@@ -183,7 +183,13 @@ class Tokenizer(IdsPath, PostProcessing, HFExtras):
 
     @classmethod
     def from_str(cls, json_text: str) -> "Tokenizer":
-        return cls(_nodes.parse(json_text))
+        doc = None
+        if type(json_text) is str:   # the model's arrays read from the UTF-8 (None: json.loads reads it all)
+            try:
+                doc = _nodes.read_document(json_text.encode("utf-8"))
+            except UnicodeEncodeError:   # a lone surrogate, which json.loads keeps
+                pass
+        return cls(doc if doc is not None else _nodes.parse(json_text))
 
     @classmethod
     def from_file(cls, path: str | os.PathLike) -> "Tokenizer":
@@ -207,7 +213,7 @@ class Tokenizer(IdsPath, PostProcessing, HFExtras):
         except UnicodeDecodeError as e:
             raise ValueError(f"{os.fspath(path)}: not a tokenizer.json (not UTF-8: {e.reason} at byte {e.start})") from None
         try:
-            return cls.from_str(text)
+            return cls(_nodes.parse(text))
         except ValueError as e:  # the same error type (UnsupportedError stays one), naming the file
             raise type(e)(f"{os.fspath(path)}: {e}") from None
 
