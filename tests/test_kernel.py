@@ -267,7 +267,7 @@ def test_utf8_kept_by_python_is_read_in_place(wide):
 def test_encode_texts_with_pieces_gives_the_scanners_piece_ends():
     """The ids of encode_texts and the piece ends of the scanner, in one call; bad input
     raises as encode_texts does."""
-    import numpy as np
+    import array
 
     from fastbpe import _pretokenize, patterns
 
@@ -276,7 +276,7 @@ def test_encode_texts_with_pieces_gives_the_scanners_piece_ends():
     texts = ["", "abc cab", " a  b\n\nc 123 'll", "é日😀 abca" * 30, "x" * 2000]
     got = table.encode_texts(texts, kind, True)
     for text, (ids, ends), want_ids in zip(texts, got, table.encode_texts(texts, kind)):
-        assert ends.dtype == np.uint32
+        assert isinstance(ends, array.array) and ends.typecode == "I"   # no numpy on the Encodings path
         assert ids == want_ids
         assert ends.tolist() == _pretokenize.piece_boundaries(text.encode(), kind).tolist()
     with pytest.raises(TypeError):
