@@ -430,10 +430,12 @@ def single_bytes(tuple token_bytes):
 
 
 def untracked(t):
-    """t (a tuple, or a tuple subclass without __dict__, of str, bytes, int and None), no
-    longer tracked by the garbage collector (see _untracked)."""
-    if not isinstance(t, tuple) or getattr(type(t), "__dictoffset__", 0):
-        raise TypeError("untracked takes a tuple or a tuple subclass with __slots__ = ()")
+    """t (a tuple or a dict, or a subclass of one without __dict__, of str, bytes, int and
+    None), no longer tracked by the garbage collector (see _untracked).  A dict stays
+    untracked while only such keys and values are put in it (CPython tracks it again when a
+    container goes in)."""
+    if not isinstance(t, (tuple, dict)) or getattr(type(t), "__dictoffset__", 0):
+        raise TypeError("untracked takes a tuple or a dict, or a subclass of one with __slots__ = ()")
     return _untracked(t)
 
 

@@ -156,3 +156,16 @@ def test_shared_files(path):
 def test_shared_files_present_or_skipped():
     if not list((ds.VOCAB_DIR / "hf").glob("*/tokenizer.json")):
         pytest.skip(f"no shared tokenizer.json under {ds.VOCAB_DIR / 'hf'}")
+
+
+def test_vocabulary_tables_are_not_walked_by_the_collector():
+    """The id -> token dict (a dict subclass, so tracked by default) holds ints and strs only:
+    untracked, the first garbage collection after loading does not walk a 150k-entry table
+    inside a user's call; a str put in keeps it so."""
+    import gc
+
+    tok = Tokenizer.from_str(json.dumps(_tiny()))
+    table = tok.model.id_to_token
+    assert not gc.is_tracked(table) and table(0) == "a"
+    table[100] = "new"
+    assert not gc.is_tracked(table) and table(100) == "new"
