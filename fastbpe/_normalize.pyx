@@ -14,10 +14,11 @@ Composing those indexes op after op gives HF's alignment, as NormalizedText does
 
 Everything between taking the str's code units and making the result str runs without the
 GIL; `normalize_batch` does a whole list in one GIL-free section."""
-from libc.stdint cimport uint8_t, uint16_t, uint32_t, int64_t
+from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t, int64_t
 from libc.stdlib cimport malloc, free
 from libc.string cimport memchr, memcpy, memset
 
+from fastbpe._class_bits cimport class_has
 from fastbpe._memory cimport xrealloc
 from fastbpe._normalize_buf cimport Buf, View, buf_free, copy_same, put, reserve
 from fastbpe._str_units cimport PyUnicode_KIND, PyUnicode_DATA, PyUnicode_GET_LENGTH, code_point
@@ -269,11 +270,7 @@ cdef int op_replace(const Op* op, View v, Buf* out) except -1 nogil:
 
 
 cdef inline bint in_class(const Op* op, uint32_t c) noexcept nogil:
-    if c < 128:
-        return (op.ascii[c >> 6] >> (c & 63)) & 1
-    if c >= 0x110000:
-        return False
-    return (op.blocks[(<Py_ssize_t>op.index[c >> 8] << 5) | ((c & 255) >> 3)] >> (c & 7)) & 1
+    return class_has(<const uint64_t*>op.ascii, op.index, op.blocks, c)
 
 
 cdef int op_replace_run(const Op* op, View v, Buf* out) except -1 nogil:

@@ -2,6 +2,8 @@
 # (UTF-8, class bitmaps) the program matcher shares with them; inline, for _scan_program.pyx.
 from libc.stdint cimport int32_t, uint8_t, uint16_t, uint32_t, uint64_t
 
+from fastbpe._class_bits cimport class_has
+
 
 ctypedef struct Cls:
     uint64_t ascii[2]
@@ -39,11 +41,7 @@ cdef inline uint32_t decode(const uint8_t* s, Py_ssize_t n, Py_ssize_t p, int* l
 
 
 cdef inline bint has(const Cls* c, uint32_t cp) noexcept nogil:
-    if cp < 128:
-        return (c.ascii[cp >> 6] >> (cp & 63)) & 1
-    if cp >= 0x110000:
-        return False
-    return (c.blocks[(<Py_ssize_t>c.index[cp >> 8] << 5) | ((cp & 255) >> 3)] >> (cp & 7)) & 1
+    return class_has(c.ascii, c.index, c.blocks, cp)
 
 
 cdef inline Py_ssize_t back_one(const uint8_t* s, Py_ssize_t p, Py_ssize_t floor) noexcept nogil:
