@@ -42,3 +42,18 @@ def bpe_merges(ids: list[int], merges: dict[tuple[int, int], tuple[int, int]]) -
         (_, new_id), i = best
         ids[i:i + 2] = [new_id]
     return ids
+
+
+def with_gaps(rx, text: str) -> list[str]:
+    """The scanner's cut (llama.cpp's unicode_regex_split): a compiled `regex` pattern's
+    non-empty matches and the text between them, in order."""
+    out, pos = [], 0
+    for m in rx.finditer(text):
+        if m.start() > pos:
+            out.append(text[pos:m.start()])
+        if m.end() > m.start():
+            out.append(m.group())
+        pos = m.end()
+    if pos < len(text):
+        out.append(text[pos:])
+    return out

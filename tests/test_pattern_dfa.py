@@ -16,6 +16,8 @@ from hypothesis import strategies as st
 from fastbpe import _pretokenize, _scan_program, pattern_dfa, pattern_program, patterns
 from fastbpe.gguf.pretokenizers import REGEXES, to_python
 from fastbpe.plan import Level
+
+from reference_encode import with_gaps
 from fastbpe.pretokenize import chain_kind, program_kind
 
 FUZZ = float(os.environ.get("FASTBPE_FUZZ", "1"))
@@ -61,20 +63,6 @@ FRAGMENTS = ["'s", "'S", "'ll", "'Re", " the", "The", "HELLOworld", "helloWorld"
 texts = st.lists(st.one_of(st.sampled_from(FRAGMENTS), st.sampled_from(CHARS),
                            st.text(alphabet=st.sampled_from(CHARS), min_size=1, max_size=4)),
                  max_size=30).map("".join)
-
-
-def with_gaps(rx, text: str) -> list[str]:
-    """regex's matches and the text between them (the scanner's cut)."""
-    out, pos = [], 0
-    for m in rx.finditer(text):
-        if m.start() > pos:
-            out.append(text[pos:m.start()])
-        if m.end() > m.start():
-            out.append(m.group())
-        pos = m.end()
-    if pos < len(text):
-        out.append(text[pos:])
-    return out
 
 
 def test_the_tokenizer_patterns_get_an_automaton():

@@ -22,6 +22,8 @@ from fastbpe import _pretokenize, _scan_program, _testing, pattern_program, patt
 from fastbpe.gguf.pretokenizers import LLAMA3, PRE_TOKENIZERS, QWEN2, REGEXES, Splitter as GGUFSplitter, to_python
 from fastbpe.pretokenize import Splitter, chain_kind, program_kind, program_refusal
 
+from reference_encode import with_gaps
+
 FUZZ = float(os.environ.get("FASTBPE_FUZZ", "1"))
 hyp = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
@@ -50,20 +52,6 @@ FRAGMENTS = ["'s", "'S", "'ll", "'Re", "'ve", "'D", " the", "The", "HELLOworld",
 texts = st.lists(st.one_of(st.sampled_from(FRAGMENTS), st.sampled_from(CHARS),
                            st.text(alphabet=st.sampled_from(CHARS), min_size=1, max_size=4)),
                  max_size=25).map("".join)
-
-
-def with_gaps(rx, text: str) -> list[str]:
-    """regex's matches and the text between them (llama.cpp's unicode_regex_split)."""
-    out, pos = [], 0
-    for m in rx.finditer(text):
-        if m.start() > pos:
-            out.append(text[pos:m.start()])
-        if m.end() > m.start():
-            out.append(m.group())
-        pos = m.end()
-    if pos < len(text):
-        out.append(text[pos:])
-    return out
 
 
 def test_the_model_zoo_compiles():
