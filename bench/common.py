@@ -485,7 +485,8 @@ def gguf_encoder(lib: str, name: str) -> tuple[Callable[[str], object], str]:
         raise Unavailable(f"fastbpe.gguf not in this build ({e})") from None
     if lib == "fastbpe":
         tok = GGUFTokenizer.from_file(path)
-        how = "SPM by scores"
+        how = ("SPM by scores, char-level kernel" if tok.engine == "kernel"
+               else f"SPM by scores, merged in Python ({tok.engine})")
         if tok.model_type != "llama":  # the splitter's repr says which steps the C scanner runs
             r = repr(tok.splitter)
             how = r.rstrip(">")[:-1].split("regexes, ", 1)[-1]
