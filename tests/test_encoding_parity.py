@@ -776,3 +776,30 @@ def test_batch_mixed_documents(pair, num_threads):
     want = [tt.encode_ordinary(d) for d in docs]
     assert fb.encode_ordinary_batch(docs, num_threads=num_threads) == want
     assert fb.encode_batch(docs, num_threads=num_threads) == want
+
+
+def test_batches_run_on_kept_threads():
+    """encode_ordinary_batch / encode_batch on k threads reuse the process's kept pool, so each
+    thread's piece cache stays warm from one batch to the next (a new thread per call started
+    cold every time, and 2 threads ran slower than 1); the ids equal one-by-one encoding."""
+    import threading
+
+    from fastbpe import threads
+    from helpers import toy_encoding
+
+    enc = toy_encoding()
+    docs = [f"doc {i} " + "hello world, " * (i % 7) for i in range(40)]
+    want = [enc.encode_ordinary(d) for d in docs]
+    seen = []   # the Thread objects themselves (an ident can be reused once a thread ends)
+    real = enc._encode_ordinary_many
+
+    def spy(texts):
+        seen.append(threading.current_thread())
+        return real(texts)
+
+    enc._encode_ordinary_many = spy
+    for _ in range(3):
+        assert enc.encode_ordinary_batch(docs, num_threads=2) == want
+        assert enc.encode_batch(docs, num_threads=2) == want
+    assert len(set(seen)) <= 2 and threading.current_thread() not in seen   # the same pool threads each time
+    assert threads.kept_pool(2) is threads.kept_pool(2)
