@@ -3,22 +3,37 @@
 `get_encoding("cl100k_base")` gives a drop-in replacement for tiktoken's `Encoding`
 (same methods, same ids); `train(...)` trains new vocabularies.
 """
-from .encoding import Encoding
-from .load import dump_tiktoken_bpe, load_tiktoken_bpe
-from .model import encoding_for_model, encoding_name_for_model
-from .registry import get_encoding, list_encoding_names
-from .vocab_sources import VocabNotFoundError
+from typing import TYPE_CHECKING
 
 __version__ = "0.1.0"
 
-# Training and the minbpe classes load on first use (they need numpy, which encoding does not).
+# Every public name loads on first use, so `import fastbpe` itself costs ~1 ms (HF tokenizers'
+# import is ~10 ms, and a tokenizer.json load should not pay for tiktoken's Encoding, `regex`
+# or numpy it does not use): name -> the submodule that defines it.
 _LAZY = {
+    "Encoding": "encoding",
+    "dump_tiktoken_bpe": "load", "load_tiktoken_bpe": "load",
+    "encoding_for_model": "model", "encoding_name_for_model": "model",
+    "get_encoding": "registry", "list_encoding_names": "registry",
+    "VocabNotFoundError": "vocab_sources",
+    # training and the minbpe classes need numpy
     "BasicTokenizer": "minbpe", "GPT4Tokenizer": "minbpe", "RegexTokenizer": "minbpe",
     "load_model": "trainer", "save_model": "trainer", "train": "trainer",
     "train_files": "trainer", "train_from_counts": "trainer",
     "Tokenizer": "hf",
     "patch_transformers": "hf.transformers_patch", "unpatch_transformers": "hf.transformers_patch",
 }
+
+if TYPE_CHECKING:  # what type checkers and IDEs see: the same names, imported eagerly
+    from .encoding import Encoding
+    from .hf import Tokenizer
+    from .hf.transformers_patch import patch_transformers, unpatch_transformers
+    from .load import dump_tiktoken_bpe, load_tiktoken_bpe
+    from .minbpe import BasicTokenizer, GPT4Tokenizer, RegexTokenizer
+    from .model import encoding_for_model, encoding_name_for_model
+    from .registry import get_encoding, list_encoding_names
+    from .trainer import load_model, save_model, train, train_files, train_from_counts
+    from .vocab_sources import VocabNotFoundError
 
 
 def __getattr__(name: str):

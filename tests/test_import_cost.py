@@ -1,0 +1,57 @@
+"""What `import fastbpe` and a tokenizer.json load pull in (issue 28: loading in a fresh process
+no slower than HF tokenizers, whose import is ~10 ms).  Each check runs a fresh interpreter and
+reads its `sys.modules`: a module imported at the package's top again fails here."""
+from __future__ import annotations
+
+import json
+
+from cli_run import run_python
+
+HEAVY = ("numpy", "regex", "dask", "hypothesis", "fastbpe.encoding", "fastbpe.hf", "fastbpe.trainer")
+
+
+def test_import_fastbpe_loads_no_submodule():
+    """`import fastbpe` runs only the package's __init__: every public name loads on first use."""
+    out = run_python("""
+        import json, sys
+        import fastbpe
+        print(json.dumps(sorted(m for m in sys.modules if m.startswith("fastbpe") or m.split(".")[0] in
+                                ("numpy", "regex", "dask", "hypothesis", "onigurumacffi"))))
+    """)
+    assert json.loads(out.stdout) == ["fastbpe"]
+
+
+def test_every_public_name_resolves_and_is_listed():
+    """The lazy names behave as eager ones: each in __all__ resolves (in a fresh process, in
+    order, so no earlier import makes a later one work), is in dir(), and `from fastbpe import *`
+    binds them all; an unknown name is an AttributeError."""
+    out = run_python("""
+        import fastbpe
+        names = list(fastbpe.__all__)
+        missing = [n for n in names if n not in dir(fastbpe)]
+        assert not missing, missing
+        for n in names:
+            assert getattr(fastbpe, n) is not None, n
+        ns = {}
+        exec("from fastbpe import *", ns)
+        assert set(names) <= set(ns), set(names) - set(ns)
+        assert fastbpe.Encoding.__module__ == "fastbpe.encoding"
+        assert fastbpe.Tokenizer.__module__ == "fastbpe.hf.tokenizer"
+        try:
+            fastbpe.no_such_name
+        except AttributeError as e:
+            assert "no_such_name" in str(e)
+        else:
+            raise AssertionError("no AttributeError")
+        print("ok")
+    """)
+    assert out.stdout.strip() == "ok"
+
+
+def test_names_resolve_one_at_a_time():
+    """Each public name works as the first thing a fresh process asks for (no name depends on
+    another having been loaded first)."""
+    import fastbpe
+    for name in fastbpe.__all__:
+        out = run_python(f"import fastbpe\nassert fastbpe.{name} is not None\nprint('ok')")
+        assert out.stdout.strip() == "ok", name
