@@ -9,27 +9,28 @@ them in the str's code units and each segment between two is scanned and merged 
 the text's UTF-8 (`BPETable.encode_utf8`), its ids appended to one list per text.
 
 HF's order is kept: the raw (not normalized) tokens are found in the whole text first,
-leftmost-longest; the normalized ones then inside each stretch between two raw ones.  Only
-tokens without lstrip / rstrip / single_word come here, and no normalizer (the caller checks:
-`AddedVocabulary.plain_matching`); a text is its own piece boundary, as HF cuts it."""
-from libc.stdint cimport int64_t, uint32_t
+leftmost-longest; each stretch between two raw ones is normalized (the file's normalizer
+program, `_normalize.run_ops`, when it has one) and its normalized tokens found in that.  Only
+tokens without lstrip / rstrip / single_word come here (the caller checks:
+`AddedVocabulary.plain_matchers`); a text is its own piece boundary, as HF cuts it.  GPT-NeoX
+(NFC, and runs of spaces as normalized added tokens) took the Python plan per text before:
+callgrind, its code part, 171M instructions against GPT-2's 37M."""
+from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t
 from libc.stdlib cimport calloc, free
 from libc.string cimport memset
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
 
 from fastbpe._core cimport BPETable, thread_cache
 from fastbpe._id_output cimport idbuf_to_list
+from fastbpe._memory cimport xrealloc
+from fastbpe._normalize cimport Program, run_ops
+from fastbpe._normalize_buf cimport Buf, View, buf_free
 from fastbpe._piece_cache cimport PieceCache
-from fastbpe._str_units cimport code_point
 from fastbpe._token_trie cimport TokenTrie
 from fastbpe._utf8 cimport (Utf8Text, utf8_text_check, utf8_text_close, utf8_text_convert, utf8_text_open,
                             utf8_texts_free, utf8_texts_open)
 from fastbpe._vocab cimport tok_t
 from fastbpe._workspace cimport IdBuf, Work, idbuf_reserve, idbufs_free, work_free
-
-
-cdef inline Py_ssize_t utf8_len(uint32_t c) noexcept nogil:
-    return 1 if c < 0x80 else (2 if c < 0x800 else (3 if c < 0x10000 else 4))
 
 
 cdef inline int units_kind(const Utf8Text* u) noexcept nogil:
@@ -44,13 +45,37 @@ cdef struct Cursor:          # a character position and its byte offset in the t
     Py_ssize_t char_pos, byte_pos
 
 
+ctypedef fused unit_t:       # a str's code unit, by its kind
+    uint8_t
+    uint16_t
+    uint32_t
+
+
+cdef inline Py_ssize_t utf8_bytes(const unit_t* d, Py_ssize_t i, Py_ssize_t j) noexcept nogil:
+    """The UTF-8 length of d[i:j] (no surrogates: the text converted)."""
+    cdef Py_ssize_t total = j - i
+    cdef uint32_t c
+    while i < j:
+        c = d[i]
+        total += (c >= 0x80) + (c >= 0x800) + (c >= 0x10000)
+        i += 1
+    return total
+
+
 cdef inline Py_ssize_t byte_at(const Utf8Text* u, Cursor* at, Py_ssize_t char_pos) noexcept nogil:
-    """The UTF-8 offset of char_pos (>= the cursor's), moving the cursor there."""
+    """The UTF-8 offset of char_pos (>= the cursor's), moving the cursor there (the text's
+    end, the usual stretch end, without a walk)."""
     if u.kind == 0:          # an ASCII str: characters are bytes
         return char_pos
-    while at.char_pos < char_pos:
-        at.byte_pos += utf8_len(code_point(u.kind, u.data, at.char_pos))
-        at.char_pos += 1
+    if char_pos == u.length:
+        return u.n
+    if u.kind == 1:
+        at.byte_pos += utf8_bytes(<const uint8_t*>u.data, at.char_pos, char_pos)
+    elif u.kind == 2:
+        at.byte_pos += utf8_bytes(<const uint16_t*>u.data, at.char_pos, char_pos)
+    else:
+        at.byte_pos += utf8_bytes(<const uint32_t*>u.data, at.char_pos, char_pos)
+    at.char_pos = char_pos
     return at.byte_pos
 
 
@@ -77,19 +102,86 @@ cdef int encode_stretch(BPETable table, int kind, TokenTrie normalized, const Ut
     return 0
 
 
-def encode_cut_texts(BPETable table, int kind, TokenTrie raw, TokenTrie normalized, list texts):
+cdef struct Scratch:         # a normalized stretch: the normalizer's two buffers, its UTF-8
+    Buf bufs[2]
+    uint8_t* utf8
+    Py_ssize_t cap
+    bint bad                 # the normalizer put a surrogate (from a Replace's content)
+
+
+cdef int to_utf8(Scratch* sc, const uint32_t* ch, Py_ssize_t n, Utf8Text* out) except -1 nogil:
+    """ch[:n] (a normalizer's output) as a Utf8Text over sc.utf8, code units of kind 4."""
+    cdef Py_ssize_t i, k = 0
+    cdef uint32_t c
+    if 4 * n > sc.cap:
+        sc.cap = 4 * n if 4 * n > 2 * sc.cap else 2 * sc.cap
+        sc.utf8 = <uint8_t*>xrealloc(sc.utf8, sc.cap + 1)
+    for i in range(n):
+        c = ch[i]
+        if c < 0x80:
+            sc.utf8[k] = <uint8_t>c
+            k += 1
+        elif c < 0x800:
+            sc.utf8[k] = <uint8_t>(0xC0 | (c >> 6))
+            sc.utf8[k + 1] = <uint8_t>(0x80 | (c & 0x3F))
+            k += 2
+        elif c < 0x10000:
+            if 0xD800 <= c < 0xE000:
+                sc.bad = True
+            sc.utf8[k] = <uint8_t>(0xE0 | (c >> 12))
+            sc.utf8[k + 1] = <uint8_t>(0x80 | ((c >> 6) & 0x3F))
+            sc.utf8[k + 2] = <uint8_t>(0x80 | (c & 0x3F))
+            k += 3
+        else:
+            sc.utf8[k] = <uint8_t>(0xF0 | (c >> 18))
+            sc.utf8[k + 1] = <uint8_t>(0x80 | ((c >> 12) & 0x3F))
+            sc.utf8[k + 2] = <uint8_t>(0x80 | ((c >> 6) & 0x3F))
+            sc.utf8[k + 3] = <uint8_t>(0x80 | (c & 0x3F))
+            k += 4
+    out.s, out.n, out.data, out.length, out.kind = sc.utf8, k, ch, n, 4 if k > n else 0   # 0: ASCII
+    return 0
+
+
+cdef int normalize_stretch(BPETable table, int kind, TokenTrie normalized, Program program, const Utf8Text* u,
+                           Cursor* at, Py_ssize_t start, Py_ssize_t end, IdBuf* out, Work* w,
+                           Scratch* sc) except -1 nogil:
+    """text[start:end] normalized by program (when it has one and it changes something), then
+    as encode_stretch."""
+    cdef View v
+    cdef int r = -1
+    cdef Utf8Text nu
+    cdef Cursor nat
+    if program is not None and not (program.ascii_stable and u.kind == 0):
+        v.kind = units_kind(u)
+        v.data = <const char*>units(u) + start * v.kind
+        v.n = end - start
+        r = run_ops(program.ops, program.n_ops, v, sc.bufs)
+    if r < 0:
+        return encode_stretch(table, kind, normalized, u, at, start, end, out, w)
+    to_utf8(sc, sc.bufs[r].ch, sc.bufs[r].n, &nu)
+    if sc.bad:
+        return 0             # the caller raises, as encoding the normalized str would
+    nat.char_pos = nat.byte_pos = 0
+    return encode_stretch(table, kind, normalized, &nu, &nat, 0, nu.length, out, w)
+
+
+def encode_cut_texts(BPETable table, int kind, TokenTrie raw, TokenTrie normalized, list texts,
+                     Program program=None):
     """The ids of each text (exact str) with its added tokens cut out as HF cuts them: `raw`
-    (or None) over the whole text, then `normalized` (or None) inside the rest; the other
-    stretches encoded with scanner `kind`.  One GIL-free pass; a list of ids per text.
-    Raises UnicodeEncodeError for a lone surrogate."""
+    (or None) over the whole text, then, in each stretch between them normalized by `program`
+    (a `_normalize.Program` or None), `normalized` (or None); the other stretches encoded with
+    scanner `kind`.  One GIL-free pass; a list of ids per text.  Raises UnicodeEncodeError
+    for a lone surrogate (in the text, or put by the normalizer)."""
     table.require_byte_pairs()
-    cdef Py_ssize_t n = PyList_GET_SIZE(texts), i, total = 0, pos, s, e, steps = 0
+    cdef Py_ssize_t n = PyList_GET_SIZE(texts), i, total = 0, pos, s, e, steps = 0, bad_text = 0
     cdef int64_t v = 0
     cdef Utf8Text* us = <Utf8Text*>calloc(n + 1, sizeof(Utf8Text))
     cdef IdBuf* outs = <IdBuf*>calloc(n + 1, sizeof(IdBuf))
     cdef Work w
     cdef Cursor at
     cdef PieceCache cache
+    cdef Scratch sc
+    memset(&sc, 0, sizeof(Scratch))
     if kind < 0:
         raise ValueError("encode_cut_texts needs a pattern the C scanner knows")
     memset(&w, 0, sizeof(Work))
@@ -110,19 +202,27 @@ def encode_cut_texts(BPETable table, int kind, TokenTrie raw, TokenTrie normaliz
                     s = -1
                     if raw is not None:
                         raw.search_at(units_kind(&us[i]), units(&us[i]), us[i].length, pos, &s, &e, &v, &steps)
-                    encode_stretch(table, kind, normalized, &us[i], &at, pos, s if s >= 0 else us[i].length,
-                                   &outs[i], &w)
-                    if s < 0:
+                    normalize_stretch(table, kind, normalized, program, &us[i], &at, pos,
+                                      s if s >= 0 else us[i].length, &outs[i], &w, &sc)
+                    if s < 0 or sc.bad:
                         break
                     idbuf_reserve(&outs[i], 1)
                     outs[i].data[outs[i].len] = <tok_t>v
                     outs[i].len += 1
                     pos = e
                 utf8_text_close(&us[i])
+                if sc.bad:
+                    bad_text = i
+                    break
         for i in range(n):
             utf8_text_check(<object>PyList_GET_ITEM(texts, i), &us[i])
+        if sc.bad:
+            raise UnicodeEncodeError("utf-8", program.normalize(texts[bad_text]), 0, 1, "surrogates not allowed")
         return [idbuf_to_list(&outs[i], table.id_objects) for i in range(n)]
     finally:
         idbufs_free(outs, n)
         utf8_texts_free(us, n)
         work_free(&w)
+        buf_free(&sc.bufs[0])
+        buf_free(&sc.bufs[1])
+        free(sc.utf8)

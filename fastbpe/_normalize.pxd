@@ -1,5 +1,6 @@
 # C API of fastbpe/_normalize.pyx: a compiled normalizer program, for kernels that normalize
-# a text before encoding it (_short_call's ShortCall).
+# a text before encoding it (_short_call's ShortCall, _added_split's stretches between tokens).
+from fastbpe._normalize_buf cimport Buf, View
 
 cdef struct Op:
     int kind
@@ -27,3 +28,8 @@ cdef class Program:
     cdef int _add(self, tuple spec) except -1
     # The normalized text; text itself when no op changes it.
     cpdef str normalize(self, str text)
+
+
+# Every op of a program over text: the index (0 or 1) of bufs holding the result, or -1 when no
+# op changed it (bufs zeroed by the caller, freed with buf_free; reused across calls).
+cdef int run_ops(const Op* ops, int n_ops, View text, Buf* bufs) except -2 nogil

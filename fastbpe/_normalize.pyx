@@ -275,13 +275,11 @@ cdef inline bint in_class(const Op* op, uint32_t c) noexcept nogil:
 
 cdef int op_replace_run(const Op* op, View v, Buf* out) except -1 nogil:
     """HF's Replace with a regex that is one class repeated (`\\s+`): its leftmost greedy
-    matches (runs of members, cut every run_max) become content, aligned as a literal's."""
+    matches (runs of members, cut every run_max) become content, aligned as a literal's.  A
+    match of one character that is the content (CLIP's single spaces) changes nothing, not
+    even its span: a text with only such matches is unchanged (no copy)."""
     cdef Py_ssize_t i = 0, at = 0, j
-    while i < v.n and not in_class(op, code_point(v.kind, v.data, i)):
-        i += 1
-    if i == v.n:
-        return 0
-    out.n = 0
+    cdef bint changed = False
     while i < v.n:
         if not in_class(op, code_point(v.kind, v.data, i)):
             i += 1
@@ -289,9 +287,17 @@ cdef int op_replace_run(const Op* op, View v, Buf* out) except -1 nogil:
         j = i + 1
         while j < v.n and j - i < op.run_max and in_class(op, code_point(v.kind, v.data, j)):
             j += 1
+        if j == i + 1 and op.content_n == 1 and code_point(v.kind, v.data, i) == op.content[0]:
+            i = j
+            continue
+        if not changed:
+            changed = True
+            out.n = 0
         copy_same(out, v, at, i)
         put_content(out, op, j - 1)
         at = i = j
+    if not changed:
+        return 0
     copy_same(out, v, at, v.n)
     return 1
 

@@ -1,6 +1,6 @@
 # The added-token automaton (fastbpe/_token_trie.pyx), for kernels that search text with it
 # (_added_split: cutting texts at their added tokens inside the encode call).
-from libc.stdint cimport uint32_t, int32_t, int64_t
+from libc.stdint cimport uint8_t, uint32_t, uint64_t, int32_t, int64_t
 
 
 cdef class TokenTrie:
@@ -14,10 +14,15 @@ cdef class TokenTrie:
     cdef int32_t* root_table
     cdef Py_ssize_t n_firsts  # how many characters start a token ...
     cdef uint32_t only_first  # ... and when one, which (searches jump between its occurrences)
+    cdef uint8_t* start_class # per character < 256: ONE_CHAR_TOKEN | PAIRS_BELOW_256 | PAIRS_ABOVE
+    cdef uint64_t* pair_bits  # 256 bits per first character < 256: the second characters < 256
     cdef readonly Py_ssize_t nodes
     cdef readonly Py_ssize_t build_steps   # work done building (token characters read + failure steps)
 
     cdef inline int32_t child(self, int32_t node, uint32_t c) noexcept nogil
+    cdef void _start_classes(self) noexcept nogil
+    cdef inline bint may_start(self, int kind, const void* data, Py_ssize_t n, Py_ssize_t j) noexcept nogil
+    cdef Py_ssize_t next_start(self, int kind, const void* data, Py_ssize_t n, Py_ssize_t j) noexcept nogil
     cdef Py_ssize_t search_at(self, int kind, const void* data, Py_ssize_t n, Py_ssize_t pos,
                             Py_ssize_t* found_start, Py_ssize_t* found_end, int64_t* found_value,
                             Py_ssize_t* steps) noexcept nogil

@@ -7,10 +7,12 @@ first: a node is a run of sorted tokens sharing a prefix, its children the runs 
 character, so each node is made by one scan of its run (linear in the tokens' total length),
 children sit next to each other in character order (found by binary search; the root's BMP
 children by a table), and failure links are set as nodes are made (parents first).  A search
-follows one edge or failure link per step.  All memory is owned by the TokenTrie object;
-searches run without the GIL."""
-from libc.stdint cimport uint8_t, uint16_t, uint32_t, int32_t, int64_t
-from libc.stdlib cimport malloc, free
+follows one edge or failure link per step; at the root it first passes every position where no
+token can start, judged by the character and the next one (GPT-NeoX's added tokens are runs of
+two or more spaces: a single space between words is passed without entering the automaton).
+All memory is owned by the TokenTrie object; searches run without the GIL."""
+from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t, int32_t, int64_t
+from libc.stdlib cimport calloc, malloc, free
 
 from fastbpe._str_units cimport PyUnicode_KIND, PyUnicode_DATA, PyUnicode_GET_LENGTH, code_point
 
@@ -52,6 +54,40 @@ cdef enum:
     ROOT = 0
     NONE = -1
     ROOT_TABLE = 0x10000   # the root's children below U+10000 by direct lookup
+    ONE_CHAR_TOKEN = 1     # start_class bits: the character is a token,
+    PAIRS_BELOW_256 = 2    # tokens start with it and a second character < 256 (pair_bits),
+    PAIRS_ABOVE = 4        # or one >= 256
+
+
+ctypedef fused unit_t:   # a str's code unit, by its kind
+    uint8_t
+    uint16_t
+    uint32_t
+
+
+cdef inline Py_ssize_t skip_units(const unit_t* d, Py_ssize_t n, Py_ssize_t j, const uint8_t* start_class,
+                                  const uint64_t* pair_bits, const int32_t* root_table) noexcept nogil:
+    """TokenTrie.may_start's first true position >= j (or n), with the units' type known."""
+    cdef uint32_t c, c1
+    cdef uint8_t f
+    while j < n:
+        c = d[j]
+        if c < 256:
+            f = start_class[c]
+            if f != 0:
+                if f & ONE_CHAR_TOKEN:
+                    return j
+                if j + 1 < n:
+                    c1 = d[j + 1]
+                    if c1 >= 256:
+                        if f & PAIRS_ABOVE:
+                            return j
+                    elif (pair_bits[4 * c + (c1 >> 6)] >> (c1 & 63)) & 1:
+                        return j
+        elif c >= ROOT_TABLE or root_table[c] != NONE:
+            return j
+        j += 1
+    return n
 
 
 cdef class TokenTrie:
@@ -62,8 +98,12 @@ cdef class TokenTrie:
         self.chars = NULL
         self.first = self.fail = self.out = self.depth = self.token_of = self.root_table = NULL
         self.values = NULL
+        self.start_class = NULL
+        self.pair_bits = NULL
 
     def __dealloc__(self):
+        free(self.start_class)
+        free(self.pair_bits)
         free(self.chars)
         free(self.first)
         free(self.fail)
@@ -103,10 +143,13 @@ cdef class TokenTrie:
         self.depth = <int32_t*>malloc(total * sizeof(int32_t))
         self.token_of = <int32_t*>malloc(total * sizeof(int32_t))
         self.root_table = <int32_t*>malloc(ROOT_TABLE * sizeof(int32_t))
+        self.start_class = <uint8_t*>calloc(256, sizeof(uint8_t))
+        self.pair_bits = <uint64_t*>calloc(256 * 4, sizeof(uint64_t))
         try:
             if (kinds == NULL or datas == NULL or lens == NULL or lo == NULL or hi == NULL or self.values == NULL
                     or self.chars == NULL or self.first == NULL or self.fail == NULL or self.out == NULL
-                    or self.depth == NULL or self.token_of == NULL or self.root_table == NULL):
+                    or self.depth == NULL or self.token_of == NULL or self.root_table == NULL
+                    or self.start_class == NULL or self.pair_bits == NULL):
                 raise MemoryError()
             for k in range(n):
                 token = order[k]
@@ -174,6 +217,25 @@ cdef class TokenTrie:
             i += 1
         self.first[count] = <int32_t>count
         self.nodes = count
+        self._start_classes()
+
+    cdef void _start_classes(self) noexcept nogil:
+        """start_class and pair_bits from the root's children and theirs."""
+        cdef int32_t x, y
+        cdef uint32_t c, c1
+        for x in range(self.first[ROOT], self.first[ROOT + 1]):
+            c = self.chars[x]
+            if c >= 256:
+                continue
+            if self.token_of[x] != NONE:
+                self.start_class[c] |= ONE_CHAR_TOKEN
+            for y in range(self.first[x], self.first[x + 1]):
+                c1 = self.chars[y]
+                if c1 >= 256:
+                    self.start_class[c] |= PAIRS_ABOVE
+                else:
+                    self.start_class[c] |= PAIRS_BELOW_256
+                    self.pair_bits[4 * c + (c1 >> 6)] |= (<uint64_t>1) << (c1 & 63)
 
     cdef inline int32_t child(self, int32_t node, uint32_t c) noexcept nogil:
         """node's child on character c, or NONE (children are in character order)."""
@@ -190,6 +252,39 @@ cdef class TokenTrie:
             return a
         return NONE
 
+    cdef inline bint may_start(self, int kind, const void* data, Py_ssize_t n, Py_ssize_t j) noexcept nogil:
+        """Whether a token may start at j: its character starts one and, unless it is one,
+        it and the next character are a token's first two."""
+        cdef uint32_t c = code_point(kind, data, j), c1
+        cdef uint8_t f
+        if c >= 256:
+            return c >= ROOT_TABLE or self.root_table[c] != NONE
+        f = self.start_class[c]
+        if f & ONE_CHAR_TOKEN:
+            return True
+        if f == 0 or j + 1 >= n:
+            return False
+        c1 = code_point(kind, data, j + 1)
+        if c1 >= 256:
+            return (f & PAIRS_ABOVE) != 0
+        return (self.pair_bits[4 * c + (c1 >> 6)] >> (c1 & 63)) & 1
+
+    cdef Py_ssize_t next_start(self, int kind, const void* data, Py_ssize_t n, Py_ssize_t j) noexcept nogil:
+        """The first position >= j where a token may start (may_start), or n.  When all
+        tokens start with one character ("<"), its occurrences are found by memchr; a
+        str's other characters take a loop over its units (skip_units)."""
+        if self.n_firsts == 1:
+            while True:
+                j = fb_find_unit(kind, data, n, j, self.only_first)
+                if j >= n or self.may_start(kind, data, n, j):
+                    return j
+                j += 1
+        if kind == 1:
+            return skip_units(<const uint8_t*>data, n, j, self.start_class, self.pair_bits, self.root_table)
+        if kind == 2:
+            return skip_units(<const uint16_t*>data, n, j, self.start_class, self.pair_bits, self.root_table)
+        return skip_units(<const uint32_t*>data, n, j, self.start_class, self.pair_bits, self.root_table)
+
     cdef Py_ssize_t search_at(self, int kind, const void* data, Py_ssize_t n, Py_ssize_t pos,
                             Py_ssize_t* found_start, Py_ssize_t* found_end, int64_t* found_value,
                             Py_ssize_t* steps) noexcept nogil:
@@ -203,16 +298,11 @@ cdef class TokenTrie:
         cdef bint skip_at_root = self.out[ROOT] == NONE   # no empty token: the root emits nothing
         while j < n:
             if state == ROOT and best_start < 0 and skip_at_root:
-                # most characters start no token: pass them with one table load each instead of
-                # a walk of the automaton (the same states: such a character leaves the root
-                # as is), or, when all tokens start with one character ("<"), find its next one
-                if self.n_firsts == 1:
-                    j = fb_find_unit(kind, data, n, j, self.only_first)
-                while j < n:
-                    c = code_point(kind, data, j)
-                    if c >= ROOT_TABLE or self.root_table[c] != NONE:
-                        break
-                    j += 1
+                # most positions start no token: pass them with a table load or two each
+                # instead of a walk of the automaton (the same state after them: a character
+                # that starts no token there, or whose next one ends every token it starts,
+                # leaves the automaton at the root or at that next character's child of it)
+                j = self.next_start(kind, data, n, j)
                 if j >= n:
                     break
             c = code_point(kind, data, j)
@@ -221,6 +311,11 @@ cdef class TokenTrie:
                 nxt = self.child(state, c)
                 if nxt != NONE or state == ROOT:
                     break
+                if best_start >= 0 and j - self.depth[state] >= best_start:
+                    # every state down the failure chain starts past the candidate: done
+                    # (a run of spaces ended, not its chain of shorter runs walked)
+                    found_start[0], found_end[0], found_value[0] = best_start, best_end, best_value
+                    return best_start
                 state = self.fail[state]
             state = nxt if nxt != NONE else ROOT
             j += 1

@@ -162,10 +162,11 @@ def _leftmost_longest(tokens: list, text: str) -> list:
     return out
 
 
-@pytest.mark.parametrize("alphabet", ["ab😀", "abж", "abé"])   # str kinds 4, 2, 1
+@pytest.mark.parametrize("alphabet", ["ab😀", "abж", "abé", " x\n"])   # str kinds 4, 2, 1, 1
 def test_token_trie_is_leftmost_longest(alphabet):
     """Also when every token starts with one character (the search then jumps between that
-    character's occurrences)."""
+    character's occurrences), and with the positions passed where a character starts tokens
+    but not with the next one (runs of spaces: a space before a letter)."""
     rng = random.Random(15)
     for k in range(2000):
         tokens = ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 5))) for _ in range(rng.randint(1, 6))]
@@ -195,3 +196,18 @@ def test_many_added_tokens_match_hf():
     tokens = [_token(f"<t{k}>", special=bool(k % 2)) for k in range(3000)]
     spec = _spec(tokens, {c: i for i, c in enumerate("<>t0123456789 ab")})
     _assert_same(spec, ["a <t12><t2999>b <t3000> <t", "<t1<t10>>"])
+
+
+def test_engine_says_pipeline_while_a_char_level_file_matches_in_normalized_text():
+    """A char-level file runs the pipeline while an added token is matched in normalized
+    text (the char-level kernel normalizes inside its call): `engine` says so, and the ids
+    are still HF's."""
+    spec = _spec([_token("<s>", special=True)], normalizer={"type": "Replace", "pattern": {"String": " "},
+                                                            "content": "▁"})
+    ref, ours = tokenizers.Tokenizer.from_str(spec), Tokenizer.from_str(spec)
+    assert ours.engine == "kernel"
+    for tok in (ref, ours):
+        tok.add_tokens([tokenizers.AddedToken("xa", normalized=True)])
+    assert ours.engine.startswith("pipeline (an added token matched in normalized text"), ours.engine
+    for text in ("xa b <s>xa", "ab xab"):
+        assert_same_as_hf(ref, ours, text)

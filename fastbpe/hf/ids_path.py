@@ -369,14 +369,15 @@ class IdsPath:
             return Encoding.lazy(ids, (batch, index, add_special_tokens, shape, n, len(ids),
                                        options and (*options, cut)), sequences)
 
-        matchers = self.added.plain_matchers() if self._normalize_program is None else None
+        matchers = self.added.plain_matchers()
+        program = self._normalize_program.kernel if self._normalize_program is not None else None
         char_path = self._char_path if self._char_kernel() else None
 
         def chunk(indexes: list) -> list[Encoding]:
             if char_path is not None:   # the char-level kernel, a call for the share
                 return list(map(finish, indexes, char_path.share_bodies(self, [texts[i] for i in indexes])))
             if matchers is not None:   # added tokens cut inside the kernel call
-                bodies = encode_cut_texts(self.model.table, self._kind, *matchers, [texts[i] for i in indexes])
+                bodies = encode_cut_texts(self.model.table, self._kind, *matchers, [texts[i] for i in indexes], program)
                 return list(map(finish, indexes, bodies))
             plans = []
             for i in indexes:   # lone surrogates: encode_texts raises
@@ -473,10 +474,11 @@ class IdsPath:
         texts without one are normalized in one GIL-free call too."""
         plain = self._plain_texts(texts)
         program = self._normalize_program
-        if program is None and not all(plain):
+        if not all(plain):
             matchers = self.added.plain_matchers()
-            if matchers is not None:   # the texts cut at their added tokens inside the kernel call
-                return encode_cut_texts(self.model.table, self._kind, *matchers, texts)
+            if matchers is not None:   # the texts cut at their added tokens (and normalized) inside the kernel call
+                return encode_cut_texts(self.model.table, self._kind, *matchers, texts,
+                                        program.kernel if program is not None else None)
         if program is not None and any(plain):
             whole = iter(program.normalize_batch([text for text, ok in zip(texts, plain) if ok]))
             plans = [[next(whole)] if ok else self._fast_segments(text) for text, ok in zip(texts, plain)]

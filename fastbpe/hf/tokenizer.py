@@ -273,7 +273,8 @@ class Tokenizer(IdsPath, PostProcessing, HFExtras):
         """Which path encodes this file: "kernel" (normalizer, pre-tokenizer and model in one
         compiled call), "kernel+matcher" (its split regex matched in Python), or "pipeline
         (why)" (HF's stages one by one in Python; the reason names the stage)."""
-        return self._kernel_plan.describe()
+        return (self._kernel_plan.describe() if self._char_path is None or self._char_kernel()
+                else "pipeline (an added token matched in normalized text, on a char-level model)")
 
     # -- vocabulary -----------------------------------------------------------------------
 
