@@ -19,7 +19,12 @@ from libc.stdint cimport int32_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free
 from libc.string cimport memcpy
 
-from fastbpe._scan_dfa cimport Cls, Dfa, back_one, decode, dfa_match, has
+from fastbpe._scan_backtrack cimport dec, m_alt
+from fastbpe._scan_dfa cimport Cls, Dfa, dfa_match, has
+from fastbpe._scan_types cimport DROP_GAPS, DROP_MATCHES, MAX_ITEMS, MAX_LEVELS, Chain, Ctx, Item, Level, Prog
+
+cdef extern from "_portable.h" nogil:
+    Py_ssize_t fb_ctz64(uint64_t x)
 
 cdef extern from *:
     """
@@ -48,75 +53,9 @@ cdef extern from *:
         int dropped[8]
     fb_chain_state* fb_chain_state_get() noexcept nogil
 
-cdef enum:
-    MAX_LEVELS = 8
-    MAX_ITEMS = 256
-    T_CLASS = 0
-    T_GROUP = 1
-    T_LOOK = 2
-    T_NLOOK = 3
-    T_DOLLAR = 4
-    T_END = 5
-    M_GREEDY = 0
-    M_LAZY = 1
-    M_POSSESSIVE = 2
-    C_ITEMS = 0
-    C_REPEAT = 1
-    C_STOP = 2
-    UNBOUNDED = 1 << 30          # pattern_program.UNBOUNDED
-    DROP_MATCHES = 1             # Level.drop
-    DROP_GAPS = 2
-
-ctypedef struct Item:
-    int32_t type, arg, min, max, mode
-
-ctypedef struct Prog:
-    const Item* items
-    const int32_t* seq_start
-    const int32_t* seq_end
-    const int32_t* seq_first     # class of the characters that can start the seq, -1: any
-    const int32_t* alt_start
-    const int32_t* alt_end
-    const int32_t* alt_seqs
-    Cls* classes
-    int n_items, root, root_first
-    int run_class                # >= 0: the pattern is one class repeated 1..run_max times
-    int run_max
-    bint byte_level              # one byte is one character (text in GPT-2's byte alphabet:
-                                 # the classes hold the bytes whose characters they match)
-    Dfa dfa                      # the pattern's automaton (trans NULL: backtrack)
-
-ctypedef struct Level:
-    int builtin                  # >= 0: a built-in scanner kind; -1: prog
-    int drop                     # DROP_MATCHES / DROP_GAPS: HF's Split Removed (without / with invert)
-    Prog prog
-
-ctypedef struct Chain:
-    int n_levels
-    Level levels[MAX_LEVELS]
-
-ctypedef struct Cont:            # what to match after the current items (a linked stack)
-    int kind, item, end, count
-    Py_ssize_t start
-    const Cont* next
-
-ctypedef struct Ctx:
-    const Prog* p
-    const uint8_t* s
-    Py_ssize_t n
-    Py_ssize_t* memo_start       # per unbounded class item: a run seen (start, end) ...
-    Py_ssize_t* memo_end
-    Py_ssize_t* memo_lo          # ... the lowest position from which what follows failed
-    Py_ssize_t* memo_n           # ... for this text end (-1: none)
-    Py_ssize_t steps             # the matcher's work: calls, characters run over, give-backs
-    Py_ssize_t dfa_until         # positions below: backtrack (an automaton run read past them)
-
-
 cdef Chain* chains[MAX_PROGRAMS]
 cdef Py_ssize_t steps_total = 0   # Ctx.steps summed at the end of each scan (steps_taken)
 cdef builtin_piece_fn builtin_piece_end = NULL
-cdef Cont STOP
-STOP.kind = C_STOP
 
 
 cdef void set_builtin_piece_end(builtin_piece_fn f) noexcept:
@@ -126,205 +65,6 @@ cdef void set_builtin_piece_end(builtin_piece_fn f) noexcept:
 
 cdef bint program_known(int kind) noexcept nogil:
     return PROGRAM_BASE <= kind < PROGRAM_BASE + MAX_PROGRAMS and chains[kind - PROGRAM_BASE] != NULL
-
-
-# ---------------------------------------------------------------------------------------
-# Characters
-# ---------------------------------------------------------------------------------------
-
-cdef inline uint32_t dec(const Prog* P, const uint8_t* s, Py_ssize_t n, Py_ssize_t p,
-                         int* ln) noexcept nogil:
-    """The character at s[p] as the program reads it: a code point, or one byte."""
-    if P.byte_level:
-        ln[0] = 1
-        return s[p]
-    return decode(s, n, p, ln)
-
-
-cdef inline Py_ssize_t back(const Prog* P, const uint8_t* s, Py_ssize_t p, Py_ssize_t floor) noexcept nogil:
-    return p - 1 if P.byte_level else back_one(s, p, floor)
-
-
-# ---------------------------------------------------------------------------------------
-# The backtracking matcher: each function returns the end of the whole match, or -1
-# ---------------------------------------------------------------------------------------
-
-cdef Py_ssize_t m_cont(Ctx* x, Py_ssize_t pos, const Cont* k) noexcept nogil:
-    if k == NULL or k.kind == C_STOP:
-        return pos
-    if k.kind == C_ITEMS:
-        return m_items(x, k.item, k.end, pos, k.next)
-    return m_repeat(x, k.item, k.end, k.count, k.start, pos, k.next)
-
-
-cdef Py_ssize_t m_alt(Ctx* x, int a, Py_ssize_t pos, const Cont* k) noexcept nogil:
-    cdef const Prog* P = x.p
-    cdef int i, seq, f, ln = 0
-    cdef uint32_t cp = dec(x.p, x.s, x.n, pos, &ln) if pos < x.n else 0x110000
-    cdef Py_ssize_t r
-    x.steps += 1
-    for i in range(P.alt_start[a], P.alt_end[a]):
-        seq = P.alt_seqs[i]
-        f = P.seq_first[seq]
-        if f >= 0 and not has(&P.classes[f], cp):
-            continue
-        r = m_items(x, P.seq_start[seq], P.seq_end[seq], pos, k)
-        if r >= 0:
-            return r
-    return -1
-
-
-cdef Py_ssize_t m_items(Ctx* x, int it, int end, Py_ssize_t pos, const Cont* k) noexcept nogil:
-    cdef const Item* item
-    cdef Py_ssize_t r
-    cdef int ln = 0
-    x.steps += 1
-    while it < end:          # one character of a class (a literal, most often): no recursion
-        item = &x.p.items[it]
-        if item.type != T_CLASS or item.max != 1 or item.min != 1:
-            break
-        if pos >= x.n or not has(&x.p.classes[item.arg], dec(x.p, x.s, x.n, pos, &ln)):
-            return -1
-        pos += ln
-        it += 1
-    if it == end:
-        return m_cont(x, pos, k)
-    item = &x.p.items[it]
-    if item.type == T_CLASS:
-        return m_class(x, it, end, pos, k)
-    if item.type == T_GROUP:
-        if item.mode == M_POSSESSIVE:
-            return m_atomic(x, it, end, pos, k)
-        return m_repeat(x, it, end, 0, -1, pos, k)
-    if item.type == T_LOOK or item.type == T_NLOOK:
-        r = m_alt(x, item.arg, pos, &STOP)
-        if (r >= 0) != (item.type == T_LOOK):
-            return -1
-        return m_items(x, it + 1, end, pos, k)
-    if item.type == T_DOLLAR:   # end of text, or before a newline that ends it
-        if pos == x.n or (pos + 1 == x.n and x.s[pos] == 10):
-            return m_items(x, it + 1, end, pos, k)
-        return -1
-    if pos == x.n:              # T_END
-        return m_items(x, it + 1, end, pos, k)
-    return -1
-
-
-cdef Py_ssize_t m_class(Ctx* x, int it, int end, Py_ssize_t pos, const Cont* k) noexcept nogil:
-    cdef const Item* item = &x.p.items[it]
-    cdef const Cls* c = &x.p.classes[item.arg]
-    cdef const uint8_t* s = x.s
-    cdef Py_ssize_t n = x.n, p = pos, floor = pos, r, top, lo
-    cdef int count = 0, ln = 0, mn = item.min, mx = item.max
-    cdef bint memo = k == NULL and mx >= UNBOUNDED     # the run's end does not depend on pos
-    if item.mode == M_LAZY:
-        while True:
-            if count >= mn:
-                r = m_items(x, it + 1, end, p, k)
-                if r >= 0:
-                    return r
-            if count >= mx or p >= n or not has(c, dec(x.p, s, n, p, &ln)):
-                return -1
-            p += ln
-            count += 1
-            x.steps += 1
-    if memo and x.memo_n[it] == n and x.memo_start[it] <= pos < x.memo_end[it]:
-        # inside a run seen before (a search moving on, or a later piece): same end
-        while count < mn and p < x.memo_end[it]:
-            dec(x.p, s, n, p, &ln)
-            p += ln
-            count += 1
-        if count < mn:
-            return -1
-        floor = p
-        p = x.memo_end[it]
-        count = mx if p > floor else mn     # only compared with mn below
-    else:
-        while count < mx and p < n:
-            if not has(c, dec(x.p, s, n, p, &ln)):
-                break
-            p += ln
-            count += 1
-            if count == mn:
-                floor = p
-        x.steps += count
-        if count < mn:
-            return -1
-        if memo:
-            x.memo_n[it] = n
-            x.memo_start[it] = pos
-            x.memo_end[it] = p
-            x.memo_lo[it] = p + 1
-    if it + 1 == end and k == NULL:       # nothing follows: the longest run is the match
-        return p
-    if item.mode == M_POSSESSIVE or count == mn:
-        if memo and x.memo_lo[it] <= p:
-            return -1
-        r = m_items(x, it + 1, end, p, k)
-        if memo and r < 0:
-            x.memo_lo[it] = p
-        return r
-    # greedy: give back one character at a time, down to `floor` (min characters taken);
-    # positions from memo_lo to the run's end already failed what follows
-    top = p
-    if memo:
-        lo = x.memo_lo[it]
-        if lo <= p:
-            if lo <= floor:
-                return -1
-            top = back(x.p, s, lo, floor)
-    # what follows starts with a class that needs a character: only try where it has one
-    cdef const Cls* nxt = NULL
-    if it + 1 < end and x.p.items[it + 1].type == T_CLASS and x.p.items[it + 1].min >= 1:
-        nxt = &x.p.classes[x.p.items[it + 1].arg]
-    while True:
-        if nxt == NULL or (top < n and has(nxt, dec(x.p, s, n, top, &ln))):
-            r = m_items(x, it + 1, end, top, k)
-            if r >= 0:
-                return r
-        if memo:
-            x.memo_lo[it] = top
-        if top <= floor:
-            return -1
-        top = back(x.p, s, top, floor)
-        x.steps += 1
-
-
-cdef Py_ssize_t m_repeat(Ctx* x, int it, int end, int count, Py_ssize_t start, Py_ssize_t pos,
-                         const Cont* k) noexcept nogil:
-    """A greedy or lazy group after `count` iterations (the last one began at `start`)."""
-    cdef const Item* item = &x.p.items[it]
-    cdef Cont c
-    cdef Py_ssize_t r
-    x.steps += 1
-    if count > 0 and pos == start:          # an empty iteration: repeating it changes nothing
-        return m_items(x, it + 1, end, pos, k)
-    c.kind = C_REPEAT
-    c.item = it
-    c.end = end
-    c.count = count + 1
-    c.start = pos
-    c.next = k
-    if item.mode == M_LAZY:
-        if count >= item.min:
-            r = m_items(x, it + 1, end, pos, k)
-            if r >= 0:
-                return r
-        return m_alt(x, item.arg, pos, &c) if count < item.max else -1
-    if count < item.max:
-        r = m_alt(x, item.arg, pos, &c)
-        if r >= 0:
-            return r
-    return m_items(x, it + 1, end, pos, k) if count >= item.min else -1
-
-
-cdef Py_ssize_t m_atomic(Ctx* x, int it, int end, Py_ssize_t pos, const Cont* k) noexcept nogil:
-    """A possessive or atomic group: the first way the whole repeat matches (backtracking
-    inside it as a greedy repeat would), never given back to what follows."""
-    cdef Py_ssize_t r = m_repeat(x, it, it + 1, 0, -1, pos, &STOP)
-    if r < 0:
-        return -1
-    return m_items(x, it + 1, end, r, k)
 
 
 cdef Py_ssize_t match_at(Ctx* x, Py_ssize_t pos) noexcept nogil:
@@ -363,19 +103,23 @@ cdef Py_ssize_t run_next(const Prog* P, const uint8_t* s, Py_ssize_t B, Py_ssize
             p += ln
             count += 1
         return p
-    # the text up to the class's next character: ASCII a byte at a time by the class's
-    # ASCII bits, eight at a time when the class has no ASCII character (a script's letters)
+    # the text up to the class's next character: ASCII eight bytes at a time when the
+    # class's ASCII characters are one range (digits) or none (a script's letters), else a
+    # byte at a time by the class's ASCII bits
     while p < B:
         b = s[p]
         if b < 0x80:
             if (c.ascii[b >> 6] >> (b & 63)) & 1:
                 return p
             p += 1
-            if c.ascii[0] == 0 and c.ascii[1] == 0:
+            if P.run_swar:
                 while p + 8 <= B:
                     memcpy(&word, s + p, 8)
                     if word & 0x8080808080808080ULL:
                         break
+                    word = (word + P.run_k1) & ~(word + P.run_k2) & 0x8080808080808080ULL
+                    if word:
+                        return p + (fb_ctz64(word) >> 3)
                     p += 8
         elif has(c, dec(P, s, B, p, &ln)):
             return p
@@ -417,6 +161,29 @@ cdef Py_ssize_t level_next(const Level* lv, Ctx* x, fb_chain_state* st, int j, c
                 return p
         p += ln
     return B
+
+
+cdef inline Py_ssize_t dfa_run(Ctx* x, const uint8_t* s, Py_ssize_t B, Py_ssize_t pos,
+                               Py_ssize_t* ends, Py_ssize_t* k, Py_ssize_t cap, Py_ssize_t flag) noexcept nogil:
+    """Matches of a level with an automaton one after another from pos inside [pos, B), each
+    end (with `flag`) into ends[k[0]:cap]; stops at B, at cap, where no match starts (the text
+    up to the next match is chain_step's) or where match_at would backtrack.  Returns where
+    it stopped.  The same matches as match_at, without chain_step's work per piece."""
+    cdef const Dfa* D = &x.p.dfa
+    cdef bint byte_level = x.p.byte_level
+    cdef Py_ssize_t r, stop = 0, i = k[0]
+    while i < cap and pos < B and pos >= x.dfa_until:
+        r = dfa_match(D, byte_level, s, B, pos, &stop)
+        x.steps += stop - pos + 1
+        if stop - (r if r > pos else pos) > 64:
+            x.dfa_until = stop
+        if r <= pos:
+            break
+        ends[i] = r | flag
+        i += 1
+        pos = r
+    k[0] = i
+    return pos
 
 
 cdef inline Py_ssize_t chain_step(const Chain* ch, Ctx* xs, fb_chain_state* st, const uint8_t* s,
@@ -479,10 +246,18 @@ cdef Py_ssize_t program_scan(int kind, const unsigned char* s, Py_ssize_t n, Py_
                 p = chain_step(ch, xs, st, s, n, p) & ~DROPPED
             if p != pos:                # pos was not a piece end: cut from it as a start
                 state_reset(st, pos)
+    cdef int L = ch.n_levels
+    cdef const Level* inner = &ch.levels[L - 1]
+    cdef bint straight = (inner.builtin < 0 and inner.prog.run_class < 0 and inner.prog.dfa.trans != NULL
+                          and inner.drop != DROP_GAPS)
     while k < cap and pos < n:
         ends[k] = chain_step(ch, xs, st, s, n, pos)
         pos = ends[k] & ~DROPPED
         k += 1
+        if straight:    # the innermost level's next matches, without the chain's bookkeeping
+            pos = dfa_run(&xs[L - 1], s, n if L == 1 else st.b[L - 2], pos, ends, &k, cap,
+                          DROPPED if (L > 1 and st.dropped[L - 2]) or inner.drop == DROP_MATCHES else 0)
+            st.b[L - 1] = pos
     st.s = s
     st.n = n
     st.kind = kind
@@ -535,6 +310,24 @@ cdef const uint8_t* _bytes(list keep, object arr) except NULL:
     return &view[0]
 
 
+def _ascii_range_test(ascii_bits):
+    """(usable, k1, k2) for run_next's eight-bytes-at-a-time search: when a class's ASCII
+    characters are one range lo..hi (or none), an ASCII byte x is in it exactly when bit 7 of
+    x + k1 is set and bit 7 of x + k2 is not (k1 = 0x80 - lo, k2 = 0x7F - hi in every byte;
+    no sum carries into the next byte)."""
+    if ascii_bits is None:
+        return False, 0, 0
+    bits = ascii_bits[0] | (ascii_bits[1] << 64)
+    members = [b for b in range(128) if (bits >> b) & 1]
+    if not members:
+        lo, hi = 1, 0
+    elif members[len(members) - 1] - members[0] == len(members) - 1:    # (no wraparound here)
+        lo, hi = members[0], members[len(members) - 1]
+    else:
+        return False, 0, 0
+    return True, (0x80 - lo) * 0x0101010101010101, (0x7F - hi) * 0x0101010101010101
+
+
 cdef int _fill(_Owner owner, Prog* P, object program) except -1:
     cdef const uint16_t[::1] index
     cdef const uint8_t[::1] blocks
@@ -550,6 +343,7 @@ cdef int _fill(_Owner owner, Prog* P, object program) except -1:
     P.root = program.root
     P.root_first = program.root_first
     P.run_class, P.run_max = program.run if program.run is not None else (-1, 0)
+    P.run_swar, P.run_k1, P.run_k2 = _ascii_range_test(program.tables[P.run_class][:2] if P.run_class >= 0 else None)
     P.byte_level = getattr(program, "byte_level", False)
     dfa = getattr(program, "dfa", None)
     if dfa is not None:

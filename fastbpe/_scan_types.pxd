@@ -1,0 +1,71 @@
+# The scanner programs' layout (fastbpe/_scan_program.pyx fills it from a compiled
+# pattern_program.Program): items, sequences and alternatives in flat arrays, the chain of
+# levels, and the backtracking matcher's context (_scan_backtrack.pxd).
+from libc.stdint cimport int32_t, uint8_t, uint64_t
+
+from fastbpe._scan_dfa cimport Cls, Dfa
+
+cdef enum:
+    MAX_LEVELS = 8
+    MAX_ITEMS = 256
+    T_CLASS = 0
+    T_GROUP = 1
+    T_LOOK = 2
+    T_NLOOK = 3
+    T_DOLLAR = 4
+    T_END = 5
+    M_GREEDY = 0
+    M_LAZY = 1
+    M_POSSESSIVE = 2
+    C_ITEMS = 0
+    C_REPEAT = 1
+    C_STOP = 2
+    UNBOUNDED = 1 << 30          # pattern_program.UNBOUNDED
+    DROP_MATCHES = 1             # Level.drop
+    DROP_GAPS = 2
+
+ctypedef struct Item:
+    int32_t type, arg, min, max, mode
+
+ctypedef struct Prog:
+    const Item* items
+    const int32_t* seq_start
+    const int32_t* seq_end
+    const int32_t* seq_first     # class of the characters that can start the seq, -1: any
+    const int32_t* alt_start
+    const int32_t* alt_end
+    const int32_t* alt_seqs
+    Cls* classes
+    int n_items, root, root_first
+    int run_class                # >= 0: the pattern is one class repeated 1..run_max times
+    int run_max
+    bint run_swar                # run_next may search eight ASCII bytes at a time: the class's
+    uint64_t run_k1, run_k2      # ASCII characters are one range or none (_ascii_range_test)
+    bint byte_level              # one byte is one character (text in GPT-2's byte alphabet:
+                                 # the classes hold the bytes whose characters they match)
+    Dfa dfa                      # the pattern's automaton (trans NULL: backtrack)
+
+ctypedef struct Level:
+    int builtin                  # >= 0: a built-in scanner kind; -1: prog
+    int drop                     # DROP_MATCHES / DROP_GAPS: HF's Split Removed (without / with invert)
+    Prog prog
+
+ctypedef struct Chain:
+    int n_levels
+    Level levels[MAX_LEVELS]
+
+ctypedef struct Cont:            # what to match after the current items (a linked stack)
+    int kind, item, end, count
+    Py_ssize_t start
+    const Cont* next
+
+ctypedef struct Ctx:
+    const Prog* p
+    const uint8_t* s
+    Py_ssize_t n
+    Py_ssize_t* memo_start       # per unbounded class item: a run seen (start, end) ...
+    Py_ssize_t* memo_end
+    Py_ssize_t* memo_lo          # ... the lowest position from which what follows failed
+    Py_ssize_t* memo_n           # ... for this text end (-1: none)
+    Py_ssize_t steps             # the matcher's work: calls, characters run over, give-backs
+    Py_ssize_t dfa_until         # positions below: backtrack (an automaton run read past them)
