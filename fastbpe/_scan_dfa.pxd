@@ -1,6 +1,6 @@
 # The scanner programs' automata (built by fastbpe/pattern_dfa.py), and the character reading
 # (UTF-8, class bitmaps) the program matcher shares with them; inline, for _scan_program.pyx.
-from libc.stdint cimport int32_t, uint8_t, uint16_t, uint32_t, uint64_t
+from libc.stdint cimport int16_t, int32_t, uint8_t, uint16_t, uint32_t, uint64_t
 
 from fastbpe._class_bits cimport class_has
 
@@ -12,6 +12,8 @@ ctypedef struct Cls:
 
 ctypedef struct Dfa:
     const int32_t* trans         # [state * width + class]: next state * 2 + (a match ends here)
+    const int16_t* bytes         # [state << 8 | byte] for ASCII (every byte when byte-level): trans
+                                 # at the byte's class, without looking the class up
     const uint8_t* low           # class of each code point < 256 (of each byte when byte-level)
     const uint16_t* index        # class of cp: rows[index[cp >> 8] * 256 + (cp & 255)]
     const uint8_t* rows
@@ -58,15 +60,16 @@ cdef inline Py_ssize_t dfa_match(const Dfa* D, bint byte_level, const uint8_t* s
     and one transition per character, until no thread of the pattern is alive (`stop`: where
     that was)."""
     cdef const int32_t* trans = D.trans
+    cdef const int16_t* by = D.bytes
     cdef Py_ssize_t p = pos, last = -1
     cdef int32_t t, st = 1, w = D.width
-    cdef int ln = 1
+    cdef int ln
     cdef uint32_t cp, b
     cdef int c
     while p < n:
         b = s[p]
         if b < 0x80 or byte_level:
-            c = D.low[b]
+            t = by[(st << 8) | b]
             ln = 1
         else:
             cp = decode(s, n, p, &ln)
@@ -74,7 +77,7 @@ cdef inline Py_ssize_t dfa_match(const Dfa* D, bint byte_level, const uint8_t* s
                 c = D.rows[(<Py_ssize_t>D.index[cp >> 8] << 8) | (cp & 255)]
             else:
                 c = D.invalid
-        t = trans[st * w + c]
+            t = trans[st * w + c]
         if t & 1:
             last = p
         st = t >> 1
@@ -85,3 +88,4 @@ cdef inline Py_ssize_t dfa_match(const Dfa* D, bint byte_level, const uint8_t* s
         last = p
     stop[0] = p
     return last
+

@@ -15,7 +15,7 @@ it read far past its result.
 Programs are registered once, process-wide, and get a kind >= PROGRAM_BASE; scanning keeps the
 text between matches as pieces, so the pieces tile the text.  Design notes: docs/pretokenize.md.
 """
-from libc.stdint cimport int32_t, uint8_t, uint16_t, uint32_t, uint64_t
+from libc.stdint cimport int16_t, int32_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free
 from libc.string cimport memcpy
 
@@ -254,7 +254,8 @@ cdef Py_ssize_t program_scan(int kind, const unsigned char* s, Py_ssize_t n, Py_
         ends[k] = chain_step(ch, xs, st, s, n, pos)
         pos = ends[k] & ~DROPPED
         k += 1
-        if straight:    # the innermost level's next matches, without the chain's bookkeeping
+        if straight:    # the innermost level's next matches straight from its automaton,
+                        # without the chain's bookkeeping per piece
             pos = dfa_run(&xs[L - 1], s, n if L == 1 else st.b[L - 2], pos, ends, &k, cap,
                           DROPPED if (L > 1 and st.dropped[L - 2]) or inner.drop == DROP_MATCHES else 0)
             st.b[L - 1] = pos
@@ -330,6 +331,7 @@ def _ascii_range_test(ascii_bits):
 
 cdef int _fill(_Owner owner, Prog* P, object program) except -1:
     cdef const uint16_t[::1] index
+    cdef const int16_t[::1] by_view
     cdef const uint8_t[::1] blocks
     cdef int i
     P.items = <const Item*>_ints(owner.keep, program.item_array)
@@ -354,6 +356,12 @@ cdef int _fill(_Owner owner, Prog* P, object program) except -1:
         owner.keep.append(dfa.index)
         P.dfa.index = &index[0]
         P.dfa.width, P.dfa.eot, P.dfa.invalid = dfa.width, dfa.eot, dfa.invalid
+        by = dfa.byte_table()
+        by_view = by
+        owner.keep.append(by)
+        P.dfa.bytes = &by_view[0]
+        if len(by) != dfa.n_states << 8:
+            raise ValueError("a malformed automaton")
         if len(dfa.low) != 256 or len(dfa.index) != 0x110000 >> 8 or len(dfa.trans) % dfa.width:
             raise ValueError("a malformed automaton")
     if P.n_items > MAX_ITEMS:

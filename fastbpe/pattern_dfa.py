@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from .pattern_program import LAZY, POSSESSIVE, T_CLASS, T_DOLLAR, T_END, T_GROUP, T_LOOK, T_NLOOK, UNBOUNDED
 
-MAX_STATES = 4096        # automaton states (int32 rows of classes + 1 entries)
+MAX_STATES = 4096        # automaton states (int32 rows of classes + 1 entries; state * 2 + 1 fits int16)
 MAX_NODES = 8192         # NFA nodes (bounded repeats are copies)
 _CHAR, _SPLIT, _ASSERT, _MATCH = range(4)
 
@@ -53,6 +53,15 @@ class Dfa:
         self.invalid, self.eot = invalid, eot
         self.width = eot + 1
         self.n_states = len(trans) // self.width
+
+    def byte_table(self):
+        """int16[n_states << 8]: the transition of each state on each byte read as one
+        character (ASCII; every byte of a byte-level program), so the matcher skips the class
+        lookup for them: row `state` holds trans at the class of each byte (a row of 256 so
+        the row's start is a shift; a program on UTF-8 never reads its upper half)."""
+        import numpy as np
+        table = np.asarray(self.trans).reshape(self.n_states, self.width)[:, np.asarray(self.low)]
+        return np.ascontiguousarray(table, dtype=np.int16).reshape(-1)
 
 
 def build(program) -> Dfa | None:
