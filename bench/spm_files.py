@@ -12,10 +12,17 @@ With --tekken: Mistral's tekken files (from the mistral-common wheel), fastbpe.m
 vs mistral-common's Tekkenizer, `encode(doc, bos=False, eos=False)` per document.
 
 The machine is shared: quote the ratios of one run, not MB/s alone.
+
+With --profile FILE (a .model or tekken .json of the mistral-common wheel, by name): fastbpe alone, one
+part as warm-up then one first-seen part per corpus; with --callgrind only that part is instrumented:
+    valgrind --tool=callgrind --instr-atstart=no python bench/spm_files.py --profile tokenizer.model.v1 \
+        --corpora multilingual --callgrind
 """
 from __future__ import annotations
 
 import argparse
+import os
+import subprocess
 import sys
 import time
 
@@ -71,13 +78,51 @@ def file_rows(corpora: list, mb: float, which: str) -> None:
             print(f"| {corpus} | {a:.1f} | {b:.1f} | {a / b:.1f}x |")
 
 
+def profile(name: str, corpora: list, callgrind: bool) -> None:
+    """fastbpe's per-document encode of one first-seen part after a warm-up part (the table's
+    parts), timed; with callgrind, instrumented alone."""
+    from pathlib import Path
+
+    import mistral_common
+
+    path = Path(mistral_common.__file__).parent / "data" / name
+    if name.startswith("tekken"):
+        from fastbpe.mistral import Tekkenizer
+        tok = Tekkenizer.from_file(path)
+
+        def encode(d):
+            return tok.encode(d, False, False)
+    else:
+        from fastbpe.sentencepiece import SentencePieceProcessor
+        encode = SentencePieceProcessor(path).encode
+    for corpus in corpora:
+        warm, timed = (c.documents(p, 2000) for p in c.parts(corpus, 2.0)[:2])
+        for d in warm:
+            encode(d)
+        if callgrind:
+            subprocess.run(["callgrind_control", "-i", "on", str(os.getpid())], capture_output=True)
+        t0 = time.perf_counter()
+        for d in timed:
+            encode(d)
+        seconds = time.perf_counter() - t0
+        if callgrind:
+            subprocess.run(["callgrind_control", "-i", "off", str(os.getpid())], capture_output=True)
+        size = sum(len(d.encode()) for d in timed)
+        print(f"{name} {corpus:<13} {size / seconds / 1e6:7.2f} MB/s ({size / 1e6:.3f} MB); load {c.loadavg()}")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--mb", type=float, default=2.0, help="MB of each corpus (4 parts; the first warms up)")
     ap.add_argument("--corpora", default="large_en,multilingual,code")
     ap.add_argument("--tekken", action="store_true", help="Mistral's tekken files instead")
     ap.add_argument("--sentencepiece", action="store_true", help="SentencePiece .model files instead")
+    ap.add_argument("--profile", metavar="FILE", help="one wheel file, fastbpe only (see the docstring)")
+    ap.add_argument("--callgrind", action="store_true", help="with --profile: instrument the timed part only")
     args = ap.parse_args(argv)
+    if args.profile:
+        profile(args.profile, args.corpora.split(","), args.callgrind)
+        return 0
     if args.tekken or args.sentencepiece:
         file_rows(args.corpora.split(","), args.mb, "tekken" if args.tekken else "sentencepiece")
         return 0

@@ -7,22 +7,21 @@ vocabulary has it, else the `<0xNN>` tokens of its UTF-8 bytes (`byte_fallback`)
 token (consecutive ones fused into one with `fuse_unk`; dropped without an unk token); then
 the merges run, lowest rank first, leftmost on ties.  The merging is the byte-level kernel's
 loops on given first parts (`_merge.merge_parts`: a linear scan for short words, sorted runs
-and a heap for long ones, O(n log n)), called per piece; this module adds what is around it: the characters' initial ids from a code point table, the
-SentencePiece normalizer of these files (a meta character "▁" prepended, spaces replaced by
-it: one pass over the UTF-8), the cut into pieces and the thread's piece cache (`_piece_cache`,
+and a heap for long ones, O(n log n)), called per piece; this module adds what is around it:
+the characters' initial ids from a code point table, the SentencePiece normalizer of these
+files (a meta character "▁" prepended, spaces replaced by it: one pass over the UTF-8, made
+from the str's code units when CPython has no UTF-8 for it yet), the cut into pieces and the thread's piece cache (`_piece_cache`,
 as the byte-level kernel uses it), and HF's character offsets of every token.
 
-Pieces.  Without a pre-tokenizer HF merges a whole text as one word.  When no merge joins a
-token that ends with a character other than the meta character to one that starts with the
-meta character (`cut_before_meta`, decided per file at load from its merges: true for every
-SentencePiece BPE file seen), merges never cross the point before a meta character that
-follows another character, so the text is cut there and each piece is merged (or found in
-the cache) on its own: the result is the same, since a merge sequence inside one piece
-never depends on another piece.  A file whose merges do join there is merged whole (the heap
-loop: O(n log n)).  A Metaspace pre-tokenizer with `split` cuts before every meta character
-(HF's words); `ignore_merges` then looks each word up whole.  Inside a piece, the point
-between two ASCII characters that no merge joins (`ascii_cut`, also decided at load) is cut
-the same way: code then merges "assertEqual(" and "result" apart, each from the cache.
+Pieces.  Without a pre-tokenizer HF merges a whole text as one word.  Where no merge can
+join across a point of the text (`_char_cuts.merge_cuts`, decided per file at load: before a
+meta character that follows another character, `cut_before_meta`; between two characters no
+merge joins), the text is cut and each piece is merged (or found in the cache) on its own,
+with the same result.  One byte loop makes every cut (`encode_cut`: two ASCII bytes by a pair
+table, a character that is not ASCII decoded at its first byte only).  A Metaspace
+pre-tokenizer with `split` cuts before every meta character (HF's words); `ignore_merges`
+then looks each word up whole.  A file whose merges join everywhere is merged whole (the
+heap loop: O(n log n)).
 
 `kind` (the argument of encode_text / encode_texts) is a set of flags: how to normalize and
 cut (PREPEND, PREPEND_UNLESS_META, REPLACE_SPACE, SPLIT below).
@@ -33,12 +32,13 @@ from libc.stdint cimport uint8_t, uint32_t, int32_t, int64_t, uint64_t, UINT32_M
 from libc.stdlib cimport malloc, calloc, free
 from libc.string cimport memcmp, memcpy, memset
 
+from fastbpe._char_cuts cimport CUT_AFTER, CUT_BEFORE, CUT_META, CUT_TOKEN
 from fastbpe._core cimport BPETable, thread_cache
 from fastbpe._hash cimport PACKED_MAX, hash_in_text, load_word, packed_hash, packed_key
 from fastbpe._id_output cimport idbuf_to_list, idbuf_to_numpy
 from fastbpe._merge cimport merge_parts
 from fastbpe._meta_text cimport (F_PREPEND, F_PREPEND_UNLESS_META, F_REPLACE_SPACE, F_SPLIT, KIND_MAX, meta_cut,
-                                 meta_normalize, utf8_char)
+                                 meta_normalize, meta_normalize_units, utf8_char)
 from fastbpe._piece_cache cimport (CACHE_MAX_IDS, CACHE_MAX_PIECE, CACHE_SIZE, PACKED_MAX_IDS, PieceCache,
                                    cache_find, cache_store, packed_store, spill_find, spill_store)
 from fastbpe._utf8 cimport (Utf8Text, utf8_text_check, utf8_text_close, utf8_text_convert, utf8_text_open,
@@ -48,6 +48,8 @@ from fastbpe._workspace cimport (CacheEntry, IdBuf, PackedEntry, Work, idbuf_fre
                                  work_free, work_reserve)
 
 import array
+
+from fastbpe._char_cuts import merge_cuts
 
 # kind flags (_meta_text.pxd): how a text is normalized and cut
 PREPEND, PREPEND_UNLESS_META, REPLACE_SPACE, SPLIT = F_PREPEND, F_PREPEND_UNLESS_META, F_REPLACE_SPACE, F_SPLIT
@@ -74,6 +76,7 @@ cdef class CharBPE:
     cdef int32_t* token_nbytes            # UTF-8 bytes each token stands for (-1: unknown)
     cdef readonly bint byte_fallback, fuse_unk, ignore_merges, cut_before_meta
     cdef uint64_t ascii_cut[256]          # bit (a, b) at [2a + b / 64]: a piece is cut between a and b
+    cdef uint8_t* cut_flags               # [0x10000] a BMP character's CUT_* flags (pairs not both ASCII)
     cdef readonly int32_t unk_id
     cdef uint8_t meta[4]
     cdef int meta_len
@@ -84,12 +87,14 @@ cdef class CharBPE:
         self.astral_cps = NULL
         self.astral_ids = NULL
         self.token_nbytes = NULL
+        self.cut_flags = NULL
 
     def __dealloc__(self):
         free(self.bmp_ids)
         free(self.astral_cps)
         free(self.astral_ids)
         free(self.token_nbytes)
+        free(self.cut_flags)
 
     @staticmethod
     def build(dict vocab, merges, unk_token=None, bint byte_fallback=False, bint fuse_unk=False,
@@ -171,42 +176,14 @@ cdef class CharBPE:
                 raise ValueError("a merge involves the unk token: not compiled")
             if self.token_nbytes[c] < 0 and self.token_nbytes[a] > 0 and self.token_nbytes[b] > 0:
                 self.token_nbytes[c] = self.token_nbytes[a] + self.token_nbytes[b]
-        # may a text be cut before a meta character that follows another character?  Only when
-        # every merge whose right token starts with the meta character has a left token made
-        # of meta characters alone (a character's token, a <0xNN> token or the unk token never is)
-        cdef unsigned char[::1] all_meta = bytearray(n_ids)
-        cdef unsigned char[::1] starts_meta = bytearray(n_ids)
-        # and the ASCII characters each token starts and ends with (0x80: another character)
-        cdef unsigned char[::1] first_ascii = bytearray(b"\x80" * n_ids)
-        cdef unsigned char[::1] last_ascii = bytearray(b"\x80" * n_ids)
-        cdef unsigned char[::1] joined = bytearray(0x81 * 0x81)
-        for t, i in vocab.items():
-            if t:
-                if t.startswith(meta):
-                    starts_meta[i] = 1
-                    if t.strip(meta) == "":
-                        all_meta[i] = 1
-                if t[0] < "\x80":
-                    first_ascii[i] = ord(t[0])
-                c_last = t[len(t) - 1]
-                if c_last < "\x80":
-                    last_ascii[i] = ord(c_last)
-        cut = meta in vocab
-        for i in range(m):
-            if starts_meta[r[3 * i + 1]] and not all_meta[r[3 * i]]:
-                cut = False
-            joined[last_ascii[r[3 * i]] * 0x81 + first_ascii[r[3 * i + 1]]] = 1
+        # where merges never reach across (_char_cuts): a piece is cut there
+        cut, ascii_cut, cut_flags = merge_cuts(vocab, r, meta, n_ids)
         self.cut_before_meta = cut
-        # two ASCII characters, each its own token, that no merge joins (no merge's left token
-        # ends with the first while its right one starts with the second): merges never cross
-        # the point between them either, so a piece is cut there too (as before a meta
-        # character: the same ids, and shorter pieces for the cache; code cuts at most
-        # punctuation)
-        memset(self.ascii_cut, 0, sizeof(self.ascii_cut))
-        for i in range(0x80):
-            for k in range(0x80):
-                if self.bmp_ids[i] >= 0 and self.bmp_ids[k] >= 0 and not joined[i * 0x81 + k]:
-                    self.ascii_cut[2 * i + (k >> 6)] |= 1ULL << (k & 63)
+        memcpy(self.ascii_cut, <const char*>ascii_cut, sizeof(self.ascii_cut))
+        self.cut_flags = <uint8_t*>malloc(0x10000)
+        if self.cut_flags == NULL:
+            raise MemoryError()
+        memcpy(self.cut_flags, <const char*>cut_flags, 0x10000)
         return self
 
     # -- the initial symbols ---------------------------------------------------------------
@@ -383,8 +360,8 @@ cdef class CharBPE:
                     if words != NULL:
                         self.word_end(words, n, out.len)
                     return 0
-            if not self.cut_before_meta:
-                self.encode_cut(q, 0, n, q + n, out, w)
+            if not self.cut_before_meta or self.meta_len <= 3:
+                self.encode_cut(q, 0, n, q + n, out, w)   # (the cut before a meta character too)
                 if words != NULL:
                     self.word_end(words, n, out.len)
                 return 0
@@ -402,25 +379,64 @@ cdef class CharBPE:
             start = stop
         return 0
 
+    cdef inline int emit_part(self, const uint8_t* q, Py_ssize_t s, Py_ssize_t i, uint32_t last, const uint8_t* end,
+                              IdBuf* out, Work* w) except -1 nogil:
+        """Append the ids of the part q[s:i] of a cut piece, whose last character is last: one
+        character with a token is that token."""
+        cdef uint8_t c = q[s]
+        cdef int32_t t
+        if i - s == (1 if c < 0x80 else 2 if c < 0xE0 else 3 if c < 0xF0 else 4):
+            t = self.char_id(last)
+            if t >= 0:
+                idbuf_reserve(out, 1)
+                out.data[out.len] = <tok_t>t
+                out.len += 1
+                return 0
+        return self.encode_piece(q + s, i - s, end, out, w)
+
     cdef int encode_cut(self, const uint8_t* q, Py_ssize_t start, Py_ssize_t stop, const uint8_t* end,
                         IdBuf* out, Work* w) except -1 nogil:
-        """Append the ids of q[start:stop], cut between ASCII characters no merge joins
-        (ascii_cut): each part from the piece cache or merged; a one-character part is its
-        character's token."""
-        cdef Py_ssize_t i = start + 1, s = start
-        cdef uint8_t a, b
+        """Append the ids of q[start:stop], cut between characters no merge joins (two ASCII
+        characters: ascii_cut, exact per pair; else the characters' cut_flags): each part from
+        the piece cache or merged.  A byte loop: a character that is not ASCII is decoded at
+        its first byte only (English and code stay on the pair test of two bytes)."""
+        cdef Py_ssize_t i = start + 1, s = start, ln
+        cdef uint8_t a = q[start], b
+        cdef uint32_t cp, last = a      # last: the character before i
+        cdef uint8_t fa = 0, fb         # fa: its flags (set when it is not ASCII)
+        if a >= 0x80:
+            i = start + utf8_char(q + start, stop - start, &last)
+            fa = self.cut_flags[last] if last < 0x10000 else 0
         while i < stop:
-            a = q[i - 1]
             b = q[i]
-            if (a | b) < 0x80 and (self.ascii_cut[2 * a + (b >> 6)] >> (b & 63)) & 1:
-                if i - s == 1:
-                    idbuf_reserve(out, 1)
-                    out.data[out.len] = <tok_t>self.bmp_ids[a]
-                    out.len += 1
-                else:
-                    self.encode_piece(q + s, i - s, end, out, w)
+            if b < 0x80:
+                if a < 0x80:
+                    if (self.ascii_cut[2 * a + (b >> 6)] >> (b & 63)) & 1:
+                        self.emit_part(q, s, i, a, end, out, w)
+                        s = i
+                    a = b
+                    i += 1
+                    continue
+                cp = b
+                fb = self.cut_flags[b]
+                ln = 1
+            else:
+                ln = utf8_char(q + i, stop - i, &cp)
+                fb = self.cut_flags[cp] if cp < 0x10000 else 0
+                if a < 0x80:
+                    fa = self.cut_flags[a]
+                    last = a
+            if ((fa & fb & CUT_TOKEN) and ((fa & CUT_AFTER) or (fb & CUT_BEFORE))) or (fb & ~fa & CUT_META):
+                self.emit_part(q, s, i, last, end, out, w)
                 s = i
-            i += 1
+            fa = fb
+            last = cp
+            a = b
+            i += ln
+        if s > start:
+            if a < 0x80:
+                last = a
+            return self.emit_part(q, s, stop, last, end, out, w)
         return self.encode_piece(q + s, stop - s, end, out, w)
 
     cdef int token_offsets(self, const uint8_t* q, Py_ssize_t n, bint prepended, const tok_t* ids,
@@ -482,16 +498,19 @@ cdef class CharBPE:
 
     # -- Python entry points ---------------------------------------------------------------
 
-    cdef int encode_one(self, const uint8_t* s, Py_ssize_t n, int kind, IdBuf* out, Work* w,
-                        uint8_t** qbuf, Py_ssize_t* qcap, IdBuf* spans) except -1 nogil:
-        """Normalize s[:n] (into *qbuf, grown as needed), encode it; with spans, the offsets."""
-        cdef const uint8_t* q = s
-        cdef Py_ssize_t qn = n, need
+    cdef int encode_one(self, Utf8Text* u, int kind, IdBuf* out, Work* w, uint8_t** qbuf, Py_ssize_t* qcap,
+                        IdBuf* spans) except -1 nogil:
+        """Normalize the text u (into *qbuf, grown as needed), encode it; with spans, the
+        offsets.  A str whose UTF-8 is not made yet is converted and normalized in one pass;
+        a lone surrogate sets u.bad and encodes nothing."""
+        cdef const uint8_t* q
+        cdef Py_ssize_t qn, need
         cdef IdBuf ends
         cdef Py_ssize_t before = out.len, k
         cdef bint prepended = False
+        cdef bint units = u.s == NULL and u.owned != NULL   # (utf8_text_convert's case)
         if kind & (F_PREPEND | F_PREPEND_UNLESS_META | F_REPLACE_SPACE):
-            need = self.meta_len * (n + 1) + 16
+            need = (u.length if units else u.n) * (4 if self.meta_len < 4 else self.meta_len) + self.meta_len + 16
             if need > qcap[0]:
                 free(qbuf[0])
                 qbuf[0] = <uint8_t*>malloc(need)
@@ -500,8 +519,18 @@ cdef class CharBPE:
                     with gil:
                         raise MemoryError()
                 qcap[0] = need
-            qn = meta_normalize(self.meta, self.meta_len, s, n, kind, qbuf[0], &prepended)
+            if units:
+                qn = meta_normalize_units(self.meta, self.meta_len, u.kind, u.data, u.length, kind, qbuf[0],
+                                          &prepended, &u.bad)
+                if qn < 0:
+                    return 0
+            else:
+                qn = meta_normalize(self.meta, self.meta_len, u.s, u.n, kind, qbuf[0], &prepended)
             q = qbuf[0]
+        else:
+            if utf8_text_convert(u) != 0:
+                return 0
+            q, qn = u.s, u.n
         idbuf_reserve(out, qn // 3 + 16)   # about the ids of English text: fewer reallocations
         if spans == NULL:
             return self.encode_normalized(q, qn, kind, out, w, NULL)
@@ -537,8 +566,7 @@ cdef class CharBPE:
         utf8_text_open(text, &u)
         try:
             with nogil:
-                if utf8_text_convert(&u) == 0:
-                    self.encode_one(u.s, u.n, kind, &out, w, &q, &qcap, NULL)
+                self.encode_one(&u, kind, &out, w, &q, &qcap, NULL)
             utf8_text_check(text, &u)
             return idbuf_to_numpy(&out) if as_numpy else idbuf_to_list(&out, self.table.id_objects)
         finally:
@@ -577,11 +605,10 @@ cdef class CharBPE:
             cache.lend(&w, total)
             with nogil:
                 for i in range(n):
-                    if utf8_text_convert(&us[i]) != 0:
-                        break
-                    self.encode_one(us[i].s, us[i].n, kind, &outs[i], &w, &q, &qcap,
-                                    &spans[i] if with_pieces else NULL)
+                    self.encode_one(&us[i], kind, &outs[i], &w, &q, &qcap, &spans[i] if with_pieces else NULL)
                     utf8_text_close(&us[i])
+                    if us[i].bad >= 0:
+                        break
             for i in range(n):
                 utf8_text_check(<object>PyList_GET_ITEM(texts, i), &us[i])
             if with_pieces:

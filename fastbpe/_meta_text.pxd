@@ -1,8 +1,10 @@
 # SentencePiece's text form over UTF-8, without the GIL (_char_bpe): the meta character ("▁")
 # prepended and put for spaces (HF's Prepend + Replace normalizers, Metaspace), the cuts
 # before meta characters, and reading one character.  `kind` is _char_bpe's flags.
-from libc.stdint cimport uint8_t, uint32_t
+from libc.stdint cimport uint8_t, uint16_t, uint32_t
 from libc.string cimport memchr, memcmp, memcpy
+
+from fastbpe._utf8 cimport utf8_put
 
 cdef enum:
     F_PREPEND = 1                # the meta character before a non-empty text (HF's Prepend)
@@ -64,6 +66,64 @@ cdef inline Py_ssize_t meta_normalize(const uint8_t* meta, Py_ssize_t ml, const 
                     q[o + 3] = m3
         o += ml
     return o
+
+
+ctypedef fused code_unit:   # a str's code units: latin-1, UCS-2, UCS-4
+    uint8_t
+    uint16_t
+    uint32_t
+
+
+cdef inline Py_ssize_t units_normalize(const code_unit* u, Py_ssize_t n, const uint8_t* meta, Py_ssize_t ml,
+                                       bint spaces, uint8_t* q, Py_ssize_t o, Py_ssize_t* bad) noexcept nogil:
+    """meta_normalize_units' loop over one kind of code unit, writing from q[o]."""
+    cdef Py_ssize_t i, k
+    cdef uint32_t c
+    cdef uint8_t m0 = meta[0], m1 = meta[1] if ml > 1 else 0, m2 = meta[2] if ml > 2 else 0
+    cdef uint8_t m3 = meta[3] if ml > 3 else 0
+    for i in range(n):
+        c = u[i]
+        if c < 0x80:
+            if c != 32 or not spaces:
+                q[o] = <uint8_t>c
+                o += 1
+                continue
+            q[o] = m0           # the meta character's bytes (room for four: see the caller)
+            q[o + 1] = m1
+            q[o + 2] = m2
+            q[o + 3] = m3
+            o += ml
+            continue
+        k = utf8_put(c, q + o)
+        if k == 0:
+            bad[0] = i
+            return -1
+        o += k
+    return o
+
+
+cdef inline Py_ssize_t meta_normalize_units(const uint8_t* meta, Py_ssize_t ml, int ukind, const void* data,
+                                            Py_ssize_t n, int kind, uint8_t* q, bint* prepended,
+                                            Py_ssize_t* bad) noexcept nogil:
+    """meta_normalize of a str's n code units (ukind bytes each: a str whose UTF-8 is not made
+    yet), its UTF-8 written as it is normalized: one pass instead of two (room in q for
+    max(ml, 4) * (n + 1) bytes).  -1 on a lone surrogate, its index in bad[0]."""
+    cdef Py_ssize_t o = 0
+    cdef uint32_t c, meta_cp
+    cdef bint spaces = (kind & F_REPLACE_SPACE) != 0
+    if n > 0 and kind & (F_PREPEND | F_PREPEND_UNLESS_META):
+        utf8_char(meta, ml, &meta_cp)
+        c = (<const uint8_t*>data)[0] if ukind == 1 else (
+            (<const uint16_t*>data)[0] if ukind == 2 else (<const uint32_t*>data)[0])
+        if kind & F_PREPEND or not ((spaces and c == 32) or c == meta_cp):
+            memcpy(q, meta, ml)
+            o = ml
+            prepended[0] = True
+    if ukind == 1:
+        return units_normalize(<const uint8_t*>data, n, meta, ml, spaces, q, o, bad)
+    if ukind == 2:
+        return units_normalize(<const uint16_t*>data, n, meta, ml, spaces, q, o, bad)
+    return units_normalize(<const uint32_t*>data, n, meta, ml, spaces, q, o, bad)
 
 
 cdef inline bint is_meta(const uint8_t* meta, Py_ssize_t ml, const uint8_t* q, Py_ssize_t j,

@@ -250,9 +250,12 @@ def char_words(seed: int) -> list[str]:
     """Words for a char-level model: text cut before its meta characters (as the files' pieces),
     up to 48 characters (merge_parts' scan) and longer (its sorted runs and heap), repeated
     characters and meta runs, text of several scripts with meta characters inside (the cut
-    before them is checked too: the reference merges the whole word)."""
+    before them is checked too: the reference merges the whole word), unspaced CJK and Thai
+    runs (the cuts between characters no merge joins)."""
     rng = random.Random(seed)
-    text = (corpus_text()[rng.randrange(1000):][:60_000] + generated_text(seed, 2000)).replace(" ", META)
+    multilingual = ds.load_corpus("multilingual", 200_000) if ds.corpus_available("multilingual") else ""
+    text = (corpus_text()[rng.randrange(1000):][:60_000] + multilingual[rng.randrange(100_000):][:30_000]
+            + generated_text(seed, 2000)).replace(" ", META)
     words = [META + w for w in text.split(META) if w][:PIECES // 2]
     words += [text[i:i + rng.randint(1, 48)] for i in (rng.randrange(len(text) - 50) for _ in range(PIECES // 4))]
     words += [text[i:i + rng.randint(49, 600)] for i in (rng.randrange(len(text) - 600) for _ in range(LONG_PIECES))]

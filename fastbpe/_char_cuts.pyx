@@ -1,0 +1,91 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""Where a char-level BPE's merges never reach across, decided once at load from its merges
+(for `_char_bpe.CharBPE`).  A merge joins a symbol ending with some character to one starting
+with another; when no merge can join across a point of the text, the merges on either side
+never depend on each other, so the kernel cuts the piece there: each part merges on its own
+(or comes from the piece cache) with the same ids as the whole.  Three rules:
+
+* before a meta character that follows another character, when every merge whose right token
+  starts with the meta character has a left token made of meta characters alone (a
+  character's token, a <0xNN> token or the unk token never is): true for every SentencePiece
+  BPE file seen;
+* between two ASCII characters, each its own token, exactly per pair: no merge's left token
+  ends with the first while its right one starts with the second (code cuts at most
+  punctuation);
+* between two characters, one not ASCII, each its own token, per character: no merge's left
+  token ends with the first, or none's right token starts with the second (unspaced CJK and
+  Thai text then falls into its characters, mostly single tokens, instead of one long
+  first-seen piece a sentence).
+"""
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
+
+from fastbpe._char_cuts cimport CUT_AFTER, CUT_BEFORE, CUT_META, CUT_TOKEN
+
+import array
+
+
+def merge_cuts(dict vocab, const int64_t[::1] rows, str meta, Py_ssize_t n_ids):
+    """vocab {token text: id} (ids < n_ids), rows the merges' (left, right, new) ids flat:
+    (cut_before_meta, ascii_cut, cut_flags): ascii_cut 256 uint64 words as bytes (bit (a, b)
+    at word 2a + b // 64: cut between ASCII characters a and b), cut_flags the CUT_* flags of
+    each BMP character (0x10000 bytes; a merge whose token has no text here: no flags)."""
+    cdef Py_ssize_t m = rows.shape[0] // 3, i, k
+    cdef int64_t a, b
+    cdef unsigned char[::1] all_meta = bytearray(n_ids)
+    cdef unsigned char[::1] starts_meta = bytearray(n_ids)
+    # the first and last character of each token (0x10000: above the BMP; -1: no text), and
+    # the ASCII ones (0x80: another character)
+    cdef int32_t[::1] first_cp = array.array("i", [-1]) * n_ids
+    cdef int32_t[::1] last_cp = array.array("i", [-1]) * n_ids
+    cdef unsigned char[::1] first_ascii = bytearray(b"\x80" * n_ids)
+    cdef unsigned char[::1] last_ascii = bytearray(b"\x80" * n_ids)
+    cdef unsigned char[::1] joined = bytearray(0x81 * 0x81)
+    cdef unsigned char[::1] ends_left = bytearray(0x10001)
+    cdef unsigned char[::1] starts_right = bytearray(0x10001)
+    cdef unsigned char[::1] has_token = bytearray(0x10000)
+    cdef bint texts_known = True, cut
+    ascii_cut = array.array("Q", bytes(256 * 8))
+    cdef uint64_t[::1] ac = ascii_cut
+    flags = bytearray(0x10000)
+    cdef uint8_t[::1] fl = flags
+    for t, i in vocab.items():
+        if not t:
+            continue
+        if len(t) == 1 and ord(t) < 0x10000:
+            has_token[ord(t)] = 1
+        if t.startswith(meta):
+            starts_meta[i] = 1
+            if t.strip(meta) == "":
+                all_meta[i] = 1
+        c_first, c_last = t[0], t[len(t) - 1]
+        if c_first < "\x80":
+            first_ascii[i] = ord(c_first)
+        if c_last < "\x80":
+            last_ascii[i] = ord(c_last)
+        first_cp[i] = min(ord(c_first), 0x10000)
+        last_cp[i] = min(ord(c_last), 0x10000)
+    cut = meta in vocab
+    for i in range(m):
+        a, b = rows[3 * i], rows[3 * i + 1]
+        if starts_meta[b] and not all_meta[a]:
+            cut = False
+        joined[last_ascii[a] * 0x81 + first_ascii[b]] = 1
+        if last_cp[a] < 0 or first_cp[b] < 0:
+            texts_known = False
+        else:
+            ends_left[last_cp[a]] = 1
+            starts_right[first_cp[b]] = 1
+    for i in range(0x80):
+        for k in range(0x80):
+            if has_token[i] and has_token[k] and not joined[i * 0x81 + k]:
+                ac[2 * i + (k >> 6)] |= 1ULL << (k & 63)
+    for i in range(0x10000 if texts_known else 0):
+        if has_token[i]:
+            fl[i] = CUT_TOKEN | (0 if ends_left[i] else CUT_AFTER) | (0 if starts_right[i] else CUT_BEFORE)
+    if cut and ord(meta) < 0x10000:   # (a meta character above the BMP: _meta_text.meta_cut's loop)
+        fl[ord(meta)] |= CUT_META
+        if ord(meta) < 0x80:
+            for i in range(0x80):
+                if i != ord(meta):
+                    ac[2 * i + (ord(meta) >> 6)] |= 1ULL << (ord(meta) & 63)
+    return cut, ascii_cut.tobytes(), bytes(flags)
