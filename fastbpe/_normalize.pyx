@@ -18,9 +18,9 @@ from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t, int64_t
 from libc.stdlib cimport malloc, free
 from libc.string cimport memchr, memcpy, memset
 
-from fastbpe._class_bits cimport class_has
 from fastbpe._memory cimport xrealloc
-from fastbpe._normalize_buf cimport Buf, View, buf_free, copy_same, put, reserve
+from fastbpe._normalize_buf cimport (Buf, View, buf_free, copy_same, put, reserve, unit_t, view_ascii,
+                                     view_class_skip)
 from fastbpe._str_units cimport PyUnicode_KIND, PyUnicode_DATA, PyUnicode_GET_LENGTH, code_point
 from fastbpe._nfc cimport (Item, Items, TABLE_SIZE, decompose, find_spans, is_combining_mark,
                            lower_of, recompose)
@@ -50,14 +50,6 @@ cdef inline bint is_whitespace(uint32_t c) noexcept nogil:
             or c == 0x2029 or c == 0x202F or c == 0x205F or c == 0x3000)
 
 
-cdef bint all_ascii(View v) noexcept nogil:
-    cdef Py_ssize_t i
-    for i in range(v.n):
-        if code_point(v.kind, v.data, i) >= 0x80:
-            return False
-    return True
-
-
 # -- the ops: each returns 0 (v unchanged, out untouched) or 1 (out holds the result) ------
 
 cdef int op_form(const Op* op, View v, Buf* out) except -1 nogil:
@@ -69,7 +61,7 @@ cdef int op_form(const Op* op, View v, Buf* out) except -1 nogil:
     cdef bint compat = op.arg >= 2, composes = op.arg == 0 or op.arg == 2, same, changed = False
     cdef Items dec, comp
     cdef Items* items
-    if all_ascii(v):
+    if view_ascii(v):
         return 0
     count = find_spans(v.kind, v.data, v.n, op.table, TABLE_SIZE, SPAN_GAP, &spans)
     if count < 0:
@@ -120,12 +112,6 @@ cdef int op_form(const Op* op, View v, Buf* out) except -1 nogil:
         free(dec.items)
         free(comp.items)
     return 1 if changed else 0
-
-
-ctypedef fused unit_t:   # a str's code unit, by its kind
-    uint8_t
-    uint16_t
-    uint32_t
 
 
 cdef Py_ssize_t lower_run(const unit_t* d, Py_ssize_t i, Py_ssize_t n, uint32_t* out) noexcept nogil:
@@ -269,10 +255,6 @@ cdef int op_replace(const Op* op, View v, Buf* out) except -1 nogil:
     return 1
 
 
-cdef inline bint in_class(const Op* op, uint32_t c) noexcept nogil:
-    return class_has(<const uint64_t*>op.ascii, op.index, op.blocks, c)
-
-
 cdef int op_replace_run(const Op* op, View v, Buf* out) except -1 nogil:
     """HF's Replace with a regex that is one class repeated (`\\s+`): its leftmost greedy
     matches (runs of members, cut every run_max) become content, aligned as a literal's.  A
@@ -280,13 +262,13 @@ cdef int op_replace_run(const Op* op, View v, Buf* out) except -1 nogil:
     even its span: a text with only such matches is unchanged (no copy)."""
     cdef Py_ssize_t i = 0, at = 0, j
     cdef bint changed = False
-    while i < v.n:
-        if not in_class(op, code_point(v.kind, v.data, i)):
-            i += 1
-            continue
-        j = i + 1
-        while j < v.n and j - i < op.run_max and in_class(op, code_point(v.kind, v.data, j)):
-            j += 1
+    cdef const uint64_t* ascii = <const uint64_t*>op.ascii
+    while True:
+        i = view_class_skip(v, i, v.n, ascii, op.index, op.blocks, True)
+        if i == v.n:
+            break
+        j = view_class_skip(v, i + 1, i + op.run_max if op.run_max < v.n - i else v.n, ascii, op.index,
+                            op.blocks, False)
         if j == i + 1 and op.content_n == 1 and code_point(v.kind, v.data, i) == op.content[0]:
             i = j
             continue

@@ -1,10 +1,11 @@
 # The text a normalizer op reads (View) and the output it writes (Buf), for _normalize.pyx's
 # ops: characters, the input index each takes its span from, and the spans when the program
-# keeps alignments.
-from libc.stdint cimport uint8_t, uint16_t, uint32_t, int64_t
+# keeps alignments; and the read-only scans ops make before they write (one loop per str kind).
+from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t, int64_t
 from libc.stdlib cimport free
 from libc.string cimport memcpy
 
+from fastbpe._class_bits cimport class_has
 from fastbpe._memory cimport xrealloc
 
 
@@ -80,3 +81,57 @@ cdef inline void buf_free(Buf* b) noexcept nogil:
     free(b.src)
     free(b.start)
     free(b.end)
+
+
+ctypedef fused unit_t:   # a str's code unit, by its kind
+    uint8_t
+    uint16_t
+    uint32_t
+
+
+cdef inline Py_ssize_t units_non_ascii(const unit_t* d, Py_ssize_t n) noexcept nogil:
+    """The index of the first unit >= 0x80, or n (1-byte units: eight at a time)."""
+    cdef Py_ssize_t i = 0
+    cdef uint64_t w
+    if unit_t is uint8_t:
+        while i + 8 <= n:
+            memcpy(&w, d + i, 8)
+            if w & 0x8080808080808080ULL:
+                break
+            i += 8
+    while i < n and d[i] < 0x80:
+        i += 1
+    return i
+
+
+cdef inline Py_ssize_t units_class_skip(const unit_t* d, Py_ssize_t i, Py_ssize_t n, const uint64_t* ascii,
+                                        const uint16_t* index, const uint8_t* blocks, bint member) noexcept nogil:
+    """The first index >= i whose unit is (member) or is not (not member) in the class, or n."""
+    cdef uint32_t c
+    while i < n:
+        c = d[i]
+        if c < 128:
+            if ((ascii[c >> 6] >> (c & 63)) & 1) == member:
+                return i
+        elif class_has(ascii, index, blocks, c) == member:
+            return i
+        i += 1
+    return n
+
+
+cdef inline bint view_ascii(View v) noexcept nogil:
+    if v.kind == 1:
+        return units_non_ascii(<const uint8_t*>v.data, v.n) == v.n
+    if v.kind == 2:
+        return units_non_ascii(<const uint16_t*>v.data, v.n) == v.n
+    return units_non_ascii(<const uint32_t*>v.data, v.n) == v.n
+
+
+cdef inline Py_ssize_t view_class_skip(View v, Py_ssize_t i, Py_ssize_t n, const uint64_t* ascii,
+                                       const uint16_t* index, const uint8_t* blocks, bint member) noexcept nogil:
+    """units_class_skip over v[i:n]."""
+    if v.kind == 1:
+        return units_class_skip(<const uint8_t*>v.data, i, n, ascii, index, blocks, member)
+    if v.kind == 2:
+        return units_class_skip(<const uint16_t*>v.data, i, n, ascii, index, blocks, member)
+    return units_class_skip(<const uint32_t*>v.data, i, n, ascii, index, blocks, member)
