@@ -277,7 +277,9 @@ class Split:
         Removed with invert drops the text between matches, which is none when the pattern's
         matches tile every text (o200k's and Llama-3's do: MiniMax, OLMo-2)."""
         pattern = _regex_of(self.pattern_node)
-        if not byte_level and self.behavior == "Isolated":
+        if not byte_level and (self.behavior == "Isolated" or (self.behavior == "Removed" and self.invert)):
+            # a built-in pattern's matches tile every text (the scanner cuts findall's pieces),
+            # so Removed with invert removes nothing: MiniMax's o200k, OLMo-2's Llama-3
             kind = scanner_kind(pattern)
             if kind >= 0:
                 return [Level(pattern, "oniguruma", builtin=kind)]
