@@ -57,6 +57,12 @@ cdef enum:
     FALLBACK_ID = -2      # char_ids: no token for the character (byte fallback or unk)
     SPILL_KEEP = 1024     # _piece_cache's SPILL_MAX_PIECE: longer pieces are not kept
 cdef uint64_t META_KEY = 1ULL << 63   # a packed key's flag: the piece starts with the meta character
+cdef uint8_t CUT_PAIR[256]   # [flags of a << 4 | flags of b]: cut between a and b (_char_cuts.pxd's rule)
+cdef int _fa, _fb
+for _fa in range(16):
+    for _fb in range(16):
+        CUT_PAIR[(_fa << 4) | _fb] = ((_fa & _fb & CUT_TOKEN) and ((_fa & CUT_AFTER) or (_fb & CUT_BEFORE))) or (
+            _fb & ~_fa & CUT_META) != 0
 
 
 cdef class CharBPE:
@@ -379,28 +385,14 @@ cdef class CharBPE:
             start = stop
         return 0
 
-    cdef inline int emit_part(self, const uint8_t* q, Py_ssize_t s, Py_ssize_t i, uint32_t last, const uint8_t* end,
-                              IdBuf* out, Work* w) except -1 nogil:
-        """Append the ids of the part q[s:i] of a cut piece, whose last character is last: one
-        character with a token is that token."""
-        cdef uint8_t c = q[s]
-        cdef int32_t t
-        if i - s == (1 if c < 0x80 else 2 if c < 0xE0 else 3 if c < 0xF0 else 4):
-            t = self.char_id(last)
-            if t >= 0:
-                idbuf_reserve(out, 1)
-                out.data[out.len] = <tok_t>t
-                out.len += 1
-                return 0
-        return self.encode_piece(q + s, i - s, end, out, w)
-
     cdef int encode_cut(self, const uint8_t* q, Py_ssize_t start, Py_ssize_t stop, const uint8_t* end,
                         IdBuf* out, Work* w) except -1 nogil:
         """Append the ids of q[start:stop], cut between characters no merge joins (two ASCII
-        characters: ascii_cut, exact per pair; else the characters' cut_flags): each part from
-        the piece cache or merged.  A byte loop: a character that is not ASCII is decoded at
-        its first byte only (English and code stay on the pair test of two bytes)."""
-        cdef Py_ssize_t i = start + 1, s = start, ln
+        characters: ascii_cut, exact per pair; else the characters' cut_flags, CUT_PAIR): each
+        part from the piece cache or merged, a part of one character with a token that token.
+        A byte loop: a character that is not ASCII is decoded at its first byte only (English
+        and code stay on the pair test of two bytes)."""
+        cdef Py_ssize_t i = start + 1, s = start, ln, at = start   # at: where the character before i starts
         cdef uint8_t a = q[start], b
         cdef uint32_t cp, last = a      # last: the character before i
         cdef uint8_t fa = 0, fb         # fa: its flags (set when it is not ASCII)
@@ -409,35 +401,54 @@ cdef class CharBPE:
             fa = self.cut_flags[last] if last < 0x10000 else 0
         while i < stop:
             b = q[i]
+            if (a | b) < 0x80:
+                if (self.ascii_cut[2 * a + (b >> 6)] >> (b & 63)) & 1:
+                    if i - s == 1:
+                        idbuf_reserve(out, 1)
+                        out.data[out.len] = <tok_t>self.bmp_ids[a]
+                        out.len += 1
+                    else:
+                        self.encode_piece(q + s, i - s, end, out, w)
+                    s = i
+                a = b
+                i += 1
+                continue
             if b < 0x80:
-                if a < 0x80:
-                    if (self.ascii_cut[2 * a + (b >> 6)] >> (b & 63)) & 1:
-                        self.emit_part(q, s, i, a, end, out, w)
-                        s = i
-                    a = b
-                    i += 1
-                    continue
                 cp = b
-                fb = self.cut_flags[b]
                 ln = 1
             else:
                 ln = utf8_char(q + i, stop - i, &cp)
-                fb = self.cut_flags[cp] if cp < 0x10000 else 0
-                if a < 0x80:
-                    fa = self.cut_flags[a]
-                    last = a
-            if ((fa & fb & CUT_TOKEN) and ((fa & CUT_AFTER) or (fb & CUT_BEFORE))) or (fb & ~fa & CUT_META):
-                self.emit_part(q, s, i, last, end, out, w)
+            fb = self.cut_flags[cp] if cp < 0x10000 else 0
+            if a < 0x80:
+                fa = self.cut_flags[a]
+                last = a
+                at = i - 1
+            if CUT_PAIR[(fa << 4) | fb]:
+                self.emit_part(q, s, i, at, last, end, out, w)
                 s = i
             fa = fb
             last = cp
+            at = i
             a = b
             i += ln
-        if s > start:
-            if a < 0x80:
-                last = a
-            return self.emit_part(q, s, stop, last, end, out, w)
-        return self.encode_piece(q + s, stop - s, end, out, w)
+        if s == start:
+            return self.encode_piece(q + s, stop - s, end, out, w)
+        if a < 0x80:
+            at = stop - 1
+            last = a
+        return self.emit_part(q, s, stop, at, last, end, out, w)
+
+    cdef inline int emit_part(self, const uint8_t* q, Py_ssize_t s, Py_ssize_t i, Py_ssize_t at, uint32_t last,
+                              const uint8_t* end, IdBuf* out, Work* w) except -1 nogil:
+        """Append the ids of the part q[s:i] of a cut piece, whose last character (last) starts
+        at q[at]: a part of that one character is its token, when it has one."""
+        cdef int32_t t = self.bmp_ids[last] if at == s and last < 0x10000 else FALLBACK_ID
+        if t >= 0:
+            idbuf_reserve(out, 1)
+            out.data[out.len] = <tok_t>t
+            out.len += 1
+            return 0
+        return self.encode_piece(q + s, i - s, end, out, w)
 
     cdef int token_offsets(self, const uint8_t* q, Py_ssize_t n, bint prepended, const tok_t* ids,
                            const tok_t* words, Py_ssize_t n_words, IdBuf* spans) except -1 nogil:
