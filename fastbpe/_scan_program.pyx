@@ -87,6 +87,20 @@ cdef Py_ssize_t match_at(Ctx* x, Py_ssize_t pos) noexcept nogil:
 # Scanning: matches and the text between them, level by level
 # ---------------------------------------------------------------------------------------
 
+cdef inline int utf8_length(const uint8_t* s, Py_ssize_t n, Py_ssize_t p) noexcept nogil:
+    """The length _scan_dfa.decode gives the character at s[p] >= 0x80 (1 for an invalid byte),
+    without decoding it."""
+    cdef uint8_t b = s[p]
+    if b >= 0xC2 and b < 0xE0 and p + 1 < n and (s[p + 1] & 0xC0) == 0x80:
+        return 2
+    if b >= 0xE0 and b < 0xF0 and p + 2 < n and (s[p + 1] & 0xC0) == 0x80 and (s[p + 2] & 0xC0) == 0x80:
+        return 3
+    if (b >= 0xF0 and b < 0xF5 and p + 3 < n and (s[p + 1] & 0xC0) == 0x80 and (s[p + 2] & 0xC0) == 0x80
+            and (s[p + 3] & 0xC0) == 0x80):
+        return 4
+    return 1
+
+
 cdef Py_ssize_t run_next(const Prog* P, const uint8_t* s, Py_ssize_t B, Py_ssize_t pos,
                          bint* matched) noexcept nogil:
     """level_next for a pattern that is one class repeated (`[\\r\\n]`, `\\p{N}+`, a script's
@@ -121,10 +135,12 @@ cdef Py_ssize_t run_next(const Prog* P, const uint8_t* s, Py_ssize_t B, Py_ssize
                     if word:
                         return p + (fb_ctz64(word) >> 3)
                     p += 8
-        elif has(c, dec(P, s, B, p, &ln)):
-            return p
-        else:
+        elif P.byte_level or (P.run_lead[b >> 6] >> (b & 63)) & 1:
+            if has(c, dec(P, s, B, p, &ln)):
+                return p
             p += ln
+        else:           # no character this byte starts is in the class: its length alone
+            p += utf8_length(s, B, p)
     return p
 
 
@@ -311,6 +327,28 @@ cdef const uint8_t* _bytes(list keep, object arr) except NULL:
     return &view[0]
 
 
+def _lead_bytes(table):
+    """A 256-bit set: the UTF-8 lead bytes (0xC2-0xF4) that start some character of the class
+    (run_next skips a character whose lead byte is not in it without decoding it)."""
+    import numpy as np
+    _lo, _hi, index, blocks = table
+    blocks = np.asarray(blocks, dtype=np.uint8).reshape(-1, 32)
+    rows = blocks[np.asarray(index)]                     # (4352, 32): the bits of each 256 code points
+    block_any = rows.any(axis=1)
+    bits = 0
+    for b in range(0xC2, 0xE0):                          # 64 code points: 8 bytes of one block
+        cp = (b & 0x1F) << 6
+        if rows[cp >> 8, (cp & 255) >> 3:((cp & 255) >> 3) + 8].any():
+            bits |= 1 << b
+    for b in range(0xE0, 0xF0):                          # 4096 code points: 16 blocks
+        if block_any[(b & 0x0F) << 4:((b & 0x0F) + 1) << 4].any():
+            bits |= 1 << b
+    for b in range(0xF0, 0xF5):                          # 0x40000 code points: 1024 blocks
+        if block_any[(b & 0x07) << 10:((b & 0x07) + 1) << 10].any():
+            bits |= 1 << b
+    return bits
+
+
 def _ascii_range_test(ascii_bits):
     """(usable, k1, k2) for run_next's eight-bytes-at-a-time search: when a class's ASCII
     characters are one range lo..hi (or none), an ASCII byte x is in it exactly when bit 7 of
@@ -346,6 +384,9 @@ cdef int _fill(_Owner owner, Prog* P, object program) except -1:
     P.root_first = program.root_first
     P.run_class, P.run_max = program.run if program.run is not None else (-1, 0)
     P.run_swar, P.run_k1, P.run_k2 = _ascii_range_test(program.tables[P.run_class][:2] if P.run_class >= 0 else None)
+    lead = _lead_bytes(program.tables[P.run_class]) if P.run_class >= 0 else (1 << 256) - 1
+    for i in range(4):
+        P.run_lead[i] = (lead >> (64 * i)) & 0xFFFFFFFFFFFFFFFF
     P.byte_level = getattr(program, "byte_level", False)
     dfa = getattr(program, "dfa", None)
     if dfa is not None:

@@ -41,6 +41,7 @@ ctypedef struct Prog:
     int run_max
     bint run_swar                # run_next may search eight ASCII bytes at a time: the class's
     uint64_t run_k1, run_k2      # ASCII characters are one range or none (_ascii_range_test)
+    uint64_t run_lead[4]         # the UTF-8 lead bytes that start a character of the class
     bint byte_level              # one byte is one character (text in GPT-2's byte alphabet:
                                  # the classes hold the bytes whose characters they match)
     Dfa dfa                      # the pattern's automaton (trans NULL: backtrack)

@@ -304,3 +304,23 @@ def test_hf_split_keeps_oniguruma_where_it_reads_otherwise(pat):
     pytest.importorskip("onigurumacffi")
     from fastbpe.hf.pre_tokenizers import Split
     assert Split({"Regex": pat}, "Isolated", False).engine == "oniguruma"
+
+
+# one character from each UTF-8 length and many lead bytes (2-byte C2-DF, 3-byte E0-EF, 4-byte F0-F4)
+_LEADS = ["a", "7", " ", "\u00b2", "\u00e9", "\u0416", "\u0663", "\u07c1", "\u0905", "\u0967", "\u3042", "\u3007",
+          "\u4e00", "\u9fa5", "\uac00", "\uff11", "\U0001d7ce", "\U00020000", "\U0001f600", "\U000104a0", "\U0010fffd"]
+
+
+@pytest.mark.parametrize("pat", [r"\p{N}{1,3}", r"[\u4e00-\u9fa5\u3040-\u309f\u30a0-\u30ff]+", r"[\u00b2\u0660-\u0669]+",
+                                 r"\p{Nd}+", r"[\U00020000-\U0002a6df]+"])
+def test_one_class_levels_skip_characters_by_lead_byte(pat):
+    """A one-class level passes a character whose UTF-8 lead byte starts no member without
+    decoding it (run_next): the cut equals regex's on text mixing every character length."""
+    kind = chain_kind([pat, r"\S+|\s+"])[0]
+    assert kind >= 0
+    rng = random.Random(sum(map(ord, pat)))
+    for _ in range(int(400 * FUZZ)):
+        text = "".join(rng.choice(_LEADS) for _ in range(rng.randrange(1, 40)))
+        outer = with_gaps(regex.compile(pat), text)
+        want = [q for piece in outer for q in with_gaps(regex.compile(r"\S+|\s+"), piece)]
+        assert _pretokenize.split(text, kind) == want, text
