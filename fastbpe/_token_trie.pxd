@@ -16,6 +16,10 @@ cdef class TokenTrie:
     cdef uint32_t only_first  # ... and when one, which (searches jump between its occurrences)
     cdef uint8_t* start_class # per character < 256: ONE_CHAR_TOKEN | PAIRS_BELOW_256 | PAIRS_ABOVE
     cdef uint64_t* pair_bits  # 256 bits per first character < 256: the second characters < 256
+    cdef int swar_n           # how many characters start a token, up to 4 (else -1): text is read 8 bytes a step
+    cdef uint32_t swar_first[4]    # each one ...
+    cdef uint32_t swar_second[4]   # ... and its one second character when it has one (swar_paired)
+    cdef bint swar_paired[4]
     cdef readonly Py_ssize_t nodes
     cdef readonly Py_ssize_t build_steps   # work done building (token characters read + failure steps)
 

@@ -13,6 +13,7 @@ two or more spaces: a single space between words is passed without entering the 
 All memory is owned by the TokenTrie object; searches run without the GIL."""
 from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t, int32_t, int64_t
 from libc.stdlib cimport calloc, malloc, free
+from libc.string cimport memcpy
 
 from fastbpe._str_units cimport PyUnicode_KIND, PyUnicode_DATA, PyUnicode_GET_LENGTH, code_point
 
@@ -65,12 +66,13 @@ ctypedef fused unit_t:   # a str's code unit, by its kind
     uint32_t
 
 
-cdef inline Py_ssize_t skip_units(const unit_t* d, Py_ssize_t n, Py_ssize_t j, const uint8_t* start_class,
-                                  const uint64_t* pair_bits, const int32_t* root_table) noexcept nogil:
-    """TokenTrie.may_start's first true position >= j (or n), with the units' type known."""
+cdef inline Py_ssize_t skip_units(const unit_t* d, Py_ssize_t n, Py_ssize_t j, Py_ssize_t end,
+                                  const uint8_t* start_class, const uint64_t* pair_bits,
+                                  const int32_t* root_table) noexcept nogil:
+    """TokenTrie.may_start's first true position in [j, end) (else end), with the units' type known."""
     cdef uint32_t c, c1
     cdef uint8_t f
-    while j < n:
+    while j < end:
         c = d[j]
         if c < 256:
             f = start_class[c]
@@ -87,7 +89,45 @@ cdef inline Py_ssize_t skip_units(const unit_t* d, Py_ssize_t n, Py_ssize_t j, c
         elif c >= ROOT_TABLE or root_table[c] != NONE:
             return j
         j += 1
-    return n
+    return end
+
+
+cdef inline Py_ssize_t skip_words(const unit_t* d, Py_ssize_t n, Py_ssize_t j, TokenTrie t) noexcept nogil:
+    """skip_units, 8 bytes of units a step when a token starts with one of up to 4 characters:
+    a step with none of them (followed by its one second character, when it has one) is
+    passed after two unaligned loads, a compare per first character and a zero-unit test;
+    a step with a candidate is read unit by unit."""
+    cdef uint64_t ones = 0x0101010101010101ULL if unit_t is uint8_t else (
+        0x0001000100010001ULL if unit_t is uint16_t else 0x0000000100000001ULL)
+    cdef uint64_t highs = ones << (8 * sizeof(unit_t) - 1)
+    cdef uint64_t first[4]
+    cdef uint64_t second[4]
+    cdef uint64_t paired[4]    # all ones when the second unit is compared too
+    cdef uint64_t w0, w1, x, m
+    cdef uint32_t top = 0xFF if unit_t is uint8_t else (0xFFFF if unit_t is uint16_t else 0xFFFFFFFF)
+    cdef int k, count = 0
+    cdef Py_ssize_t r, step = 8 // sizeof(unit_t)
+    if t.swar_n >= 0:
+        for k in range(t.swar_n):
+            if t.swar_first[k] > top:
+                continue     # no unit of this str kind is this character
+            first[count] = t.swar_first[k] * ones
+            paired[count] = <uint64_t>-1 if t.swar_paired[k] and t.swar_second[k] <= top else 0
+            second[count] = t.swar_second[k] * ones if paired[count] else 0
+            count += 1
+        while j + step + 1 <= n:
+            memcpy(&w0, d + j, 8)
+            memcpy(&w1, d + j + 1, 8)
+            m = 0
+            for k in range(count):
+                x = (w0 ^ first[k]) | ((w1 ^ second[k]) & paired[k])
+                m |= (x - ones) & ~x & highs   # some unit is zero
+            if m != 0:
+                r = skip_units(d, n, j, j + step, t.start_class, t.pair_bits, t.root_table)
+                if r < j + step:
+                    return r
+            j += step
+    return skip_units(d, n, j, n, t.start_class, t.pair_bits, t.root_table)
 
 
 cdef class TokenTrie:
@@ -220,10 +260,17 @@ cdef class TokenTrie:
         self._start_classes()
 
     cdef void _start_classes(self) noexcept nogil:
-        """start_class and pair_bits from the root's children and theirs."""
+        """start_class and pair_bits from the root's children and theirs, and the 8-byte
+        tests of next_start_latin1 (swar_*)."""
         cdef int32_t x, y
         cdef uint32_t c, c1
+        self.swar_n = 0 if self.first[ROOT + 1] - self.first[ROOT] <= 4 else -1
         for x in range(self.first[ROOT], self.first[ROOT + 1]):
+            if self.swar_n >= 0:
+                self.swar_first[self.swar_n] = self.chars[x]
+                self.swar_paired[self.swar_n] = self.token_of[x] == NONE and self.first[x + 1] - self.first[x] == 1
+                self.swar_second[self.swar_n] = self.chars[self.first[x]] if self.swar_paired[self.swar_n] else 0
+                self.swar_n += 1
             c = self.chars[x]
             if c >= 256:
                 continue
@@ -242,6 +289,8 @@ cdef class TokenTrie:
         if node == ROOT and c < ROOT_TABLE:
             return self.root_table[c]
         cdef int32_t a = self.first[node], b = self.first[node + 1], mid
+        if b - a == 1:       # inside a long token, or a run of spaces: one child
+            return a if self.chars[a] == c else NONE
         while a < b:
             mid = (a + b) >> 1
             if self.chars[mid] < c:
@@ -272,7 +321,7 @@ cdef class TokenTrie:
     cdef Py_ssize_t next_start(self, int kind, const void* data, Py_ssize_t n, Py_ssize_t j) noexcept nogil:
         """The first position >= j where a token may start (may_start), or n.  When all
         tokens start with one character ("<"), its occurrences are found by memchr; a
-        str's other characters take a loop over its units (skip_units)."""
+        str's other characters take 8 bytes a step where they can (skip_words)."""
         if self.n_firsts == 1:
             while True:
                 j = fb_find_unit(kind, data, n, j, self.only_first)
@@ -280,10 +329,10 @@ cdef class TokenTrie:
                     return j
                 j += 1
         if kind == 1:
-            return skip_units(<const uint8_t*>data, n, j, self.start_class, self.pair_bits, self.root_table)
+            return skip_words(<const uint8_t*>data, n, j, self)
         if kind == 2:
-            return skip_units(<const uint16_t*>data, n, j, self.start_class, self.pair_bits, self.root_table)
-        return skip_units(<const uint32_t*>data, n, j, self.start_class, self.pair_bits, self.root_table)
+            return skip_words(<const uint16_t*>data, n, j, self)
+        return skip_words(<const uint32_t*>data, n, j, self)
 
     cdef Py_ssize_t search_at(self, int kind, const void* data, Py_ssize_t n, Py_ssize_t pos,
                             Py_ssize_t* found_start, Py_ssize_t* found_end, int64_t* found_value,
@@ -296,6 +345,7 @@ cdef class TokenTrie:
         cdef int64_t best_value = NONE
         cdef uint32_t c
         cdef bint skip_at_root = self.out[ROOT] == NONE   # no empty token: the root emits nothing
+        cdef Py_ssize_t taken = 0
         while j < n:
             if state == ROOT and best_start < 0 and skip_at_root:
                 # most positions start no token: pass them with a table load or two each
@@ -307,7 +357,7 @@ cdef class TokenTrie:
                     break
             c = code_point(kind, data, j)
             while True:
-                steps[0] += 1
+                taken += 1
                 nxt = self.child(state, c)
                 if nxt != NONE or state == ROOT:
                     break
@@ -315,6 +365,7 @@ cdef class TokenTrie:
                     # every state down the failure chain starts past the candidate: done
                     # (a run of spaces ended, not its chain of shorter runs walked)
                     found_start[0], found_end[0], found_value[0] = best_start, best_end, best_value
+                    steps[0] += taken
                     return best_start
                 state = self.fail[state]
             state = nxt if nxt != NONE else ROOT
@@ -327,6 +378,7 @@ cdef class TokenTrie:
                 if best_start < 0 or s < best_start or (s == best_start and j > best_end):
                     best_start, best_end, best_value = s, j, self.values[self.token_of[hit]]
         found_start[0], found_end[0], found_value[0] = best_start, best_end, best_value
+        steps[0] += taken
         return best_start
 
     cdef list _find(self, str text, Py_ssize_t* steps):
