@@ -17,9 +17,8 @@ from __future__ import annotations
 
 import os
 
-import regex
-
-from . import pattern_dfa, pattern_program
+# `regex`, pattern_program and pattern_dfa are imported where used: a file whose split the C
+# scanner knows loads without them (importing regex alone is ~60M instructions)
 from .plan import Level
 
 try:  # the C scanner; absent only in a partial build
@@ -68,6 +67,7 @@ def _program(pat_str: str, gaps: bool, force_regex: bool | None) -> tuple:
     key = (pat_str, gaps)
     got = _PROGRAMS.get(key)
     if got is None:
+        from . import pattern_program
         try:
             prog = pattern_program.compile_pattern(pat_str)
         except pattern_program.Unsupported as e:
@@ -85,8 +85,8 @@ def _program(pat_str: str, gaps: bool, force_regex: bool | None) -> tuple:
 
 def _register(key, levels: list) -> tuple:
     for level in levels:
-        if isinstance(level, pattern_program.Program) and level.run is None and getattr(level, "dfa", None) is None:
-            level.dfa = pattern_dfa.build(level)    # None: the pattern needs backtracking
+        if not isinstance(level, int):
+            _with_automaton(level)
     try:
         return _scan_program.register(key, levels), None
     except ValueError as e:      # the table is full, or too many levels: regex it is
@@ -115,8 +115,11 @@ def chain_kind(levels: list, force_regex: bool | None = None) -> tuple:
                 compiled.append(level)
                 continue
             try:
-                compiled.append(_compile_level(level))
-            except pattern_program.Unsupported as e:
+                compiled.append(_cached_level(level))
+            except ValueError as e:
+                from . import pattern_program    # loaded: compiling raised e
+                if not isinstance(e, pattern_program.Unsupported):
+                    raise
                 got = (-1, str(e))
                 break
         if got is None:
@@ -125,7 +128,24 @@ def chain_kind(levels: list, force_regex: bool | None = None) -> tuple:
     return got
 
 
+def _with_automaton(prog):
+    """prog with its automaton (`dfa`: None when the pattern needs backtracking) built once."""
+    if prog.run is None and not hasattr(prog, "dfa"):
+        from . import pattern_dfa
+        prog.dfa = pattern_dfa.build(prog)
+    return prog
+
+
+def _cached_level(level):
+    """A level's program with its automaton, from the disk cache (`program_cache`) when an
+    earlier process compiled the same level: no compiling, numpy or `regex` then."""
+    from . import program_cache
+    key = ("level",) + (level.key if isinstance(level, Level) else (level,))
+    return program_cache.compiled(key, lambda: _with_automaton(_compile_level(level)))
+
+
 def _compile_level(level) -> "pattern_program.Program":
+    from . import pattern_program
     if not isinstance(level, Level):
         return pattern_program.compile_pattern(level)
     members = level.members
@@ -145,6 +165,8 @@ class Splitter:
     always works."""
 
     def __init__(self, pat_str: str, force_regex: bool | None = None):
+        import regex
+
         self.pat_str = pat_str
         try:
             self.regex = regex.compile(pat_str)

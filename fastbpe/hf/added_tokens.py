@@ -5,7 +5,7 @@ Tokens with normalized=False are matched in the original text, the others in the
 text of what is left, each set leftmost-longest by an Aho-Corasick automaton, as HF."""
 from __future__ import annotations
 
-import regex
+import functools
 
 from .._token_trie import TokenTrie
 from ._nodes import json_bool, json_uint
@@ -100,12 +100,17 @@ class AddedToken:
 _MAX_FIRSTS = 4
 
 # Rust regex's Unicode `\w`, which HF's single_word check uses (marks, ZWJ and VS16 are word
-# characters; `½` and `²` are not: they are No, not Nd)
-_WORD_CHAR = regex.compile(r"[\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\p{Join_Control}]")
+# characters; `½` and `²` are not: they are No, not Nd); compiled on first use (importing regex
+# is ~60M instructions, and most loads never ask)
+@functools.lru_cache(maxsize=None)
+def _word_char_match():
+    import regex
+
+    return regex.compile(r"[\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\p{Join_Control}]").match
 
 
 def _is_word_char(c: str) -> bool:
-    return _WORD_CHAR.match(c) is not None
+    return _word_char_match()(c) is not None
 
 
 class AddedVocabulary:

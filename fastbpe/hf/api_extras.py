@@ -10,7 +10,6 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-import regex
 
 from ..formats.bytelevel import BYTELEVEL_PATTERN
 from ..pretokenize import program_kind
@@ -247,6 +246,8 @@ _WORD_PATTERNS = {pre_tokenizers.Whitespace: pre_tokenizers.Whitespace.WORDS,
 def _only_words(counter, words: str):
     """The counter without the pieces that are not `words` matches (the white space the
     pre-tokenizer drops)."""
+    import regex
+
     from .._count import PieceCounter
 
     match = regex.compile(words).fullmatch

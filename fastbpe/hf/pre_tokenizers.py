@@ -12,9 +12,9 @@ import hashlib
 import os
 from functools import lru_cache
 
-import regex
-
-from .. import _pretokenize, pattern_program
+# `regex` and pattern_program are imported where used: a file whose split the C scanner knows
+# loads without them (importing regex alone is ~60M instructions)
+from .. import _pretokenize
 from .._char_bpe import PREPEND_UNLESS_META, REPLACE_SPACE, SPLIT
 from ..plan import Level, NotLowered
 from ..pretokenize import chain_kind, scanner_kind
@@ -35,10 +35,25 @@ class RegexSpans:
     on Rust's regex crate (Whitespace, digits, Metaspace's delimiter), which agree with it."""
 
     def __init__(self, pattern: str):
-        self.pattern = regex.compile(pattern)
+        self.source = pattern
+        self._compiled = None     # compiled on first use: the kernel paths never ask
+
+    @property
+    def pattern(self):
+        if self._compiled is None:
+            import regex
+
+            self._compiled = regex.compile(self.source)
+        return self._compiled
 
     def spans(self, text: str) -> list:
         return [m.span() for m in self.pattern.finditer(text)]
+
+
+def _escape(text: str) -> str:
+    import regex
+
+    return regex.escape(text)
 
 
 BYTELEVEL_REGEX = RegexSpans(BYTELEVEL_PATTERN)  # ByteLevel's split (use_regex)
@@ -122,6 +137,8 @@ def _oniguruma_members(atom: str):
     point), so answers are kept on disk per Oniguruma version (`_members_cache_path`): a file's
     first load on a machine asks, later loads read ~140 KB."""
     import numpy as np
+
+    from .. import pattern_program
     literal = pattern_program.literal_bits(atom)
     if literal is not None:
         return literal
@@ -159,6 +176,8 @@ def _members_cache_path(atom: str) -> str | None:
 
 def _ask_oniguruma(atom: str):
     import numpy as np
+
+    from .. import pattern_program
     try:
         onig = OnigPattern(f"(?:{atom})+")
     except ValueError as e:
@@ -176,28 +195,37 @@ def _ask_oniguruma(atom: str):
 # two letters (U+00DF "ß" for "ss", U+FB01 "ﬁ" for "fi"); one-character atoms alone cannot say
 # that, so a case-insensitive group compiles only when it holds no such pair
 _MULTI_CHAR_FOLDS = ("ss", "st", "ff", "fi", "fl")
-_CI_GROUP = regex.compile(r"\(\?i:([^()]*)\)")
+_CI_GROUP = r"\(\?i:([^()]*)\)"
 
 
 def _onig_case_ok(pattern: str) -> bool:
     """Whether every `(?i:...)` group of pattern is ASCII letters, apostrophes and `|` with no
     pair of letters that a single character folds to (then each literal's members, asked of
     Oniguruma, say exactly what the group matches: "s" is s, S and U+017F)."""
-    for m in _CI_GROUP.finditer(pattern):
+    import regex
+
+    for m in regex.finditer(_CI_GROUP, pattern):
         body = m.group(1)
         if not regex.fullmatch(r"[A-Za-z'|]*", body):
             return False
         if any(pair in body.lower() for pair in _MULTI_CHAR_FOLDS):
             return False
-    return "(?i:" not in _CI_GROUP.sub("", pattern)
+    return "(?i:" not in regex.sub(_CI_GROUP, "", pattern)
 
 
 @lru_cache(maxsize=256)
 def oniguruma_program(pattern: str, byte_level: bool = False):
     """`pattern` compiled with Oniguruma's character classes (HF's reading), or None when it
-    has a construct Oniguruma reads otherwise than the scanner program would."""
+    has a construct Oniguruma reads otherwise than the scanner program would; kept on disk
+    (`program_cache`) for the next process."""
     if onigurumacffi is None:
         return None
+    from .. import program_cache
+    return program_cache.compiled(("oniguruma", pattern, byte_level), lambda: _oniguruma_program(pattern, byte_level))
+
+
+def _oniguruma_program(pattern: str, byte_level: bool):
+    from .. import pattern_program
     members = pattern_program.byte_level_members(_oniguruma_members) if byte_level else _oniguruma_members
     try:
         prog = pattern_program.compile_pattern(pattern, members=members)
@@ -342,20 +370,24 @@ class Digits:
         return [Level(r"\p{N}" if self.individual_digits else r"\p{N}+", "regex", byte_level)]
 
 
-def _punctuation_members():
-    """members for the atoms `\\p{P}` (HF's punctuation) and its complement."""
+@lru_cache(maxsize=1)
+def _punctuation_table() -> dict:
     import numpy as np
     inside = np.zeros(0x110000, dtype=bool)
     for a, b in PUNCTUATION_RANGES:
         inside[a:b + 1] = True
-    table = {PUNCTUATION_ATOM: np.packbits(inside, bitorder="little"),
-             NOT_PUNCTUATION_ATOM: np.packbits(~inside, bitorder="little")}
+    return {PUNCTUATION_ATOM: np.packbits(inside, bitorder="little"),
+            NOT_PUNCTUATION_ATOM: np.packbits(~inside, bitorder="little")}
 
-    def members(atom: str):
-        while atom not in table and atom.startswith("(?:") and atom.endswith(")"):
-            atom = atom[3:-1]   # a group around one atom: (?:\p{P})
-        return table[atom] if atom in table else pattern_program.membership_bits(atom)
-    return members
+
+def _punctuation_members(atom: str):
+    """members for the atoms `\\p{P}` (HF's punctuation) and its complement (the table is
+    built when a program is compiled, not when a file's steps are lowered)."""
+    from .. import pattern_program
+    table = _punctuation_table()
+    while atom not in table and atom.startswith("(?:") and atom.endswith(")"):
+        atom = atom[3:-1]   # a group around one atom: (?:\p{P})
+    return table[atom] if atom in table else pattern_program.membership_bits(atom)
 
 
 # HF's punctuation as a regex class (the Python pipeline's matcher), and as a program's atom
@@ -378,7 +410,7 @@ class Punctuation:
         return [p for t in pieces for p in split_by(t, self._punct, self.behavior)]
 
     def lower(self, byte_level: bool) -> list:
-        members = _punctuation_members()
+        members = _punctuation_members
         if self.behavior == "Removed":
             return [Level(PUNCTUATION_ATOM, "hf-punctuation", byte_level, members=members, drop="matches")]
         pattern = _isolating(PUNCTUATION_ATOM, self.behavior, True)
@@ -392,7 +424,7 @@ class Metaspace:
         if prepend_scheme not in ("always", "first", "never"):
             raise ValueError(f"tokenizer.json: Metaspace has an unknown prepend_scheme {prepend_scheme!r}")
         self.replacement, self.prepend_scheme, self.split = replacement, prepend_scheme, split
-        self._delimiter = RegexSpans(regex.escape(replacement))
+        self._delimiter = RegexSpans(_escape(replacement))
 
     def pre_tokenize(self, pieces: list) -> list:
         out = []
@@ -450,13 +482,13 @@ class CharDelimiterSplit:
         if not isinstance(delimiter, str) or len(delimiter) != 1:
             raise ValueError(f"tokenizer.json: CharDelimiterSplit delimiter must be one character, got {delimiter!r}")
         self.delimiter = delimiter
-        self._delimiter = RegexSpans(regex.escape(delimiter))
+        self._delimiter = RegexSpans(_escape(delimiter))
 
     def pre_tokenize(self, pieces: list) -> list:
         return [p for t in pieces for p in split_by(t, self._delimiter, "Removed")]
 
     def lower(self, byte_level: bool) -> list:
-        return [Level(regex.escape(self.delimiter), "regex", byte_level, drop="matches")]
+        return [Level(_escape(self.delimiter), "regex", byte_level, drop="matches")]
 
 
 class Sequence:

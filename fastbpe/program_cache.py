@@ -1,0 +1,238 @@
+"""Compiled scanner programs kept on disk, so a file's second load does not compile its splits.
+
+Compiling one split regex (`pattern_program.compile_pattern`, its automaton by `pattern_dfa`)
+costs ~10-40 ms and imports numpy and `regex` (~280M instructions together): more than HF
+tokenizers' whole load of Falcon's or CLIP's tokenizer.json.  `compiled(key, build)` returns
+what `build()` returned, kept per key under $FASTBPE_CACHE_DIR (empty: no cache; unset:
+$XDG_CACHE_HOME/fastbpe or ~/.cache/fastbpe) as a `CachedProgram`: the arrays
+`_scan_program.register` reads and the few facts front ends ask (`total`, `run`, `tables`,
+`features`), read back with `array` and `json`, no numpy.  `build()` returning None (no program
+for this key) is kept too.
+
+The file name hashes the key with `code_version()`: this package's compiler sources, the
+`regex` and Oniguruma builds whose character classes a program holds, the byte order; any
+change makes new files (old ones are never read again).  A file that does not read back
+whole is ignored and compiled again."""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+from array import array
+
+FORMAT = 1
+# the sources whose change can change a compiled program (relative to the package)
+_SOURCES = ("pattern_program.py", "pattern_dfa.py", "pretokenize.py", "plan.py", "_class_bits.pxd",
+            "hf/pre_tokenizers.py", "hf/punctuation_ranges.py", "hf/oniguruma.py")
+_NONE = b"none\n"   # build() gave None
+
+
+def cache_root() -> str | None:
+    """The cache folder: $FASTBPE_CACHE_DIR (empty: None), else $XDG_CACHE_HOME/fastbpe or
+    ~/.cache/fastbpe."""
+    root = os.environ.get("FASTBPE_CACHE_DIR")
+    if root is None:
+        root = os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"),
+                            "fastbpe")
+    return root or None
+
+
+_VERSION: list = []
+
+
+def code_version() -> str:
+    """A digest of everything a compiled program depends on besides its key."""
+    if not _VERSION:
+        h = hashlib.sha256(f"{FORMAT} {sys.byteorder} {sys.version_info[:2]}".encode())
+        here = os.path.dirname(os.path.abspath(__file__))
+        for name in _SOURCES:
+            try:
+                with open(os.path.join(here, name), "rb") as f:
+                    h.update(f.read())
+            except OSError:
+                h.update(b"missing " + name.encode())
+        h.update(_package_stamp("regex").encode())
+        try:
+            import onigurumacffi
+            h.update(str(getattr(onigurumacffi, "__onig_version__", "?")).encode())
+            h.update(_package_stamp("onigurumacffi").encode())
+        except ImportError:
+            h.update(b"no oniguruma")
+        _VERSION.append(h.hexdigest()[:24])
+    return _VERSION[0]
+
+
+def _package_stamp(name: str) -> str:
+    """Which build of an installed package (its files' names, sizes and times), without importing it."""
+    import importlib.util
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        spec = None
+    if spec is None or not spec.origin:
+        return f"{name}: absent"
+    folder = os.path.dirname(spec.origin)
+    out = []
+    try:
+        for entry in sorted(os.scandir(folder), key=lambda e: e.name):
+            if entry.is_file():
+                st = entry.stat()
+                out.append(f"{entry.name}:{st.st_size}:{st.st_mtime_ns}")
+    except OSError:
+        return f"{name}: {spec.origin}"
+    return f"{name}: " + " ".join(out)
+
+
+def _path(key) -> str | None:
+    root = cache_root()
+    if root is None:
+        return None
+    digest = hashlib.sha256(repr(key).encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    return os.path.join(root, f"programs-{code_version()}", f"{digest}.prog")
+
+
+_MISSING = object()
+
+
+def compiled(key, build):
+    """`build()` (a compiled program, or None), from the disk cache when an earlier process
+    built it under the same `key` (a tuple of str/int/bool/None: what the program depends
+    on besides the code) and the same `code_version()`."""
+    path = _path(key)
+    if path is not None:
+        got = _read(path, key)
+        if got is not _MISSING:
+            return got
+    prog = build()
+    if path is not None:
+        try:
+            data = _NONE if prog is None else _dump(key, prog)
+        except (TypeError, ValueError, AttributeError):
+            return prog      # a program this format cannot hold: compiled each time
+        try:
+            from .formats.atomic import atomic_write_bytes
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            atomic_write_bytes(path, data)
+        except OSError:
+            pass             # a read-only or full cache: compiled again next time
+    return prog
+
+
+def _read(path: str, key):
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError:
+        return _MISSING
+    if data == _NONE:
+        return None
+    try:
+        return _load(key, data)
+    except (ValueError, KeyError, TypeError, IndexError, EOFError):
+        return _MISSING      # a broken or foreign file: compile again (and overwrite it)
+
+
+# ------------------------------------------------------------------ the file format
+# b"FBPROG1\n", an 8-byte header length, a JSON header (the scalars and each array's typecode
+# and length), then the arrays' bytes one after another.
+
+_MAGIC = b"FBPROG%d\n" % FORMAT
+
+
+class _Arrays:
+    def __init__(self):
+        self.specs, self.chunks = [], []
+
+    def add(self, arr, code: str) -> int:
+        data = memoryview(arr).cast("B").tobytes() if not isinstance(arr, bytes) else arr
+        if len(data) % array(code).itemsize:
+            raise ValueError("array size")
+        self.specs.append((code, len(data)))
+        self.chunks.append(data)
+        return len(self.specs) - 1
+
+
+def _dump(key, prog) -> bytes:
+    arrays = _Arrays()
+    tables = [(int(lo), int(hi), arrays.add(index, "H"), arrays.add(blocks, "B"))
+              for lo, hi, index, blocks in prog.tables]
+    dfa = getattr(prog, "dfa", None)
+    head = {
+        "key": repr(key), "pattern": prog.pattern, "features": sorted(prog.features), "total": bool(prog.total),
+        "run": list(prog.run) if prog.run is not None else None, "root": int(prog.root),
+        "root_first": int(prog.root_first), "n_items": len(prog.items),
+        "byte_level": bool(getattr(prog, "byte_level", False)), "drop": getattr(prog, "drop", None),
+        "items": arrays.add(prog.item_array, "i"),
+        "seq": [arrays.add(a, "i") for a in prog.seq_arrays],
+        "alt": [arrays.add(a, "i") for a in prog.alt_arrays],
+        "tables": tables,
+        "dfa": None if dfa is None else {
+            "trans": arrays.add(dfa.trans, "i"), "low": arrays.add(dfa.low, "B"),
+            "index": arrays.add(dfa.index, "H"), "rows": arrays.add(dfa.rows, "B"),
+            "invalid": int(dfa.invalid), "eot": int(dfa.eot)},
+        "arrays": arrays.specs,
+    }
+    text = json.dumps(head).encode("utf-8", "surrogatepass")
+    return b"".join([_MAGIC, len(text).to_bytes(8, "little"), text, *arrays.chunks])
+
+
+def _load(key, data: bytes) -> "CachedProgram":
+    if not data.startswith(_MAGIC):
+        raise ValueError("not a program file")
+    at = len(_MAGIC)
+    n = int.from_bytes(data[at:at + 8], "little")
+    head = json.loads(data[at + 8:at + 8 + n].decode("utf-8", "surrogatepass"))
+    if head["key"] != repr(key):
+        raise ValueError("another key")
+    at += 8 + n
+    arrays = []
+    for code, size in head["arrays"]:
+        if at + size > len(data):
+            raise EOFError
+        chunk = data[at:at + size]
+        if code == "B":
+            arrays.append(chunk)
+        else:
+            a = array(code)
+            a.frombytes(chunk)
+            arrays.append(a)
+        at += size
+    if at != len(data):
+        raise ValueError("trailing bytes")
+    return CachedProgram(head, arrays)
+
+
+class _Dfa:
+    """A cached automaton: the fields `_scan_program` reads (see `pattern_dfa.Dfa`)."""
+
+    def __init__(self, trans, low, index, rows, invalid: int, eot: int):
+        self.trans, self.low, self.index, self.rows = trans, low, index, rows
+        self.invalid, self.eot = invalid, eot
+        self.width = eot + 1
+        self.n_states = len(trans) // self.width
+
+
+class CachedProgram:
+    """A compiled program read back from the cache: what `_scan_program.register` takes and
+    front ends read of a `pattern_program.Program` (not its parse tree: its automaton, or
+    None when it needs backtracking, is already in `dfa`)."""
+
+    def __init__(self, head: dict, arrays: list):
+        self.pattern = head["pattern"]
+        self.features = frozenset(head["features"])
+        self.total = head["total"]
+        self.run = tuple(head["run"]) if head["run"] is not None else None
+        self.root, self.root_first = head["root"], head["root_first"]
+        self.items = range(head["n_items"])      # register reads its length
+        self.byte_level, self.drop = head["byte_level"], head["drop"]
+        self.item_array = arrays[head["items"]]
+        self.seq_arrays = tuple(arrays[i] for i in head["seq"])
+        self.alt_arrays = tuple(arrays[i] for i in head["alt"])
+        self.tables = [(lo, hi, arrays[i], arrays[b]) for lo, hi, i, b in head["tables"]]
+        d = head["dfa"]
+        self.dfa = None if d is None else _Dfa(arrays[d["trans"]], arrays[d["low"]], arrays[d["index"]],
+                                               arrays[d["rows"]], d["invalid"], d["eot"])
+
+    def __repr__(self) -> str:
+        return f"<CachedProgram {self.pattern[:40]!r}>"

@@ -1,0 +1,137 @@
+"""Compiled scanner programs kept on disk (fastbpe/program_cache.py): a program read back cuts
+exactly as the one compiled, a broken or foreign file is compiled again, no cache folder means
+no files, and a second process loading a file whose split compiles to a program imports
+neither numpy nor `regex`."""
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cli_run import run_python
+from hf_reference import build, tokenizers
+from tokenizers import pre_tokenizers as hp  # noqa: E402
+
+from fastbpe import _pretokenize, pattern_program, pretokenize, program_cache
+from fastbpe.hf import pre_tokenizers
+from fastbpe.plan import Level
+
+# DeepSeek-V3's three Split regexes, CLIP's, and a pattern that needs backtracking (no automaton)
+PATTERNS = [
+    r"\p{N}{1,3}",
+    r"[一-龥\u3040-ゟ゠-ヿ]+",
+    r"[!\"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+|[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+| ?[\p{P}\p{S}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+",
+    r"<\|startoftext\|>|<\|endoftext\|>|'s|'t|'re|'ve|'m|'ll|'d|[\p{L}]+|[\p{N}]|[^\s\p{L}\p{N}]+",
+    r"\s+(?!\S)|\s+|\w+",
+]
+TEXTS = ["Hello, world! 12345 東京タワー\n\n  x", "it's    fine\r\n\t- ok?? 3.14159", "", "ÀÉ ŝ ǅ 😀😀 ١٢٣٤"]
+
+
+@pytest.fixture
+def cache_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("FASTBPE_CACHE_DIR", str(tmp_path))
+    return tmp_path
+
+
+def _register(key, prog) -> int:
+    kind, why = pretokenize._register(key, [prog])
+    assert kind >= 0, why
+    return kind
+
+
+@pytest.mark.parametrize("dialect", ["regex", "oniguruma"])
+@pytest.mark.parametrize("pattern", PATTERNS)
+def test_a_program_read_back_cuts_as_the_compiled_one(cache_dir, pattern, dialect):
+    members = pre_tokenizers._oniguruma_members if dialect == "oniguruma" else None
+    level = Level(pattern, dialect, members=members)
+    key = ("test-level", dialect, pattern)
+    built = program_cache.compiled(key, lambda: pretokenize._with_automaton(pretokenize._compile_level(level)))
+    assert isinstance(built, pattern_program.Program)
+    assert list((cache_dir).glob("programs-*/*.prog"))
+    read = program_cache.compiled(key, lambda: pytest.fail("compiled again"))
+    assert isinstance(read, program_cache.CachedProgram)
+    assert (read.total, read.run, read.features) == (built.total, built.run, built.features)
+    assert (read.dfa is None) == (getattr(built, "dfa", None) is None)
+    for (lo, hi, index, blocks), (lo2, hi2, index2, blocks2) in zip(built.tables, read.tables):
+        assert (lo, hi, bytes(index), bytes(blocks)) == (lo2, hi2, bytes(index2), bytes(blocks2))
+    a, b = _register(("built",) + key, built), _register(("read",) + key, read)
+    for text in TEXTS:
+        assert _pretokenize.split(text, a) == _pretokenize.split(text, b), text
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("ab1 \n\t,.'東ÀΣ😀-")), max_size=40))
+def test_a_read_back_program_cuts_any_text_as_compiled(text):
+    kinds = _KINDS or _make_kinds()
+    for a, b in kinds:
+        assert _pretokenize.split(text, a) == _pretokenize.split(text, b)
+
+
+_KINDS: list = []
+
+
+def _make_kinds():
+    for i, pattern in enumerate(PATTERNS):
+        prog = pretokenize._with_automaton(pretokenize._compile_level(Level(pattern)))
+        read = program_cache._load(("k", i), program_cache._dump(("k", i), prog))
+        _KINDS.append((_register(("hyp-built", i), prog), _register(("hyp-read", i), read)))
+    return _KINDS
+
+
+def test_a_broken_or_foreign_file_is_compiled_again(cache_dir):
+    key = ("test-broken", PATTERNS[0])
+    calls = []
+
+    def compile_it():
+        calls.append(1)
+        return pretokenize._with_automaton(pattern_program.compile_pattern(PATTERNS[0]))
+
+    program_cache.compiled(key, compile_it)
+    [path] = cache_dir.glob("programs-*/*.prog")
+    good = path.read_bytes()
+    for bad in (good[:len(good) // 2], b"garbage", good[:-1] + b"\x00" * 2, good.replace(b"test-broken", b"test-brokeN")):
+        path.write_bytes(bad)
+        got = program_cache.compiled(key, compile_it)
+        assert isinstance(got, pattern_program.Program)
+        assert path.read_bytes() == good        # rewritten whole
+    assert len(calls) == 5
+
+
+def test_none_is_kept_and_no_folder_means_no_cache(cache_dir, monkeypatch):
+    assert program_cache.compiled(("test-none",), lambda: None) is None
+    assert program_cache.compiled(("test-none",), lambda: pytest.fail("built again")) is None
+    monkeypatch.setenv("FASTBPE_CACHE_DIR", "")
+    assert program_cache.cache_root() is None
+    calls = []
+    program_cache.compiled(("test-off",), lambda: calls.append(1))
+    program_cache.compiled(("test-off",), lambda: calls.append(1))
+    assert len(calls) == 2
+
+
+def test_a_second_process_loads_a_program_file_without_numpy_or_regex(tmp_path):
+    """A Split regex outside the built-in scanner compiles to a program in the first process;
+    the next process reads it from the cache: the same ids, and neither numpy nor regex."""
+    ref = build(pre_tokenizer=hp.Sequence([
+        hp.Split(tokenizers.Regex(PATTERNS[2]), "isolated"), hp.Split(tokenizers.Regex(PATTERNS[0]), "isolated"),
+        hp.ByteLevel(add_prefix_space=False, use_regex=False)]),
+        decoder=tokenizers.decoders.ByteLevel(), byte_level_alphabet=True)
+    path = tmp_path / "tokenizer.json"
+    path.write_text(ref.to_str(), encoding="utf-8")
+    code = """
+        import json, sys, fastbpe
+        tok = fastbpe.Tokenizer.from_file(sys.argv[1])
+        ids = tok.encode_ids(sys.argv[2]); tok.encode("hello world")
+        print(json.dumps([tok.engine, ids, sorted(m for m in ("numpy", "regex") if m in sys.modules)]))
+    """
+    text = "Hello, world! 12345 東京 it's\n\n  x"
+    env = {"FASTBPE_CACHE_DIR": str(tmp_path / "cache")}
+    first = json.loads(run_python(code, path, text, env=env).stdout)
+    second = json.loads(run_python(code, path, text, env=env).stdout)
+    want = ref.encode(text, add_special_tokens=False).ids
+    assert first[:2] == second[:2] == ["kernel", want]
+    assert "numpy" in first[2] or "regex" in first[2]      # it compiled
+    assert second[2] == []
+    assert os.listdir(tmp_path / "cache")
