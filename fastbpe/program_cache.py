@@ -52,6 +52,11 @@ def code_version() -> str:
                     h.update(f.read())
             except OSError:
                 h.update(b"missing " + name.encode())
+        # the matcher that reads the arrays (its sources, or the built module alone when installed)
+        for entry in sorted(os.scandir(here), key=lambda e: e.name):
+            if entry.name.startswith(("_scan_", "_class_bits")) and entry.is_file():
+                st = entry.stat()
+                h.update(f"{entry.name}:{st.st_size}:{st.st_mtime_ns}".encode())
         h.update(_package_stamp("regex").encode())
         try:
             import onigurumacffi
@@ -170,7 +175,8 @@ def _dump(key, prog) -> bytes:
         "dfa": None if dfa is None else {
             "trans": arrays.add(dfa.trans, "i"), "low": arrays.add(dfa.low, "B"),
             "index": arrays.add(dfa.index, "H"), "rows": arrays.add(dfa.rows, "B"),
-            "invalid": int(dfa.invalid), "eot": int(dfa.eot)},
+            "invalid": int(dfa.invalid), "eot": int(dfa.eot),
+            "bytes": arrays.add(dfa.byte_table(), "h") if hasattr(dfa, "byte_table") else None},
         "arrays": arrays.specs,
     }
     text = json.dumps(head).encode("utf-8", "surrogatepass")
@@ -206,11 +212,19 @@ def _load(key, data: bytes) -> "CachedProgram":
 class _Dfa:
     """A cached automaton: the fields `_scan_program` reads (see `pattern_dfa.Dfa`)."""
 
-    def __init__(self, trans, low, index, rows, invalid: int, eot: int):
+    def __init__(self, trans, low, index, rows, invalid: int, eot: int, by_byte=None):
         self.trans, self.low, self.index, self.rows = trans, low, index, rows
         self.invalid, self.eot = invalid, eot
         self.width = eot + 1
         self.n_states = len(trans) // self.width
+        self._by_byte = by_byte
+
+    def byte_table(self):
+        """The transition of each state on each byte (`pattern_dfa.Dfa.byte_table`)."""
+        if self._by_byte is None:
+            w, trans = self.width, self.trans
+            self._by_byte = array("h", [trans[s * w + c] for s in range(self.n_states) for c in self.low])
+        return self._by_byte
 
 
 class CachedProgram:
@@ -232,7 +246,8 @@ class CachedProgram:
         self.tables = [(lo, hi, arrays[i], arrays[b]) for lo, hi, i, b in head["tables"]]
         d = head["dfa"]
         self.dfa = None if d is None else _Dfa(arrays[d["trans"]], arrays[d["low"]], arrays[d["index"]],
-                                               arrays[d["rows"]], d["invalid"], d["eot"])
+                                               arrays[d["rows"]], d["invalid"], d["eot"],
+                                               None if d.get("bytes") is None else arrays[d["bytes"]])
 
     def __repr__(self) -> str:
         return f"<CachedProgram {self.pattern[:40]!r}>"
