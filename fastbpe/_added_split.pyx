@@ -116,7 +116,13 @@ cdef int to_utf8(Scratch* sc, const uint32_t* ch, Py_ssize_t n, Utf8Text* out) e
     if 4 * n > sc.cap:
         sc.cap = 4 * n if 4 * n > 2 * sc.cap else 2 * sc.cap
         sc.utf8 = <uint8_t*>xrealloc(sc.utf8, sc.cap + 1)
-    for i in range(n):
+    i = 0
+    while i < n:
+        if i + 4 <= n and (ch[i] | ch[i + 1] | ch[i + 2] | ch[i + 3]) < 0x80:   # ASCII, four at a time
+            sc.utf8[k], sc.utf8[k + 1], sc.utf8[k + 2], sc.utf8[k + 3] = ch[i], ch[i + 1], ch[i + 2], ch[i + 3]
+            k += 4
+            i += 4
+            continue
         c = ch[i]
         if c < 0x80:
             sc.utf8[k] = <uint8_t>c
@@ -138,6 +144,7 @@ cdef int to_utf8(Scratch* sc, const uint32_t* ch, Py_ssize_t n, Utf8Text* out) e
             sc.utf8[k + 2] = <uint8_t>(0x80 | ((c >> 6) & 0x3F))
             sc.utf8[k + 3] = <uint8_t>(0x80 | (c & 0x3F))
             k += 4
+        i += 1
     out.s, out.n, out.data, out.length, out.kind = sc.utf8, k, ch, n, 4 if k > n else 0   # 0: ASCII
     return 0
 
