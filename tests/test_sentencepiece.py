@@ -82,6 +82,8 @@ def test_batches_and_long_texts(name):
     texts = ["Hello world", "", " [INST] x [/INST]", "a" * 5000, " " * 3000 + "x", "日本" * 2000]
     assert ours.encode(texts) == ref.encode(texts)
     assert ours.encode(texts, num_threads=2) == ref.encode(texts)
+    plain = [t for t in texts if "INST" not in t] + ["a [b] c [", "x[/INS"]   # no user-defined symbol: one kernel batch
+    assert ours.encode(plain) == ref.encode(plain)
     assert ours.decode([ref.encode(t) for t in texts]) == ref.decode([ref.encode(t) for t in texts])
 
 

@@ -57,6 +57,10 @@ class SentencePieceProcessor:
             raise ValueError(f"{self._path}: a piece is defined twice")
         users = sorted((p for p, t in zip(texts, types) if t == USER_DEFINED), key=len, reverse=True)
         self._users = regex.compile("|".join(map(regex.escape, users))) if users else None
+        # the one character every user-defined symbol starts with (Mistral's "[..]"), if any: a
+        # text without it needs no regex search (str's `in` runs in C)
+        firsts = {u[0] for u in users if u}
+        self._user_first = firsts.pop() if len(firsts) == 1 else None
         self._char = self._build(scores)
         self._kind = (PREPEND if model.add_dummy_prefix else 0) | REPLACE_SPACE
         # the identity normalizer without remove_extra_whitespaces is the kernel's own (kind);
@@ -106,6 +110,12 @@ class SentencePieceProcessor:
 
     # -- ids --------------------------------------------------------------------------------
 
+    def _has_user(self, text: str) -> bool:
+        """Whether a user-defined symbol occurs in text."""
+        if self._users is None or (self._user_first is not None and self._user_first not in text):
+            return False
+        return self._users.search(text) is not None
+
     def _ids_of(self, text: str) -> list[int]:
         kind = 0
         if self._normalizer is not None:
@@ -113,9 +123,9 @@ class SentencePieceProcessor:
             # user-defined symbol holds one: symbols are matched in the escaped text
             norm = self._normalizer.normalize(text, self._late_spaces)
             kind = REPLACE_SPACE if self._late_spaces else 0
-            if self._users is None or not self._users.search(norm):
+            if not self._has_user(norm):
                 return self._char.encode_text(norm, kind)
-        elif self._users is None or not self._users.search(text):
+        elif not self._has_user(text):
             return self._char.encode_text(text, self._kind)
         else:
             norm = text.replace(" ", META)
@@ -149,7 +159,8 @@ class SentencePieceProcessor:
         if isinstance(input, str):
             return self._finish(self._ids_of(input), input, *options)
         texts = originals = list(input)
-        if self._users is None and all(type(t) is str for t in texts):
+        if all(type(t) is str for t in texts) and (
+                self._users is None or (self._normalizer is None and not any(map(self._has_user, texts)))):
             threads = os.cpu_count() if num_threads is None or num_threads < 0 else max(num_threads, 1)
             kind = self._kind
             if self._normalizer is not None:
