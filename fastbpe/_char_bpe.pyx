@@ -387,11 +387,9 @@ cdef class CharBPE:
 
     cdef int encode_cut(self, const uint8_t* q, Py_ssize_t start, Py_ssize_t stop, const uint8_t* end,
                         IdBuf* out, Work* w) except -1 nogil:
-        """Append the ids of q[start:stop], cut between characters no merge joins (two ASCII
-        characters: ascii_cut, exact per pair; else the characters' cut_flags, CUT_PAIR): each
-        part from the piece cache or merged, a part of one character with a token that token.
-        A byte loop: a character that is not ASCII is decoded at its first byte only (English
-        and code stay on the pair test of two bytes)."""
+        """Append the ids of q[start:stop] (valid UTF-8), cut between characters no merge joins
+        (two ASCII ones: ascii_cut, per pair; else their cut_flags, CUT_PAIR), each part from the
+        cache or merged.  A byte loop: a character not ASCII is decoded at its first byte only."""
         cdef Py_ssize_t i = start + 1, s = start, ln, at = start   # at: where the character before i starts
         cdef uint8_t a = q[start], b
         cdef uint32_t cp, last = a      # last: the character before i
@@ -414,8 +412,11 @@ cdef class CharBPE:
                 i += 1
                 continue
             if b < 0x80:
-                cp = b
-                ln = 1
+                cp, ln = b, 1
+            elif b < 0xE0:   # (a character never runs past stop: no length checks)
+                cp, ln = ((b & 0x1F) << 6) | (q[i + 1] & 0x3F), 2
+            elif b < 0xF0:
+                cp, ln = ((b & 0x0F) << 12) | ((q[i + 1] & 0x3F) << 6) | (q[i + 2] & 0x3F), 3
             else:
                 ln = utf8_char(q + i, stop - i, &cp)
             fb = self.cut_flags[cp] if cp < 0x10000 else 0

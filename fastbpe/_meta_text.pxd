@@ -120,6 +120,17 @@ cdef inline Py_ssize_t units_normalize(const code_unit* u, Py_ssize_t n, const u
             q[o + 3] = m3
             o += ml
             continue
+        if c < 0x800:   # (utf8_put, with the two commonest lengths first)
+            q[o] = <uint8_t>(0xC0 | (c >> 6))
+            q[o + 1] = <uint8_t>(0x80 | (c & 0x3F))
+            o += 2
+            continue
+        if c < 0x10000 and (c < 0xD800 or c > 0xDFFF):
+            q[o] = <uint8_t>(0xE0 | (c >> 12))
+            q[o + 1] = <uint8_t>(0x80 | ((c >> 6) & 0x3F))
+            q[o + 2] = <uint8_t>(0x80 | (c & 0x3F))
+            o += 3
+            continue
         k = utf8_put(c, q + o)
         if k == 0:
             bad[0] = i
