@@ -329,22 +329,24 @@ cdef const uint8_t* _bytes(list keep, object arr) except NULL:
 
 def _lead_bytes(table):
     """A 256-bit set: the UTF-8 lead bytes (0xC2-0xF4) that start some character of the class
-    (run_next skips a character whose lead byte is not in it without decoding it)."""
-    import numpy as np
+    (run_next skips a character whose lead byte is not in it without decoding it).  Plain
+    Python over the buffers (numpy arrays, or a cached program's arrays)."""
     _lo, _hi, index, blocks = table
-    blocks = np.asarray(blocks, dtype=np.uint8).reshape(-1, 32)
-    rows = blocks[np.asarray(index)]                     # (4352, 32): the bits of each 256 code points
-    block_any = rows.any(axis=1)
+    index = memoryview(index).tolist()
+    data = memoryview(blocks).tobytes()
+    nonzero = [any(data[i:i + 32]) for i in range(0, len(data), 32)]
+    block_any = [nonzero[i] for i in index]             # per 256 code points
     bits = 0
     for b in range(0xC2, 0xE0):                          # 64 code points: 8 bytes of one block
         cp = (b & 0x1F) << 6
-        if rows[cp >> 8, (cp & 255) >> 3:((cp & 255) >> 3) + 8].any():
+        at = index[cp >> 8] * 32 + ((cp & 255) >> 3)
+        if any(data[at:at + 8]):
             bits |= 1 << b
     for b in range(0xE0, 0xF0):                          # 4096 code points: 16 blocks
-        if block_any[(b & 0x0F) << 4:((b & 0x0F) + 1) << 4].any():
+        if any(block_any[(b & 0x0F) << 4:((b & 0x0F) + 1) << 4]):
             bits |= 1 << b
     for b in range(0xF0, 0xF5):                          # 0x40000 code points: 1024 blocks
-        if block_any[(b & 0x07) << 10:((b & 0x07) + 1) << 10].any():
+        if any(block_any[(b & 0x07) << 10:((b & 0x07) + 1) << 10]):
             bits |= 1 << b
     return bits
 
