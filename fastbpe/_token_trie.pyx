@@ -115,14 +115,23 @@ cdef inline Py_ssize_t skip_words(const unit_t* d, Py_ssize_t n, Py_ssize_t j, T
             paired[count] = <uint64_t>-1 if t.swar_paired[k] and t.swar_second[k] <= top else 0
             second[count] = t.swar_second[k] * ones if paired[count] else 0
             count += 1
+        if count == 0:
+            return n         # no token starts with a character of this str kind
+        for k in range(count, 4):    # the loop below compares four: repeat the first
+            first[k], second[k], paired[k] = first[0], second[0], paired[0]
         while j + step + 1 <= n:
             memcpy(&w0, d + j, 8)
             memcpy(&w1, d + j + 1, 8)
-            m = 0
-            for k in range(count):
-                x = (w0 ^ first[k]) | ((w1 ^ second[k]) & paired[k])
-                m |= (x - ones) & ~x & highs   # some unit is zero
-            if m != 0:
+            x = (w0 ^ first[0]) | ((w1 ^ second[0]) & paired[0])
+            m = (x - ones) & ~x    # a unit is zero: its top bit (below the first zero)
+            x = (w0 ^ first[1]) | ((w1 ^ second[1]) & paired[1])
+            m |= (x - ones) & ~x
+            if count > 2:
+                x = (w0 ^ first[2]) | ((w1 ^ second[2]) & paired[2])
+                m |= (x - ones) & ~x
+                x = (w0 ^ first[3]) | ((w1 ^ second[3]) & paired[3])
+                m |= (x - ones) & ~x
+            if m & highs:
                 r = skip_units(d, n, j, j + step, t.start_class, t.pair_bits, t.root_table)
                 if r < j + step:
                     return r
