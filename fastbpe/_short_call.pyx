@@ -7,8 +7,8 @@ Serving tokenizes many short texts, where the Python around the kernel call (unp
 plan, testing the text, building the lazy object) costs as much as the kernel's work.  The
 front end builds a ShortCall once per tokenizer and calls it first; None means "take the
 general path".  Nothing here knows a front end: the class to make, its three field names and
-what goes into them are given by the caller.  `OrdinaryCall` does the same for tiktoken's
-`Encoding.encode_ordinary`."""
+what goes into them are given by the caller.  `CompiledEncode` makes hf.Tokenizer's `encode`
+a C method that calls it; `OrdinaryCall` does the same for tiktoken's `Encoding.encode_ordinary`."""
 import weakref
 
 from cpython.object cimport PyObject, PyTypeObject
@@ -115,7 +115,8 @@ cdef class ShortCall:
     in __slots__, are set straight into their slots (a short call makes one object: the
     name lookups of setattr and a Python-level call cost as much as a fifth of it)."""
     cdef BPETable table
-    cdef object first, cls, owner, changes_fn, changes_arg
+    cdef object first, cls, changes_fn, changes_arg
+    cdef readonly object owner   # what goes first in the source tuple
     cdef int kind
     cdef bint checks_added
     cdef object wraps_false, wraps_true, shapes_false, shapes_true
@@ -143,9 +144,13 @@ cdef class ShortCall:
         self.sequences_at = slot_offset(cls, self.sequences_field)
 
     def __call__(self, text, add_special_tokens):
+        return self.make(text, True if add_special_tokens else False)
+
+    cdef object ids(self, object text, bint flag):
+        """The ids of the object `make` would make (None the same way): a caller that wants
+        only ids (hf.Tokenizer.encode_ids) skips the object."""
         if not is_plain(text, self.checks_added, self.first, self.changes_fn, self.changes_arg):
             return None
-        cdef bint flag = True if add_special_tokens else False
         ids = self.table.encode_text(text if self.normalize is None else self.normalize.normalize(text),
                                      self.kind, False)
         wraps = self.wraps_true if flag else self.wraps_false
@@ -153,6 +158,13 @@ cdef class ShortCall:
             before, after = wraps
             if before or after:
                 ids = before + ids + after
+        return ids
+
+    cdef object make(self, object text, bint flag):
+        """__call__ for a caller in C (CompiledEncode): no argument tuple, no Python call."""
+        ids = self.ids(text, flag)
+        if ids is None:
+            return None
         shape, sequences = self.shapes_true if flag else self.shapes_false
         n = len(ids)
         obj = fb_new_instance(self.cls) if self.ids_at >= 0 else _new_object(self.cls)
@@ -203,3 +215,39 @@ cdef class OrdinaryCall:
             except UnicodeEncodeError:
                 pass
         return self.general(self.owner_ref(), text)
+
+
+
+cdef class CompiledEncode:
+    """The base of `hf.Tokenizer` that makes HF's `Tokenizer.encode(sequence, pair=None,
+    is_pretokenized=False, add_special_tokens=True)` a C method: a single str sequence goes
+    to the tokenizer's ShortCall (`_short[7]`, the short-call plan that the tokenizer sets to
+    None whenever it changes); anything else, or no plan yet, to the Python `_encode(sequence,
+    pair, is_pretokenized, add_special_tokens)`, which makes the plan.
+
+    A short call is then one C method call, found by the interpreter's specialised method
+    lookup: a Python `encode` that only called the ShortCall cost ~1,300 of ~11,000
+    instructions of a 100-character `encode(s).ids` (its frame, the ShortCall's Python-level
+    call).  `_short` is a C field (a Python attribute of the tokenizer all the same).
+    `encode_ids` the same way (the Python one, `_encode_ids`, also makes the plan)."""
+    cdef public object _short
+
+    def encode(self, sequence, pair=None, is_pretokenized=False, add_special_tokens=True):
+        """HF's Tokenizer.encode: ids, tokens, offsets (characters), masks, type ids.  With
+        is_pretokenized, sequence (and pair) are lists of words: each word is tokenized on
+        its own, its tokens take the word's index as word id and offsets within the word."""
+        plan = self._short
+        if type(plan) is tuple and pair is None and not is_pretokenized:
+            enc = (<ShortCall>(<tuple>plan)[7]).make(sequence, True if add_special_tokens else False)
+            if enc is not None:
+                return enc
+        return self._encode(sequence, pair, is_pretokenized, add_special_tokens)
+
+    def encode_ids(self, text, add_special_tokens=True):
+        """`encode(text, add_special_tokens=...).ids`, without building an Encoding."""
+        plan = self._short
+        if type(plan) is tuple:
+            ids = (<ShortCall>(<tuple>plan)[7]).ids(text, True if add_special_tokens else False)
+            if ids is not None:
+                return ids
+        return self._encode_ids(text, add_special_tokens)

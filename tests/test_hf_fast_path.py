@@ -285,6 +285,70 @@ def test_compiled_short_call_objects():
     assert plain.source[:3] == ("owner", "a plain text", True) and plain.seqs == ()
 
 
+def test_encode_is_the_compiled_call():
+    """Tokenizer.encode and encode_ids are C methods (_short_call.CompiledEncode) that take the
+    short-call plan and come back to the Python `_encode` / `_encode_ids` for everything else:
+    the same results either way, a subclass's own encode wins, and a bound `encode` outlives
+    its name."""
+    from fastbpe._short_call import CompiledEncode
+
+    ref, ours = _ref(N.NFC(), ADDED[:3])
+    assert Tokenizer.encode is CompiledEncode.encode
+    for args, kwargs in [(("Hello world",), {}), (("Hello world",), {"add_special_tokens": False}),
+                         (("Caf\u00e9 <|eot|> x",), {}), (("a", "b"), {}), ((["a b", "c"],), {"is_pretokenized": True}),
+                         (("x", None, False, False), {}), (("",), {"pair": "y"})]:
+        want = ref.encode(*args, **kwargs)
+        for enc in (ours.encode(*args, **kwargs), Tokenizer._encode(ours, *(args + (None, False, True)[len(args) - 1:]))
+                    if not kwargs else ours.encode(*args, **kwargs)):
+            assert (enc.ids, enc.tokens, enc.offsets, enc.word_ids, enc.type_ids) == \
+                (want.ids, want.tokens, want.offsets, want.word_ids, want.type_ids), (args, kwargs)
+    with pytest.raises(TypeError):
+        ours.encode(b"bytes")
+    for text in ["Hello world", "Caf\u00e9 e\u0301", "x <|eot|> y", "", "\u4e2d\u6587 words"]:
+        for flag in (False, True):
+            want = ref.encode(text, add_special_tokens=flag).ids
+            assert ours.encode_ids(text, flag) == ours._encode_ids(text, flag) == want, text
+            assert ours.encode_ids(text, add_special_tokens=flag) == want
+
+    class Mine(Tokenizer):
+        def encode(self, *args, **kwargs):
+            return "mine"
+    assert Mine.from_str(ours.to_str()).encode("x") == "mine"
+    encode = Tokenizer.from_str(ours.to_str()).encode
+    assert encode("Hello world").ids == ref.encode("Hello world").ids
+
+
+def test_short_call_encodings_keep_the_tokenizer_they_were_encoded_with():
+    """A short call's Encoding makes its tokens and offsets when first read, from the
+    tokenizer as it was at encode time: read after add_tokens, encode_special_tokens or a
+    new normalizer, they are still those of its ids.  No copy of the tokenizer is made when
+    no such Encoding is alive."""
+    ref, ours = _ref(None, ADDED[:3])
+    texts = ["hello world foo", "Caf\u00e9 world"]   # the short call, and the plan's Python way
+    kept = [ours.encode(t, add_special_tokens=False) for t in texts]
+    want = [ref.encode(t, add_special_tokens=False) for t in texts]
+    ours.add_tokens(["world"])
+    ours.encode_special_tokens = True
+    later = ours.encode(texts[0], add_special_tokens=False)
+    ours.add_tokens(["foo"])
+    for enc, w in zip(kept, want):
+        assert (enc.ids, enc.tokens, enc.offsets, enc.word_ids) == (w.ids, w.tokens, w.offsets, w.word_ids)
+    ref.add_tokens(["world"])
+    assert later.tokens == ref.encode(texts[0], add_special_tokens=False).tokens
+    del kept, later, enc
+    ours.encode("dropped at once")
+    ours.to_str = None   # a copy would call it
+    ours.add_tokens(["mat"])
+    ref.add_tokens(["foo", "mat"])
+    assert ours.encode("the mat foo").tokens == ref.encode("the mat foo").tokens
+    del ours.to_str
+    enc = ours.encode("a cat")   # kept while the plan is dropped (no_padding), then a change
+    want = ref.encode("a cat")
+    ours.no_padding()
+    ours.add_tokens(["cat"])
+    assert (enc.ids, enc.tokens, enc.offsets) == (want.ids, want.tokens, want.offsets)
+
+
 def test_plain_texts_mask_is_the_short_calls_test():
     """plain_texts, the compiled per-text check of a batch: exact strs that hold no added
     token's first character go to the kernel whole (normalized by the file's program, NFC

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import sys
 import warnings
 
 
@@ -410,3 +411,29 @@ def lazy_encoding(ids: list, source: tuple, sequences) -> Encoding:
 
 # the fields fastbpe._short_call.ShortCall fills to make a lazy Encoding (as lazy_encoding)
 LAZY_FIELDS = ("ids", "_pending", "_sequences")
+
+
+class ShortSource:
+    """What the lazy Encodings of `Tokenizer.encode`'s short calls make their other fields
+    from (the first item of their source): the tokenizer, until it changes.  A tokenizer
+    that is about to change (added tokens, stages, encode_special_tokens) calls `freeze`,
+    and while any such Encoding is alive its fields must still come from the tokenizer as it
+    was: then this object keeps a copy of it made before the change (a batch's Encodings are
+    made instead, see ids_path._LazyBatch: a short call cannot afford to register each one).
+    The tokenizer makes a new ShortSource with its next plan."""
+    __slots__ = ("tokenizer",)
+
+    def __init__(self, tokenizer):
+        self.tokenizer = tokenizer
+
+    def encoding_of(self, text: str, add_special_tokens: bool, options: tuple | None) -> "Encoding":
+        return self.tokenizer.encoding_of(text, add_special_tokens, options)
+
+    def freeze(self, held: int) -> None:
+        """Keep a copy of the tokenizer when some Encoding still refers to this source: when
+        more than `held` references to it exist besides this call's own (the tokenizer's)."""
+        if sys.getrefcount(self) - 2 > held:   # minus getrefcount's argument and this frame's self
+            tokenizer = self.tokenizer
+            copy = type(tokenizer).from_str(tokenizer.to_str())
+            copy.encode_special_tokens = tokenizer.encode_special_tokens
+            self.tokenizer = copy

@@ -25,6 +25,7 @@ import weakref
 
 from ..formats.sentencepiece_model import looks_like_sentencepiece_model
 from ..threads import available_cores
+from .._short_call import CompiledEncode
 from . import _nodes, char_level, decoders, lowering, normalizers, post_processors, pre_tokenizers, spec
 from ._nodes import UnsupportedError
 from .added_tokens import AddedToken, AddedVocabulary
@@ -41,7 +42,7 @@ _STRATEGIES = {"longest_first": "longest_first", "LongestFirst": "longest_first"
                "only_second": "only_second", "OnlySecond": "only_second"}
 
 
-class Tokenizer(IdsPath, PostProcessing, HFExtras):
+class Tokenizer(IdsPath, PostProcessing, HFExtras, CompiledEncode):
     """A tokenizer.json model with `tokenizers.Tokenizer`'s interface.  `Tokenizer(spec)`
     takes the parsed file (a dict) or, as HF's `Tokenizer(model)`, a model: a `tokenizers`
     model object or a model node."""
@@ -420,11 +421,8 @@ class Tokenizer(IdsPath, PostProcessing, HFExtras):
         n = len(ids)
         return Encoding(ids, [type_id] * n, tokens, offsets, [1] * n, [0] * n, words, [0] * n)
 
-    def encode(self, sequence, pair=None, is_pretokenized: bool = False,
-               add_special_tokens: bool = True) -> Encoding:
-        """HF's Tokenizer.encode: ids, tokens, offsets (characters), masks, type ids.  With
-        is_pretokenized, sequence (and pair) are lists of words: each word is tokenized on
-        its own, its tokens take the word's index as word id and offsets within the word."""
+    def _encode(self, sequence, pair, is_pretokenized: bool, add_special_tokens: bool) -> Encoding:
+        """`encode` (_short_call.CompiledEncode's C method) for what its compiled call does not take."""
         short = self._short
         if short is None:
             short = self._short = self._short_plan()
@@ -436,8 +434,8 @@ class Tokenizer(IdsPath, PostProcessing, HFExtras):
                 ids = self._short_ids(short, sequence, add_special_tokens)
                 if ids is not None:
                     shape, sequences = short[6][True if add_special_tokens else False]
-                    n = len(ids)
-                    return lazy_encoding(ids, (self, sequence, add_special_tokens, shape, n, n, None), sequences)
+                    source = (short[7].owner, sequence, add_special_tokens, shape, len(ids), len(ids), None)
+                    return lazy_encoding(ids, source, sequences)
         sequences = [sequence] if pair is None else [sequence, pair]
         if is_pretokenized:
             return self._post_process([self._encode_words(_words(s), k) for k, s in enumerate(sequences)],
