@@ -1,0 +1,60 @@
+"""One library's short call in a loop (the short section's call and strings), for instruction counts.
+
+    python bench/short_profile.py fastbpe "Qwen2.5 tokenizer.json"      # µs a call (wall)
+    valgrind --tool=callgrind --instr-atstart=no python bench/short_profile.py fastbpe cl100k_base --callgrind
+    python bench/short_profile.py none cl100k_base --callgrind ...    # the loop alone (a lambda that returns None)
+
+The call is `common.short_encoder`'s (the short section's: fastbpe's tokenizer.json path is
+`encode(s, add_special_tokens=False).ids`, tiktoken-style `encode_ordinary`), on `--n` distinct
+100-character strings after 1,000 warm-up calls; every result is kept, as the short section
+keeps them (so the cycle collector's passes over the kept lists count, for every library).
+With `--callgrind` the timed loop alone is instrumented (callgrind_control switches it on and
+off), so two builds or two libraries compare by instructions a call on a loaded machine:
+divide the count by --n.  Run valgrind on the real interpreter (`python -c "import sys;
+print(sys.executable)"`), not a shell shim.  Not a test: timings belong here, never in tests/.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [HERE, os.path.dirname(HERE)]   # common.py, and fastbpe built in place
+import common as c  # noqa: E402
+
+
+def instrument(on: bool) -> None:
+    subprocess.run(["callgrind_control", "-i", "on" if on else "off", str(os.getpid())], capture_output=True)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("lib", help="a library of the short section (fastbpe, fastokens, gigatok, ...) or none")
+    ap.add_argument("vocab", help="a vocabulary of the short section (cl100k_base, \"Qwen2.5 tokenizer.json\")")
+    ap.add_argument("--n", type=int, default=5000, help="timed calls (default 5000)")
+    ap.add_argument("--callgrind", action="store_true", help="instrument the timed loop only")
+    a = ap.parse_args(argv)
+    strings = c.short_strings(a.n + 1000)
+    fn = (lambda s: None) if a.lib == "none" else c.short_encoder(a.lib, a.vocab)
+    warm, timed = strings[:1000], strings[1000:]
+    for s in warm:
+        fn(s)
+    results = [None] * len(timed)
+    if a.callgrind:
+        instrument(True)
+    t0 = time.perf_counter()
+    for i, s in enumerate(timed):
+        results[i] = fn(s)
+    seconds = time.perf_counter() - t0
+    if a.callgrind:
+        instrument(False)
+    load = os.getloadavg()[0]
+    print(f"{a.lib} {a.vocab}: {seconds / len(timed) * 1e6:.2f} us a call ({len(timed)} calls, load {load:.1f})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
