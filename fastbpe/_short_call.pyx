@@ -9,8 +9,7 @@ front end builds a ShortCall once per tokenizer and calls it first; None means "
 general path".  Nothing here knows a front end: the class to make, its three field names and
 what goes into them are given by the caller.  `CompiledEncode` makes hf.Tokenizer's `encode`
 a C method that calls it; `OrdinaryCall` does the same for tiktoken's `Encoding.encode_ordinary`."""
-import weakref
-
+cimport cython
 from cpython.object cimport PyObject, PyTypeObject
 from cpython.ref cimport Py_INCREF, Py_XDECREF
 from cpython.unicode cimport PyUnicode_Contains
@@ -184,24 +183,44 @@ cdef class ShortCall:
 
 
 cdef class OrdinaryCall:
-    """tiktoken's `Encoding.encode_ordinary(text)` compiled, for an encoding whose split
-    pattern the C scanner knows: an exact str goes straight to table.encode_text; anything
-    else (another type, a str with lone surrogates) to general(owner, text), the Python way.
-
-    The encoding keeps the bound `encode_ordinary` of this object in its __dict__, so a short
-    call is one C method call (the Python method's frame, its attribute loads and the cpdef
-    wrapper's argument parsing were ~1,900 of ~8,000 instructions of a 100-character call).
-    The owner is held by a weak reference: a strong one would make a cycle that only the
-    cycle collector frees, and a table is tens of MB."""
+    """What CompiledOrdinary's `encode_ordinary` and `encode` read from its `_compiled` field
+    (None: every call takes the Python way): the table and the C scanner's
+    kind, for an encoding whose pattern the C scanner knows and whose table takes every str;
+    `firsts`, the special tokens' first characters as one-character strs (None: encode takes
+    the Python way)."""
     cdef BPETable table
     cdef int kind
-    cdef object owner_ref, general
+    cdef object firsts
 
-    def __init__(self, BPETable table, int kind, owner, general):
+    def __init__(self, BPETable table, int kind, firsts=None):
         self.table = table
         self.kind = kind
-        self.owner_ref = weakref.ref(owner)
-        self.general = general
+        self.firsts = firsts
+
+    cdef bint plain(self, str text, allowed_special, disallowed_special) except -1:
+        """encode's rules leave text ordinary: nothing allowed, and nothing checked, or the
+        default check and none of the special tokens' first characters in text."""
+        if self.firsts is None or allowed_special or type(allowed_special) is str:
+            return False
+        if disallowed_special is None or (not disallowed_special and type(disallowed_special) is not str):
+            return True
+        if type(disallowed_special) is not str or disallowed_special != "all":
+            return False
+        for first in self.firsts:
+            if PyUnicode_Contains(text, first):
+                return False
+        return True
+
+
+@cython.auto_pickle(False)   # the subclass pickles itself (fastbpe.Encoding.__getstate__)
+cdef class CompiledOrdinary:
+    """The base of fastbpe.Encoding whose C methods are tiktoken's `encode_ordinary` and
+    `encode` (a subclass's own methods win): a short call is one C call that reads the
+    `_compiled` field (an OrdinaryCall; None: the Python way, `_encode_ordinary` / `_encode`).
+    The Python methods' frames, attribute loads and argument handling were ~1,900 of ~8,000
+    instructions of a 100-character encode_ordinary, and ~10,600 of ~18,000 of an encode
+    (its special-token check).  `_compiled` is a C field (a Python attribute all the same)."""
+    cdef public object _compiled
 
     def encode_ordinary(self, text):
         """Encode text, treating special-token text as ordinary text.
@@ -209,15 +228,35 @@ cdef class OrdinaryCall:
         >>> enc.encode_ordinary("hello world")
         [31373, 995]
         """
-        if type(text) is str:
+        call = self._compiled
+        if type(call) is OrdinaryCall and type(text) is str:
             try:
-                return self.table.encode_text(text, self.kind, False)
+                return (<OrdinaryCall>call).table.encode_text(text, (<OrdinaryCall>call).kind, False)
             except UnicodeEncodeError:
                 pass
-        return self.general(self.owner_ref(), text)
+        return self._encode_ordinary(text, False)
 
+    def encode(self, text, *, allowed_special=frozenset(), disallowed_special="all", dropout=None, seed=None):
+        """Encode text, with tiktoken's special-token rules.
 
+        Special-token text listed in `allowed_special` becomes its special token; text of a
+        token in `disallowed_special` (by default every special token not allowed) raises
+        ValueError; any other text is encoded as ordinary text.  `dropout=p` skips each merge
+        with probability p (BPE-dropout, reproducible with `seed`; see fastbpe/alternatives.py).
 
+        >>> enc.encode("hello world")
+        [31373, 995]
+        """
+        call = self._compiled
+        if type(call) is OrdinaryCall and type(text) is str and dropout is None \
+                and (<OrdinaryCall>call).plain(text, allowed_special, disallowed_special):
+            try:
+                return (<OrdinaryCall>call).table.encode_text(text, (<OrdinaryCall>call).kind, False)
+            except UnicodeEncodeError:
+                pass
+        return self._encode(text, allowed_special, disallowed_special, dropout, seed)
+
+@cython.auto_pickle(False)   # hf.Tokenizer pickles itself (its __reduce__)
 cdef class CompiledEncode:
     """The base of `hf.Tokenizer` that makes HF's `Tokenizer.encode(sequence, pair=None,
     is_pretokenized=False, add_special_tokens=True)` a C method: a single str sequence goes

@@ -11,7 +11,7 @@ from typing import AbstractSet, Collection, Literal, Mapping, Sequence
 
 from . import alternatives, regex_dialects
 from ._core import BPETable
-from ._short_call import OrdinaryCall
+from ._short_call import CompiledOrdinary, OrdinaryCall
 from .formats.tiktoken_bpe import TokensByRank, index_or_none, tokens_of_ranks
 from .pretokenize import Splitter
 from .special_tokens import raise_disallowed_special_token, special_token_regex
@@ -19,7 +19,7 @@ from .text import fix_surrogates
 from .threads import check_threads, parallel_map
 
 
-class Encoding:
+class Encoding(CompiledOrdinary):
     def __init__(
         self,
         name: str,
@@ -82,14 +82,12 @@ class Encoding:
         self._compile_short_call()
 
     def _compile_short_call(self) -> None:
-        """Put the compiled encode_ordinary (_short_call.OrdinaryCall) in this encoding's
-        __dict__, where attribute lookup finds it before the method below: a short call is then
-        one C call.  Only when the method is this class's own (a subclass's override wins) and
-        the C scanner and the table take every str."""
-        self.__dict__.pop("encode_ordinary", None)
-        kind = self._splitter.kind
-        if type(self).encode_ordinary is Encoding.encode_ordinary and kind >= 0 and self._phantom is None:
-            self.encode_ordinary = OrdinaryCall(self._table, kind, self, _encode_ordinary_general).encode_ordinary
+        """What the compiled encode_ordinary and encode read (_short_call.OrdinaryCall), where
+        the C scanner and the table take every str (None: they take the Python way)."""
+        self._compiled = None
+        if self._splitter.kind >= 0 and self._phantom is None:
+            firsts = None if "" in self._all_special else tuple({t[0] for t in self._all_special})
+            self._compiled = OrdinaryCall(self._table, self._splitter.kind, firsts)
 
     def __repr__(self) -> str:
         return f"<Encoding {self.name!r}>"
@@ -98,35 +96,11 @@ class Encoding:
     # Encoding
     # ====================
 
-    def encode_ordinary(self, text: str) -> list[int]:
-        """Encode text, treating special-token text as ordinary text.
+    # encode_ordinary(text) and encode(text, *, allowed_special=frozenset(), disallowed_special=
+    # "all", dropout=None, seed=None): C methods of CompiledOrdinary, the uncommon cases come here
 
-        >>> enc.encode_ordinary("hello world")
-        [31373, 995]
-        """
-        kind = self._splitter.kind
-        if kind >= 0 and type(text) is str and self._phantom is None:
-            try:   # the common case in one kernel call (short texts: the call is the cost)
-                return self._table.encode_text(text, kind, False)
-            except UnicodeEncodeError:
-                pass
-        return self._encode_ordinary(text, False)
-
-    def encode(
-        self,
-        text: str,
-        *,
-        allowed_special: Literal["all"] | AbstractSet[str] = frozenset(),
-        disallowed_special: Literal["all"] | Collection[str] = "all",
-        dropout: float | None = None,
-        seed: int | None = None,
-    ) -> list[int]:
-        """Encode text, with tiktoken's special-token rules.
-
-        Special-token text listed in `allowed_special` becomes its special token; text of a
-        token in `disallowed_special` (by default every special token not allowed) raises
-        ValueError; any other text is encoded as ordinary text.  `dropout=p` skips each merge
-        with probability p (BPE-dropout, reproducible with `seed`; see fastbpe/alternatives.py)."""
+    def _encode(self, text: str, allowed_special, disallowed_special, dropout, seed) -> list[int]:
+        """encode's Python way (special-token text, other rules, dropout, other types)."""
         allowed = self._check_specials(text, allowed_special, disallowed_special)
         if dropout is not None and alternatives.check_dropout(dropout, seed) > 0:
             return alternatives.encode_with(self, text, allowed, alternatives.dropout_fn(dropout, seed))
@@ -565,17 +539,13 @@ class Encoding:
 
         if isinstance(value, str):
             self.__dict__ = registry.get_encoding(value).__dict__
+            self._compile_short_call()   # a C field: not in the __dict__
             return
         if "bpe_model" in value:
             self.__dict__ = value["bpe_model"].to_encoding(value["name"]).__dict__
-            self._compile_short_call()   # the one in the dict was bound to the encoding made here
+            self._compile_short_call()
             return
         self.__init__(**value)
-
-
-def _encode_ordinary_general(enc: Encoding, text) -> list[int]:
-    """encode_ordinary of what the compiled call does not take (not an exact str, lone surrogates)."""
-    return enc._encode_ordinary(text, False)
 
 
 def _build_table(token_bytes: list, special_bytes: dict):

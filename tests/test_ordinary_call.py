@@ -1,8 +1,8 @@
-"""The compiled encode_ordinary (_short_call.OrdinaryCall): an Encoding whose pattern the C
-scanner knows answers `enc.encode_ordinary(text)` with one C call kept in its __dict__.  It must
-give what the Python method gives for every input, follow the kernel when a front end swaps it,
-leave a subclass's own encode_ordinary alone and keep no reference cycle (a table is tens of MB
-and would otherwise wait for the cycle collector)."""
+"""The compiled encode_ordinary and encode (_short_call's functions, fastbpe.Encoding's methods,
+reading the encoding's `_compiled` OrdinaryCall): an Encoding whose pattern the C scanner knows
+answers a short call with one C call.  They must give what the Python ways give for every
+input, follow the kernel when a front end swaps it, leave a subclass's own methods alone and
+keep no reference cycle (a table is tens of MB and would otherwise wait for the cycle collector)."""
 from __future__ import annotations
 
 import gc
@@ -26,23 +26,25 @@ def trained() -> Encoding:
 
 
 def test_compiled_call_is_installed_and_equals_the_python_method():
+    from fastbpe._short_call import OrdinaryCall
+
     enc = trained()
-    assert "encode_ordinary" in enc.__dict__
+    assert type(enc._compiled) is OrdinaryCall
     for text in TEXTS:
-        assert enc.encode_ordinary(text) == Encoding.encode_ordinary(enc, text), text
+        assert enc.encode_ordinary(text) == enc._encode_ordinary(text, False), text
     class Text(str):
         pass
-    assert enc.encode_ordinary(Text("the cat")) == Encoding.encode_ordinary(enc, "the cat")
+    assert enc.encode_ordinary(Text("the cat")) == enc._encode_ordinary("the cat", False)
     with pytest.raises(TypeError):
         enc.encode_ordinary(b"bytes")
     with pytest.raises(TypeError):
-        Encoding.encode_ordinary(enc, b"bytes")
+        enc._encode_ordinary(b"bytes", False)
 
 
 def test_not_installed_where_the_c_scanner_does_not_run():
     enc = Encoding("toy", pat_str=r"\w+|\s+|[^\w\s]+", mergeable_ranks=BYTE_RANKS, special_tokens={})
     if enc.splitter.kind < 0:
-        assert "encode_ordinary" not in enc.__dict__
+        assert enc._compiled is None
     assert enc.encode_ordinary("ab c") == [97, 98, 32, 99]
 
 
@@ -73,3 +75,41 @@ def test_no_reference_cycle_and_pickles():
         assert ref() is None   # freed by reference counting alone
     finally:
         gc.enable()
+
+
+def test_compiled_encode_equals_the_python_method():
+    """`encode` is compiled too: a str holding no special token's first character,
+    with the default rules (or nothing allowed and nothing checked), is one kernel call; every
+    other call (special-token text, other rules, dropout, other types, lone surrogates) goes
+    to the Python method, with its results and its errors."""
+    enc = Encoding("s", pat_str=patterns.GPT4_PATTERN, mergeable_ranks=trained()._mergeable_ranks,
+                   special_tokens={"<|end|>": 300, "[SEP]": 301})
+    assert enc._compiled is not None
+    rules = [{}, {"allowed_special": "all"}, {"allowed_special": {"<|end|>"}}, {"disallowed_special": ()},
+             {"disallowed_special": None}, {"disallowed_special": []}, {"disallowed_special": {"[SEP]"}},
+             {"allowed_special": set(), "disallowed_special": "all"}, {"dropout": 0.0}, {"dropout": 0.5, "seed": 1}]
+    for text in TEXTS + ["the <|end|> cat", "a [SEP] b", "a < b [ c", "<|end|>", "[SEP"]:
+        for kwargs in rules:
+            try:
+                want = enc._encode(text, kwargs.get("allowed_special", frozenset()),
+                                   kwargs.get("disallowed_special", "all"), kwargs.get("dropout"), kwargs.get("seed"))
+            except ValueError as e:
+                with pytest.raises(ValueError, match=str(e)[:20]):
+                    enc.encode(text, **kwargs)
+                continue
+            assert enc.encode(text, **kwargs) == want, (text, kwargs)
+    with pytest.raises(TypeError):
+        enc.encode(b"bytes")
+    with pytest.raises(TypeError):
+        enc.encode("x", "positional rules")
+    with pytest.raises(ValueError):
+        enc.encode("a [SEP] b", allowed_special={"not special"})
+
+    class Mine(Encoding):
+        def encode(self, text, **kwargs):
+            return ["mine"]
+    mine = Mine("m", pat_str=patterns.GPT4_PATTERN, mergeable_ranks=BYTE_RANKS, special_tokens={})
+    assert mine.encode("ab") == ["mine"] and mine.encode_ordinary("ab") == [97, 98]
+    encode = pickle.loads(pickle.dumps(enc)).encode   # a bound method keeps its encoding
+    assert encode("the cat <|end|>", allowed_special="all")[-1] == 300
+    assert encode("a\ud800b") == enc._encode("a\ud800b", frozenset(), "all", None, None)
