@@ -18,15 +18,41 @@ kernel output, batches, short calls and the transformers patch read its fields.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+
+
+class _Frozen:
+    """A value with named fields, compared and hashed by `_key()`, immutable after __init__
+    (what a frozen dataclass gives, without importing `dataclasses`: that import and the code
+    it generates were ~15% of a tokenizer.json load's instructions)."""
+    __slots__ = ()
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    __delattr__ = __setattr__
+
+    def _set(self, **fields) -> None:
+        for name, value in fields.items():
+            object.__setattr__(self, name, value)
+
+    def __eq__(self, other):
+        return self._key() == other._key() if type(other) is type(self) else NotImplemented
+
+    def __hash__(self):
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(" + ", ".join(f"{n}={getattr(self, n)!r}" for n in self._shown) + ")"
+
+    def __reduce__(self):   # copy and pickle: the constructor's arguments (__slots__ is their order)
+        return type(self), tuple(getattr(self, n) for n in self.__slots__)
 
 
 class NotLowered(ValueError):
     """A stage that has no kernel form (the message names the stage and says why)."""
 
 
-@dataclass(frozen=True)
-class Level:
+class Level(_Frozen):
     """One cut of a chain: every piece of the level before is cut into this pattern's matches
     and the text between them (HF's Split with behavior Isolated; llama.cpp's regex lists).
 
@@ -38,36 +64,42 @@ class Level:
     one byte as one character.  `builtin`: a built-in scanner kind that cuts exactly so.
     `drop`: "matches" or "gaps" when the level removes those pieces (HF's Split Removed,
     without or with invert): the kernel gives them no ids."""
-    pattern: str
-    dialect: str = "regex"
-    byte_level: bool = False
-    builtin: int = -1
-    members: object = field(default=None, compare=False, hash=False, repr=False)
-    drop: str | None = None
+    __slots__ = ("pattern", "dialect", "byte_level", "builtin", "members", "drop")
+    _shown = ("pattern", "dialect", "byte_level", "builtin", "drop")   # not members
+
+    def __init__(self, pattern: str, dialect: str = "regex", byte_level: bool = False, builtin: int = -1,
+                 members=None, drop: str | None = None):
+        self._set(pattern=pattern, dialect=dialect, byte_level=byte_level, builtin=builtin, members=members,
+                  drop=drop)
+
+    def _key(self) -> tuple:
+        return self.key
 
     @property
     def key(self) -> tuple:
         return (self.pattern, self.dialect, self.byte_level, self.builtin, self.drop)
 
 
-@dataclass(frozen=True)
-class Plan:
+class Plan(_Frozen):
     """What the kernel runs for one tokenizer.  `engine` is "kernel" (one GIL-free call a
     text or batch), "kernel+matcher" (the single split is matched in Python, the kernel
     merges: a pattern outside the compiled subset), or "pipeline" (`refusal` says which
     stage did not lower, and why).  `model` says which kernel: "byte-level" (the scanner
     chain `kind`, then the byte-level merge) or "char-level" (`_char_bpe.CharBPE`: the
     normalizer and pre-tokenizer lower to its text form, `char_kinds`)."""
-    engine: str
-    kind: int = -1                 # the scanner kind of the pre-tokenizer chain
-    pattern: str | None = None     # the one split pattern, when the chain is one level
-    matcher: object = None         # spans(text) of that pattern, for "kernel+matcher"
-    levels: tuple = ()
-    refusal: str | None = None
-    model: str = "byte-level"
-    # char-level: CharBPE's kind flags for a segment at a text's start and for one after an
-    # added token (they differ for Metaspace's prepend_scheme "first")
-    char_kinds: tuple | None = None
+    __slots__ = _shown = ("engine", "kind", "pattern", "matcher", "levels", "refusal", "model", "char_kinds")
+
+    def __init__(self, engine: str, kind: int = -1, pattern: str | None = None, matcher=None, levels: tuple = (),
+                 refusal: str | None = None, model: str = "byte-level", char_kinds: tuple | None = None):
+        # kind: the scanner kind of the pre-tokenizer chain; pattern: the one split pattern, when
+        # the chain is one level; matcher: spans(text) of that pattern, for "kernel+matcher";
+        # char_kinds (char-level): CharBPE's kind flags for a segment at a text's start and for
+        # one after an added token (they differ for Metaspace's prepend_scheme "first")
+        self._set(engine=engine, kind=kind, pattern=pattern, matcher=matcher, levels=levels, refusal=refusal,
+                  model=model, char_kinds=char_kinds)
+
+    def _key(self) -> tuple:
+        return tuple(getattr(self, n) for n in self._shown)
 
     @property
     def drops(self) -> bool:

@@ -15,10 +15,10 @@ change makes new files (old ones are never read again).  A file that does not re
 whole is ignored and compiled again."""
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sys
+import zlib
 from array import array
 
 FORMAT = 1
@@ -44,7 +44,7 @@ _VERSION: list = []
 def code_version() -> str:
     """A digest of everything a compiled program depends on besides its key."""
     if not _VERSION:
-        h = hashlib.sha256(f"{FORMAT} {sys.byteorder} {sys.version_info[:2]}".encode())
+        h = _Digest(f"{FORMAT} {sys.byteorder} {sys.version_info[:2]}".encode())
         here = os.path.dirname(os.path.abspath(__file__))
         for name in _SOURCES:
             try:
@@ -64,8 +64,24 @@ def code_version() -> str:
             h.update(_package_stamp("onigurumacffi").encode())
         except ImportError:
             h.update(b"no oniguruma")
-        _VERSION.append(h.hexdigest()[:24])
+        _VERSION.append(h.hexdigest())
     return _VERSION[0]
+
+
+class _Digest:
+    """crc32 and adler32 of the bytes fed, 64 bits: names cache files (not a security boundary:
+    each file holds its whole key, checked when read, and only this user writes the folder)."""
+
+    def __init__(self, data: bytes = b""):
+        self.crc, self.adler, self.n = 0, 1, 0
+        self.update(data)
+
+    def update(self, data: bytes) -> None:
+        self.crc, self.adler = zlib.crc32(data, self.crc), zlib.adler32(data, self.adler)
+        self.n += len(data)
+
+    def hexdigest(self) -> str:
+        return f"{self.crc:08x}{self.adler:08x}{self.n & 0xFFFF:04x}"
 
 
 def _package_stamp(name: str) -> str:
@@ -93,7 +109,7 @@ def _path(key) -> str | None:
     root = cache_root()
     if root is None:
         return None
-    digest = hashlib.sha256(repr(key).encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    digest = _Digest(repr(key).encode("utf-8", "surrogatepass")).hexdigest()
     return os.path.join(root, f"programs-{code_version()}", f"{digest}.prog")
 
 
@@ -196,13 +212,9 @@ def _load(key, data: bytes) -> "CachedProgram":
     for code, size in head["arrays"]:
         if at + size > len(data):
             raise EOFError
-        chunk = data[at:at + size]
-        if code == "B":
-            arrays.append(chunk)
-        else:
-            a = array(code)
-            a.frombytes(chunk)
-            arrays.append(a)
+        a = array(code)     # (an array, not bytes, for "B" too: numpy reads it as numbers)
+        a.frombytes(data[at:at + size])
+        arrays.append(a)
         at += size
     if at != len(data):
         raise ValueError("trailing bytes")

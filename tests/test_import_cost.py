@@ -55,3 +55,26 @@ def test_names_resolve_one_at_a_time():
     for name in fastbpe.__all__:
         out = run_python(f"import fastbpe\nassert fastbpe.{name} is not None\nprint('ok')")
         assert out.stdout.strip() == "ok", name
+
+
+def test_loading_a_byte_level_file_imports_no_regex_numpy_or_dataclasses(tmp_path):
+    """A tokenizer.json whose split the C scanner knows loads and encodes without `regex`,
+    numpy, `dataclasses` or hashlib (~60M, ~220M, ~35M and ~12M instructions of a fresh
+    process: HF tokenizers' whole GPT-2 load is ~360M)."""
+    from hf_reference import build, tokenizers
+    from tokenizers import pre_tokenizers as hp
+    ref = build(pre_tokenizer=hp.ByteLevel(add_prefix_space=False, use_regex=True),
+                decoder=tokenizers.decoders.ByteLevel(), byte_level_alphabet=True)
+    path = tmp_path / "tokenizer.json"
+    path.write_text(ref.to_str(), encoding="utf-8")
+    out = run_python("""
+        import json, sys, fastbpe
+        tok = fastbpe.Tokenizer.from_file(sys.argv[1])
+        enc = tok.encode("hello world, it's 2024")
+        print(json.dumps([enc.ids, enc.offsets, tok.engine,
+                          sorted(m for m in ("numpy", "regex", "dataclasses", "hashlib") if m in sys.modules)]))
+    """, path)
+    ids, offsets, engine, heavy = json.loads(out.stdout)
+    want = ref.encode("hello world, it's 2024")
+    assert (ids, [tuple(o) for o in offsets], engine) == (want.ids, want.offsets, "kernel")
+    assert heavy == []

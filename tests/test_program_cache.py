@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+from array import array
 
 import pytest
 from hypothesis import given, settings
@@ -139,3 +140,34 @@ def test_a_second_process_loads_a_program_file_without_numpy_or_regex(tmp_path):
     assert "numpy" in first[2] or "regex" in first[2]      # it compiled
     assert second[2] == []
     assert os.listdir(tmp_path / "cache")
+
+
+def _lead_bytes_numpy(table):
+    """The lead-byte set of a class table, written with numpy (the reference)."""
+    import numpy as np
+    _lo, _hi, index, blocks = table
+    rows = np.asarray(blocks, dtype=np.uint8).reshape(-1, 32)[np.asarray(index)]
+    block_any = rows.any(axis=1)
+    bits = 0
+    for b in range(0xC2, 0xE0):
+        cp = (b & 0x1F) << 6
+        bits |= int(rows[cp >> 8, (cp & 255) >> 3:((cp & 255) >> 3) + 8].any()) << b
+    for b in range(0xE0, 0xF0):
+        bits |= int(block_any[(b & 0x0F) << 4:((b & 0x0F) + 1) << 4].any()) << b
+    for b in range(0xF0, 0xF5):
+        bits |= int(block_any[(b & 0x07) << 10:((b & 0x07) + 1) << 10].any()) << b
+    return bits
+
+
+@pytest.mark.parametrize("pattern", PATTERNS + [r"[\u00e9]+", r"[\U0001F600-\U0001F64F]+", r"[\u07ff\u0800]+"])
+def test_registering_needs_no_numpy_and_finds_the_same_lead_bytes(pattern):
+    """A run class's lead bytes (registering a program) come from typed loops over the class
+    table, as numpy computed them, for numpy and array tables alike."""
+    from fastbpe import _scan_program
+    prog = pattern_program.compile_pattern(pattern)
+    for table in prog.tables:
+        lo, hi, index, blocks = table
+        want = _lead_bytes_numpy(table)
+        assert _scan_program._lead_bytes(table) == want
+        read = (lo, hi, array("H", bytes(index)), array("B", bytes(blocks)))
+        assert _scan_program._lead_bytes(read) == want

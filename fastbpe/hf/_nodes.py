@@ -86,6 +86,15 @@ def parse(json_text: str) -> dict:
     return doc
 
 
+def looks_like_sentencepiece(head: bytes) -> bool:
+    """Whether a file's first bytes are a SentencePiece .model's (the reader is imported only
+    for a file that starts as a protobuf does: a tokenizer.json never needs it)."""
+    if head[:1] != b"\n":
+        return False
+    from ..formats.sentencepiece_model import looks_like_sentencepiece_model
+    return looks_like_sentencepiece_model(head)
+
+
 def read_document(data: bytes) -> dict | None:
     """The document of a tokenizer.json file's bytes with its model's vocab and merges read
     by `_tokenizer_json` straight from the bytes (merges as `LazyMerges`), or None when the

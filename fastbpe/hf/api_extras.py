@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 
@@ -225,17 +224,17 @@ class HFExtras:
         return counter, byte_words
 
 
-@dataclass
 class _Scan:
     """How `_training_scan` counts words: a C scanner kind (None: the `regex` pattern's
     matches), the pattern, ByteLevel's prefix space, whether words are bytes of byte-level
-    characters (else each word is its UTF-8)."""
-    kind: int | None
-    pattern: str
-    prefix_space: bool
-    byte_level: bool
-    normalize: object = None   # the normalizer's kernel program's normalize(text), or None
-    words: str | None = None   # pieces that do not match this whole are dropped (white space)
+    characters (else each word is its UTF-8).  (A plain class: importing `dataclasses` is
+    ~10% of a tokenizer.json load's instructions.)"""
+
+    def __init__(self, kind: int | None, pattern: str, prefix_space: bool, byte_level: bool,
+                 normalize=None, words: str | None = None):
+        self.kind, self.pattern, self.prefix_space, self.byte_level = kind, pattern, prefix_space, byte_level
+        self.normalize = normalize   # the normalizer's kernel program's normalize(text), or None
+        self.words = words           # pieces that do not match this whole are dropped (white space)
 
 
 # pre-tokenizers whose words are exactly a pattern's matches (the rest is dropped)

@@ -13,7 +13,6 @@ runs a plan's ids paths and builds Encodings, with added tokens cut out first as
 """
 from __future__ import annotations
 
-from .. import normalize as program_ops
 from .._char_bpe import PREPEND, REPLACE_SPACE
 from ..plan import NotLowered, Plan
 from ..threads import parallel_map
@@ -24,6 +23,7 @@ def text_form(ops: tuple, steps: list, meta: str) -> tuple[int, int]:
     """CharBPE's kind flags (at a text's start, after an added token) of a file's lowered
     normalizer (its program's ops) and pre-tokenizer steps before a char-level model whose
     meta character is meta; NotLowered names the op or step the kernel does not run."""
+    from .. import normalize as program_ops
     flags = 0
     for op in ops:
         if op == program_ops.Prepend(meta) and not flags & PREPEND:

@@ -29,6 +29,17 @@ _BYTELEVEL_UTF8_LEN = [len(BYTE_TO_CHAR[b].encode("utf-8")) for b in range(256)]
 NOT_UTF8 = frozenset([0xC0, 0xC1, *range(0xF5, 0x100)])
 
 
+def _without(items: list, value) -> list:
+    """items with each item equal to value set to None (found by list.index: C speed)."""
+    i = -1
+    try:
+        while True:
+            i = items.index(value, i + 1)
+            items[i] = None
+    except ValueError:
+        return items
+
+
 class BPE:
     def __init__(self, node: dict, byte_level_input: bool):
         self.byte_level_input = byte_level_input  # a ByteLevel pre-tokenizer feeds it
@@ -75,7 +86,7 @@ class BPE:
         if self.byte_level:
             tokens = bytelevel_vocab_bytes(self.vocab, n_ids)
             if b"" in tokens:   # an empty token (Whisper's): BPE never makes it; it decodes to ""
-                tokens = untracked(tuple(None if t == b"" else t for t in tokens))
+                tokens = untracked(tuple(_without(list(tokens), b"")))
             # a merge involving a token outside the byte alphabet can never apply to bytes
             merges = self._merge_rows(0, tokens)
             singles = set(single_bytes(tokens))

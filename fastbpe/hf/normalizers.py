@@ -5,15 +5,25 @@ alignment to the input (the readable reference), and `lower()`s itself to the op
 from __future__ import annotations
 
 import functools
+from typing import TYPE_CHECKING
 
 from ..formats.bytelevel import BYTE_TO_CHAR
-from .. import normalize as program_ops
 from .._nfc import combining_mark_table, lowercase, nfc_spans, normalize
-from ..normalize import NormalizerProgram, NotLowered
+from ..plan import NotLowered
 from ._nodes import json_bool, json_field, json_list, json_str, node_type, unsupported
 from .normalized import NormalizedText
 from .oniguruma import LiteralPattern, compile_split_pattern
 
+
+if TYPE_CHECKING:
+    from ..normalize import NormalizerProgram
+
+
+def _ops():
+    """fastbpe.normalize (the ops as values, NormalizerProgram), imported when a normalizer is
+    lowered: a file without one loads without it."""
+    from .. import normalize
+    return normalize
 
 def is_whitespace(c: str) -> bool:
     """Rust's char::is_whitespace (Unicode White_Space), which HF uses."""
@@ -31,7 +41,7 @@ class Unicode:
         return t if sources is None else t.from_sources(text, sources)
 
     def lower(self) -> list:
-        return [program_ops.UnicodeForm(self.form)]
+        return [_ops().UnicodeForm(self.form)]
 
 
 class Lowercase:
@@ -42,7 +52,7 @@ class Lowercase:
         return t if sources is None else t.from_sources(text, sources)
 
     def lower(self) -> list:
-        return [program_ops.Lowercase()]
+        return [_ops().Lowercase()]
 
 
 def char_to_bytelevel(c: str) -> str:
@@ -60,7 +70,7 @@ class ByteLevel:
         return t.map_chars(char_to_bytelevel)
 
     def lower(self) -> list:
-        return [program_ops.ByteLevel()]
+        return [_ops().ByteLevel()]
 
 
 class Strip:
@@ -78,7 +88,7 @@ class Strip:
         return t.slice(start, end)
 
     def lower(self) -> list:
-        return [program_ops.Strip(self.left, self.right)]
+        return [_ops().Strip(self.left, self.right)]
 
 
 class Replace:
@@ -94,12 +104,12 @@ class Replace:
 
     def lower(self) -> list:
         if isinstance(self.pattern, LiteralPattern) or self.pattern_node == {"String": ""}:
-            return [program_ops.ReplaceLiteral(self.pattern_node["String"], self.content)]
+            return [_ops().ReplaceLiteral(self.pattern_node["String"], self.content)]
         pattern = self.pattern_node.get("Regex")
         prog = regex_program(pattern) if regex_program is not None and isinstance(pattern, str) else None
         if prog is not None and prog.run is not None:   # one class repeated: CLIP's \s+
             cls, run_max = prog.run
-            return [program_ops.ReplaceRun(pattern, prog.tables[cls], min(run_max, 1 << 62), self.content)]
+            return [_ops().ReplaceRun(pattern, prog.tables[cls], min(run_max, 1 << 62), self.content)]
         raise NotLowered(f"normalizer Replace with the regex {pattern!r} (the kernel runs a String "
                          "pattern, or a regex that is one character class repeated)")
 
@@ -117,7 +127,7 @@ class Prepend:
         return t.prepend(self.prepend)
 
     def lower(self) -> list:
-        return [program_ops.Prepend(self.prepend)]
+        return [_ops().Prepend(self.prepend)]
 
 
 @functools.lru_cache(maxsize=1)
@@ -137,7 +147,7 @@ class StripAccents:
         return t.map_chars(lambda c: "" if marks[ord(c)] else c)
 
     def lower(self) -> list:
-        return [program_ops.StripAccents()]
+        return [_ops().StripAccents()]
 
 
 class Sequence:
@@ -194,7 +204,7 @@ def from_json(node, path: str = "normalizer"):
     raise unsupported("normalizer", node)
 
 
-def program_of(normalizer) -> NormalizerProgram | None:
+def program_of(normalizer) -> "NormalizerProgram | None":
     """The kernel program of a normalizer (None for none, or one that changes nothing); raises
     NotLowered naming the step that has no kernel form."""
     if normalizer is None:
@@ -203,7 +213,7 @@ def program_of(normalizer) -> NormalizerProgram | None:
     if lower is None:
         raise NotLowered(f"normalizer {type(normalizer).__name__} has no kernel form")
     ops = lower()
-    return NormalizerProgram(ops) if ops else None
+    return _ops().NormalizerProgram(ops) if ops else None
 
 
 def kernel_program(normalizer) -> tuple:
@@ -217,7 +227,7 @@ def kernel_program(normalizer) -> tuple:
 def nfc_table() -> bytes:
     """The table of fastbpe._nfc.nfc_spans (from fastbpe's Unicode 9.0 tables; built once,
     shared with the NFC op of normalizer programs)."""
-    return program_ops.form_table("NFC")
+    return _ops().form_table("NFC")
 
 
 def nfc(text: str) -> str:

@@ -8,7 +8,6 @@ whole pre-tokenizer in one pass (HF's own Sequence semantics: each step cuts the
 step before).  A step after ByteLevel reads the byte-level alphabet, one byte a character."""
 from __future__ import annotations
 
-import hashlib
 import os
 from functools import lru_cache
 
@@ -18,7 +17,6 @@ from .. import _pretokenize
 from .._char_bpe import PREPEND_UNLESS_META, REPLACE_SPACE, SPLIT
 from ..plan import Level, NotLowered
 from ..pretokenize import chain_kind, scanner_kind
-from ..formats.atomic import atomic_write_bytes
 from ..formats.bytelevel import BYTELEVEL_PATTERN
 from ._nodes import json_bool, json_field, json_list, json_str, node_type, unsupported
 from .normalized import NormalizedText
@@ -152,6 +150,7 @@ def _oniguruma_members(atom: str):
             pass
     bits = _ask_oniguruma(atom)
     if path is not None:
+        from ..formats.atomic import atomic_write_bytes
         try:
             os.makedirs(os.path.dirname(path), exist_ok=True)
             atomic_write_bytes(path, bits.tobytes())
@@ -169,6 +168,7 @@ def _members_cache_path(atom: str) -> str | None:
                             "fastbpe")
     if not root or onigurumacffi is None:
         return None
+    import hashlib
     version = getattr(onigurumacffi, "__onig_version__", "unknown")
     digest = hashlib.sha256(atom.encode("utf-8", "surrogatepass")).hexdigest()[:32]
     return os.path.join(root, f"oniguruma-{version}", f"{digest}.bits")

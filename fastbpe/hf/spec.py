@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 
-from ..formats.atomic import atomic_write_text
 from ._nodes import LazyMerges
 
 STAGES = ("normalizer", "pre_tokenizer", "post_processor", "decoder")
@@ -88,6 +87,7 @@ def dumps(spec: dict, pretty: bool) -> str:
 
 def write_atomically(path: str | os.PathLike, text: str) -> None:
     """The file is the whole new text or the old one, never half written."""
+    from ..formats.atomic import atomic_write_text
     atomic_write_text(path, text)
 
 

@@ -23,7 +23,6 @@ from __future__ import annotations
 import os
 import weakref
 
-from ..formats.sentencepiece_model import looks_like_sentencepiece_model
 from ..threads import available_cores
 from .._short_call import CompiledEncode
 from . import _nodes, char_level, decoders, lowering, normalizers, post_processors, pre_tokenizers, spec
@@ -200,7 +199,7 @@ class Tokenizer(IdsPath, PostProcessing, HFExtras, CompiledEncode):
             data = f.read(4)
             if data == b"GGUF":
                 return cls.from_gguf(path)
-            if looks_like_sentencepiece_model(data):
+            if _nodes.looks_like_sentencepiece(data):
                 return cls.from_sentencepiece(path)
             data += f.read()
         doc = _nodes.read_document(data)   # the model's arrays read from the bytes; None: json.loads
