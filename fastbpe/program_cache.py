@@ -194,6 +194,7 @@ def _dump(key, prog) -> bytes:
             "invalid": int(dfa.invalid), "eot": int(dfa.eot),
             "bytes": arrays.add(dfa.byte_table(), "h") if hasattr(dfa, "byte_table") else None},
         "arrays": arrays.specs,
+        "crc": zlib.crc32(b"".join(arrays.chunks)),   # a flipped bit: compiled again, never run
     }
     text = json.dumps(head).encode("utf-8", "surrogatepass")
     return b"".join([_MAGIC, len(text).to_bytes(8, "little"), text, *arrays.chunks])
@@ -218,6 +219,8 @@ def _load(key, data: bytes) -> "CachedProgram":
         at += size
     if at != len(data):
         raise ValueError("trailing bytes")
+    if zlib.crc32(memoryview(data)[len(data) - sum(size for _, size in head["arrays"]):]) != head["crc"]:
+        raise ValueError("checksum")
     return CachedProgram(head, arrays)
 
 

@@ -97,12 +97,15 @@ def test_a_broken_or_foreign_file_is_compiled_again(cache_dir):
     program_cache.compiled(key, compile_it)
     [path] = cache_dir.glob("programs-*/*.prog")
     good = path.read_bytes()
-    for bad in (good[:len(good) // 2], b"garbage", good[:-1] + b"\x00" * 2, good.replace(b"test-broken", b"test-brokeN")):
+    flipped = bytearray(good)
+    flipped[-100] ^= 4                       # one bit of the arrays (the checksum catches it)
+    for bad in (good[:len(good) // 2], b"garbage", good[:-1] + b"\x00" * 2, good.replace(b"test-broken", b"test-brokeN"),
+                bytes(flipped)):
         path.write_bytes(bad)
         got = program_cache.compiled(key, compile_it)
         assert isinstance(got, pattern_program.Program)
         assert path.read_bytes() == good        # rewritten whole
-    assert len(calls) == 5
+    assert len(calls) == 6
 
 
 def test_none_is_kept_and_no_folder_means_no_cache(cache_dir, monkeypatch):
