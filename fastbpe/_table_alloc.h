@@ -21,6 +21,10 @@ static void* fb_table_alloc(size_t nbytes, int zero) {
         if (posix_memalign(&p, FB_HUGE_PAGE, rounded) != 0)
             return NULL;
         madvise(p, rounded, MADV_HUGEPAGE);
+        /* Memory malloc hands back is often already backed by small pages (freed by
+           earlier allocations: loading a file frees tens of MiB): the advice alone would
+           leave those small.  Dropping them makes the next touch fault in huge pages. */
+        madvise(p, rounded, MADV_DONTNEED);
         if (zero)
             memset(p, 0, nbytes);
         return p;
