@@ -48,23 +48,14 @@ cdef object _np():
     import numpy
     return numpy
 
-cdef extern from "_portable.h":   # __builtin_prefetch, or MSVC's, or nothing
+cdef extern from "_portable.h":   # __builtin_prefetch, or MSVC's, or nothing; relaxed atomic bytes
     void prefetch "fb_prefetch"(const void* p) noexcept nogil
-
-cdef extern from *:
-    """
-    /* BPETable.self_merging is written by whichever thread first meets a token (always the
-       same value): relaxed atomic bytes, so concurrent readers see 0 or that value. */
-    #if defined(__GNUC__) || defined(__clang__)
-    #define fb_load_u8(p) __atomic_load_n((p), __ATOMIC_RELAXED)
-    #define fb_store_u8(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
-    #else
-    #define fb_load_u8(p) (*(volatile unsigned char*)(p))
-    #define fb_store_u8(p, v) (*(volatile unsigned char*)(p) = (v))
-    #endif
-    """
     uint8_t fb_load_u8(const uint8_t* p) noexcept nogil
     void fb_store_u8(uint8_t* p, uint8_t v) noexcept nogil
+
+cdef extern from *:   # a if c else b, without a branch
+    "#define fb_pick(c, a, b) ((void*)((uintptr_t)(b) ^ (((uintptr_t)(a) ^ (uintptr_t)(b)) & ((uintptr_t)0 - (uintptr_t)(c)))))"
+    PackedEntry* fb_pick(bint c, PackedEntry* a, PackedEntry* b) noexcept nogil
 
 
 cdef extern from "Python.h":
@@ -176,6 +167,7 @@ cdef class BPETable:
 
     cdef int _finish(self) except -1:
         """The single-byte pair table and the merge loops' view, once both tables are full."""
+        cdef int i
         self.byte_pairs = build_byte_pairs(&self.tok, &self.pairs)
         if not self.word_marks:   # (its proof knows no marks: a marked merge starts from bytes)
             self.char_tokens = build_char_tokens(&self.tok, &self.pairs, self.byte_pairs)
@@ -184,6 +176,11 @@ cdef class BPETable:
         self.merge.byte_id = self.tok.byte_id
         self.merge.char_tokens = self.char_tokens
         marked_byte_ids(&self.merge, self.word_marks, self.partial_bytes, self.piece_byte_id)
+        memset(self.byte_entries, 0, sizeof(self.byte_entries))   # k1 = 0 never hits: no id
+        for i in range(256):
+            if self.piece_byte_id[i] >= 0:
+                self.byte_entries[i].k0, self.byte_entries[i].k1 = i, <uint64_t>1 << 56   # packed_key's
+                self.byte_entries[i].ids[0], self.byte_entries[i].n_ids = self.piece_byte_id[i], 1
         return 0
 
     @staticmethod
@@ -425,6 +422,7 @@ cdef class BPETable:
         cdef uint64_t hs[SCAN_BATCH]
         cdef uint64_t k0s[SCAN_BATCH]
         cdef uint64_t k1s[SCAN_BATCH]
+        cdef PackedEntry* pes[SCAN_BATCH]   # a short piece's entry: in the cache, or its byte's
         cdef Py_ssize_t pos = 0, k, i, ln, start
         cdef uint64_t h
         cdef PackedEntry* packed = w.packed
@@ -432,9 +430,6 @@ cdef class BPETable:
         cdef PackedEntry* pe
         cdef CacheEntry* e
         cdef const uint8_t* end = s + n
-        cdef const int32_t* byte_id = self.piece_byte_id
-        # out's data and length, and the token table's slots, live in locals: a store of an
-        # id through a pointer would otherwise make the compiler reload them every piece
         cdef const TokenSlot* slots = self.tok.slots
         cdef uint64_t slot_mask = self.tok.mask
         cdef tok_t* od
@@ -451,12 +446,15 @@ cdef class BPETable:
             start = pos
             for i in range(k):
                 ln = ends[i] - start
-                if 1 < ln <= PACKED_MAX:
+                if ln <= PACKED_MAX:
+                    # a one-byte piece probes its byte's entry, the others the cache: chosen
+                    # without a branch (which length comes next is a coin toss in text)
                     packed_key(s + start, ln, end, &k0s[i], &k1s[i])
                     h = hs[i] = packed_hash(k0s[i], k1s[i])
-                    prefetch(&packed[h & packed_mask])
+                    pe = pes[i] = fb_pick(ln == 1, &self.byte_entries[s[start]], &packed[h & packed_mask])
+                    prefetch(pe)
                     prefetch(&slots[h & slot_mask])
-                elif PACKED_MAX < ln <= CACHE_MAX_PIECE:
+                elif ln <= CACHE_MAX_PIECE:
                     h = hs[i] = hash_in_text(s + start, ln, end)
                     prefetch(&w.cache[h & (CACHE_SIZE - 1)])
                     prefetch(&slots[h & slot_mask])
@@ -465,16 +463,8 @@ cdef class BPETable:
             ol = out.len
             for i in range(k):
                 ln = ends[i] - pos
-                if ln >= DROPPED:   # a piece an HF Split Removed level removes: no ids
-                    pos = ends[i] ^ DROPPED
-                    continue
-                if ln == 1:   # one byte: its id (spaces, punctuation); none without a token
-                    od[ol] = <tok_t>byte_id[s[pos]]
-                    ol += byte_id[s[pos]] >= 0
-                    pos = ends[i]
-                    continue
                 if ln <= PACKED_MAX:
-                    pe = &packed[hs[i] & packed_mask]
+                    pe = pes[i]
                     if pe.k0 == k0s[i] and pe.k1 == k1s[i]:
                         # one 16-byte copy (ids and n_ids); only n_ids of them count
                         memcpy(od + ol, pe.ids, 16)
@@ -490,13 +480,16 @@ cdef class BPETable:
                             pos = ends[i]
                             continue
                     k0, k1 = k0s[i], k1s[i]
+                elif ln >= DROPPED:   # a piece an HF Split Removed level removes: no ids
+                    pos = ends[i] ^ DROPPED
+                    continue
                 elif ln <= CACHE_MAX_PIECE:
                     k0 = load_word(s + pos, ln, end)
                     k1 = 0
                 out.len = ol
-                if ln <= CACHE_MAX_PIECE:
+                if 1 < ln <= CACHE_MAX_PIECE:
                     encode_uncached(self, s + pos, ln, hs[i], k0, k1, out, w)
-                else:
+                else:   # (one byte without a token: nothing, as HF)
                     self.encode_piece(s + pos, ln, out, w)
                 od = out.data
                 ol = out.len

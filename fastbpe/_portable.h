@@ -59,4 +59,14 @@ static inline ptrdiff_t fb_clz64(uint64_t x)
 #endif
 }
 
+/* Relaxed atomic loads and stores of one byte (BPETable.self_merging: written by whichever
+ * thread first meets a token, always the same value, so concurrent readers see 0 or it). */
+#if defined(__GNUC__) || defined(__clang__)
+#define fb_load_u8(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+#define fb_store_u8(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
+#else
+#define fb_load_u8(p) (*(volatile unsigned char *)(p))
+#define fb_store_u8(p, v) (*(volatile unsigned char *)(p) = (v))
+#endif
+
 #endif
