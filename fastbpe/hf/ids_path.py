@@ -94,9 +94,13 @@ class IdsPath:
         first character they all start with or None); None when an added token matched after
         normalizing makes every text take the plan.  With lone surrogates the kernel raises
         str.encode's error."""
-        if self.added.matcher(normalized=True)[0] is not None:
-            return None
         pattern, _, firsts = self.added.matcher_and_first_chars(False)
+        if self.added.matcher(normalized=True)[0] is not None:
+            if pattern is not None or self._normalizer is not None:
+                return None
+            # no normalizer: the normalized text is the text, so a normalized token (GPT-2's
+            # <|endoftext|>) is looked for in the text itself, as a raw one would be
+            pattern, _, firsts = self.added.matcher_and_first_chars(True)
         first = firsts[0] if firsts is not None and len(firsts) == 1 else None
         return pattern, first
 
@@ -371,24 +375,13 @@ class IdsPath:
             return Encoding.lazy(ids, (batch, index, add_special_tokens, shape, n, len(ids),
                                        options and (*options, cut)), sequences)
 
-        matchers = self.added.plain_matchers()
-        program = self._normalize_program.kernel if self._normalize_program is not None else None
         char_path = self._char_path if self._char_kernel() else None
 
         def chunk(indexes: list) -> list[Encoding]:
+            share = [texts[i] for i in indexes]
             if char_path is not None:   # the char-level kernel, a call for the share
-                return list(map(finish, indexes, char_path.share_bodies(self, [texts[i] for i in indexes])))
-            if matchers is not None:   # added tokens cut inside the kernel call
-                bodies = encode_cut_texts(self.model.table, self._kind, *matchers, [texts[i] for i in indexes], program)
-                return list(map(finish, indexes, bodies))
-            plans = []
-            for i in indexes:   # lone surrogates: encode_texts raises
-                plans.append(self._plan(texts[i])[0])
-            encoded = iter(self.model.table.encode_texts(
-                [item for plan in plans for _, _, item in plan if type(item) is str], self._kind))
-            return [finish(i, next(encoded) if len(plan) == 1 and type(plan[0][2]) is str
-                           else self._body_ids([item for _, _, item in plan], encoded))
-                    for i, plan in zip(indexes, plans)]
+                return list(map(finish, indexes, char_path.share_bodies(self, share)))
+            return list(map(finish, indexes, self._fast_bodies(share)))   # as encode_ids_batch
 
         if 1 < num_threads and len(texts) < 2 * num_threads and self._pattern in CUTTABLE_PATTERNS \
                 and any(len(t) >= _LONG_TEXT for t in texts):
@@ -474,24 +467,28 @@ class IdsPath:
         return bodies
 
     def _fast_bodies(self, texts: list) -> list[list[int]]:
-        """One GIL-free kernel call for every BPE segment of the texts, then stitched (when
-        no text holds an added token, the kernel's lists are the answer as they are); the
-        texts without one are normalized in one GIL-free call too."""
+        """One GIL-free kernel call for the texts that hold no added token (most of them: a
+        plain test in C), each whole, normalized in one GIL-free call too; the others are cut
+        at their added tokens (and normalized) inside one more kernel call (in Python when a
+        token strips or matches single words), then stitched.  Only those others pay for the
+        automaton: run over every text, it was 10% of a batch of 2 kB documents."""
         plain = self._plain_texts(texts)
         program = self._normalize_program
-        if not all(plain):
-            matchers = self.added.plain_matchers()
-            if matchers is not None:   # the texts cut at their added tokens (and normalized) inside the kernel call
-                return encode_cut_texts(self.model.table, self._kind, *matchers, texts,
-                                        program.kernel if program is not None else None)
-        if program is not None and any(plain):
-            whole = iter(program.normalize_batch([text for text, ok in zip(texts, plain) if ok]))
-            plans = [[next(whole)] if ok else self._fast_segments(text) for text, ok in zip(texts, plain)]
+        whole = [t for t, ok in zip(texts, plain) if ok] if not all(plain) else texts
+        if whole and program is not None:
+            whole = program.normalize_batch(whole)
+        encoded = self.model.table.encode_texts(whole, self._kind) if whole else []
+        if len(whole) == len(texts):
+            return encoded
+        rest = [t for t, ok in zip(texts, plain) if not ok]
+        matchers = self.added.plain_matchers()
+        if matchers is not None and all(type(t) is str for t in rest):   # cut (and normalized) in the kernel call
+            cut = encode_cut_texts(self.model.table, self._kind, *matchers, rest,
+                                   program.kernel if program is not None else None)
         else:
-            plans = [[text] if ok else self._fast_segments(text) for text, ok in zip(texts, plain)]
-        if all(len(plan) == 1 for plan in plans):
-            flat = [plan[0] for plan in plans]
-            if all(type(seg) is str for seg in flat):
-                return self.model.table.encode_texts(flat, self._kind)
-        encoded = iter(self.model.table.encode_texts([s for plan in plans for s in plan if type(s) is str], self._kind))
-        return [self._body_ids(plan, encoded) for plan in plans]
+            plans = [self._fast_segments(text) for text in rest]
+            pieces = iter(self.model.table.encode_texts([s for plan in plans for s in plan if type(s) is str],
+                                                        self._kind))
+            cut = [self._body_ids(plan, pieces) for plan in plans]
+        encoded, cut = iter(encoded), iter(cut)
+        return [next(encoded) if ok else next(cut) for ok in plain]
