@@ -214,10 +214,11 @@ static inline int fb_cl100k_ascii_block(const uint8_t *s, ptrdiff_t pos, uint64_
     return fb_emit_starts(&b, starts, T, pos, ends);
 }
 
-/* fb_cl100k_ascii_block for o200k; UP and LO are the upper- and lower-case letters. */
+/* fb_cl100k_ascii_block for o200k; UP and LO are the upper- and lower-case letters.
+ * tekken (Mistral's split): no contractions, single digits. */
 static inline int fb_o200k_ascii_block(const uint8_t *s, ptrdiff_t pos, uint64_t L,
                                        uint64_t UP, uint64_t LO, uint64_t D, uint64_t S,
-                                       uint64_t NL, uint64_t O, ptrdiff_t *ends)
+                                       uint64_t NL, uint64_t O, int tekken, ptrdiff_t *ends)
 {
     fb_ascii_bits b;
     uint64_t slash, X, T, starts, lone_o, taken, q;
@@ -229,11 +230,11 @@ static inline int fb_o200k_ascii_block(const uint8_t *s, ptrdiff_t pos, uint64_t
     slash = fb_byte_bits(s + pos, '/') & b.V;
     X = b.NL | slash;
     T = fb_smear_up(b.NL & (b.O << 1), X);   /* several seeds a run: "/\n//\n" */
-    starts = fb_common_starts(&b, T, 0, &lone_o, &taken);
+    starts = fb_common_starts(&b, T, tekken, &lone_o, &taken);
     /* letter runs, and an upper-case letter right after a lower-case one */
     starts = (starts | (b.L & ~(b.L << 1)) | (UP & b.V & (LO << 1))) & ~taken;
     /* a contraction right after a word ends that word's piece */
-    q = b.Q & (b.L << 1);
+    q = tekken ? 0 : b.Q & (b.L << 1);
     while (q) {
         i = (int)fb_ctz64(q);
         q &= q - 1;

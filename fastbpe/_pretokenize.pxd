@@ -18,6 +18,7 @@ cdef enum PatternKind:
     PAT_LLAMA3         # LLAMA3_PATTERN (Llama 3 tokenizer.json)
     PAT_QWEN2          # QWEN2_PATTERN  (Qwen2 / Qwen2.5 tokenizer.json: single digits)
     PAT_HF_GPT2        # HF_GPT2_PATTERN (tokenizers' ByteLevel pre-tokenizer, use_regex=true)
+    PAT_TEKKEN         # TEKKEN_PATTERN (Mistral tekken.json: o200k without contractions, single digits)
 
 # End (exclusive byte offset) of the piece the pattern matches at byte offset `pos`.
 # The pieces of these patterns tile the text, so a caller loops

@@ -13,7 +13,7 @@ from libc.stdint cimport uint8_t, uint32_t
 from fastbpe._scan_chars cimport (
     CH_CR, CH_LF, CH_QUOTE, CH_SPACE, FB_L, FB_LM, FB_LT, FB_M, FB_N, FB_REGEX_UNICODE_VERSION, FB_REGEX_VERSION,
     FB_S, FB_U, FB_UNICODE_SOURCE, FB_UNICODE_VERSION, FB_W, LNS, contraction_ci, fb_ascii_flags,
-    fb_cp_flags, o200k_tail, piece_cl100k, piece_o200k, piece_qwen2, piece_r50k, run_any,
+    fb_cp_flags, o200k_tail, piece_cl100k, piece_o200k, piece_qwen2, piece_r50k, piece_tekken, run_any,
     run_digits3, run_newlines, run_none,
 )
 
@@ -71,7 +71,7 @@ cdef extern from "_ascii_pieces.h" nogil:
     int fb_o200k_ascii_block(const uint8_t* s, Py_ssize_t pos, unsigned long long L,
                              unsigned long long UP, unsigned long long LO, unsigned long long D,
                              unsigned long long S, unsigned long long NL, unsigned long long O,
-                             Py_ssize_t* ends)
+                             int tekken, Py_ssize_t* ends)
 
 
 ctypedef Py_ssize_t (*piece_fn)(const uint8_t* s, Py_ssize_t n, Py_ssize_t pos) noexcept nogil
@@ -87,6 +87,8 @@ cdef Py_ssize_t gpt4_at(const uint8_t* s, Py_ssize_t n, Py_ssize_t pos) noexcept
     return piece_cl100k(s, n, pos, False)
 cdef Py_ssize_t o200k_at(const uint8_t* s, Py_ssize_t n, Py_ssize_t pos) noexcept nogil:
     return piece_o200k(s, n, pos)
+cdef Py_ssize_t tekken_at(const uint8_t* s, Py_ssize_t n, Py_ssize_t pos) noexcept nogil:
+    return piece_tekken(s, n, pos)
 cdef Py_ssize_t r50k_at(const uint8_t* s, Py_ssize_t n, Py_ssize_t pos) noexcept nogil:
     return piece_r50k(s, n, pos)
 cdef Py_ssize_t qwen2_at(const uint8_t* s, Py_ssize_t n, Py_ssize_t pos) noexcept nogil:
@@ -98,11 +100,12 @@ cdef Py_ssize_t run_none_at(const uint8_t* s, Py_ssize_t n, Py_ssize_t p, uint8_
 cdef Py_ssize_t o200k_tail_at(const uint8_t* s, Py_ssize_t n, Py_ssize_t e) noexcept nogil:
     return o200k_tail(s, n, e)
 
-cdef piece_fn slow_cl100k, slow_gpt4, slow_o200k, slow_r50k, slow_qwen2, slow_o200k_tail
+cdef piece_fn slow_cl100k, slow_gpt4, slow_o200k, slow_tekken, slow_r50k, slow_qwen2, slow_o200k_tail
 cdef run_fn slow_run_any, slow_run_none
 slow_cl100k = cl100k_at
 slow_gpt4 = gpt4_at
 slow_o200k = o200k_at
+slow_tekken = tekken_at
 slow_r50k = r50k_at
 slow_qwen2 = qwen2_at
 slow_o200k_tail = o200k_tail_at
@@ -264,93 +267,7 @@ cdef inline Py_ssize_t block_r50k(const fb_window* win, fb_view w, const uint8_t
     return block_r50k_rest(win, s, n, pos)
 
 
-# O200K
-
-cdef Py_ssize_t block_o200k_letters(fb_view w, const uint8_t* s, Py_ssize_t n,
-                                           Py_ssize_t p) noexcept nogil:
-    """Alternatives A, then B, at p (s[p] an ASCII letter; the optional first character,
-    if any, is before p): an upper-case run, then a lower-case run.  ASCII letters are
-    U or W, never both, so A ends after the W run if one follows and B after the U run.
-    -1 when a character >= 0x80 or the window's end decides."""
-    cdef Py_ssize_t u = fb_run_end(w, FB_C_UPPER, p), e
-    if stops_early(w, s, n, u):
-        return -1
-    if fb_has(w, FB_C_LOWER, u):
-        e = fb_run_end(w, FB_C_LOWER, u + 1)
-        if stops_early(w, s, n, e):
-            e = slow_run_any(s, n, e, FB_W)
-    else:
-        e = u
-    if e < n and s[e] == CH_QUOTE:
-        return slow_o200k_tail(s, n, e)
-    return e
-
-
-cdef Py_ssize_t block_o200k_rest(const fb_window* win, const uint8_t* s, Py_ssize_t n,
-                                 Py_ssize_t pos) noexcept nogil:
-    cdef fb_view w = fb_view_of(win)       # by value: not reloaded after stores
-    cdef uint8_t b0 = s[pos], b1, f0
-    cdef Py_ssize_t e
-    if b0 >= 0x80:
-        return slow_o200k(s, n, pos)
-    f0 = fb_ascii_flags[b0]
-    if f0 & FB_L:
-        e = block_o200k_letters(w, s, n, pos)
-        return e if e >= 0 else slow_o200k(s, n, pos)
-    if f0 & FB_N:
-        return block_digits3(w, s, n, pos)
-    b1 = s[pos + 1] if pos + 1 < n else 0
-    if b1 >= 0x80:
-        return slow_o200k(s, n, pos)
-    if b0 != CH_LF and b0 != CH_CR and fb_has(w, FB_C_LETTER, pos + 1):
-        e = block_o200k_letters(w, s, n, pos + 1)
-        return e if e >= 0 else slow_o200k(s, n, pos)
-    if not (f0 & FB_S):
-        return run_newlines(s, n, block_other_run(w, s, n, pos + 1), True)
-    if b0 == CH_SPACE and fb_has(w, FB_C_OTHER, pos + 1):
-        return run_newlines(s, n, block_other_run(w, s, n, pos + 2), True)
-    e = block_space(w, s, n, pos, False, True)
-    return e if e >= 0 else slow_o200k(s, n, pos)
-
-
-cdef inline Py_ssize_t block_o200k_word(fb_view w, const uint8_t* s, Py_ssize_t n, Py_ssize_t p,
-                                        unsigned long long letters,
-                                        unsigned long long upper) noexcept nogil:
-    """block_o200k_letters(w, s, n, p) from bits 0..62 of the LETTER and UPPER bitmaps at
-    p (the caller's fetch, maybe shifted by one), when both runs end within them (nearly
-    always)."""
-    cdef unsigned long long not_upper = ~upper, lower
-    cdef Py_ssize_t u = fb_ctz64(not_upper) if not_upper != 0 else 64, e
-    if u >= 62:
-        return block_o200k_letters(w, s, n, p)
-    lower = ~((letters & not_upper) >> u)           # not 0: the top u bits are set
-    e = fb_ctz64(lower)                             # the lower-case run after the U run
-    if u + e >= 62:
-        return block_o200k_letters(w, s, n, p)
-    if e == 0:
-        e = p + u
-        if stops_early(w, s, n, e):                 # a character >= 0x80 may be W
-            return -1
-    else:
-        e += p + u
-        if stops_early(w, s, n, e):
-            e = slow_run_any(s, n, e, FB_W)
-    if e < n and s[e] == CH_QUOTE:
-        return slow_o200k_tail(s, n, e)
-    return e
-
-
-cdef inline Py_ssize_t block_o200k(const fb_window* win, fb_view w, const uint8_t* s, Py_ssize_t n,
-                                   Py_ssize_t pos) noexcept nogil:
-    cdef unsigned long long x = fb_bits(w, FB_C_LETTER, pos)
-    cdef Py_ssize_t e
-    if x & 1:
-        e = block_o200k_word(w, s, n, pos, x, fb_bits(w, FB_C_UPPER, pos))
-    elif s[pos] == CH_SPACE and x & 2:
-        e = block_o200k_word(w, s, n, pos + 1, x >> 1, fb_bits(w, FB_C_UPPER, pos) >> 1)
-    else:
-        return block_o200k_rest(win, s, n, pos)
-    return e if e >= 0 else slow_o200k(s, n, pos)
+include "_scan_o200k.pxi"
 
 
 # ---------------------------------------------------------------------------------------
@@ -367,6 +284,8 @@ cdef Py_ssize_t piece_end(int kind, const unsigned char* s, Py_ssize_t n,
         return piece_cl100k(s, n, pos, True)
     if kind == PAT_O200K:
         return piece_o200k(s, n, pos)
+    if kind == PAT_TEKKEN:
+        return piece_tekken(s, n, pos)
     if kind == PAT_GPT4 or kind == PAT_LLAMA3:
         return piece_cl100k(s, n, pos, False)
     if kind == PAT_R50K or kind == PAT_GPT2 or kind == PAT_HF_GPT2:
@@ -395,7 +314,7 @@ cdef Py_ssize_t scan_block(int kind, const uint8_t* s, Py_ssize_t n, Py_ssize_t 
     cdef fb_view v
     cdef Py_ssize_t k = 0, lim = -1      # -1: the first piece extends the window
     cdef int got
-    cdef bint dollar, single_digits
+    cdef bint dollar, single_digits, tekken
     fb_window_init(&w, pos)
     v = fb_view_of(&w)
     if kind == PAT_CL100K or kind == PAT_GPT4 or kind == PAT_LLAMA3 or kind == PAT_QWEN2:
@@ -422,7 +341,8 @@ cdef Py_ssize_t scan_block(int kind, const uint8_t* s, Py_ssize_t n, Py_ssize_t 
             pos = block_cl100k(&w, v, s, n, pos, dollar, single_digits)
             ends[k] = pos
             k += 1
-    elif kind == PAT_O200K:
+    elif kind == PAT_O200K or kind == PAT_TEKKEN:
+        tekken = kind == PAT_TEKKEN
         while pos < n and k < cap:
             if pos > lim:
                 if fb_window_extend(&w, s, n, pos, True):
@@ -436,12 +356,12 @@ cdef Py_ssize_t scan_block(int kind, const uint8_t* s, Py_ssize_t n, Py_ssize_t 
                     s, pos, fb_bits(v, FB_C_LETTER, pos), fb_bits(v, FB_C_UPPER, pos),
                     fb_bits(v, FB_C_LOWER, pos), fb_bits(v, FB_C_DIGIT, pos),
                     fb_bits(v, FB_C_SPACE, pos), fb_bits(v, FB_C_NEWLINE, pos),
-                    fb_bits(v, FB_C_OTHER, pos), ends + k)
+                    fb_bits(v, FB_C_OTHER, pos), tekken, ends + k)
                 if got:
                     k += got
                     pos = ends[k - 1]
                     continue
-            pos = block_o200k(&w, v, s, n, pos)
+            pos = block_o200k(&w, v, s, n, pos, tekken)
             ends[k] = pos
             k += 1
     elif kind == PAT_R50K or kind == PAT_GPT2 or kind == PAT_HF_GPT2:
@@ -477,6 +397,11 @@ cdef Py_ssize_t scan_chars(int kind, const unsigned char* s, Py_ssize_t n, Py_ss
     elif kind == PAT_O200K:
         while pos < stop and k < cap:
             pos = piece_o200k(s, n, pos)
+            ends[k] = pos
+            k += 1
+    elif kind == PAT_TEKKEN:
+        while pos < stop and k < cap:
+            pos = piece_tekken(s, n, pos)
             ends[k] = pos
             k += 1
     elif kind == PAT_GPT4 or kind == PAT_LLAMA3:
@@ -527,6 +452,7 @@ KINDS = {
     "llama3": PAT_LLAMA3,
     "qwen2": PAT_QWEN2,
     "hf_gpt2": PAT_HF_GPT2,
+    "tekken": PAT_TEKKEN,
 }
 
 _PATTERN_KINDS = {
@@ -539,6 +465,7 @@ _PATTERN_KINDS = {
     _patterns.LLAMA3_PATTERN: PAT_LLAMA3,
     _patterns.QWEN2_PATTERN: PAT_QWEN2,
     _patterns.HF_GPT2_PATTERN: PAT_HF_GPT2,
+    _patterns.TEKKEN_PATTERN: PAT_TEKKEN,
 }
 
 
@@ -592,7 +519,7 @@ def pattern_kind(str pat_str):
 
 
 cdef int check_kind(int kind) except -1:
-    if (kind < PAT_R50K or kind > PAT_HF_GPT2) and not program_known(kind):
+    if (kind < PAT_R50K or kind > PAT_TEKKEN) and not program_known(kind):
         raise ValueError("unknown pattern kind %d (see pattern_kind)" % kind)
     return 0
 

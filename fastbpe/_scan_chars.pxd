@@ -356,6 +356,16 @@ cdef inline Py_ssize_t o200k_letters(const uint8_t* s, Py_ssize_t n, Py_ssize_t 
 
 
 cdef inline Py_ssize_t piece_o200k(const uint8_t* s, Py_ssize_t n, Py_ssize_t pos) noexcept nogil:
+    return piece_o200k_family(s, n, pos, False)
+
+
+cdef inline Py_ssize_t piece_tekken(const uint8_t* s, Py_ssize_t n, Py_ssize_t pos) noexcept nogil:
+    """Mistral tekken's split: o200k's without the contractions, with single \\p{N} digits."""
+    return piece_o200k_family(s, n, pos, True)
+
+
+cdef inline Py_ssize_t piece_o200k_family(const uint8_t* s, Py_ssize_t n, Py_ssize_t pos,
+                                          bint tekken) noexcept nogil:
     cdef uint8_t b0 = s[pos], f0, f1
     cdef Py_ssize_t l0, l1, e, u, uw
     l0 = char_at(s, n, pos, &f0)
@@ -363,25 +373,25 @@ cdef inline Py_ssize_t piece_o200k(const uint8_t* s, Py_ssize_t n, Py_ssize_t po
         # A or B without the optional first character (a letter is not in it).
         e = o200k_letters(s, n, pos, &u, &uw)
         if e > u:                 # A: U* then a W run
-            return o200k_tail(s, n, e)
+            return e if tekken else o200k_tail(s, n, e)
         if uw >= 0:               # A: U* gives back to its last U-and-W character
-            return o200k_tail(s, n, uw)
-        return o200k_tail(s, n, e)  # B: the U run (non-empty: s[pos] is Lu or Lt)
+            return uw if tekken else o200k_tail(s, n, uw)
+        return e if tekken else o200k_tail(s, n, e)  # B: the U run (non-empty: s[pos] is Lu or Lt)
     if not (f0 & FB_N) and b0 != CH_LF and b0 != CH_CR:
         # s[pos] is in [^\r\n\p{L}\p{N}]: try A, then B, with it as the optional character.
         e = o200k_letters(s, n, pos + l0, &u, &uw)
         if e > u:
-            return o200k_tail(s, n, e)
+            return e if tekken else o200k_tail(s, n, e)
         if uw >= 0:
-            return o200k_tail(s, n, uw)
+            return uw if tekken else o200k_tail(s, n, uw)
         if f0 & FB_M:
             # A without the optional character: a mark is U and W itself, and it is the
             # last U-and-W character of the U run (A failed above), so A ends after it.
-            return o200k_tail(s, n, pos + l0)
+            return pos + l0 if tekken else o200k_tail(s, n, pos + l0)
         if u > pos + l0:          # B with the optional character (W run is empty here)
-            return o200k_tail(s, n, u)
+            return u if tekken else o200k_tail(s, n, u)
     elif f0 & FB_N:
-        return run_digits3(s, n, pos + l0)
+        return pos + l0 if tekken else run_digits3(s, n, pos + l0)
     # D: ' ?[^\s\p{L}\p{N}]+[\r\n/]*'
     if not (f0 & FB_S):
         return run_newlines(s, n, run_none(s, n, pos + l0, LNS), True)

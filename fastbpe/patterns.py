@@ -44,6 +44,20 @@ QWEN2_PATTERN = r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}|
 # GPT-2's and RoBERTa's tokenizer.json), as tokenizers' byte_level.rs writes it.
 HF_GPT2_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
 
+# Mistral's tekken.json (NeMo, Pixtral, Large 2 and later), as its config.pattern writes it:
+# o200k's without the contraction suffixes, with single digits.
+TEKKEN_PATTERN = "|".join(
+    [
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+""",
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*""",
+        r"""\p{N}""",
+        r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+        r"""\s*[\r\n]+""",
+        r"""\s+(?!\S)""",
+        r"""\s+""",
+    ]
+)
+
 # The known patterns by short name (the C scanner handles each; the CLI, tests and benchmarks
 # use these names).
 BY_NAME = {
@@ -55,6 +69,7 @@ BY_NAME = {
     "llama3": LLAMA3_PATTERN,
     "qwen2": QWEN2_PATTERN,
     "hf_gpt2": HF_GPT2_PATTERN,
+    "tekken": TEKKEN_PATTERN,
 }
 
 # Special-token text shared by the OpenAI encodings.

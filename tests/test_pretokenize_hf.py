@@ -27,6 +27,7 @@ SPLITS = {
     "qwen2": pre_tokenizers.Split(Regex(P.QWEN2_PATTERN), behavior="isolated"),
     "llama3": pre_tokenizers.Split(Regex(P.LLAMA3_PATTERN), behavior="isolated"),
     "o200k": pre_tokenizers.Split(Regex(P.O200K_PATTERN), behavior="isolated"),     # MiniMax's split
+    "tekken": pre_tokenizers.Split(Regex(P.TEKKEN_PATTERN), behavior="isolated"),   # Mistral's
 }
 
 
@@ -38,7 +39,7 @@ def hf_pieces(name: str, text: str) -> list[str]:
     return [piece for piece, _ in SPLITS[name].pre_tokenize_str(text)]
 
 
-@pytest.mark.parametrize("name", ["qwen2", "llama3", "o200k", "hf_gpt2"])
+@pytest.mark.parametrize("name", ["qwen2", "llama3", "o200k", "tekken", "hf_gpt2"])
 def test_scanner_matches_tokenizers(name):
     kind = scanner_kind(P.BY_NAME[name], force_regex=False)
     assert kind == pt.KINDS[name] >= 0
@@ -80,13 +81,13 @@ def test_unicode_version_follows_tokenizers():
     if not REGEX_DIFFERS:
         pytest.skip("the tables follow regex's Unicode version in this build")
     texts = [_probe(chr(cp)) for cp in REGEX_DIFFERS] + ["\x1c\x1d\x1e\x1f \x85\xa0x\u2028y"]
-    for name in ["qwen2", "llama3", "o200k", "hf_gpt2"]:
+    for name in ["qwen2", "llama3", "o200k", "tekken", "hf_gpt2"]:
         kind = pt.KINDS[name]
         bad = [t for t in texts if pt.split(t, kind) != hf_pieces(name, t)]
         assert not bad, f"{name}: {len(bad)} texts differ from tokenizers, e.g. {bad[:2]!r}"
 
 
-@pytest.mark.parametrize("name", ["o200k", "llama3"])
+@pytest.mark.parametrize("name", ["o200k", "tekken", "llama3"])
 def test_removed_invert_of_a_known_pattern_takes_the_scanner(name):
     """MiniMax (o200k) and OLMo-2 (Llama-3) split with Removed and invert: a known pattern's
     matches tile every text, so nothing is removed and the cut is the Isolated one, which the

@@ -91,6 +91,38 @@ def test_tiktoken_style_encoding(name):
     assert enc.decode(enc.encode_ordinary(text)) == text
 
 
+@pytest.mark.parametrize("name", FILES)
+def test_the_split_is_the_built_in_tekken_scanner(name):
+    """tekken's pattern (o200k's without the contraction suffixes, single digits) runs on the
+    built-in scanner kind made for it, not a scanner program and not o200k's kind: o200k would
+    keep "'t" in "don't" and cut "12345" as 123|45."""
+    import regex
+
+    from fastbpe import _pretokenize as pt
+    from fastbpe import patterns as P
+
+    assert read_tekken(DATA / name).pattern == P.TEKKEN_PATTERN
+    ref, ours = loaded(name)
+    splitter = ours.to_encoding().splitter
+    assert (splitter.engine, splitter.kind) == ("scanner", pt.KINDS["tekken"])
+    text = "I don't know, DON'T we'll 12345 \u0661\u0662\u0663 x'S  ǅa\u0301b 3.14159/\n\n  end"
+    assert pt.split(text, pt.KINDS["tekken"]) == regex.findall(P.TEKKEN_PATTERN, text)
+    assert pt.split(text, pt.KINDS["tekken"]) != pt.split(text, pt.KINDS["o200k"])
+    assert ours.encode(text, False, False) == ref.encode(text, False, False)
+
+
+def test_unicode_version_follows_tiktoken():
+    """Where regex's Unicode version and the scanner's tables (tiktoken's) disagree, the tekken
+    kind gives mistral-common's ids (it splits with tiktoken)."""
+    from test_pretokenize import REGEX_DIFFERS, _probe
+
+    if not REGEX_DIFFERS:
+        pytest.skip("the tables follow regex's Unicode version in this build")
+    ref, ours = loaded(FILES[-1])
+    texts = ["".join(_probe(chr(cp)) for cp in REGEX_DIFFERS[i:i + 100]) for i in range(0, len(REGEX_DIFFERS), 100)]
+    assert ours.encode_batch(texts) == [ref.encode(t, False, False) for t in texts]
+
+
 @pytest.mark.parametrize("corpus", ["large_en", "multilingual", "code"])
 def test_shared_corpora_match(corpus):
     path = CORPUS_DIR / f"{corpus}.txt.xz"
