@@ -67,6 +67,12 @@ class Unavailable(Exception):
     """This library cannot run this case here; str(e) says why (printed as n/a)."""
 
 
+def callgrind_instrument(on: bool) -> None:
+    """Switch callgrind's instrumentation of this process on or off (run under
+    `valgrind --tool=callgrind --instr-atstart=no`), so a profile holds the timed call only."""
+    subprocess.run(["callgrind_control", "-i", "on" if on else "off", str(os.getpid())], capture_output=True)
+
+
 def thread_env(k: int) -> dict:
     """Environment for a child limited to k threads in every pool the peers honour."""
     env = {name: str(k) for name in THREAD_ENV_NAMES}

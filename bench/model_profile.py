@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
 import time
 
@@ -24,10 +23,6 @@ sys.path[:0] = [HERE, os.path.dirname(HERE)]   # common.py, and fastbpe built in
 import common as c  # noqa: E402
 
 import fastbpe  # noqa: E402
-
-
-def instrument(on: bool) -> None:
-    subprocess.run(["callgrind_control", "-i", "on" if on else "off", str(os.getpid())], capture_output=True)
 
 
 def main(argv=None) -> int:
@@ -52,12 +47,12 @@ def main(argv=None) -> int:
         warm, timed = (c.documents(p, 2000) for p in c.parts(c.CORPORA[label], 2.0)[:2])
         call(warm)
         if a.callgrind:
-            instrument(True)
+            c.callgrind_instrument(True)
         t0 = time.perf_counter()
         call(timed)
         seconds = time.perf_counter() - t0
         if a.callgrind:
-            instrument(False)
+            c.callgrind_instrument(False)
         size = sum(len(d.encode()) for d in timed)
         print(f"{label:<13} {size / seconds / 1e6:7.2f} MB/s ({size / 1e6:.2f} MB in {seconds * 1e3:.1f} ms)")
     return 0

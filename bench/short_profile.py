@@ -17,17 +17,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [HERE, os.path.dirname(HERE)]   # common.py, and fastbpe built in place
 import common as c  # noqa: E402
-
-
-def instrument(on: bool) -> None:
-    subprocess.run(["callgrind_control", "-i", "on" if on else "off", str(os.getpid())], capture_output=True)
 
 
 def main(argv=None) -> int:
@@ -44,13 +39,13 @@ def main(argv=None) -> int:
         fn(s)
     results = [None] * len(timed)
     if a.callgrind:
-        instrument(True)
+        c.callgrind_instrument(True)
     t0 = time.perf_counter()
     for i, s in enumerate(timed):
         results[i] = fn(s)
     seconds = time.perf_counter() - t0
     if a.callgrind:
-        instrument(False)
+        c.callgrind_instrument(False)
     load = os.getloadavg()[0]
     print(f"{a.lib} {a.vocab}: {seconds / len(timed) * 1e6:.2f} us a call ({len(timed)} calls, load {load:.1f})")
     return 0

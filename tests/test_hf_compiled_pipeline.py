@@ -243,25 +243,6 @@ def test_shared_model_files(family):
         assert ours.decode(ref.encode(t).ids) == ref.decode(ref.encode(t).ids)
 
 
-def test_loading_and_encoding_import_no_numpy(tmp_path):
-    """A fresh process that loads a tokenizer.json whose split the C scanner knows and encodes
-    (ids, lazy Encodings) never imports numpy or the training modules: ~0.2 s of every
-    from_file in a new process.  (A regex compiled to a scanner program builds its class
-    tables with numpy.)"""
-    from cli_run import run_python
-    ref = build(pre_tokenizer=hp.ByteLevel(add_prefix_space=False, use_regex=True),
-                decoder=tokenizers.decoders.ByteLevel(), byte_level_alphabet=True)
-    path = tmp_path / "tokenizer.json"
-    path.write_text(ref.to_str(), encoding="utf-8")
-    out = run_python("""
-        import sys, fastbpe
-        tok = fastbpe.Tokenizer.from_file(sys.argv[1])
-        tok.encode_ids("hello world 123"); tok.encode_ids_batch(["a b", "c 1"]); tok.encode_batch(["x y"])[0].ids
-        print(sorted(m for m in ("numpy", "fastbpe.trainers", "fastbpe.counting") if m in sys.modules))
-    """, path)
-    assert out.stdout.strip() == "[]", out.stdout
-
-
 # -- continuing_subword_prefix / end_of_word_suffix on a byte-level vocabulary (CLIP's "</w>") --
 
 AFFIXES = {"suffix": {"end_of_word_suffix": "</w>"}, "prefix": {"continuing_subword_prefix": "##"},

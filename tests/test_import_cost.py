@@ -58,9 +58,10 @@ def test_names_resolve_one_at_a_time():
 
 
 def test_loading_a_byte_level_file_imports_no_regex_numpy_or_dataclasses(tmp_path):
-    """A tokenizer.json whose split the C scanner knows loads and encodes without `regex`,
-    numpy, `dataclasses` or hashlib (~60M, ~220M, ~35M and ~12M instructions of a fresh
-    process: HF tokenizers' whole GPT-2 load is ~360M)."""
+    """A tokenizer.json whose split the C scanner knows loads and encodes (a short call, ids
+    batches, lazy Encodings) without `regex`, numpy, `dataclasses`, hashlib or the training
+    modules (~60M, ~220M, ~35M and ~12M instructions of a fresh process: HF tokenizers' whole
+    GPT-2 load is ~360M)."""
     from hf_reference import build, tokenizers
     from tokenizers import pre_tokenizers as hp
     ref = build(pre_tokenizer=hp.ByteLevel(add_prefix_space=False, use_regex=True),
@@ -71,8 +72,9 @@ def test_loading_a_byte_level_file_imports_no_regex_numpy_or_dataclasses(tmp_pat
         import json, sys, fastbpe
         tok = fastbpe.Tokenizer.from_file(sys.argv[1])
         enc = tok.encode("hello world, it's 2024")
-        print(json.dumps([enc.ids, enc.offsets, tok.engine,
-                          sorted(m for m in ("numpy", "regex", "dataclasses", "hashlib") if m in sys.modules)]))
+        tok.encode_ids("hello world 123"); tok.encode_ids_batch(["a b", "c 1"]); tok.encode_batch(["x y"])[0].ids
+        heavy = ("numpy", "regex", "dataclasses", "hashlib", "fastbpe.trainers", "fastbpe.counting")
+        print(json.dumps([enc.ids, enc.offsets, tok.engine, sorted(m for m in heavy if m in sys.modules)]))
     """, path)
     ids, offsets, engine, heavy = json.loads(out.stdout)
     want = ref.encode("hello world, it's 2024")
