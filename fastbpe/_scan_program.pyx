@@ -408,7 +408,7 @@ cdef int _fill(_Owner owner, Prog* P, object program) except -1:
         if len(dfa.low) != 256 or len(dfa.index) != 0x110000 >> 8 or len(dfa.trans) % dfa.width:
             raise ValueError("a malformed automaton")
     if P.n_items > MAX_ITEMS:
-        raise ValueError("a program has at most %d items" % MAX_ITEMS)
+        raise ProgramCapacity("a program has at most %d items" % MAX_ITEMS)
     P.classes = <Cls*>calloc(max(1, len(program.tables)), sizeof(Cls))
     if P.classes == NULL:
         raise MemoryError()
@@ -422,6 +422,11 @@ cdef int _fill(_Owner owner, Prog* P, object program) except -1:
         P.classes[i].index = &index[0]
         P.classes[i].blocks = &blocks[0]
     return 0
+
+
+class ProgramCapacity(ValueError):
+    """The scanner's fixed tables cannot take this chain (too many levels, items or programs):
+    the caller splits with a regex engine instead.  Any other error of `register` is a bug."""
 
 
 def steps_taken() -> int:
@@ -444,9 +449,9 @@ def register(key, list levels):
     if got is not None:
         return got
     if not 1 <= len(levels) <= MAX_LEVELS:
-        raise ValueError("a chain has 1 to %d levels, not %d" % (MAX_LEVELS, len(levels)))
+        raise ProgramCapacity("a chain has 1 to %d levels, not %d" % (MAX_LEVELS, len(levels)))
     if len(_owners) >= MAX_PROGRAMS:
-        raise ValueError("the program table is full (%d programs)" % MAX_PROGRAMS)
+        raise ProgramCapacity("the program table is full (%d programs)" % MAX_PROGRAMS)
     cdef _Owner owner = _Owner()
     owner.keep = []
     owner.key = key

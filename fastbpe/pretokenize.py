@@ -89,7 +89,7 @@ def _register(key, levels: list) -> tuple:
             _with_automaton(level)
     try:
         return _scan_program.register(key, levels), None
-    except ValueError as e:      # the table is full, or too many levels: regex it is
+    except _scan_program.ProgramCapacity as e:   # the table is full, or too many levels: regex it is
         return -1, str(e)
 
 

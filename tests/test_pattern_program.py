@@ -232,6 +232,20 @@ def test_chain_kind_refuses_cleanly():
         pattern_program.compile_pattern("(")
 
 
+def test_only_the_scanner_tables_limits_fall_back_to_regex(monkeypatch):
+    """A chain the scanner's fixed tables cannot take (more levels than MAX_LEVELS) splits with
+    regex and says why; any other error of registration is a bug and is raised, not hidden
+    behind a slow "pipeline" engine (a cached program that failed to load did that once)."""
+    kind, why = chain_kind([r"\p{L}+|\P{L}+"] * 9)
+    assert kind == -1 and "levels" in why
+
+    def broken(key, levels):
+        raise ValueError("invalid literal for int() with base 10: b'\\x00'")
+    monkeypatch.setattr(_scan_program, "register", broken)
+    with pytest.raises(ValueError, match="invalid literal"):
+        chain_kind([r"\p{L}+|\P{L}+", r"[a-z]+|[^a-z]+"])
+
+
 # -- random patterns of the subset: the matcher's structure against regex's ------------------
 
 ATOMS = ["a", "b", "s", "[ab]", "[^a\\n]", r"\s", r"\S", r"\p{L}", r"\d", ".", " ", "'", "(?i:s)", r"\n"]
