@@ -158,9 +158,9 @@ LEFTOVERS = re.compile(r"(\.c|\.o|\.obj|\.so|\.pyd|\.pyc|\.html)$|(^|/)(__pycach
 
 
 def _tracked_package_files() -> set[str]:
-    """The files under fastbpe/ a wheel must carry: git's tracked .py/.pyx/.pxd/.h and py.typed
+    """The files under fastbpe/ a wheel must carry: git's tracked .py/.pyx/.pxd/.pxi/.h and py.typed
     (pyproject's package-data), or, outside a git checkout, the same patterns on disk."""
-    patterns = (".py", ".pyx", ".pxd", ".h", "py.typed")
+    patterns = (".py", ".pyx", ".pxd", ".pxi", ".h", "py.typed")
     out = subprocess.run(["git", "ls-files", "fastbpe"], cwd=REPO, capture_output=True, text=True)
     if out.returncode == 0 and out.stdout.strip():
         names = out.stdout.split()
@@ -177,7 +177,7 @@ def test_every_package_file_is_package_data():
     if out.returncode != 0 or not out.stdout.strip():
         pytest.skip("not a git checkout")
     assert set(out.stdout.split()) == _tracked_package_files()
-    assert META["tool"]["setuptools"]["package-data"]["fastbpe"] == ["*.pyx", "*.pxd", "*.h", "py.typed"]
+    assert META["tool"]["setuptools"]["package-data"]["fastbpe"] == ["*.pyx", "*.pxd", "*.pxi", "*.h", "py.typed"]
 
 
 @pytest.fixture(scope="module")
