@@ -43,16 +43,20 @@ def _ids(tok, texts):
     return [e.ids for e in tok.encode_batch(texts)]
 
 
-@pytest.mark.parametrize("tokens", [SPACE_RUNS, MIXED], ids=["space-runs", "mixed"])
-@settings(max_examples=150, deadline=None)
-@given(texts=st.lists(st.lists(st.sampled_from(_PIECES), max_size=30).map("".join), min_size=1, max_size=6))
-def test_cut_in_the_kernel_is_hfs_cut(tokens, texts):
-    ref, ours = _pairs(tokens)
+def _assert_batches_are_hfs(ref, ours, texts):
+    """Both batch paths (ids alone, and Encodings with offsets) give HF's answer."""
     want = _ids(ref, texts)
     assert ours.encode_ids_batch(texts) == want
     got = ours.encode_batch(texts)
     assert [e.ids for e in got] == want
     assert [e.offsets for e in got] == [e.offsets for e in ref.encode_batch(texts)]
+
+
+@pytest.mark.parametrize("tokens", [SPACE_RUNS, MIXED], ids=["space-runs", "mixed"])
+@settings(max_examples=150, deadline=None)
+@given(texts=st.lists(st.lists(st.sampled_from(_PIECES), max_size=30).map("".join), min_size=1, max_size=6))
+def test_cut_in_the_kernel_is_hfs_cut(tokens, texts):
+    _assert_batches_are_hfs(*_pairs(tokens), texts)
 
 
 _CACHE: dict = {}
@@ -104,12 +108,7 @@ _NORMALIZED_PIECES = _PIECES + ["É", "e\u0301", "E\u0301", "ﬁ", "Ａ", "\u00a
 @given(texts=st.lists(st.lists(st.sampled_from(_NORMALIZED_PIECES), max_size=30).map("".join), min_size=1,
                       max_size=6))
 def test_cut_after_a_normalizer_is_hfs_cut(name, texts):
-    ref, ours = _normalized_pair(name)
-    want = _ids(ref, texts)
-    assert ours.encode_ids_batch(texts) == want
-    got = ours.encode_batch(texts)
-    assert [e.ids for e in got] == want
-    assert [e.offsets for e in got] == [e.offsets for e in ref.encode_batch(texts)]
+    _assert_batches_are_hfs(*_normalized_pair(name), texts)
 
 
 def _normalized_pair(name):
