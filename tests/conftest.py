@@ -7,6 +7,9 @@
   exist locally; the reference is tiktoken's own constructor fed the official files, so no
   download is needed (see `datasources.py`).  Missing data is a skip with the reason.
 * `corpus(name, max_bytes=None)` loads an xz corpus once per session.
+* Compiled split programs and Oniguruma class answers go to a cache folder of this session
+  (`FASTBPE_CACHE_DIR`, unless already set): a run neither reads what an older build left in
+  ~/.cache/fastbpe nor leaves anything there.
 """
 from __future__ import annotations
 
@@ -21,6 +24,15 @@ import datasources as ds  # noqa: E402
 
 if ds.VOCAB_DIR.is_dir():
     os.environ.setdefault("FASTBPE_DATA_DIR", str(ds.VOCAB_DIR))
+
+if "FASTBPE_CACHE_DIR" not in os.environ:
+    import atexit
+    import shutil
+    import tempfile
+
+    _session_cache = tempfile.mkdtemp(prefix="fastbpe-test-cache-")
+    os.environ["FASTBPE_CACHE_DIR"] = _session_cache
+    atexit.register(shutil.rmtree, _session_cache, ignore_errors=True)
 
 
 def regex_oracle_mismatch() -> str | None:
