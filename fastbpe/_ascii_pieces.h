@@ -1,5 +1,5 @@
 /* Piece boundaries of the cl100k family (cl100k, GPT-4, Llama-3, Qwen2 split patterns) and
- * of o200k for up to 64 bytes of ASCII at once, by bit operations on class bitmaps
+ * of o200k (and of GPT-2's pattern, at the end) for up to 64 bytes of ASCII at once, by bit operations on class bitmaps
  * (_block_classes.h).
  *
  * The per-piece block scanner spends ~70 instructions a piece of English finding where each
@@ -250,6 +250,53 @@ static inline int fb_o200k_ascii_block(const uint8_t *s, ptrdiff_t pos, uint64_t
         }
     }
     return fb_emit_starts(&b, starts, T, pos, ends);
+}
+
+/* The length of GPT-2's contraction at p[0] == '\'' (2 or 3), or 0: lower case only
+ * ('s|'t|'re|'ve|'m|'ll|'d). p[1] and p[2] readable. */
+static inline int fb_contraction_len_cs(const uint8_t *p)
+{
+    int c1 = p[1], c2 = p[2];
+    if (c1 == 's' || c1 == 'd' || c1 == 'm' || c1 == 't')
+        return 2;
+    if ((c1 == 'l' && c2 == 'l') || (c1 == 'v' && c2 == 'e') || (c1 == 'r' && c2 == 'e'))
+        return 3;
+    return 0;
+}
+
+/* fb_cl100k_ascii_block for GPT-2's pattern (r50k, p50k, HF's ByteLevel regex):
+ * `'(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+`.  Runs of L,
+ * D and O each start a piece, the digits whole; a newline is whitespace like any other;
+ * a whitespace run starts a piece and so does its last byte, which, when it is a space,
+ * is taken by the run after it; an apostrophe that starts a piece and is followed by
+ * s, d, m, t, ll, ve or re (lower case) is a piece of 2 or 3 bytes. */
+static inline int fb_r50k_ascii_block(const uint8_t *s, ptrdiff_t pos, uint64_t L,
+                                      uint64_t D, uint64_t S, uint64_t O, ptrdiff_t *ends)
+{
+    fb_ascii_bits b;
+    uint64_t last, starts, q;
+    int i, m;
+    if (!fb_ascii_bits_of(&b, s, pos, L, D, S, 0, O))
+        return 0;
+    last = b.S & ~(b.S >> 1);
+    starts = (b.S & ~(b.S << 1)) | last | (b.L & ~(b.L << 1)) | (b.D & ~(b.D << 1))
+             | (b.O & ~(b.O << 1));
+    starts &= ~((last & b.SP) << 1);   /* ` ?` takes a run's last space */
+    q = b.Q & starts;
+    while (q) {
+        i = (int)fb_ctz64(q);
+        q &= q - 1;
+        if (i >= b.W - 3) {             /* its letters may lie past what is known */
+            starts &= (2ULL << i) - 1;
+            break;
+        }
+        m = fb_contraction_len_cs(s + pos + i);
+        if (m) {
+            starts &= ~(((1ULL << (m - 1)) - 1) << (i + 1));   /* its letters */
+            starts |= (1ULL << (i + m)) & b.L;                  /* letters after it start anew */
+        }
+    }
+    return fb_emit_starts(&b, starts, 0, pos, ends);
 }
 
 #endif

@@ -72,6 +72,9 @@ cdef extern from "_ascii_pieces.h" nogil:
                              unsigned long long UP, unsigned long long LO, unsigned long long D,
                              unsigned long long S, unsigned long long NL, unsigned long long O,
                              int tekken, Py_ssize_t* ends)
+    int fb_r50k_ascii_block(const uint8_t* s, Py_ssize_t pos, unsigned long long L,
+                            unsigned long long D, unsigned long long S, unsigned long long O,
+                            Py_ssize_t* ends)
 
 
 ctypedef Py_ssize_t (*piece_fn)(const uint8_t* s, Py_ssize_t n, Py_ssize_t pos) noexcept nogil
@@ -373,6 +376,14 @@ cdef Py_ssize_t scan_block(int kind, const uint8_t* s, Py_ssize_t n, Py_ssize_t 
                     continue                    # lim stays: the next piece refills
                 v = fb_view_of(&w)
                 lim = window_limit(v, n)
+            if ascii_blocks_on and pos + 64 <= v.end and cap - k >= 64:
+                got = fb_r50k_ascii_block(
+                    s, pos, fb_bits(v, FB_C_LETTER, pos), fb_bits(v, FB_C_DIGIT, pos),
+                    fb_bits(v, FB_C_SPACE, pos), fb_bits(v, FB_C_OTHER, pos), ends + k)
+                if got:
+                    k += got
+                    pos = ends[k - 1]
+                    continue
             pos = block_r50k(&w, v, s, n, pos)
             ends[k] = pos
             k += 1

@@ -748,7 +748,7 @@ def test_fuzz_long_texts(text):
     assert_same(text)
 
 
-# ASCII only, long: the cl100k family's 64-byte blocks (_ascii_pieces.h) decide every piece
+# ASCII only, long: the 64-byte blocks (_ascii_pieces.h: cl100k family, o200k, GPT-2) decide every piece
 # by bit operations; their edges (a run, a contraction or whitespace across the block's end,
 # \r\n after punctuation, digits in threes) are what this draws.
 ascii_long_text = st.lists(
