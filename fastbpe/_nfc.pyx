@@ -496,6 +496,23 @@ def nfc_stability_table(bint every_code_point=False):
     return stability_table("NFC", every_code_point)
 
 
+cdef void _zero_blocks(bint* zero_decomp, bint* zero_ccc) noexcept nogil:
+    """Which blocks of the two-level tables hold only zeros (by block number, as the index
+    arrays give it)."""
+    cdef Py_ssize_t k, n_decomp = 0, n_ccc = 0
+    for k in range(4352):
+        n_decomp = max(n_decomp, fb_decomp_index[k] + 1)
+        n_ccc = max(n_ccc, fb_ccc_index[k] + 1)
+    for k in range(256):
+        zero_decomp[k] = zero_ccc[k] = True
+    for k in range(n_decomp * 256):
+        if fb_decomp_blocks[k] != 0:
+            zero_decomp[k >> 8] = False
+    for k in range(n_ccc * 256):
+        if fb_ccc_blocks[k] != 0:
+            zero_ccc[k >> 8] = False
+
+
 def stability_table(str form, bint every_code_point=False):
     """The table find_spans / nfc_spans read for a form, from the Unicode 9.0 tables: 0 for a
     stable starter (class 0, the form keeps it, composes with nothing before it), 255
@@ -517,32 +534,47 @@ def stability_table(str form, bint every_code_point=False):
     cdef uint32_t cp, k, entry
     cdef Items dec, out
     cdef uint32_t one[1]
+    cdef uint32_t hi, lo
+    cdef bint zero_decomp[256]
+    cdef bint zero_ccc[256]
     dec.items = out.items = NULL
     dec.cap = out.cap = 0
     try:
         with nogil:
-            for cp in range(0x110000):
-                if 0xD800 <= cp < 0xE000:
-                    t[cp] = 0
+            _zero_blocks(zero_decomp, zero_ccc)
+            for hi in range(0x1100):
+                if not every_code_point and zero_decomp[fb_decomp_index[hi]] and not (
+                        (S_BASE >> 8) <= hi <= ((S_BASE + S_COUNT - 1) >> 8)):
+                    # nothing in these 256 code points decomposes: each entry is its class (0
+                    # in most blocks); code point by code point below that cost ~40M
+                    # instructions at a file's first encode (every_code_point: the long way)
+                    if not zero_ccc[fb_ccc_index[hi]]:
+                        for lo in range(256):
+                            t[(hi << 8) | lo] = ccc_of((hi << 8) | lo)
                     continue
-                entry = fb_decomp_blocks[(<Py_ssize_t>fb_decomp_index[cp >> 8] << 8) | (cp & 255)]
-                decomposes = (S_BASE <= cp < S_BASE + S_COUNT or
-                              (entry != 0 and (fb_decomp_entries[entry][1] != 0 or
-                                               (compat and fb_decomp_entries[entry][3] != 0))))
-                if not decomposes and not (every_code_point and composes):
-                    t[cp] = ccc_of(cp)
-                    continue
-                if not composes:
-                    t[cp] = UNSTABLE
-                    continue
-                one[0] = cp
-                dec.n = out.n = 0
-                decompose(4, one, 1, compat, &dec)
-                recompose(&dec, &out)
-                if out.n != 1 or out.items[0].ch != cp:
-                    t[cp] = UNSTABLE
-                else:
-                    t[cp] = ccc_of(cp)
+                for lo in range(256):
+                    cp = (hi << 8) | lo
+                    if 0xD800 <= cp < 0xE000:
+                        t[cp] = 0
+                        continue
+                    entry = fb_decomp_blocks[(<Py_ssize_t>fb_decomp_index[cp >> 8] << 8) | (cp & 255)]
+                    decomposes = (S_BASE <= cp < S_BASE + S_COUNT or
+                                  (entry != 0 and (fb_decomp_entries[entry][1] != 0 or
+                                                   (compat and fb_decomp_entries[entry][3] != 0))))
+                    if not decomposes and not (every_code_point and composes):
+                        t[cp] = ccc_of(cp)
+                        continue
+                    if not composes:
+                        t[cp] = UNSTABLE
+                        continue
+                    one[0] = cp
+                    dec.n = out.n = 0
+                    decompose(4, one, 1, compat, &dec)
+                    recompose(&dec, &out)
+                    if out.n != 1 or out.items[0].ch != cp:
+                        t[cp] = UNSTABLE
+                    else:
+                        t[cp] = ccc_of(cp)
             if composes:
                 for k in range(FB_N_COMPOSE):   # second halves of pairs compose backwards
                     t[fb_compose_keys[k] & 0x1FFFFF] = UNSTABLE
