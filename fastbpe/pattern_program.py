@@ -34,6 +34,10 @@ class Unsupported(ValueError):
     """The pattern is outside the subset the program matcher runs (regex is used instead)."""
 
 
+class InvalidPattern(ValueError):
+    """The pattern is no regex `regex` reads (another engine's, such as HF's Oniguruma, may)."""
+
+
 # ------------------------------------------------------------------------------------------
 # The characters of one-character atoms, asked of regex
 # ------------------------------------------------------------------------------------------
@@ -289,7 +293,7 @@ def parse(pattern: str, features: set | None = None) -> Alt:
     try:
         regex.compile(pattern)
     except regex.error as e:
-        raise ValueError(f"invalid split pattern {pattern!r}: {e}") from None
+        raise InvalidPattern(f"invalid split pattern {pattern!r}: {e}") from None
     parser = _Parser(pattern)
     root = parser.alt(False)
     if parser.i != len(pattern):
@@ -480,7 +484,8 @@ def _first_alt(alt: Alt, members):
 
 def compile_pattern(pattern: str, members=None) -> Program:
     """The program of `pattern` (its text, as regex reads it).  Raises Unsupported outside the
-    subset, and for patterns that can match the empty string; ValueError when invalid.
+    subset, and for patterns that can match the empty string; InvalidPattern when `regex` cannot
+    read it.
     `members(atom)` (default: regex's) gives the packed bits of a one-character atom's
     characters, for a pattern of another engine with regex's structure (HF's Oniguruma)."""
     features: set = set()

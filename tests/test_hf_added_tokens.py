@@ -206,8 +206,14 @@ def test_engine_says_pipeline_while_a_char_level_file_matches_in_normalized_text
                                                             "content": "▁"})
     ref, ours = tokenizers.Tokenizer.from_str(spec), Tokenizer.from_str(spec)
     assert ours.engine == "kernel"
+    # a token without " " or "▁" matches where its text is under Replace(" " -> "▁") (Gemma's)
     for tok in (ref, ours):
         tok.add_tokens([tokenizers.AddedToken("xa", normalized=True)])
+    assert ours.engine == "kernel"
+    for text in ("xa b <s>xa", "ab xab", " xa ", "▁xa▁"):
+        assert_same_as_hf(ref, ours, text)
+    for tok in (ref, ours):
+        tok.add_tokens([tokenizers.AddedToken("b▁", normalized=True)])
     assert ours.engine.startswith("pipeline (an added token matched in normalized text"), ours.engine
-    for text in ("xa b <s>xa", "ab xab"):
+    for text in ("xa b <s>xa", "ab xab", "b b▁"):
         assert_same_as_hf(ref, ours, text)

@@ -16,6 +16,7 @@ from __future__ import annotations
 from .._char_bpe import PREPEND, REPLACE_SPACE
 from ..plan import NotLowered, Plan
 from ..threads import parallel_map
+from . import normalizers
 from .encoding import Encoding
 
 
@@ -33,6 +34,8 @@ def text_form(ops: tuple, steps: list, meta: str) -> tuple[int, int]:
         else:
             raise NotLowered(f"the normalizer op {op} (the char-level kernel runs Prepend({meta!r}) "
                              f"and Replace(' ', {meta!r}))")
+    if flags & REPLACE_SPACE and meta != " ":
+        steps = [step for step in steps if not _finds_no_space(step)]
     if not steps:
         return flags, flags
     lower = getattr(steps[0], "lower_char_level", None)
@@ -41,6 +44,16 @@ def text_form(ops: tuple, steps: list, meta: str) -> tuple[int, int]:
         raise NotLowered(f"the pre-tokenizer {names} (the char-level kernel runs none or one Metaspace)")
     first, later = lower(meta)
     return flags | first, flags | later
+
+
+def _finds_no_space(step) -> bool:
+    """Whether step is a Split on a literal holding a space that leaves every piece as it is
+    once Replace(" " -> meta) has run: no match, so each piece stays whole (Gemma's
+    Split(" ", MergedWithPrevious)); not with Removed + invert, which would drop the piece."""
+    from .pre_tokenizers import Split
+    node = getattr(step, "pattern_node", None)
+    return (type(step) is Split and isinstance(node, dict) and " " in (node.get("String") or "")
+            and not (step.behavior == "Removed" and step.invert))
 
 
 class CharLevelPath:
@@ -54,18 +67,40 @@ class CharLevelPath:
 
     @staticmethod
     def usable(tokenizer) -> bool:
-        """False while an added token is matched in normalized text (the pipeline does that)."""
-        return tokenizer.added.matcher(normalized=True)[0] is None
+        """False while an added token is matched in text a normalizer changed (the pipeline
+        does that); with no normalizer the normalized text is the text (ChatGLM3's Metaspace
+        files, a token added with `add_tokens`): such tokens are found here, after the raw ones."""
+        added = tokenizer.added
+        if added.matcher(normalized=True)[0] is None or tokenizer.normalizer is None:
+            return True
+        # Gemma's lone Replace(" " -> "▁"): a normalized token with neither character matches
+        # where its text is, and the stretch after it is replaced as the raw stretches are
+        norm, meta = tokenizer.normalizer, tokenizer.model.char_model.meta_char
+        return (type(norm) is normalizers.Replace and norm.pattern_node == {"String": " "}
+                and norm.content == meta and meta != " "
+                and not any(" " in t.content or meta in t.content for t in added.by_id.values() if t.normalized))
+
+    @staticmethod
+    def _has_added(added, text: str) -> bool:
+        return added.occurs_in(text, normalized=False) or added.occurs_in(text, normalized=True)
 
     def _segments(self, tokenizer, text: str) -> list:
         if type(text) is not str:
             if not isinstance(text, str):
                 raise TypeError(f"expected str, not {type(text).__name__}")
             text = str(text)
-        if not tokenizer.added.occurs_in(text, normalized=False):
+        added = tokenizer.added
+        if not self._has_added(added, text):
             return [(0, len(text), None, self.kind)]
-        return [(s, e, aid, self.kind if s == 0 else self.later_kind)
-                for s, e, aid in tokenizer.added.find(text, normalized=False) if e > s or aid is not None]
+        cuts = []
+        for s, e, aid in added.find(text, normalized=False):
+            if aid is None and e > s and added.occurs_in(text[s:e], normalized=True):
+                # HF's second pass: tokens matched in the normalized text of each stretch
+                # between raw tokens (no normalizer here: the stretch itself)
+                cuts += [(s + s2, s + e2, aid2) for s2, e2, aid2 in added.find(text[s:e], normalized=True)]
+            else:
+                cuts.append((s, e, aid))
+        return [(s, e, aid, self.kind if s == 0 else self.later_kind) for s, e, aid in cuts if e > s or aid is not None]
 
     # -- ids --------------------------------------------------------------------------------
 
@@ -92,7 +127,7 @@ class CharLevelPath:
         """body_ids of one thread's share of texts: those without an added token in one kernel
         call (what encode_ids_batch and encode_batch's ids come from)."""
         added = tokenizer.added
-        plain = [type(t) is str and not added.occurs_in(t, normalized=False) for t in texts]
+        plain = [type(t) is str and not self._has_added(added, t) for t in texts]
         encoded = iter(self.char.encode_texts([t for t, ok in zip(texts, plain) if ok], self.kind))
         return [next(encoded) if ok else self.body_ids(tokenizer, t) for t, ok in zip(texts, plain)]
 

@@ -229,8 +229,8 @@ def _oniguruma_program(pattern: str, byte_level: bool):
     members = pattern_program.byte_level_members(_oniguruma_members) if byte_level else _oniguruma_members
     try:
         prog = pattern_program.compile_pattern(pattern, members=members)
-    except ValueError:
-        return None
+    except (pattern_program.Unsupported, pattern_program.InvalidPattern):
+        return None   # outside the subset, or Oniguruma-only syntax: Oniguruma splits (any other error is a bug)
     differs = prog.features & _ONIGURUMA_DIFFERS
     if differs - {"(?i:"} or ("(?i:" in differs and not _onig_case_ok(pattern)):
         return None
@@ -240,10 +240,39 @@ def _oniguruma_program(pattern: str, byte_level: bool):
 normalizers.regex_program = oniguruma_program   # Replace's regex, read as Split's
 
 
+# Oniguruma's `$` (HF's Ruby syntax) is the end of a line: before any "\n" or at the end of
+# the text (regex's `$` also stops before a final "\n" only); spelled so, it compiles
+_ONIG_DOLLAR = "(?:(?=\\n)|(?![\\s\\S]))"
+
+
+def onig_text(pattern: str) -> str:
+    """pattern with each `$` outside a set spelled as Oniguruma reads it (`_ONIG_DOLLAR`):
+    DeepSeek-LLM's `\\s+$` Split.  Any other construct is left for the compiler to judge."""
+    if "$" not in pattern:
+        return pattern
+    out, i, in_set = [], 0, False
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            out.append(pattern[i:i + 2])
+            i += 2
+            continue
+        if in_set:
+            in_set = c != "]" or pattern[i - 1] == "[" or pattern[i - 2:i] == "[^"
+        elif c == "[":
+            in_set = True
+        elif c == "$":
+            c = _ONIG_DOLLAR
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
 @lru_cache(maxsize=256)
 def split_program_kind(pattern: str) -> int:
     """A scanner program for a Split(Isolated) regex, with Oniguruma's character classes, when
     the pattern has no construct Oniguruma reads otherwise than the program; else -1."""
+    pattern = onig_text(pattern)
     if oniguruma_program(pattern) is None:
         return -1
     return chain_kind([_onig_level(pattern, False)])[0]
@@ -304,7 +333,7 @@ class Split:
         """One level.  invert swaps which tiles are matches, which changes nothing for Isolated;
         Removed with invert drops the text between matches, which is none when the pattern's
         matches tile every text (o200k's and Llama-3's do: MiniMax, OLMo-2)."""
-        pattern = _regex_of(self.pattern_node)
+        pattern = onig_text(_regex_of(self.pattern_node))
         if not byte_level and (self.behavior == "Isolated" or (self.behavior == "Removed" and self.invert)):
             # a built-in pattern's matches tile every text (the scanner cuts findall's pieces),
             # so Removed with invert removes nothing: MiniMax's o200k, OLMo-2's Llama-3
