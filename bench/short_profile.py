@@ -8,6 +8,7 @@ The call is `common.short_encoder`'s (the short section's: fastbpe's tokenizer.j
 `encode(s, add_special_tokens=False).ids`, tiktoken-style `encode_ordinary`), on `--n` distinct
 100-character strings after 1,000 warm-up calls; every result is kept, as the short section
 keeps them (so the cycle collector's passes over the kept lists count, for every library).
+`--warm` first encodes the encode section's English parts, as the short section's process has.
 With `--callgrind` the timed loop alone is instrumented (callgrind_control switches it on and
 off), so two builds or two libraries compare by instructions a call on a loaded machine:
 divide the count by --n.  Run valgrind on the real interpreter (`python -c "import sys;
@@ -31,8 +32,15 @@ def main(argv=None) -> int:
     ap.add_argument("vocab", help="a vocabulary of the short section (cl100k_base, \"Qwen2.5 tokenizer.json\")")
     ap.add_argument("--n", type=int, default=5000, help="timed calls (default 5000)")
     ap.add_argument("--callgrind", action="store_true", help="instrument the timed loop only")
+    ap.add_argument("--warm", action="store_true",
+                    help="first encode the English parts (2 MB in 4) with the library's encoder, as "
+                         "bench/peers.py's child does before its short strings (piece caches warm)")
     a = ap.parse_args(argv)
     strings = c.short_strings(a.n + 1000)
+    rows_fn = None   # kept alive to the end, as the child keeps its encode rows' encoder
+    if a.warm and a.lib != "none":
+        rows_fn = c.encoder(a.lib, a.vocab)
+        c.timed_parts(rows_fn, c.parts(c.CORPORA["English"], 2.0))
     fn = (lambda s: None) if a.lib == "none" else c.short_encoder(a.lib, a.vocab)
     warm, timed = strings[:1000], strings[1000:]
     for s in warm:
@@ -46,6 +54,7 @@ def main(argv=None) -> int:
     seconds = time.perf_counter() - t0
     if a.callgrind:
         c.callgrind_instrument(False)
+    del rows_fn
     load = os.getloadavg()[0]
     print(f"{a.lib} {a.vocab}: {seconds / len(timed) * 1e6:.2f} us a call ({len(timed)} calls, load {load:.1f})")
     return 0

@@ -260,9 +260,9 @@ def test_compiled_short_call_is_exact(template):
 
 
 def test_compiled_short_call_objects():
-    """The compiled call's results: fields set straight into their slots, the object and its
-    source tuple left to reference counting (the cycle collector would walk every kept
-    result), each call's ids a list of its own (the kernel's output buffer is reused)."""
+    """The compiled call's results: fields set straight into their slots, the object, its
+    source tuple and its ids watched by the cycle collector as any object (see the next
+    test), each call's ids a list of its own (the kernel's output buffer is reused)."""
     import gc
     from fastbpe._short_call import ShortCall
 
@@ -272,7 +272,7 @@ def test_compiled_short_call_objects():
     a, b = call("first text", False), call("second one", False)
     assert a.ids == ref.encode("first text", add_special_tokens=False).ids
     assert b.ids == ref.encode("second one", add_special_tokens=False).ids and a.ids is not b.ids
-    assert not gc.is_tracked(a) and not gc.is_tracked(a.lazy_source) and gc.is_tracked(a.ids)
+    assert gc.is_tracked(a) and gc.is_tracked(a.lazy_source) and gc.is_tracked(a.ids)
     assert a.tokens == ref.encode("first text", add_special_tokens=False).tokens   # made from the source
 
     class Plain:   # no __slots__: the fields are set by name
@@ -283,6 +283,39 @@ def test_compiled_short_call_objects():
                       ("ids", "source", "seqs"))("a plain text", True)
     assert type(plain) is Plain and plain.ids == table.encode_text("a plain text", kind)
     assert plain.source[:3] == ("owner", "a plain text", True) and plain.seqs == ()
+
+
+def test_short_call_results_in_cycles_are_freed():
+    """A short call's Encoding refers to its tokenizer (its other fields are made from it on
+    first read), so one kept on the tokenizer, or a cycle through its ids, is garbage the
+    cycle collector must free: with the Encoding or its source left unwatched, the whole
+    tokenizer leaked."""
+    import gc
+    import weakref
+
+    _, ours = _ref(normalizer=None, added=ADDED[:3])
+    text = ours.to_str()
+
+    class Box:
+        pass
+
+    def kept_on_its_tokenizer():
+        tok = Tokenizer.from_str(text)
+        tok.last = tok.encode("hello world", add_special_tokens=False)   # the short call
+        assert tok._short and tok.last.ids == ours.encode("hello world", add_special_tokens=False).ids
+        return weakref.ref(tok)
+
+    def cycle_through_ids():
+        enc = ours.encode("hello world")
+        box = Box()
+        box.enc = enc
+        enc.ids.append(box)
+        return weakref.ref(box)
+
+    for make in (kept_on_its_tokenizer, cycle_through_ids):
+        ref = make()
+        gc.collect()
+        assert ref() is None, make.__name__
 
 
 def test_encode_is_the_compiled_call():
