@@ -51,6 +51,66 @@ cdef extern from *:
     Py_ssize_t fb_find_unit(int kind, const void* data, Py_ssize_t n, Py_ssize_t j, uint32_t c) noexcept nogil
 
 
+cdef extern from *:
+    """
+    #if defined(__SSE2__) || defined(_M_X64)
+    #include <emmintrin.h>
+    #define FB_TT_SSE2 1
+    /* The first j' >= j, j' - j a multiple of 16 bytes, whose 16 bytes of units hold a unit
+     * equal to first[k] followed by second[k] (any unit when paired[k] is 0), for one of
+     * the four k; or where fewer than 16 bytes and one unit are left.  `size` is the unit's
+     * bytes (1 or 2); the values are units of that size. */
+    static inline Py_ssize_t fb_tt_skip16(const void* data, int size, Py_ssize_t n, Py_ssize_t j,
+                                          const uint64_t* first, const uint64_t* second,
+                                          const uint64_t* paired) {
+        const char* d = (const char*)data;
+        __m128i f[4], s[4], any[4], w0, w1, m;
+        Py_ssize_t step = 16 / size;
+        int k;
+        for (k = 0; k < 4; k++) {
+            f[k] = size == 1 ? _mm_set1_epi8((char)first[k]) : _mm_set1_epi16((short)first[k]);
+            s[k] = size == 1 ? _mm_set1_epi8((char)second[k]) : _mm_set1_epi16((short)second[k]);
+            any[k] = paired[k] ? _mm_setzero_si128() : _mm_set1_epi8(-1);
+        }
+        if (size == 1) {
+            while (j + step + 1 <= n) {
+                w0 = _mm_loadu_si128((const __m128i*)(d + j));
+                w1 = _mm_loadu_si128((const __m128i*)(d + j + 1));
+                m = _mm_and_si128(_mm_cmpeq_epi8(w0, f[0]), _mm_or_si128(_mm_cmpeq_epi8(w1, s[0]), any[0]));
+                m = _mm_or_si128(m, _mm_and_si128(_mm_cmpeq_epi8(w0, f[1]), _mm_or_si128(_mm_cmpeq_epi8(w1, s[1]), any[1])));
+                m = _mm_or_si128(m, _mm_and_si128(_mm_cmpeq_epi8(w0, f[2]), _mm_or_si128(_mm_cmpeq_epi8(w1, s[2]), any[2])));
+                m = _mm_or_si128(m, _mm_and_si128(_mm_cmpeq_epi8(w0, f[3]), _mm_or_si128(_mm_cmpeq_epi8(w1, s[3]), any[3])));
+                if (_mm_movemask_epi8(m))
+                    return j;
+                j += step;
+            }
+        } else {
+            while (j + step + 1 <= n) {
+                w0 = _mm_loadu_si128((const __m128i*)(d + 2 * j));
+                w1 = _mm_loadu_si128((const __m128i*)(d + 2 * j + 2));
+                m = _mm_and_si128(_mm_cmpeq_epi16(w0, f[0]), _mm_or_si128(_mm_cmpeq_epi16(w1, s[0]), any[0]));
+                m = _mm_or_si128(m, _mm_and_si128(_mm_cmpeq_epi16(w0, f[1]), _mm_or_si128(_mm_cmpeq_epi16(w1, s[1]), any[1])));
+                m = _mm_or_si128(m, _mm_and_si128(_mm_cmpeq_epi16(w0, f[2]), _mm_or_si128(_mm_cmpeq_epi16(w1, s[2]), any[2])));
+                m = _mm_or_si128(m, _mm_and_si128(_mm_cmpeq_epi16(w0, f[3]), _mm_or_si128(_mm_cmpeq_epi16(w1, s[3]), any[3])));
+                if (_mm_movemask_epi8(m))
+                    return j;
+                j += step;
+            }
+        }
+        return j;
+    }
+    #else
+    #define FB_TT_SSE2 0
+    static inline Py_ssize_t fb_tt_skip16(const void* data, int size, Py_ssize_t n, Py_ssize_t j,
+                                          const uint64_t* first, const uint64_t* second,
+                                          const uint64_t* paired) { return j; }
+    #endif
+    """
+    int FB_TT_SSE2
+    Py_ssize_t fb_tt_skip16(const void* data, int size, Py_ssize_t n, Py_ssize_t j, const uint64_t* first,
+                            const uint64_t* second, const uint64_t* paired) noexcept nogil
+
+
 cdef enum:
     ROOT = 0
     NONE = -1
@@ -103,10 +163,12 @@ cdef inline Py_ssize_t skip_words(const unit_t* d, Py_ssize_t n, Py_ssize_t j, T
     cdef uint64_t first[4]
     cdef uint64_t second[4]
     cdef uint64_t paired[4]    # all ones when the second unit is compared too
+    cdef uint64_t vals[4]
+    cdef uint64_t vals2[4]     # first and second as plain unit values (for fb_tt_skip16)
     cdef uint64_t w0, w1, x, m
     cdef uint32_t top = 0xFF if unit_t is uint8_t else (0xFFFF if unit_t is uint16_t else 0xFFFFFFFF)
     cdef int k, count = 0
-    cdef Py_ssize_t r, step = 8 // sizeof(unit_t)
+    cdef Py_ssize_t r, step = 8 // sizeof(unit_t), wide = 16 // sizeof(unit_t)
     if t.swar_n >= 0:
         for k in range(t.swar_n):
             if t.swar_first[k] > top:
@@ -119,6 +181,18 @@ cdef inline Py_ssize_t skip_words(const unit_t* d, Py_ssize_t n, Py_ssize_t j, T
             return n         # no token starts with a character of this str kind
         for k in range(count, 4):    # the loop below compares four: repeat the first
             first[k], second[k], paired[k] = first[0], second[0], paired[0]
+        if FB_TT_SSE2 and unit_t is not uint32_t:
+            # 16 bytes a step (SSE2); a step with a candidate is read unit by unit
+            for k in range(4):
+                vals[k], vals2[k] = first[k] & top, second[k] & top
+            while True:
+                j = fb_tt_skip16(d, sizeof(unit_t), n, j, vals, vals2, paired)
+                if j + wide + 1 > n:
+                    break
+                r = skip_units(d, n, j, j + wide, t.start_class, t.pair_bits, t.root_table)
+                if r < j + wide:
+                    return r
+                j += wide
         while j + step + 1 <= n:
             memcpy(&w0, d + j, 8)
             memcpy(&w1, d + j + 1, 8)

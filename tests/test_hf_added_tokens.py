@@ -176,6 +176,22 @@ def test_token_trie_is_leftmost_longest(alphabet):
         assert TokenTrie(tokens, range(len(tokens))).find(text) == _leftmost_longest(tokens, text), (tokens, text)
 
 
+@pytest.mark.parametrize("alphabet", ["ab ", "aж ", "xé "])   # str kinds 1, 2, 1
+def test_token_trie_skips_long_stretches(alphabet):
+    """Long texts where tokens start rarely (1-4 first characters, runs of spaces among
+    them): the root passes 16, then 8 bytes of units a step and reads a step with a
+    candidate unit by unit; a token may start at any offset in a step or straddle two."""
+    rng = random.Random(16)
+    filler = "qrstuvwxyz.,"
+    for k in range(400):
+        tokens = ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 4))) for _ in range(rng.randint(1, 4))]
+        if k % 2:
+            tokens += ["  ", "   "]
+        text = "".join(rng.choice(alphabet) if rng.random() < 0.04 else rng.choice(filler)
+                       for _ in range(rng.randint(0, 120)))
+        assert TokenTrie(tokens, range(len(tokens))).find(text) == _leftmost_longest(tokens, text), (tokens, text)
+
+
 def test_token_trie_work_is_linear():
     # building: one node and one edge per distinct prefix; searching text without any token:
     # one step per character however many tokens start alike
