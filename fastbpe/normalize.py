@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import functools
 from array import array
-from dataclasses import dataclass, field
 
 from ._nfc import FORMS, stability_table
 from ._normalize import Program
 from .plan import NotLowered  # noqa: F401 - one exception for every stage that has no kernel form
+from .plan import FrozenFields
 
 
 @functools.lru_cache(maxsize=None)
@@ -24,73 +24,90 @@ def form_table(form: str) -> bytes:
     return stability_table(form)
 
 
-@dataclass(frozen=True)
-class UnicodeForm:
-    form: str   # NFC, NFD, NFKC, NFKD: HF's Unicode 9.0 tables
+class _Op(FrozenFields):
+    """A normalizer op: named fields, immutable, equal by value (plan.FrozenFields, what a frozen
+    dataclass gives without importing `dataclasses`: ~30M instructions of a file's load)."""
+    __slots__ = _shown = ()
 
-    def __post_init__(self):
-        if self.form not in FORMS:
-            raise ValueError(f"unknown normalization form {self.form!r}")
+    def _key(self) -> tuple:
+        return tuple(getattr(self, n) for n in self._shown)
+
+
+class UnicodeForm(_Op):
+    __slots__ = _shown = ("form",)   # NFC, NFD, NFKC, NFKD: HF's Unicode 9.0 tables
+
+    def __init__(self, form: str):
+        if form not in FORMS:
+            raise ValueError(f"unknown normalization form {form!r}")
+        self._set(form=form)
 
     def spec(self) -> tuple:
         return ("form", FORMS[self.form], form_table(self.form))
 
 
-@dataclass(frozen=True)
-class Lowercase:
+class Lowercase(_Op):
+    __slots__ = _shown = ()
+
     def spec(self) -> tuple:
         return ("lowercase",)
 
 
-@dataclass(frozen=True)
-class ReplaceLiteral:
-    literal: str     # every leftmost non-overlapping occurrence ("" : an empty match everywhere)
-    content: str
+class ReplaceLiteral(_Op):
+    __slots__ = _shown = ("literal", "content")
+
+    def __init__(self, literal: str, content: str):
+        # every leftmost non-overlapping occurrence ("" : an empty match everywhere)
+        self._set(literal=literal, content=content)
 
     def spec(self) -> tuple:
         return ("replace", self.literal, self.content)
 
 
-@dataclass(frozen=True)
-class ReplaceRun:
+class ReplaceRun(_Op):
     """Replace by a regex that is one character class repeated 1..run_max times (`\\s+` ->
     " "): `table` is the class as pattern_program keeps it (ascii lo, ascii hi, block index,
-    blocks), read in the dialect the file's regex is in."""
-    pattern: str
-    table: tuple = field(compare=False, hash=False, repr=False)
-    run_max: int = 1
-    content: str = ""
+    blocks), read in the dialect the file's regex is in (not compared: the pattern says it)."""
+    __slots__ = ("pattern", "table", "run_max", "content")
+    _shown = ("pattern", "run_max", "content")
+
+    def __init__(self, pattern: str, table: tuple, run_max: int = 1, content: str = ""):
+        self._set(pattern=pattern, table=table, run_max=run_max, content=content)
 
     def spec(self) -> tuple:
         lo, hi, index, blocks = self.table
         return ("replace_run", lo, hi, bytes(index), bytes(blocks), self.run_max, self.content)
 
 
-@dataclass(frozen=True)
-class Prepend:
-    prefix: str
+class Prepend(_Op):
+    __slots__ = _shown = ("prefix",)
+
+    def __init__(self, prefix: str):
+        self._set(prefix=prefix)
 
     def spec(self) -> tuple:
         return ("prepend", self.prefix)
 
 
-@dataclass(frozen=True)
-class Strip:
-    left: bool
-    right: bool
+class Strip(_Op):
+    __slots__ = _shown = ("left", "right")
+
+    def __init__(self, left: bool, right: bool):
+        self._set(left=left, right=right)
 
     def spec(self) -> tuple:
         return ("strip", self.left, self.right)
 
 
-@dataclass(frozen=True)
-class StripAccents:
+class StripAccents(_Op):
+    __slots__ = _shown = ()
+
     def spec(self) -> tuple:
         return ("strip_accents",)
 
 
-@dataclass(frozen=True)
-class ByteLevel:
+class ByteLevel(_Op):
+    __slots__ = _shown = ()
+
     def spec(self) -> tuple:
         return ("bytelevel",)
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 
 
-class _Frozen:
+class FrozenFields:
     """A value with named fields, compared and hashed by `_key()`, immutable after __init__
     (what a frozen dataclass gives, without importing `dataclasses`: that import and the code
     it generates were ~15% of a tokenizer.json load's instructions)."""
@@ -52,7 +52,7 @@ class NotLowered(ValueError):
     """A stage that has no kernel form (the message names the stage and says why)."""
 
 
-class Level(_Frozen):
+class Level(FrozenFields):
     """One cut of a chain: every piece of the level before is cut into this pattern's matches
     and the text between them (HF's Split with behavior Isolated; llama.cpp's regex lists).
 
@@ -80,7 +80,7 @@ class Level(_Frozen):
         return (self.pattern, self.dialect, self.byte_level, self.builtin, self.drop)
 
 
-class Plan(_Frozen):
+class Plan(FrozenFields):
     """What the kernel runs for one tokenizer.  `engine` is "kernel" (one GIL-free call a
     text or batch), "kernel+matcher" (the single split is matched in Python, the kernel
     merges: a pattern outside the compiled subset), or "pipeline" (`refusal` says which

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from cli_run import run_python
 
 HEAVY = ("numpy", "regex", "dask", "hypothesis", "fastbpe.encoding", "fastbpe.hf", "fastbpe.trainer")
@@ -57,14 +59,16 @@ def test_names_resolve_one_at_a_time():
         assert out.stdout.strip() == "ok", name
 
 
-def test_loading_a_byte_level_file_imports_no_regex_numpy_or_dataclasses(tmp_path):
-    """A tokenizer.json whose split the C scanner knows loads and encodes (a short call, ids
-    batches, lazy Encodings) without `regex`, numpy, `dataclasses`, hashlib or the training
-    modules (~60M, ~220M, ~35M and ~12M instructions of a fresh process: HF tokenizers' whole
-    GPT-2 load is ~360M)."""
+@pytest.mark.parametrize("normalizer", [None, "NFC"])
+def test_loading_a_byte_level_file_imports_no_regex_numpy_or_dataclasses(tmp_path, normalizer):
+    """A tokenizer.json whose split the C scanner knows, with or without a normalizer (GPT-2,
+    GPT-NeoX), loads and encodes (a short call, ids batches, lazy Encodings) without `regex`,
+    numpy, `dataclasses`, hashlib or the training modules (~60M, ~220M, ~35M and ~12M
+    instructions of a fresh process: HF tokenizers' whole GPT-2 load is ~360M)."""
     from hf_reference import build, tokenizers
-    from tokenizers import pre_tokenizers as hp
+    from tokenizers import normalizers as hn, pre_tokenizers as hp
     ref = build(pre_tokenizer=hp.ByteLevel(add_prefix_space=False, use_regex=True),
+                normalizer=hn.NFC() if normalizer else None,
                 decoder=tokenizers.decoders.ByteLevel(), byte_level_alphabet=True)
     path = tmp_path / "tokenizer.json"
     path.write_text(ref.to_str(), encoding="utf-8")
