@@ -34,6 +34,7 @@ cdef extern from *:
         const unsigned char* s; Py_ssize_t n, pos; int kind;
         Py_ssize_t b[8], pend_s[8], pend_e[8], pend_B[8];
         int dropped[8];   /* the level's current piece is removed (a Removed level) */
+        unsigned acc[8];  /* bit k: level k may start a match inside the level's current piece */
     } fb_chain_state;
     #if defined(_MSC_VER)
     static __declspec(thread) fb_chain_state fb_chain_tls;
@@ -51,6 +52,7 @@ cdef extern from *:
         Py_ssize_t pend_e[8]
         Py_ssize_t pend_B[8]
         int dropped[8]
+        unsigned acc[8]
     fb_chain_state* fb_chain_state_get() noexcept nogil
 
 cdef Chain* chains[MAX_PROGRAMS]
@@ -205,13 +207,29 @@ cdef inline Py_ssize_t dfa_run(Ctx* x, const uint8_t* s, Py_ssize_t B, Py_ssize_
 cdef inline Py_ssize_t chain_step(const Chain* ch, Ctx* xs, fb_chain_state* st, const uint8_t* s,
                                   Py_ssize_t n, Py_ssize_t pos) noexcept nogil:
     """The next piece end: levels whose piece ended at pos cut a new one, outer to inner;
-    with DROPPED set when a Removed level removes the piece (or the piece it lies in)."""
+    with DROPPED set when a Removed level removes the piece (or the piece it lies in).  A
+    level no byte of whose outer piece can start a match of it (st.acc) keeps that piece
+    whole without being asked (Digits inside a word)."""
     cdef int j = 0, L = ch.n_levels
     cdef bint matched
+    cdef Py_ssize_t B, p
+    cdef unsigned acc
     while j < L and st.b[j] > pos:
         j += 1
     for j in range(j, L):
-        st.b[j] = level_next(&ch.levels[j], &xs[j], st, j, s, n if j == 0 else st.b[j - 1], pos, &matched)
+        B = n if j == 0 else st.b[j - 1]
+        if j > 0 and not (st.acc[j - 1] >> j) & 1:
+            st.b[j] = B
+            matched = False
+            st.acc[j] = st.acc[j - 1]
+        else:
+            st.b[j] = level_next(&ch.levels[j], &xs[j], st, j, s, B, pos, &matched)
+            acc = 0xFF
+            if (ch.track >> j) & 1:
+                acc = 0
+                for p in range(pos, st.b[j]):
+                    acc |= ch.react[s[p]]
+            st.acc[j] = acc
         st.dropped[j] = (j > 0 and st.dropped[j - 1]) or ch.levels[j].drop == (DROP_MATCHES if matched else DROP_GAPS)
     return st.b[L - 1] | (DROPPED if st.dropped[L - 1] else 0)
 
@@ -222,6 +240,7 @@ cdef void state_reset(fb_chain_state* st, Py_ssize_t pos) noexcept nogil:
         st.b[j] = pos
         st.pend_s[j] = -1
         st.dropped[j] = 0
+        st.acc[j] = 0xFF
 
 
 cdef Py_ssize_t program_scan(int kind, const unsigned char* s, Py_ssize_t n, Py_ssize_t pos,
@@ -424,6 +443,27 @@ cdef int _fill(_Owner owner, Prog* P, object program) except -1:
     return 0
 
 
+cdef int _fill_react(Chain* ch, list levels) except -1:
+    """Chain.react and .track: the bytes at which each level may start a match (a program's
+    first characters: the byte itself when byte-level, else an ASCII byte or a UTF-8 lead
+    byte of one; every byte for a built-in level or a program that may start anywhere)."""
+    cdef int j, b
+    cdef const Prog* P
+    for j, level in enumerate(levels):
+        P = &ch.levels[j].prog
+        if ch.levels[j].builtin >= 0 or P.root_first < 0:
+            for b in range(256):
+                ch.react[b] |= 1 << j
+            continue
+        lead = 0 if P.byte_level else _lead_bytes(level.tables[P.root_first])
+        for b in range(256):
+            if (b < 128 or P.byte_level) and has(&P.classes[P.root_first], b) or (lead >> b) & 1:
+                ch.react[b] |= 1 << j
+        if j > 0:
+            ch.track |= 1 << (j - 1)
+    return 0
+
+
 class ProgramCapacity(ValueError):
     """The scanner's fixed tables cannot take this chain (too many levels, items or programs):
     the caller splits with a regex engine instead.  Any other error of `register` is a bug."""
@@ -468,6 +508,7 @@ def register(key, list levels):
             owner.chain.levels[j].builtin = -1
             owner.chain.levels[j].drop = {None: 0, "matches": DROP_MATCHES, "gaps": DROP_GAPS}[getattr(level, "drop", None)]
             _fill(owner, &owner.chain.levels[j].prog, level)
+    _fill_react(owner.chain, levels)
     kind = PROGRAM_BASE + len(_owners)
     _owners.append(owner)
     chains[kind - PROGRAM_BASE] = owner.chain

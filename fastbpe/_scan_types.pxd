@@ -54,6 +54,10 @@ ctypedef struct Level:
 ctypedef struct Chain:
     int n_levels
     Level levels[MAX_LEVELS]
+    uint8_t react[256]           # bit j: level j may start a match at a character this byte
+                                 # begins (every byte for a built-in level or any first character)
+    uint8_t track                # bit j: the level after j reacts to few bytes, so chain_step
+                                 # notes which levels react inside each piece of level j
 
 ctypedef struct Cont:            # what to match after the current items (a linked stack)
     int kind, item, end, count

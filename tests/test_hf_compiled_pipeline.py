@@ -326,3 +326,38 @@ def test_removed_pieces_are_marked_by_the_scanner(text, drop):
     want = [p.text for t in split_by(NormalizedText.from_original(text), RegexSpans(first), "Removed", drop == "gaps")
             for p in split_by(t, RegexSpans(second), "Removed")]
     assert _pretokenize.split(text, kind) == want
+
+
+# -- Chains: random Sequences of Punctuation, Digits, Split and ByteLevel against HF --
+
+_BEHAVIORS = ["Isolated", "Removed", "MergedWithPrevious", "MergedWithNext", "Contiguous"]
+_STEP = st.one_of(
+    st.sampled_from(_BEHAVIORS).map(lambda b: {"type": "Punctuation", "behavior": b}),
+    st.booleans().map(lambda i: {"type": "Digits", "individual_digits": i}),
+    st.tuples(st.sampled_from([r"[0-9][0-9][0-9]", r"\s", r"\p{N}", ",", r"[a-z]+", r"\p{L}+|\p{N}", r"\s+(?!\S)"]),
+              st.sampled_from(_BEHAVIORS), st.booleans()).map(
+        lambda t: {"type": "Split", "pattern": {"Regex": t[0]}, "behavior": t[1], "invert": t[2]}),
+)
+_CHAIN = st.tuples(st.lists(_STEP, min_size=1, max_size=4), st.integers(0, 4), st.booleans()).map(
+    lambda c: c[0][:c[1]] + [{"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True,
+                              "use_regex": c[2]}] + c[0][c[1]:])
+_CHAIN_TEXT = st.lists(st.sampled_from(_ALPHABET + ["1234567", "x9", "a,b", "  ", "٣٤٥"]), max_size=25).map("".join)
+
+
+@settings(max_examples=120, deadline=None)
+@given(chain=_CHAIN, texts=st.lists(_CHAIN_TEXT, min_size=1, max_size=4))
+def test_generated_chains(chain, texts):
+    """A chain of pre-tokenizers of Falcon's step types (every behavior, invert, ByteLevel
+    anywhere in it) gives HF's ids, offsets and word ids on generated text, on whichever
+    engine it takes (the scanner chain skips levels with no byte to react to in a piece)."""
+    ref, _ = _pair("falcon")
+
+    def edit(doc):
+        doc["pre_tokenizer"] = {"type": "Sequence", "pretokenizers": chain}
+    want_tok, ours = _edited(ref, edit)
+    texts = texts + ["12 345 6789 a1b22c333d4444, x.y!! (z) 1,000,000"]
+    want = want_tok.encode_batch(texts)
+    got = ours.encode_batch(texts)
+    for w, g, t in zip(want, got, texts):
+        assert (g.ids, g.offsets, g.word_ids) == (w.ids, w.offsets, w.word_ids), (chain, t, ours.engine)
+    assert ours.encode_ids_batch(texts) == [w.ids for w in want], (chain, ours.engine)
