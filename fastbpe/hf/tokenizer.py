@@ -492,7 +492,7 @@ class Tokenizer(IdsPath, PostProcessing, HFExtras, CompiledEncode):
         if num_threads is None:
             num_threads = available_cores()  # the cores this process may use (taskset), not the machine's
         if (with_offsets and (self._kind >= 0 and self._uses_fast_path() or self._char_kernel())
-                and all(type(item) is str for item in inputs)):
+                and set(map(type, inputs)) <= {str}):   # all str (map: no Python step a text)
             with gc_paused():
                 return self._single_encodings(inputs, add_special_tokens, num_threads)
         flat, type_ids, shapes = [], [], []
