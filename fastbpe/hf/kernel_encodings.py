@@ -127,6 +127,12 @@ class KernelEncoder:
                     pos += n
                 word += len(ends)
                 continue
+            if len(seg_ids) <= 32 and len(item) <= 4096:
+                # any other short segment (normalized, non-ASCII, pieces removed): plain loops
+                # too, so a first short Encoding does not import numpy (~220M instructions)
+                word = _short_fields(item, seg_ids, piece_ends, start, align, word, token_bytes,
+                                     id_to_token, tokens, offsets, words)
+                continue
             np = _numpy()
             nbytes = self._nbytes()[np.array(seg_ids, dtype=np.intp)]
             byte_end = np.cumsum(nbytes)
@@ -150,6 +156,54 @@ class KernelEncoder:
             tokens += map(id_to_token.__getitem__, seg_ids)
             offsets += zip(char_start.tolist(), char_end.tolist())
         return tokens, offsets, words
+
+
+def _short_fields(item: str, seg_ids, piece_ends, start: int, align, word: int, token_bytes, id_to_token,
+                  tokens: list, offsets: list, words: list) -> int:
+    """_fields' numpy steps in plain loops, for a short segment: appends its tokens, offsets
+    and word ids, returns the next word id.  Pieces flagged removed (bit 31 of a piece end)
+    hold no token: a token's bytes, counted over the kept pieces, shift to the text's."""
+    shifts, kept = [], 0   # per kept piece: text byte start - counted byte start
+    prev = counted = 0
+    for e in piece_ends.tolist():
+        end = e & 0x7FFFFFFF
+        if not e >> 31:
+            shifts.append(prev - counted)
+            counted += end - prev
+            kept += 1
+            shifts.append(counted)   # (its counted end)
+        prev = end
+    char_of = None
+    if not item.isascii():   # the character each UTF-8 byte belongs to
+        char_of = []
+        for k, ch in enumerate(item):
+            c = ord(ch)
+            char_of += [k] * (1 if c < 0x80 else 2 if c < 0x800 else 3 if c < 0x10000 else 4)
+    if align is not None:
+        starts, ends, base = align
+        starts, ends = _int64s(starts), _int64s(ends)
+    pos = piece = 0
+    for i in seg_ids:
+        n = len(token_bytes[i] or b"")
+        while piece < kept - 1 and shifts[2 * piece + 1] <= pos:
+            piece += 1
+        b0 = pos + shifts[2 * piece]
+        c0, c1 = (b0, b0 + n) if char_of is None else (char_of[b0], char_of[b0 + n - 1] + 1)
+        if align is not None:
+            c0, c1 = starts[c0] + base, ends[c1 - 1] + base
+        else:
+            c0, c1 = c0 + start, c1 + start
+        tokens.append(id_to_token[i])
+        offsets.append((c0, c1))
+        words.append(word + piece)
+        pos += n
+    return word + kept
+
+
+def _int64s(buf) -> memoryview:
+    """An int64 buffer (array('q'), or its bytes) read as int64s."""
+    view = memoryview(buf)
+    return view if view.format == "q" else view.cast("B").cast("q")
 
 
 def _past_removed(np, piece_ends, byte_start, byte_end) -> tuple:
