@@ -12,13 +12,17 @@ a C method that calls it; `OrdinaryCall` does the same for tiktoken's `Encoding.
 cimport cython
 from cpython.object cimport PyObject, PyTypeObject
 from cpython.ref cimport Py_INCREF, Py_XDECREF
-from cpython.unicode cimport PyUnicode_Contains
+from libc.string cimport memchr
 
 from fastbpe._core cimport BPETable
 from fastbpe._normalize cimport Program
 
 cdef extern from "Python.h":
     bint PyUnicode_IS_ASCII(object u)
+    void* PyUnicode_DATA(object u)
+    Py_ssize_t PyUnicode_GET_LENGTH(object u)
+    Py_UCS4 PyUnicode_READ_CHAR(object u, Py_ssize_t index)
+    Py_ssize_t PyUnicode_FindChar(object u, Py_UCS4 ch, Py_ssize_t start, Py_ssize_t end, int direction) except -2
     ctypedef struct PyMemberDef:
         int type
         Py_ssize_t offset
@@ -76,6 +80,21 @@ cdef inline void set_field(object obj, Py_ssize_t offset, str name, object value
     Py_XDECREF(old)
 
 
+cdef inline bint has_char(str text, Py_UCS4 ch) except -1:
+    """ch in text: an ASCII str is one byte a character (memchr on its data, no copy; what
+    `in` costs around it was ~100 of a short call's instructions)."""
+    if PyUnicode_IS_ASCII(text):
+        return ch < 128 and memchr(PyUnicode_DATA(text), <int>ch, PyUnicode_GET_LENGTH(text)) != NULL
+    return PyUnicode_FindChar(text, ch, 0, PyUnicode_GET_LENGTH(text), 1) >= 0
+
+
+cdef object one_char(object first):
+    """first, checked: None or a one-character str (what has_char reads)."""
+    if first is not None and (type(first) is not str or len(first) != 1):
+        raise ValueError(f"an added token's first character must be one character, not {first!r}")
+    return first
+
+
 cdef inline bint is_plain(object text, bint checks_added, object first, object changes_fn,
                           object changes_arg) except -1:
     """text is an exact str that may hold no added token (`first`, the one first character
@@ -85,7 +104,7 @@ cdef inline bint is_plain(object text, bint checks_added, object first, object c
         return False
     if not PyUnicode_IS_ASCII(text) and changes_fn is not None and changes_fn(text, changes_arg):
         return False
-    if checks_added and (first is None or PyUnicode_Contains(text, first)):
+    if checks_added and (first is None or has_char(<str>text, PyUnicode_READ_CHAR(first, 0))):
         return False
     return True
 
@@ -94,6 +113,7 @@ def plain_texts(list texts, bint checks_added, first, changes=None):
     """Which texts a front end may hand to the kernel as they are (see is_plain; changes =
     (fn, arg) or None): a batch's per-text checks in one compiled loop, a list of bools."""
     changes_fn, changes_arg = changes if changes is not None else (None, None)
+    first = one_char(first)
     return [is_plain(text, checks_added, first, changes_fn, changes_arg) for text in texts]
 
 
@@ -128,7 +148,7 @@ cdef class ShortCall:
         self.table = table
         self.kind = kind
         self.checks_added = checks_added
-        self.first = first
+        self.first = one_char(first)
         self.wraps_false = wraps[False] if wraps is not None else None
         self.wraps_true = wraps[True] if wraps is not None else None
         self.shapes_false = shapes[False]
@@ -189,7 +209,7 @@ cdef class OrdinaryCall:
     def __init__(self, BPETable table, int kind, firsts=None):
         self.table = table
         self.kind = kind
-        self.firsts = firsts
+        self.firsts = None if firsts is None else tuple(one_char(first) for first in firsts)
 
     cdef bint plain(self, str text, allowed_special, disallowed_special) except -1:
         """encode's rules leave text ordinary: nothing allowed, and nothing checked, or the
@@ -201,7 +221,7 @@ cdef class OrdinaryCall:
         if type(disallowed_special) is not str or disallowed_special != "all":
             return False
         for first in self.firsts:
-            if PyUnicode_Contains(text, first):
+            if has_char(text, PyUnicode_READ_CHAR(first, 0)):
                 return False
         return True
 

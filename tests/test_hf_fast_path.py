@@ -285,6 +285,38 @@ def test_compiled_short_call_objects():
     assert plain.source[:3] == ("owner", "a plain text", True) and plain.seqs == ()
 
 
+def test_short_call_first_character_check():
+    """ShortCall's test for an added token's first character (memchr on an ASCII str's data,
+    PyUnicode_FindChar on others) says what `first in text` says: ASCII and non-ASCII firsts,
+    texts of every str kind, empty, lone surrogates; a first that is not one character is
+    refused."""
+    from fastbpe._short_call import ShortCall, plain_texts
+
+    _, ours = _ref(normalizer=None, added=ADDED[:3])
+    table, kind = ours.model.table, ours._kind
+    shapes = {False: ((), ()), True: ((), ())}
+
+    class Plain:
+        pass
+
+    texts = ["", "<", "a<b", "plain ascii", "caf\u00e9 < x", "caf\u00e9", "\u00e9", "x\u00e9",
+             "\u4e2d\u6587<", "\u4e2d\u6587", "\U0001F600\u00e9", "\U0001F600", "a\ud800b\u00e9", "\u0100\u00e9"]
+    for first in ["<", "\u00e9", "\U0001F600", "\x00", "\ud800"]:
+        call = ShortCall(table, kind, True, first, None, shapes, Plain, None, ("ids", "source", "seqs"))
+        assert plain_texts(texts, True, first) == [first not in t for t in texts], first
+        for text in texts:
+            if "\ud800" in text and first not in text:
+                with pytest.raises(UnicodeEncodeError):
+                    call(text, False)
+            else:
+                assert (call(text, False) is None) == (first in text), (first, text)
+    for bad in ["<|", "", b"<"]:
+        with pytest.raises(ValueError, match="one character"):
+            ShortCall(table, kind, True, bad, None, shapes, Plain, None, ("ids", "source", "seqs"))
+        with pytest.raises(ValueError, match="one character"):
+            plain_texts(["x"], True, bad)
+
+
 def test_short_call_results_in_cycles_are_freed():
     """A short call's Encoding refers to its tokenizer (its other fields are made from it on
     first read), so one kept on the tokenizer, or a cycle through its ids, is garbage the

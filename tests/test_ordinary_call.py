@@ -88,7 +88,8 @@ def test_compiled_encode_equals_the_python_method():
     rules = [{}, {"allowed_special": "all"}, {"allowed_special": {"<|end|>"}}, {"disallowed_special": ()},
              {"disallowed_special": None}, {"disallowed_special": []}, {"disallowed_special": {"[SEP]"}},
              {"allowed_special": set(), "disallowed_special": "all"}, {"dropout": 0.0}, {"dropout": 0.5, "seed": 1}]
-    for text in TEXTS + ["the <|end|> cat", "a [SEP] b", "a < b [ c", "<|end|>", "[SEP"]:
+    for text in TEXTS + ["the <|end|> cat", "a [SEP] b", "a < b [ c", "<|end|>", "[SEP", "caf\u00e9 <|end|>",
+                         "\u65e5\u672c[SEP]", "\u00e9 < \U0001F600 [", "\U0001F600<|end|>"]:
         for kwargs in rules:
             try:
                 want = enc._encode(text, kwargs.get("allowed_special", frozenset()),
@@ -98,6 +99,19 @@ def test_compiled_encode_equals_the_python_method():
                     enc.encode(text, **kwargs)
                 continue
             assert enc.encode(text, **kwargs) == want, (text, kwargs)
+    # a special token whose first character is not ASCII (the check reads every str kind)
+    wide = Encoding("w", pat_str=patterns.GPT4_PATTERN, mergeable_ranks=trained()._mergeable_ranks,
+                    special_tokens={"\u00abend\u00bb": 300, "\U0001F600!": 301})
+    for text in ["plain", "caf\u00e9", "x \u00abend\u00bb y", "\u00ab alone", "\U0001F600", "\U0001F600!", "a\ud800b"]:
+        for kwargs in rules[:8]:
+            try:
+                want = wide._encode(text, kwargs.get("allowed_special", frozenset()),
+                                    kwargs.get("disallowed_special", "all"), None, None)
+            except ValueError as e:
+                with pytest.raises(ValueError, match=str(e)[:20]):
+                    wide.encode(text, **kwargs)
+                continue
+            assert wide.encode(text, **kwargs) == want, (text, kwargs)
     with pytest.raises(TypeError):
         enc.encode(b"bytes")
     with pytest.raises(TypeError):
