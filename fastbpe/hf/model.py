@@ -81,7 +81,7 @@ class BPE:
         self.byte_level = byte_level_input and not self.prefix and not self.suffix
         self.char_model, self.char_model_refusal = None, "the model is byte-level BPE"
         self.affix_refusal = None   # why a byte-level model with a prefix / suffix is not on the kernel
-        affixes = self._word_affixes(self.merges_source, n_ids) if byte_level_input and not self.byte_level else None
+        affixes = self._word_affixes(n_ids) if byte_level_input and not self.byte_level else None
         # the merges: (left, right, new id) rows in rank order, an array.array('q') of 3m ids
         if self.byte_level:
             tokens = bytelevel_vocab_bytes(self.vocab, n_ids)
@@ -124,7 +124,7 @@ class BPE:
             self.char_model, self.char_model_refusal = self._compiled_char_model(all_merges)
         self._cache: dict[str, tuple] = {}
 
-    def _word_affixes(self, merges_source, n_ids: int):
+    def _word_affixes(self, n_ids: int):
         """The byte-level kernel's table of a prefix / suffix model (word_affixes.WordAffixes),
         or None (`affix_refusal` says why)."""
         if self.ignore_merges:   # HF looks the piece up without its prefix or suffix
@@ -132,7 +132,8 @@ class BPE:
         elif self.dropout:
             self.affix_refusal = "BPE dropout"
         else:
-            affixes = WordAffixes(self.vocab, merges_source, self.prefix, self.suffix, n_ids)
+            affixes = WordAffixes(self.vocab, lambda token_bytes: self._merge_rows(len(self.prefix), token_bytes),
+                                  self.prefix, self.suffix, n_ids)
             if affixes.table is not None:
                 return affixes
             self.affix_refusal = affixes.refusal

@@ -16,7 +16,7 @@ from __future__ import annotations
 import array
 
 from .._core import BPETable
-from .._formats import bytelevel_token_bytes as bytelevel_vocab_bytes, hf_merge_rows, untracked
+from .._formats import bytelevel_token_bytes as bytelevel_vocab_bytes, untracked
 from ..formats.bytelevel import BYTE_TO_CHAR, token_bytes as bytelevel_bytes
 
 START_MARK, END_MARK = 0xF8, 0xF9    # _word_marks.pxd
@@ -30,13 +30,15 @@ class WordAffixes:
     `refusal` says why not), `token_bytes` (the text bytes of each id: what a token covers,
     for offsets), `merge_rows` (the file's merges by id, rank order)."""
 
-    def __init__(self, vocab: dict, merges_source, prefix: str, suffix: str, n_ids: int):
+    def __init__(self, vocab: dict, merge_rows, prefix: str, suffix: str, n_ids: int):
+        """merge_rows(token_bytes): the file's merges as hf_merge_rows gives them, for these
+        kernel bytes (hf.model's: read with the file, not parsed again)."""
         self.prefix, self.suffix = prefix, suffix
         self.table = None
         self.refusal = None
         text, kernel = self._token_bytes(vocab, n_ids)
         self.token_bytes = untracked(tuple(text))
-        self.merge_rows = rows = hf_merge_rows(merges_source, vocab, len(prefix), tuple(kernel))
+        self.merge_rows = rows = merge_rows(tuple(kernel))
         for a, b, c in zip(rows[0::3], rows[1::3], rows[2::3]):
             if kernel[a] + kernel[b] != kernel[c]:
                 self.refusal = (f"merge ({_token(vocab, a)!r}, {_token(vocab, b)!r}) does not join the text "
@@ -62,14 +64,20 @@ class WordAffixes:
             pairs = ((i, bytelevel_bytes(core) if core else None, starts, ends) for i, core, starts, ends in pairs)
         else:   # the alphabet maps characters one to one: the affixes are found in the bytes (C)
             np_, ns = len(p), len(s)
-            pairs = []
-            for i, raw in enumerate(bytelevel_vocab_bytes(vocab, n_ids)):
-                if raw is None:
+            for i, raw in enumerate(bytelevel_vocab_bytes(vocab, n_ids)):   # (one loop, no tuple a token)
+                if not raw:
                     continue
                 starts = not (np_ and raw.startswith(p))
-                core = raw if starts else raw[np_:]
-                ends = bool(ns) and core.endswith(s)
-                pairs.append((i, core[:len(core) - ns] if ends else core, bool(np_) and starts, ends))
+                if not starts:
+                    raw = raw[np_:]
+                ends = bool(ns) and raw.endswith(s)
+                if ends:
+                    raw = raw[:len(raw) - ns]
+                if raw:
+                    text[i] = raw
+                    if START_MARK not in raw and END_MARK not in raw:   # (else no text reaches it)
+                        kernel[i] = (start if np_ and starts else b"") + raw + (end if ends else b"")
+            return text, kernel
         for i, raw, starts, ends in pairs:
             if not raw:
                 continue
