@@ -13,8 +13,8 @@ from libc.stdint cimport uint8_t, uint32_t
 from fastbpe._scan_chars cimport (
     CH_CR, CH_LF, CH_QUOTE, CH_SPACE, FB_L, FB_LM, FB_LT, FB_M, FB_N, FB_REGEX_UNICODE_VERSION, FB_REGEX_VERSION,
     FB_S, FB_U, FB_UNICODE_SOURCE, FB_UNICODE_VERSION, FB_W, LNS, contraction_ci, fb_ascii_flags,
-    fb_cp_flags, o200k_tail, piece_cl100k, piece_o200k, piece_qwen2, piece_r50k, piece_tekken, run_any,
-    run_digits3, run_newlines, run_none,
+    decode_multi, fb_cp_flags, o200k_tail, piece_cl100k, piece_o200k, piece_qwen2, piece_r50k, piece_tekken, run_any,
+    run_digits3, run_newlines, run_none, run_space,
 )
 
 from fastbpe._scan_program cimport DROPPED, PROGRAM_BASE, program_known, program_piece_end, program_scan, set_builtin_piece_end
@@ -295,6 +295,8 @@ cdef Py_ssize_t piece_end(int kind, const unsigned char* s, Py_ssize_t n,
         return piece_r50k(s, n, pos)
     if kind == PAT_QWEN2:
         return piece_qwen2(s, n, pos)
+    if kind == PAT_DEEPSEEK_V3:
+        return piece_deepseek_v3(s, n, pos)
     return n
 
 
@@ -430,16 +432,26 @@ cdef Py_ssize_t scan_chars(int kind, const unsigned char* s, Py_ssize_t n, Py_ss
             pos = piece_qwen2(s, n, pos)
             ends[k] = pos
             k += 1
+    elif kind == PAT_DEEPSEEK_V3:
+        while pos < stop and k < cap:
+            pos = piece_deepseek_v3(s, n, pos)
+            ends[k] = pos
+            k += 1
     elif pos < n and cap > 0:
         ends[0] = n
         k = 1
     return k
 
 
+include "_scan_deepseek.pxi"
+
+
 cdef Py_ssize_t scan_pieces(int kind, const unsigned char* s, Py_ssize_t n, Py_ssize_t pos,
                             Py_ssize_t* ends, Py_ssize_t cap) noexcept nogil:
     if kind >= PROGRAM_BASE:    # a compiled pattern (fastbpe.pattern_program)
         return program_scan(kind, s, n, pos, ends, cap)
+    if use_block_scanner and kind == PAT_DEEPSEEK_V3:
+        return scan_block_deepseek_v3(s, n, pos, ends, cap)
     if use_block_scanner:
         return scan_block(kind, s, n, pos, ends, cap)
     return scan_chars(kind, s, n, pos, n, ends, cap)
@@ -464,6 +476,7 @@ KINDS = {
     "qwen2": PAT_QWEN2,
     "hf_gpt2": PAT_HF_GPT2,
     "tekken": PAT_TEKKEN,
+    "deepseek_v3": PAT_DEEPSEEK_V3,
 }
 
 _PATTERN_KINDS = {
@@ -478,6 +491,17 @@ _PATTERN_KINDS = {
     _patterns.HF_GPT2_PATTERN: PAT_HF_GPT2,
     _patterns.TEKKEN_PATTERN: PAT_TEKKEN,
 }
+
+# Chains of Split(Isolated) patterns, each cutting the pieces of the one before, that one
+# built-in kind cuts as a whole (HF's Sequence of Splits; llama.cpp's regex lists).
+_CHAIN_KINDS = {
+    _patterns.DEEPSEEK_V3_SPLITS: PAT_DEEPSEEK_V3,
+}
+
+
+def chain_pattern_kind(tuple pats):
+    """The built-in kind that cuts as the chain of patterns `pats` (their exact texts), or -1."""
+    return _CHAIN_KINDS.get(pats, PAT_NONE)
 
 
 SCANNERS = ("auto", "avx2", "sse2", "swar", "char")
@@ -530,7 +554,7 @@ def pattern_kind(str pat_str):
 
 
 cdef int check_kind(int kind) except -1:
-    if (kind < PAT_R50K or kind > PAT_TEKKEN) and not program_known(kind):
+    if (kind < PAT_R50K or kind > PAT_DEEPSEEK_V3) and not program_known(kind):
         raise ValueError("unknown pattern kind %d (see pattern_kind)" % kind)
     return 0
 

@@ -58,6 +58,17 @@ TEKKEN_PATTERN = "|".join(
     ]
 )
 
+# DeepSeek-V3's pre-tokenizer (also V3.1, V3.2, R1), as its tokenizer.json writes it: three Split
+# (Isolated) steps, each cutting the pieces of the one before (digits in threes, then CJK runs,
+# then the rest), before ByteLevel without its regex.  One built-in kind cuts the whole chain.
+DEEPSEEK_V3_SPLITS = (
+    r"""\p{N}{1,3}""",
+    "[\u4e00-\u9fa5\u3040-\u309f\u30a0-\u30ff]+",
+    # the file writes \r and \n as the characters themselves, not as escapes
+    r"""[!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+|[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+| ?[\p{P}\p{S}]+[\r\n]*"""
+    r"""|\s*[\r\n]+|\s+(?!\S)|\s+""".replace("\\r\\n", "\r\n"),
+)
+
 # The known patterns by short name (the C scanner handles each; the CLI, tests and benchmarks
 # use these names).
 BY_NAME = {

@@ -44,6 +44,14 @@ def scanner_kind(pat_str: str, force_regex: bool | None = None) -> int:
     return kind if kind < PROGRAM_BASE else -1
 
 
+def builtin_chain_kind(pats: tuple, force_regex: bool | None = None) -> int:
+    """The built-in C scanner's id for a chain of split patterns (their exact texts, each cutting
+    the pieces of the one before: DeepSeek-V3's three Splits), or -1."""
+    if _forced(force_regex):
+        return -1
+    return _pretokenize.chain_pattern_kind(tuple(pats))
+
+
 def program_kind(pat_str: str, gaps: bool = False, force_regex: bool | None = None) -> int:
     """The kind of `pat_str` compiled to a scanner program, registered once per process, or -1
     when it is outside the compiled subset (`program_refusal` says why).  With gaps=False the

@@ -4,7 +4,7 @@ together, or names the stage that did not lower (the plan's engine is then "pipe
 from __future__ import annotations
 
 from ..plan import Level, NotLowered, Plan, pipeline
-from ..pretokenize import chain_kind
+from ..pretokenize import chain_kind, scanner_kind
 from . import char_level, pre_tokenizers
 
 WHOLE_TEXT = Level(r"[\s\S]+")   # no split: the whole segment is one piece
@@ -66,7 +66,7 @@ def _tiling_pattern(levels: list) -> str | None:
     if len(levels) != 1 or levels[0].byte_level or levels[0].dialect != "oniguruma":
         return None
     level = levels[0]
-    if level.builtin >= 0:
-        return level.pattern
+    if level.builtin >= 0:    # (a chain of Splits on one built-in kind has no one pattern)
+        return level.pattern if scanner_kind(level.pattern) == level.builtin else None
     prog = pre_tokenizers.oniguruma_program(level.pattern)
     return level.pattern if prog is not None and prog.total else None

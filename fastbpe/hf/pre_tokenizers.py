@@ -16,7 +16,7 @@ from functools import lru_cache
 from .. import _pretokenize
 from .._char_bpe import PREPEND_UNLESS_META, REPLACE_SPACE, SPLIT
 from ..plan import Level, NotLowered
-from ..pretokenize import chain_kind, scanner_kind
+from ..pretokenize import builtin_chain_kind, chain_kind, scanner_kind
 from ..formats.bytelevel import BYTELEVEL_PATTERN
 from ._nodes import json_bool, json_field, json_list, json_str, node_type, unsupported
 from .normalized import NormalizedText
@@ -538,11 +538,36 @@ def lower_steps(steps: list) -> tuple[list, bool]:
     """The levels of a pre-tokenizer's steps (Sequence flattened: steps_of), and whether the
     text ends in the byte-level alphabet (a ByteLevel step ran); NotLowered names the step
     that has no kernel form."""
-    levels, byte_level = [], False
-    for step in steps:
-        levels += step.lower(byte_level)
-        byte_level = byte_level or isinstance(step, ByteLevel)
+    levels, byte_level, k = [], False, 0
+    while k < len(steps):
+        kind, taken = (-1, 0) if byte_level else _builtin_chain(steps, k)
+        if kind >= 0:      # Splits one built-in kind cuts as a whole (DeepSeek-V3's three)
+            pats = tuple(s.pattern_node["Regex"] for s in steps[k:k + taken])
+            levels.append(Level(" \u2192 ".join(pats), "oniguruma", builtin=kind))
+            k += taken
+            continue
+        levels += steps[k].lower(byte_level)
+        byte_level = byte_level or isinstance(steps[k], ByteLevel)
+        k += 1
     return levels, byte_level
+
+
+def _builtin_chain(steps: list, k: int) -> tuple[int, int]:
+    """(kind, how many steps) when steps[k:] begin with Split(Isolated) steps that one built-in
+    scanner kind cuts as a whole, else (-1, 0).  Isolated keeps every tile, so invert changes
+    nothing."""
+    pats = []
+    for step in steps[k:]:
+        node = getattr(step, "pattern_node", None)
+        if not (isinstance(step, Split) and step.behavior == "Isolated" and isinstance(node, dict)
+                and isinstance(node.get("Regex"), str)):
+            break
+        pats.append(node["Regex"])
+    for m in range(len(pats), 1, -1):
+        kind = builtin_chain_kind(tuple(pats[:m]))
+        if kind >= 0:
+            return kind, m
+    return -1, 0
 
 
 def ends_in_bytes(steps: list) -> bool:

@@ -1,0 +1,180 @@
+"""Chains of HF Split steps that one built-in scanner kind cuts as a whole (DeepSeek-V3's three:
+digits in threes, then CJK runs, then its main regex, each inside the pieces of the one before):
+the kind cuts as `tokenizers` does (Oniguruma), on every code point in several contexts, on
+generated text and on every scan path; `lower_steps` recognises the exact chain and nothing else."""
+from __future__ import annotations
+
+import importlib.util
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fastbpe import _pretokenize as pt
+from fastbpe import patterns as P
+from fastbpe.pretokenize import builtin_chain_kind
+
+tokenizers = pytest.importorskip("tokenizers", reason="tokenizers is the reference for HF's Split chains")
+from tokenizers import Regex, pre_tokenizers  # noqa: E402
+
+DEEPSEEK = pre_tokenizers.Sequence([pre_tokenizers.Split(Regex(p), "isolated") for p in P.DEEPSEEK_V3_SPLITS])
+KIND = pt.KINDS["deepseek_v3"]
+PATHS = [(scanner, blocks) for scanner in ("auto", "sse2", "swar", "char") for blocks in (True, False)]
+
+TEXTS = [
+    "Hello world, it's 12345 dollars!\n\n  foo.bar(x)   \n\tx\x0bq",
+    "x=1234567;y=[a1b22c333];\n    return f(x)  # comment\n   1  \n\n 22",
+    "日本語のテキスト、カタカナ・ーです。abc 123日本 ゠ア゛゜ゝ\u3040\u3097\u3099ア",
+    "Zahlen ١٢٣٤ und ½ ², Ⅻ; 東京 2024年 Ünïcödé naïve café — “quotes” 's 'S .NET ..x",
+    "emoji 👍🏽 mixed😀text\u200b zero\u00a0width  \u3000 ideographic space x\u0301 \u0301\u0301",
+    "\x01\x02ab\x01. \x7f\x1c\x1dz  \r\n\r\n  \r  日本  中 文\n",
+    "a" * 70 + " " * 70 + "." * 70 + "\n" * 3 + "1" * 70 + "Z" * 3,
+]
+
+# Characters around each code point: doubled, before/after a letter, a space, a digit, CJK, a
+# newline, punctuation and a combining mark (every alternative and every segment border).
+CONTEXTS = ["{0}{0}a {0}1 \u0301.{0}日{0}\n"]
+_ALPHABET = list("aZq 19'.,;!?-_()\t\n\r\x0b\x01\x7f") + [
+    "é", "e\u0301", "\u0301", "ß", "中", "日", "の", "カ", "・", "ー", "゠", "゛", "\u3040", "\u3099", "١", "²",
+    "½", "😀", "\u00a0", "\u3000", "\u2028", "—", "「", "$", "€", "\u200b", "\U00080001"]
+
+
+def hf_pieces(text: str) -> list[str]:
+    return [piece for piece, _ in DEEPSEEK.pre_tokenize_str(text)]
+
+
+@pytest.fixture
+def each_path():
+    """Runs the body on every scan path (block scanner per classifier, with and without the
+    64-byte ASCII blocks, and the per-character matchers), restoring the defaults after."""
+    was = pt.scanner_in_use()
+    try:
+        def run(check):
+            for scanner, blocks in PATHS:
+                pt.use_scanner(scanner)
+                pt.use_ascii_blocks(blocks)
+                check(f"{scanner}, blocks={blocks}")
+        yield run
+    finally:
+        pt.use_ascii_blocks(True)
+        pt.use_scanner("auto" if was in ("avx2", "sse2", "swar") else was)
+
+
+def test_the_kind_cuts_as_tokenizers(each_path):
+    texts = TEXTS + ["".join(TEXTS), "".join(TEXTS) * 3]
+
+    def check(path):
+        for text in texts:
+            assert pt.split(text, KIND) == hf_pieces(text), (path, text)
+    each_path(check)
+
+
+def test_every_code_point_in_context():
+    """Every code point but the surrogates (the classes: tables for \\p{L}\\p{M}\\p{N}\\s,
+    _unicode_ps.h for [\\p{P}\\p{S}], the CJK ranges) in contexts that reach each alternative."""
+    cps = [c for c in range(0x110000) if not 0xD800 <= c < 0xE000]
+    for ctx in CONTEXTS:
+        for i in range(0, len(cps), 8192):
+            text = "".join(ctx.format(chr(c)) for c in cps[i:i + 8192])
+            if pt.split(text, KIND) != hf_pieces(text):
+                bad = [hex(c) for c in cps[i:i + 8192] if pt.split(ctx.format(chr(c)), KIND) != hf_pieces(ctx.format(chr(c)))]
+                pytest.fail(f"context {ctx!r}: code points {bad[:10]} cut otherwise than tokenizers")
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.lists(st.sampled_from(_ALPHABET), max_size=160).map("".join))
+def test_generated_text(text):
+    assert pt.split(text, KIND) == hf_pieces(text)
+    assert pt.split(text * 2, KIND) == hf_pieces(text * 2)     # long enough for the ASCII blocks
+
+
+@settings(max_examples=100, deadline=None)
+@given(text=st.lists(st.sampled_from(list("ab Z09.,!'\n\r\t\x0b\x01\x1c\x7f")), min_size=60, max_size=300).map("".join))
+def test_generated_ascii_on_every_path(text):
+    was = pt.scanner_in_use()
+    try:
+        for scanner, blocks in PATHS:
+            pt.use_scanner(scanner)
+            pt.use_ascii_blocks(blocks)
+            assert pt.split(text, KIND) == hf_pieces(text), (scanner, blocks)
+    finally:
+        pt.use_ascii_blocks(True)
+        pt.use_scanner("auto" if was in ("avx2", "sse2", "swar") else was)
+
+
+def test_punct_symbol_table_is_tokenizers():
+    """fastbpe/_unicode_ps.h is what tools/gen_hf_punct_symbol.py makes from this tokenizers."""
+    import pathlib
+
+    tool = pathlib.Path(__file__).resolve().parents[1] / "tools" / "gen_hf_punct_symbol.py"
+    spec = importlib.util.spec_from_file_location("gen_hf_punct_symbol", tool)
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    members = gen.hf_members(r"[\p{P}\p{S}]")
+    assert pathlib.Path(gen.OUT).read_text(encoding="utf-8").split("\n", 2)[2] == gen.render(members).split("\n", 2)[2]
+
+
+def _levels(steps_json: list):
+    from fastbpe.hf import pre_tokenizers as hp
+
+    steps = [hp.from_json(node) for node in steps_json]
+    return hp.lower_steps(steps)[0]
+
+
+def _split(pattern: str, behavior: str = "Isolated", invert: bool = False) -> dict:
+    return {"type": "Split", "pattern": {"Regex": pattern}, "behavior": behavior, "invert": invert}
+
+
+BYTELEVEL = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}
+
+
+def test_the_exact_chain_is_one_builtin_level():
+    pytest.importorskip("onigurumacffi", reason="the other chains lower with Oniguruma's classes")
+    levels = _levels([_split(p) for p in P.DEEPSEEK_V3_SPLITS] + [BYTELEVEL])
+    assert [level.builtin for level in levels] == [KIND]
+    assert builtin_chain_kind(P.DEEPSEEK_V3_SPLITS) == KIND
+    assert builtin_chain_kind(P.DEEPSEEK_V3_SPLITS, force_regex=True) == -1
+    # a Split before the chain cuts first; the chain still runs on the kind inside its pieces
+    levels = _levels([_split(r"\n")] + [_split(p) for p in P.DEEPSEEK_V3_SPLITS])
+    assert [level.builtin for level in levels] == [-1, KIND]
+
+
+@pytest.mark.parametrize("steps", [
+    [_split(p) for p in P.DEEPSEEK_V3_SPLITS[:2]],                                  # not the whole chain
+    [_split(p) for p in reversed(P.DEEPSEEK_V3_SPLITS)],                            # another order
+    [_split(P.DEEPSEEK_V3_SPLITS[0]), _split(P.DEEPSEEK_V3_SPLITS[1]),
+     _split(P.DEEPSEEK_V3_SPLITS[2].replace("[A-Za-z]+", "[A-Za-z]*"))],            # one pattern changed
+    [_split(P.DEEPSEEK_V3_SPLITS[0], "Removed")] + [_split(p) for p in P.DEEPSEEK_V3_SPLITS[1:]],  # a behavior
+    [{"type": "ByteLevel", "add_prefix_space": False, "use_regex": False}]
+    + [_split(p) for p in P.DEEPSEEK_V3_SPLITS],                                    # after ByteLevel: bytes
+], ids=["two-of-three", "reversed", "changed", "removed", "after-bytelevel"])
+def test_other_chains_are_not_the_kind(steps):
+    pytest.importorskip("onigurumacffi", reason="these chains lower with Oniguruma's classes")
+    from fastbpe.plan import NotLowered
+
+    try:
+        levels = _levels(steps)
+    except NotLowered:
+        return
+    assert KIND not in [level.builtin for level in levels]
+
+
+def test_shared_deepseek_v3_file():
+    from datasources import VOCAB_DIR, corpus_available, load_corpus
+
+    path = VOCAB_DIR / "hf" / "deepseek-v3" / "tokenizer.json"
+    if not path.exists():
+        pytest.skip("no shared DeepSeek-V3 tokenizer.json (../shared/data/vocab/hf/deepseek-v3)")
+    pre = json.loads(path.read_text(encoding="utf-8"))["pre_tokenizer"]
+    assert tuple(s["pattern"]["Regex"] for s in pre["pretokenizers"][:3]) == P.DEEPSEEK_V3_SPLITS
+    from fastbpe.hf import Tokenizer
+
+    ours, ref = Tokenizer.from_file(str(path)), tokenizers.Tokenizer.from_file(str(path))
+    assert ours.engine == "kernel" and ours._kind == KIND
+    docs = list(TEXTS)
+    for name in ("code", "multilingual", "large_en"):
+        if corpus_available(name):
+            text = load_corpus(name, 60_000)
+            docs += [text[i:i + 2000] for i in range(0, len(text), 2000)]
+    assert ours.encode_ids_batch(docs) == [e.ids for e in ref.encode_batch(docs)]
