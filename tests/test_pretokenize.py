@@ -231,7 +231,7 @@ def test_empty_and_bad_kind():
     for name in NAMES:
         assert pt.split("", KIND[name]) == []
         assert pt.piece_boundaries(b"", KIND[name]).tolist() == []
-    for bad in (-1, len(NAMES), 63, 64 + 100_000):   # 64 on: scanner programs, when registered
+    for bad in (-1, len(pt.KINDS), 63, 64 + 100_000):   # 64 on: scanner programs, when registered
         with pytest.raises(ValueError):
             pt.split("abc", bad)
         with pytest.raises(ValueError):
