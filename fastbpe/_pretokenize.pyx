@@ -543,7 +543,7 @@ def use_scanner(str name):
 
 
 use_scanner(_os.environ.get("FASTBPE_SCANNER") or "auto")
-set_builtin_piece_end(piece_end)     # chains of programs may have built-in levels
+set_builtin_piece_end(piece_end, scan_pieces)     # chains of programs may have built-in levels
 
 
 def pattern_kind(str pat_str):

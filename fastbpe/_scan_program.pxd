@@ -20,9 +20,12 @@ cdef extern from *:
 ctypedef Py_ssize_t (*builtin_piece_fn)(int kind, const unsigned char* s, Py_ssize_t n,
                                         Py_ssize_t pos) noexcept nogil
 
-# The built-in scanner's piece_end, for chain levels that are built-in patterns (set once by
-# _pretokenize at import: it cimports this module, not the other way round).
-cdef void set_builtin_piece_end(builtin_piece_fn f) noexcept
+ctypedef Py_ssize_t (*builtin_scan_fn)(int kind, const unsigned char* s, Py_ssize_t n, Py_ssize_t pos,
+                                       Py_ssize_t* ends, Py_ssize_t cap) noexcept nogil
+
+# The built-in scanner's piece_end and scan_pieces, for chain levels that are built-in patterns
+# (set once by _pretokenize at import: it cimports this module, not the other way round).
+cdef void set_builtin_piece_end(builtin_piece_fn f, builtin_scan_fn g) noexcept
 
 # Whether `kind` is a registered program.
 cdef bint program_known(int kind) noexcept nogil

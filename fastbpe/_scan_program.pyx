@@ -58,11 +58,13 @@ cdef extern from *:
 cdef Chain* chains[MAX_PROGRAMS]
 cdef Py_ssize_t steps_total = 0   # Ctx.steps summed at the end of each scan (steps_taken)
 cdef builtin_piece_fn builtin_piece_end = NULL
+cdef builtin_scan_fn builtin_scan = NULL
 
 
-cdef void set_builtin_piece_end(builtin_piece_fn f) noexcept:
-    global builtin_piece_end
+cdef void set_builtin_piece_end(builtin_piece_fn f, builtin_scan_fn g) noexcept:
+    global builtin_piece_end, builtin_scan
     builtin_piece_end = f
+    builtin_scan = g
 
 
 cdef bint program_known(int kind) noexcept nogil:
@@ -112,11 +114,20 @@ cdef Py_ssize_t run_next(const Prog* P, const uint8_t* s, Py_ssize_t B, Py_ssize
     cdef int count = 0, ln = 0
     cdef uint32_t b
     cdef uint64_t word
-    cdef bint inside = has(c, dec(P, s, B, pos, &ln))
+    cdef bint inside = ((c.ascii[s[pos] >> 6] >> (s[pos] & 63)) & 1 if s[pos] < 0x80
+                        else has(c, dec(P, s, B, pos, &ln)))
     matched[0] = inside
     if inside:
-        while p < B and count < P.run_max and has(c, dec(P, s, B, p, &ln)):
-            p += ln
+        while p < B and count < P.run_max:
+            b = s[p]
+            if b < 0x80:        # ASCII without a call to decode
+                if not (c.ascii[b >> 6] >> (b & 63)) & 1:
+                    break
+                p += 1
+            elif has(c, dec(P, s, B, p, &ln)):
+                p += ln
+            else:
+                break
             count += 1
         return p
     # the text up to the class's next character: ASCII eight bytes at a time when the
@@ -225,13 +236,25 @@ cdef inline Py_ssize_t chain_step(const Chain* ch, Ctx* xs, fb_chain_state* st, 
         else:
             st.b[j] = level_next(&ch.levels[j], &xs[j], st, j, s, B, pos, &matched)
             acc = 0xFF
-            if (ch.track >> j) & 1:
+            if j > 0 and (st.acc[j - 1] & ~((<unsigned>2 << j) - 1)) == 0:
+                acc = st.acc[j - 1]             # nothing after it reacts in the outer piece
+            elif (ch.track >> j) & 1:
                 acc = 0
                 for p in range(pos, st.b[j]):
                     acc |= ch.react[s[p]]
             st.acc[j] = acc
         st.dropped[j] = (j > 0 and st.dropped[j - 1]) or ch.levels[j].drop == (DROP_MATCHES if matched else DROP_GAPS)
     return st.b[L - 1] | (DROPPED if st.dropped[L - 1] else 0)
+
+
+cdef inline int bulk_level(const Chain* ch, const fb_chain_state* st) noexcept nogil:
+    """The outermost level that can cut the rest of its outer piece in bulk (Chain.bulk) with
+    no level after it reacting inside that piece (st.acc), or -1."""
+    cdef int m, L = ch.n_levels
+    for m in range(L):
+        if (ch.bulk >> m) & 1 and (m == L - 1 or (m > 0 and (st.acc[m - 1] & ~((<unsigned>2 << m) - 1)) == 0)):
+            return m
+    return -1
 
 
 cdef void state_reset(fb_chain_state* st, Py_ssize_t pos) noexcept nogil:
@@ -281,19 +304,32 @@ cdef Py_ssize_t program_scan(int kind, const unsigned char* s, Py_ssize_t n, Py_
                 p = chain_step(ch, xs, st, s, n, p) & ~DROPPED
             if p != pos:                # pos was not a piece end: cut from it as a start
                 state_reset(st, pos)
-    cdef int L = ch.n_levels
-    cdef const Level* inner = &ch.levels[L - 1]
-    cdef bint straight = (inner.builtin < 0 and inner.prog.run_class < 0 and inner.prog.dfa.trans != NULL
-                          and inner.drop != DROP_GAPS)
+    cdef int L = ch.n_levels, m
+    cdef Py_ssize_t B, flag, got
     while k < cap and pos < n:
         ends[k] = chain_step(ch, xs, st, s, n, pos)
         pos = ends[k] & ~DROPPED
         k += 1
-        if straight:    # the innermost level's next matches straight from its automaton,
-                        # without the chain's bookkeeping per piece
-            pos = dfa_run(&xs[L - 1], s, n if L == 1 else st.b[L - 2], pos, ends, &k, cap,
-                          DROPPED if (L > 1 and st.dropped[L - 2]) or inner.drop == DROP_MATCHES else 0)
-            st.b[L - 1] = pos
+        # the rest of the outer piece in bulk: the outermost level whose pieces can be cut many
+        # at a time where no level after it reacts to a byte of its outer piece (Falcon's
+        # GPT-2 level in a word without digits; any chain's innermost automaton)
+        m = bulk_level(ch, st)
+        if m < 0 or k >= cap:
+            continue
+        B = n if m == 0 else st.b[m - 1]
+        if pos >= B:
+            continue
+        flag = DROPPED if (m > 0 and st.dropped[m - 1]) or (ch.bulk_drop >> m) & 1 else 0
+        if ch.levels[m].builtin >= 0:
+            got = builtin_scan(ch.levels[m].builtin, s, B, pos, ends + k, cap - k)
+            if flag:
+                for i in range(k, k + got):
+                    ends[i] |= flag
+            k += got
+            pos = ends[k - 1] & ~DROPPED
+        else:
+            pos = dfa_run(&xs[m], s, B, pos, ends, &k, cap, flag)
+        st.b[m] = pos
     st.s = s
     st.n = n
     st.kind = kind
@@ -444,23 +480,31 @@ cdef int _fill(_Owner owner, Prog* P, object program) except -1:
 
 
 cdef int _fill_react(Chain* ch, list levels) except -1:
-    """Chain.react and .track: the bytes at which each level may start a match (a program's
-    first characters: the byte itself when byte-level, else an ASCII byte or a UTF-8 lead
-    byte of one; every byte for a built-in level or a program that may start anywhere)."""
-    cdef int j, b
+    """Chain.react, .track, .bulk and .bulk_drop: the bytes at which each level may start a
+    match (a program's first characters: the byte itself when byte-level, else an ASCII byte
+    or a UTF-8 lead byte of one; every byte for a built-in level or a program that may start
+    anywhere), and which levels may cut in bulk."""
+    cdef int j, b, L = ch.n_levels
+    cdef const Level* lv
     cdef const Prog* P
     for j, level in enumerate(levels):
-        P = &ch.levels[j].prog
-        if ch.levels[j].builtin >= 0 or P.root_first < 0:
+        lv = &ch.levels[j]
+        P = &lv.prog
+        if lv.builtin >= 0 or P.root_first < 0:
             for b in range(256):
                 ch.react[b] |= 1 << j
-            continue
-        lead = 0 if P.byte_level else _lead_bytes(level.tables[P.root_first])
-        for b in range(256):
-            if (b < 128 or P.byte_level) and has(&P.classes[P.root_first], b) or (lead >> b) & 1:
-                ch.react[b] |= 1 << j
-        if j > 0:
-            ch.track |= 1 << (j - 1)
+        else:
+            lead = 0 if P.byte_level else _lead_bytes(level.tables[P.root_first])
+            for b in range(256):
+                if (b < 128 or P.byte_level) and has(&P.classes[P.root_first], b) or (lead >> b) & 1:
+                    ch.react[b] |= 1 << j
+            ch.track |= (1 << j) - 1            # the levels before it note what reacts in their pieces
+        if lv.builtin >= 0 and builtin_scan != NULL:
+            ch.bulk |= 1 << j
+        elif lv.builtin < 0 and P.run_class < 0 and P.dfa.trans != NULL and lv.drop != DROP_GAPS:
+            ch.bulk |= 1 << j
+        if lv.drop == DROP_MATCHES or any(ch.levels[i].drop == DROP_GAPS for i in range(j + 1, L)):
+            ch.bulk_drop |= 1 << j
     return 0
 
 

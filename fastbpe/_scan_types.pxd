@@ -56,8 +56,12 @@ ctypedef struct Chain:
     Level levels[MAX_LEVELS]
     uint8_t react[256]           # bit j: level j may start a match at a character this byte
                                  # begins (every byte for a built-in level or any first character)
-    uint8_t track                # bit j: the level after j reacts to few bytes, so chain_step
+    uint8_t track                # bit j: a level after j reacts to few bytes, so chain_step
                                  # notes which levels react inside each piece of level j
+    uint8_t bulk                 # bit j: level j's pieces can be cut many at a time (a built-in
+                                 # level, or an automaton's matches) where the levels after it pass
+    uint8_t bulk_drop            # bit j: such pieces are removed (the level's matches, or the
+                                 # gaps of a level after it, are Removed)
 
 ctypedef struct Cont:            # what to match after the current items (a linked stack)
     int kind, item, end, count
