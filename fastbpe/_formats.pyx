@@ -376,10 +376,12 @@ cdef void _init_bytelevel() noexcept:
 _init_bytelevel()
 
 
-def bytelevel_token_bytes(dict vocab, Py_ssize_t n_ids):
+def bytelevel_token_bytes(dict vocab, Py_ssize_t n_ids, bint strict=False):
     """(bytes or None,) * n_ids, untracked (see _untracked): the bytes each byte-level token of vocab ({token: id}, ids
     below n_ids) stands for, exactly as formats.bytelevel.token_bytes: None for a token
-    with a character above U+00FF outside the alphabet, and for ids no token has."""
+    with a character above U+00FF outside the alphabet, and for ids no token has.  strict:
+    None also for a character below U+0100 outside the alphabet (HF's ByteLevel never makes
+    one: a raw " " beside "Ġ", as HF's trainer leaves from added tokens, is no byte 0x20)."""
     cdef list out = [None] * n_ids
     cdef Py_ssize_t n, j, i, pos = 0
     cdef Py_UCS4 c
@@ -406,7 +408,7 @@ def bytelevel_token_bytes(dict vocab, Py_ssize_t n_ids):
             c = code_point(kind, data, j)
             # below U+0100 a character is its own byte (as str.translate leaves the ones
             # outside the alphabet and latin-1 encodes them: formats.bytelevel.token_bytes)
-            b = <short>c if c < 0x100 else BYTELEVEL_BYTE[c] if c < 0x144 else -1
+            b = (<short>c if c < 0x100 and not strict else BYTELEVEL_BYTE[c] if c < 0x144 else -1)
             if b < 0:
                 break
             d[j] = <char>b

@@ -220,3 +220,30 @@ def test_loaded_vocabulary_is_not_walked_by_the_garbage_collector():
         {"a": 0, "b": 1, "ab": 2}, [("a", "b")])).to_str())
     assert not gc.is_tracked(tok.model.merges_source)
     assert json.loads(tok.to_str())["model"]["merges"] in (["a b"], [["a", "b"]])
+
+
+def test_bytelevel_vocabulary_with_raw_characters_beside_their_bytes():
+    """A byte-level vocabulary may hold tokens with characters the byte-level alphabet lacks (a
+    raw " " beside "Ġ": HF's trainer counts an added token's characters into the alphabet).
+    HF's ByteLevel never makes them, so they never come out, even with lower ids than the
+    byte tokens (read as byte 0x20 they had replaced "Ġ": silently wrong ids); decode is HF's."""
+    from tokenizers import pre_tokenizers as hf_pre
+
+    vocab = {" ": 0, "\u00ad": 1, "\n": 2}
+    for c in sorted(hf_pre.ByteLevel.alphabet()):
+        vocab[c] = len(vocab)
+    for t in ("Ġa", "wo", " x"):
+        vocab[t] = len(vocab)
+    doc = {"version": "1.0", "added_tokens": [], "normalizer": None, "post_processor": None,
+           "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True},
+           "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
+           "model": {"type": "BPE", "vocab": vocab, "merges": [["Ġ", "a"], ["w", "o"], [" ", "x"]]}}
+    ref, ours = HFTokenizer.from_str(json.dumps(doc)), Tokenizer.from_str(json.dumps(doc))
+    assert ours.engine == "kernel"
+    for text in (" a", "x y", "  \n", " world", " x\u00ad\n"):
+        want, got = ref.encode(text), ours.encode(text)
+        assert [getattr(got, f) for f in FIELDS] == [getattr(want, f) for f in FIELDS], text
+        assert ours.encode_ids(text) == want.ids
+        assert ours.encode_ids_batch([text, text]) == [want.ids, want.ids]
+    for ids in ([0], [0, 1, 2, vocab["Ġa"]], [vocab[" x"], 5]):
+        assert ours.decode(ids) == ref.decode(ids)

@@ -84,7 +84,8 @@ class BPE:
         affixes = self._word_affixes(n_ids) if byte_level_input and not self.byte_level else None
         # the merges: (left, right, new id) rows in rank order, an array.array('q') of 3m ids
         if self.byte_level:
-            tokens = bytelevel_vocab_bytes(self.vocab, n_ids)
+            # strict: a token with a character the byte-level alphabet lacks is never reached
+            tokens = bytelevel_vocab_bytes(self.vocab, n_ids, True)
             if b"" in tokens:   # an empty token (Whisper's): BPE never makes it; it decodes to ""
                 tokens = untracked(tuple(_without(list(tokens), b"")))
             # a merge involving a token outside the byte alphabet can never apply to bytes
