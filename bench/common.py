@@ -400,9 +400,10 @@ def batcher(lib: str, vocab: str) -> Callable[[list, int], object]:
 MODEL_LIBS = ["HF tokenizers", "fastbpe", "fastbpe ids", "fastokens"]
 
 
-def model_files() -> dict[str, str]:
-    """{family: path} of every tokenizer.json in the shared data's vocab/hf/<family>/, sorted."""
-    return {p.parent.name: str(p) for p in sorted(HF_DIR.glob("*/tokenizer.json"))}
+def model_files(root: str | Path | None = None) -> dict[str, str]:
+    """{family: path} of every tokenizer.json in root/<family>/ (default: the shared data's
+    vocab/hf/; bench/families.py gives its built files' folder), sorted."""
+    return {p.parent.name: str(p) for p in sorted(Path(root or HF_DIR).glob("*/tokenizer.json"))}
 
 
 def load_model(lib: str, path: str):

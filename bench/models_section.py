@@ -233,10 +233,10 @@ def chart_rows(speeds: dict, files: dict, corpora: list) -> list[dict]:
 
 
 def rows(run, corpora: list) -> list[str]:
-    files = c.model_files()
-    if not files:
-        return [f"n/a: no tokenizer.json under {c.HF_DIR} (shared data absent)"]
     a = run.args
+    files = c.model_files(a.model_dir)
+    if not files:
+        return [f"n/a: no tokenizer.json under {a.model_dir or c.HF_DIR} (shared data absent)"]
     parts = {label: run.parts(c.CORPORA[label], a.mb) for label in corpora}
     res: dict = {}
     for name, path in files.items():

@@ -1141,6 +1141,9 @@ def main(argv=None) -> int:
     p.add_argument("--root", default=str(c.ROOT), help=argparse.SUPPRESS)
     p.add_argument("--no-write", action="store_true", help="print only")
     p.add_argument("--out", default=None, help="results file (default bench/RESULTS.md)")
+    p.add_argument("--model-dir", default=None, metavar="DIR",
+                   help="the models section's files: DIR/<family>/tokenizer.json (default: the shared "
+                        "data's vocab/hf; bench/families.py passes the files it builds)")
     p.add_argument("--charts", default=None, metavar="DIR",
                    help="where the encode and models sections' charts go (encode.svg, models.svg; default: "
                         "charts/ beside the results file; none with --no-write unless given)")

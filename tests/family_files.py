@@ -205,15 +205,14 @@ def cache_dir() -> Path:
 
 
 def build(name: str, out_dir: Path | None = None) -> tuple[Path | None, str]:
-    """(path of family `name`'s tokenizer.json over its real vocabulary, "") built into out_dir
-    (cache_dir() by default; rebuilt when this module changes), or (None, why not)."""
+    """(path of family `name`'s tokenizer.json over its real vocabulary, "") built as
+    out_dir/<name>/tokenizer.json (cache_dir() by default; rebuilt when this module or the GGUF
+    file is newer), or (None, why not)."""
     gguf, why_not = ds.llama_cpp_vocab(FAMILIES[name]["vocab"])
     if gguf is None:
         return None, why_not
-    out_dir = Path(out_dir or cache_dir())
-    stamp = int(os.path.getmtime(__file__))
-    path = out_dir / f"{name}-{stamp}" / "tokenizer.json"
-    if not path.is_file():
+    path = Path(out_dir or cache_dir()) / name / "tokenizer.json"
+    if not path.is_file() or path.stat().st_mtime < max(os.path.getmtime(__file__), os.path.getmtime(gguf)):
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(f".{os.getpid()}.tmp")
         tmp.write_text(json.dumps(from_gguf(name, gguf), ensure_ascii=False), encoding="utf-8")
