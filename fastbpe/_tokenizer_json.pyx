@@ -20,6 +20,8 @@ from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memchr, memcmp, memcpy
 
+from fastbpe._core cimport BPETable
+
 from array import array
 
 
@@ -555,3 +557,52 @@ def vocab_and_merge_rows(const uint8_t[::1] data, spans, Py_ssize_t n_prefix):
         free(t.arena)
         free(buf)
         free(rows)
+
+
+# -- what a loaded model's table learned, kept between processes (hf/model.py) -------------
+
+def bytes_digest(tuple items, uint64_t seed=0):
+    """A 64-bit digest of a tuple of bytes / None (each item's length and bytes): with the
+    merge rows' checksums it names a table's cached whole-token states (program_cache.kept).
+    Not a security boundary (the cache folder is the user's own), an accident detector."""
+    cdef uint64_t h = seed ^ 0x9E3779B97F4A7C15ULL
+    cdef Py_ssize_t k, i, n
+    cdef const uint8_t* p
+    cdef uint64_t w
+    for k in range(len(items)):
+        item = items[k]
+        if item is None:
+            h = (h ^ 0xFFFFFFFFFFFFFFFFULL) * 0x100000001B3ULL
+            continue
+        p = item
+        n = len(<bytes>item)
+        h = (h ^ <uint64_t>n) * 0x100000001B3ULL
+        i = 0
+        while i + 8 <= n:
+            memcpy(&w, p + i, 8)
+            h = (h ^ w) * 0x9E3779B97F4A7C15ULL
+            h ^= h >> 29
+            i += 8
+        while i < n:
+            h = (h ^ p[i]) * 0x100000001B3ULL
+            i += 1
+    return h
+
+
+def whole_token_states(BPETable table, const uint8_t[::1] known=None):
+    """BPETable.learn_whole_tokens' answers (one byte a BPE token: 0 not known, 1 merges back
+    into itself, 2 does not) as bytes; with `known` (this call's bytes for a table of the same
+    tokens and merges), set from them first.  None when the table keeps no answers (tiktoken
+    semantics); ValueError for `known` of another length or with another value."""
+    cdef Py_ssize_t n = table.n_bpe_tokens, k
+    if table.self_merging == NULL:
+        return None
+    if known is not None:
+        if known.shape[0] != n:
+            raise ValueError(f"whole-token states for {known.shape[0]} tokens, the table has {n}")
+        for k in range(n):
+            if known[k] > 2:
+                raise ValueError(f"whole-token state {known[k]} of token {k}")
+        if n:
+            memcpy(table.self_merging, &known[0], n)
+    return (<char*>table.self_merging)[:n]

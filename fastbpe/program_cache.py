@@ -266,3 +266,57 @@ class CachedProgram:
 
     def __repr__(self) -> str:
         return f"<CachedProgram {self.pattern[:40]!r}>"
+
+
+# ------------------------------------------------------------------ other derived bytes
+# A model's table learns at load which tokens merge back into themselves (~1,000 instructions
+# a token: 50M for GPT-2's 50k, about a tenth of HF tokenizers' whole load).  The answers are
+# bytes that depend on the tokens and merges (the key) and on the merge kernel (its built
+# modules, `_kernel_version`): kept like the programs, in a folder of their own.
+
+_KEPT_MAGIC = b"FBKEPT1\n"
+_KERNEL_MODULES = ("_core", "_merge", "_vocab", "_tokenizer_json")
+
+
+def _kernel_version() -> str:
+    """A digest of the built merge kernel (the modules' names, sizes and times)."""
+    h = _Digest(f"{FORMAT} {sys.byteorder} {sys.version_info[:2]}".encode())
+    here = os.path.dirname(os.path.abspath(__file__))
+    for entry in sorted(os.scandir(here), key=lambda e: e.name):
+        if entry.name.split(".", 1)[0] in _KERNEL_MODULES and entry.name.endswith((".so", ".pyd")):
+            st = entry.stat()
+            h.update(f"{entry.name}:{st.st_size}:{st.st_mtime_ns}".encode())
+    return h.hexdigest()
+
+
+def kept(key: tuple, build) -> bytes:
+    """`build()` (bytes), read back from the disk cache when an earlier process built it
+    under the same `key` (a tuple of str/int/bool/None) with the same merge kernel; a file
+    that does not read back whole (another key, a flipped bit) is built and written again."""
+    root = cache_root()
+    if root is None:
+        return build()
+    text = repr(key).encode("utf-8", "surrogatepass")
+    path = os.path.join(root, f"kept-{_kernel_version()}", f"{_Digest(text).hexdigest()}.bin")
+    head = _KEPT_MAGIC + len(text).to_bytes(8, "little") + text
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+        body = data[len(head):len(data) - 4]
+        if data.startswith(head) and zlib.crc32(body).to_bytes(4, "little") == data[len(data) - 4:]:
+            return body
+    except OSError:
+        pass
+    body = build()
+    tmp = f"{path}.{os.getpid()}.tmp"   # written whole, then renamed (no reader sees half a file)
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(tmp, "wb") as f:
+            f.write(head + body + zlib.crc32(body).to_bytes(4, "little"))
+        os.replace(tmp, path)
+    except OSError:   # a read-only or full cache: learned again next time
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+    return body

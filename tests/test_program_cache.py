@@ -174,3 +174,53 @@ def test_registering_needs_no_numpy_and_finds_the_same_lead_bytes(pattern):
         assert _scan_program._lead_bytes(table) == want
         read = (lo, hi, array("H", bytes(index)), array("B", bytes(blocks)))
         assert _scan_program._lead_bytes(read) == want
+
+
+# -- a model table's whole-token answers (hf/model.py _learn_whole_tokens, program_cache.kept)
+
+def _byte_level_json() -> str:
+    ref = build(pre_tokenizer=hp.ByteLevel(add_prefix_space=False, use_regex=True),
+                decoder=tokenizers.decoders.ByteLevel(), byte_level_alphabet=True)
+    return ref.to_str()
+
+
+def _states(tok) -> bytes:
+    from fastbpe._tokenizer_json import whole_token_states
+    return whole_token_states(tok.model.table)
+
+
+def test_whole_token_states_read_back_equal_the_learned_ones(cache_dir):
+    """A second load reads the answers learn_whole_tokens gave the first (one file); a file
+    with a flipped bit, or none, is learned again; FASTBPE_CACHE_DIR='' writes nothing."""
+    from fastbpe.hf import Tokenizer
+    text = _byte_level_json()
+    first = Tokenizer.from_str(text)
+    files = [p for p in cache_dir.rglob("*.bin")]
+    assert len(files) == 1 and 1 in _states(first)   # learned: some tokens merge back into themselves
+    again = Tokenizer.from_str(text)
+    assert _states(again) == _states(first)
+    data = bytearray(files[0].read_bytes())
+    data[-10] ^= 1   # a flipped state: the checksum refuses it, learned again and rewritten
+    files[0].write_bytes(bytes(data))
+    assert _states(Tokenizer.from_str(text)) == _states(first)
+    assert files[0].read_bytes() != bytes(data)
+    files[0].write_bytes(b"FBKEPT1\n")   # cut short
+    assert _states(Tokenizer.from_str(text)) == _states(first)
+    for s in TEXTS:
+        assert again.encode(s).ids == first.encode(s).ids
+
+
+def test_whole_token_states_take_only_a_tables_own_shape(cache_dir, monkeypatch):
+    """Another table's answers (another length) or a value that is no state raise, and no
+    cache folder means no files."""
+    from fastbpe._tokenizer_json import whole_token_states
+    from fastbpe.hf import Tokenizer
+    monkeypatch.setenv("FASTBPE_CACHE_DIR", "")
+    tok = Tokenizer.from_str(_byte_level_json())
+    assert list(cache_dir.iterdir()) == []
+    states = _states(tok)
+    with pytest.raises(ValueError):
+        whole_token_states(tok.model.table, states + b"\0")
+    with pytest.raises(ValueError):
+        whole_token_states(tok.model.table, b"\3" + states[1:])
+    assert whole_token_states(tok.model.table, states) == states

@@ -12,6 +12,7 @@ Two ways in, one pair table each:
 from __future__ import annotations
 
 import random
+import zlib
 
 from .._char_bpe import CharBPE
 from .._core import BPETable
@@ -20,6 +21,8 @@ from .._formats import (bytelevel_token_bytes as bytelevel_vocab_bytes, checked_
                         hf_merge_rows, kept_merge_rows, single_bytes, untracked)
 from .._merge_ids import merge_ids
 from ._nodes import LazyMerges, json_bool, json_field, json_str
+from .._tokenizer_json import bytes_digest, whole_token_states
+from ..program_cache import kept
 from .word_affixes import WordAffixes
 
 
@@ -27,6 +30,22 @@ from .word_affixes import WordAffixes
 _BYTELEVEL_UTF8_LEN = [len(BYTE_TO_CHAR[b].encode("utf-8")) for b in range(256)]
 # the bytes valid UTF-8 never holds (text never reaches a BPE model with them)
 NOT_UTF8 = frozenset([0xC0, 0xC1, *range(0xF5, 0x100)])
+
+
+def _learn_whole_tokens(table: BPETable, merges, tokens: tuple, whole_piece: bool) -> None:
+    """table.learn_whole_tokens(16), its answers kept on disk per tokens and merges
+    (program_cache.kept): ~1,000 instructions a token, 50M of GPT-2's load, 150M of Qwen2.5's;
+    read back they cost a file read and a checksum of the rows."""
+    if whole_token_states(table) is None:   # (tiktoken semantics: nothing to learn)
+        return
+
+    def learn() -> bytes:
+        table.learn_whole_tokens(16)
+        return whole_token_states(table)
+
+    key = ("whole-tokens", 16, bool(whole_piece), len(tokens), len(merges), zlib.crc32(merges),
+           zlib.adler32(merges), bytes_digest(tokens))
+    whole_token_states(table, kept(key, learn))
 
 
 def _without(items: list, value) -> list:
@@ -111,7 +130,7 @@ class BPE:
             # which tokens of up to 16 bytes merge back into themselves, found now (~25 ms for
             # 150k tokens) and not at each one's first meeting in a text: a fresh tokenizer's
             # first megabytes of English were 20% merges that only re-derived a known token
-            self.table.learn_whole_tokens(16)
+            _learn_whole_tokens(self.table, merges, tokens, self.ignore_merges)
             self._single_byte_ids = [self.table.lookup_bytes(bytes([b])) for b in range(256)]
         else:
             self.merge_rows = all_merges = self._merge_rows(len(self.prefix))
