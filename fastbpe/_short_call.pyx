@@ -65,19 +65,20 @@ cdef Py_ssize_t slot_offset(cls, str name) except -2:
     return member.offset
 
 
-cdef inline void set_field(object obj, Py_ssize_t offset, str name, object value) except *:
+cdef inline int set_field(object obj, Py_ssize_t offset, str name, object value) except -1:
     """obj.name = value: straight into its slot when offset >= 0 (what the member
     descriptor does, without looking the name up on every call)."""
     cdef PyObject** field
     cdef PyObject* old
     if offset < 0:
         setattr(obj, name, value)
-        return
+        return 0
     field = <PyObject**>(<char*><PyObject*>obj + offset)
     old = field[0]
     Py_INCREF(value)
     field[0] = <PyObject*>value
     Py_XDECREF(old)
+    return 0
 
 
 cdef inline bint has_char(str text, Py_UCS4 ch) except -1:
@@ -136,7 +137,8 @@ cdef class ShortCall:
     cdef readonly object owner   # what goes first in the source tuple
     cdef int kind
     cdef bint checks_added
-    cdef object wraps_false, wraps_true, shapes_false, shapes_true
+    cdef object wraps_false, wraps_true
+    cdef tuple shapes_false, shapes_true
     cdef str ids_field, source_field, sequences_field
     cdef Py_ssize_t ids_at, source_at, sequences_at
     cdef Program normalize
@@ -151,8 +153,8 @@ cdef class ShortCall:
         self.first = one_char(first)
         self.wraps_false = wraps[False] if wraps is not None else None
         self.wraps_true = wraps[True] if wraps is not None else None
-        self.shapes_false = shapes[False]
-        self.shapes_true = shapes[True]
+        self.shapes_false = tuple(shapes[False])
+        self.shapes_true = tuple(shapes[True])
         self.cls = cls
         self.owner = owner
         self.ids_field, self.source_field, self.sequences_field = fields
@@ -179,13 +181,14 @@ cdef class ShortCall:
 
     cdef object make(self, object text, bint flag):
         """__call__ for a caller in C (CompiledEncode): no argument tuple, no Python call."""
+        cdef object n
         ids = self.ids(text, flag)
         if ids is None:
             return None
         shape, sequences = self.shapes_true if flag else self.shapes_false
-        n = len(ids)
+        n = len(ids)   # (one int object, twice in the source)
         obj = fb_new_instance(self.cls) if self.ids_at >= 0 else _new_object(self.cls)
-        source = (self.owner, text, flag, shape, n, n, None)
+        source = (self.owner, text, True if flag else False, shape, n, n, None)
         set_field(obj, self.ids_at, self.ids_field, ids)
         set_field(obj, self.source_at, self.source_field, source)
         set_field(obj, self.sequences_at, self.sequences_field, sequences)
