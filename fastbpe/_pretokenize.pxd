@@ -20,6 +20,7 @@ cdef enum PatternKind:
     PAT_HF_GPT2        # HF_GPT2_PATTERN (tokenizers' ByteLevel pre-tokenizer, use_regex=true)
     PAT_TEKKEN         # TEKKEN_PATTERN (Mistral tekken.json: o200k without contractions, single digits)
     PAT_DEEPSEEK_V3    # DEEPSEEK_V3_SPLITS: DeepSeek-V3's three Split steps, one cutting the pieces of the other
+    PAT_CLIP           # CLIP_PATTERN Split Removed+invert, then ByteLevel's regex (ends of removed pieces: DROPPED)
 
 # End (exclusive byte offset) of the piece the pattern matches at byte offset `pos`.
 # The pieces of these patterns tile the text, so a caller loops

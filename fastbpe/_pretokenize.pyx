@@ -13,7 +13,7 @@ from libc.stdint cimport uint8_t, uint32_t
 from fastbpe._scan_chars cimport (
     CH_CR, CH_LF, CH_QUOTE, CH_SPACE, FB_L, FB_LM, FB_LT, FB_M, FB_N, FB_REGEX_UNICODE_VERSION, FB_REGEX_VERSION,
     FB_S, FB_U, FB_UNICODE_SOURCE, FB_UNICODE_VERSION, FB_W, LNS, contraction_ci, fb_ascii_flags,
-    decode_multi, fb_cp_flags, o200k_tail, piece_cl100k, piece_o200k, piece_qwen2, piece_r50k, piece_tekken, run_any,
+    char_at, decode_multi, fb_cp_flags, o200k_tail, piece_cl100k, piece_o200k, piece_qwen2, piece_r50k, piece_tekken, run_any,
     run_digits3, run_newlines, run_none, run_space,
 )
 
@@ -297,6 +297,8 @@ cdef Py_ssize_t piece_end(int kind, const unsigned char* s, Py_ssize_t n,
         return piece_qwen2(s, n, pos)
     if kind == PAT_DEEPSEEK_V3:
         return piece_deepseek_v3(s, n, pos)
+    if kind == PAT_CLIP:
+        return piece_clip(s, n, pos) & ~DROPPED
     return n
 
 
@@ -437,6 +439,8 @@ cdef Py_ssize_t scan_chars(int kind, const unsigned char* s, Py_ssize_t n, Py_ss
             pos = piece_deepseek_v3(s, n, pos)
             ends[k] = pos
             k += 1
+    elif kind == PAT_CLIP:
+        return scan_clip(s, n, pos, ends, cap, False)
     elif pos < n and cap > 0:
         ends[0] = n
         k = 1
@@ -444,6 +448,7 @@ cdef Py_ssize_t scan_chars(int kind, const unsigned char* s, Py_ssize_t n, Py_ss
 
 
 include "_scan_deepseek.pxi"
+include "_scan_clip.pxi"
 
 
 cdef Py_ssize_t scan_pieces(int kind, const unsigned char* s, Py_ssize_t n, Py_ssize_t pos,
@@ -452,6 +457,8 @@ cdef Py_ssize_t scan_pieces(int kind, const unsigned char* s, Py_ssize_t n, Py_s
         return program_scan(kind, s, n, pos, ends, cap)
     if use_block_scanner and kind == PAT_DEEPSEEK_V3:
         return scan_block_deepseek_v3(s, n, pos, ends, cap)
+    if kind == PAT_CLIP:
+        return scan_clip(s, n, pos, ends, cap, use_block_scanner)
     if use_block_scanner:
         return scan_block(kind, s, n, pos, ends, cap)
     return scan_chars(kind, s, n, pos, n, ends, cap)
@@ -477,6 +484,7 @@ KINDS = {
     "hf_gpt2": PAT_HF_GPT2,
     "tekken": PAT_TEKKEN,
     "deepseek_v3": PAT_DEEPSEEK_V3,
+    "clip": PAT_CLIP,
 }
 
 _PATTERN_KINDS = {
@@ -497,6 +505,9 @@ _PATTERN_KINDS = {
 _CHAIN_KINDS = {
     _patterns.DEEPSEEK_V3_SPLITS: PAT_DEEPSEEK_V3,
 }
+
+# Kinds that remove pieces themselves (their ends carry DROPPED), by what they remove (plan.Level.drop).
+KIND_DROPS = {PAT_CLIP: "gaps"}
 
 
 def chain_pattern_kind(tuple pats):
@@ -554,7 +565,7 @@ def pattern_kind(str pat_str):
 
 
 cdef int check_kind(int kind) except -1:
-    if (kind < PAT_R50K or kind > PAT_DEEPSEEK_V3) and not program_known(kind):
+    if (kind < PAT_R50K or kind > PAT_CLIP) and not program_known(kind):
         raise ValueError("unknown pattern kind %d (see pattern_kind)" % kind)
     return 0
 

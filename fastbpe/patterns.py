@@ -69,6 +69,11 @@ DEEPSEEK_V3_SPLITS = (
     r"""|\s*[\r\n]+|\s+(?!\S)|\s+""".replace("\\r\\n", "\r\n"),
 )
 
+# CLIP's Split regex (openai/clip-vit-*), as its tokenizer.json writes it: a Split with behavior
+# Removed and invert (the whitespace between matches goes), then ByteLevel with its regex.  The
+# built-in kind "clip" cuts that pair as a whole.
+CLIP_PATTERN = r"""<\|startoftext\|>|<\|endoftext\|>|'s|'t|'re|'ve|'m|'ll|'d|[\p{L}]+|[\p{N}]|[^\s\p{L}\p{N}]+"""
+
 # The known patterns by short name (the C scanner handles each; the CLI, tests and benchmarks
 # use these names).
 BY_NAME = {

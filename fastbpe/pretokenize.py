@@ -44,6 +44,12 @@ def scanner_kind(pat_str: str, force_regex: bool | None = None) -> int:
     return kind if kind < PROGRAM_BASE else -1
 
 
+def clip_kind(force_regex: bool | None = None) -> int:
+    """The built-in kind for CLIP's Split (patterns.CLIP_PATTERN, Removed, invert) followed by
+    ByteLevel's regex, or -1 when forced to regex."""
+    return -1 if _forced(force_regex) else _pretokenize.KINDS["clip"]
+
+
 def builtin_chain_kind(pats: tuple, force_regex: bool | None = None) -> int:
     """The built-in C scanner's id for a chain of split patterns (their exact texts, each cutting
     the pieces of the one before: DeepSeek-V3's three Splits), or -1."""
@@ -110,7 +116,8 @@ def chain_kind(levels: list, force_regex: bool | None = None) -> tuple:
     register chains here, each chain once per process."""
     if _forced(force_regex):
         return -1, "FASTBPE_FORCE_REGEX / force_regex"
-    if len(levels) == 1 and isinstance(levels[0], Level) and levels[0].builtin >= 0 and not levels[0].drop:
+    if (len(levels) == 1 and isinstance(levels[0], Level) and levels[0].builtin >= 0
+            and levels[0].drop == _pretokenize.KIND_DROPS.get(levels[0].builtin)):
         return levels[0].builtin, None     # one built-in pattern: the scanner's own kind
     key = ("chain",) + tuple(level.key if isinstance(level, Level) else level for level in levels)
     got = _PROGRAMS.get(key)

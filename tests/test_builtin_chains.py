@@ -1,7 +1,8 @@
-"""Chains of HF Split steps that one built-in scanner kind cuts as a whole (DeepSeek-V3's three:
-digits in threes, then CJK runs, then its main regex, each inside the pieces of the one before):
-the kind cuts as `tokenizers` does (Oniguruma), on every code point in several contexts, on
-generated text and on every scan path; `lower_steps` recognises the exact chain and nothing else."""
+"""Chains of HF pre-tokenizer steps that one built-in scanner kind cuts as a whole: DeepSeek-V3's
+three Splits (digits in threes, then CJK runs, then its main regex, each inside the pieces of the
+one before) and CLIP's Split (Removed, invert) followed by ByteLevel's regex.  Each kind cuts as
+`tokenizers` does (Oniguruma), on every code point in context, on generated text and on every
+scan path; `lower_steps` recognises the exact chain and nothing else."""
 from __future__ import annotations
 
 import importlib.util
@@ -13,7 +14,7 @@ from hypothesis import strategies as st
 
 from fastbpe import _pretokenize as pt
 from fastbpe import patterns as P
-from fastbpe.pretokenize import builtin_chain_kind
+from fastbpe.pretokenize import builtin_chain_kind, clip_kind
 
 tokenizers = pytest.importorskip("tokenizers", reason="tokenizers is the reference for HF's Split chains")
 from tokenizers import Regex, pre_tokenizers  # noqa: E402
@@ -178,3 +179,103 @@ def test_shared_deepseek_v3_file():
             text = load_corpus(name, 60_000)
             docs += [text[i:i + 2000] for i in range(0, len(text), 2000)]
     assert ours.encode_ids_batch(docs) == [e.ids for e in ref.encode_batch(docs)]
+
+
+# -- CLIP: Split(CLIP_PATTERN, Removed, invert) then ByteLevel(use_regex) --
+
+CLIP = pre_tokenizers.Sequence([pre_tokenizers.Split(Regex(P.CLIP_PATTERN), "removed", invert=True),
+                                pre_tokenizers.ByteLevel(add_prefix_space=False)])
+CLIP_KIND = pt.KINDS["clip"]
+CLIP_TEXTS = TEXTS + [
+    "a<|startoftext|>b.<|endoftext|>. .<|startoftext|>x <|endoftext <|start",
+    "''s 'S 'll 're 've 'm 'd 't 'x it's IT'S",
+    "  <|endoftext|><|endoftext|>\n<|startoftext|>",
+]
+_CLIP_ALPHABET = _ALPHABET + ["<|startoftext|>", "<|endoftext|>", "<|", "|>", "'s", "'ll", "'re", "<"]
+
+
+def clip_pieces(text: str) -> list[str]:
+    return [text[a:b] for _, (a, b) in CLIP.pre_tokenize_str(text)]
+
+
+def test_clip_kind_cuts_as_tokenizers(each_path):
+    texts = CLIP_TEXTS + ["".join(CLIP_TEXTS), "".join(CLIP_TEXTS) * 3]
+
+    def check(path):
+        for text in texts:
+            assert pt.split(text, CLIP_KIND) == clip_pieces(text), (path, text)
+    each_path(check)
+
+
+def test_clip_every_code_point_in_context():
+    cps = [c for c in range(0x110000) if not 0xD800 <= c < 0xE000]
+    ctx = "{0}{0}a {0}1'{0}.{0}<|endoftext|>{0}\u0301"
+    for i in range(0, len(cps), 8192):
+        text = "".join(ctx.format(chr(c)) for c in cps[i:i + 8192])
+        assert pt.split(text, CLIP_KIND) == clip_pieces(text), i
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.lists(st.sampled_from(_CLIP_ALPHABET), max_size=120).map("".join))
+def test_clip_generated_text(text):
+    for t in (text, text * 3):
+        assert pt.split(t, CLIP_KIND) == clip_pieces(t)
+
+
+def test_clip_three_special_pieces_go_together():
+    """A scan never starts inside a special string's pieces: with room for fewer than three, it
+    stops before the string (a one-piece query gets "<|")."""
+    from fastbpe import _testing
+
+    data = "ab <|endoftext|> c".encode()
+    assert _testing.piece_end_at(data, CLIP_KIND, 3) == 5
+    text = "x<|startoftext|>." * 50_000            # more pieces than one scan call's buffer
+    assert pt.split(text, CLIP_KIND) == clip_pieces(text)
+
+
+BYTELEVEL_REGEX = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True}
+
+
+def test_clips_split_is_one_builtin_level():
+    levels = _levels([_split(P.CLIP_PATTERN, "Removed", True), BYTELEVEL_REGEX])
+    assert [(level.builtin, level.drop) for level in levels] == [(CLIP_KIND, "gaps")]
+    assert clip_kind(force_regex=True) == -1
+
+
+@pytest.mark.parametrize("steps", [
+    [_split(P.CLIP_PATTERN, "Removed", False), BYTELEVEL_REGEX],               # removes the matches
+    [_split(P.CLIP_PATTERN, "Isolated", True), BYTELEVEL_REGEX],               # keeps the whitespace
+    [_split(P.CLIP_PATTERN, "Removed", True), dict(BYTELEVEL_REGEX, use_regex=False)],
+    [_split(P.CLIP_PATTERN, "Removed", True), dict(BYTELEVEL_REGEX, add_prefix_space=True)],
+    [_split(P.CLIP_PATTERN.replace("[\\p{N}]", "[\\p{N}]+"), "Removed", True), BYTELEVEL_REGEX],
+    [_split(P.CLIP_PATTERN, "Removed", True)],
+], ids=["removed", "isolated", "no-regex", "prefix-space", "changed", "no-bytelevel"])
+def test_other_clip_like_steps_are_not_the_kind(steps):
+    pytest.importorskip("onigurumacffi", reason="these chains lower with Oniguruma's classes")
+    from fastbpe.plan import NotLowered
+
+    try:
+        levels = _levels(steps)
+    except NotLowered:
+        return
+    assert CLIP_KIND not in [level.builtin for level in levels]
+
+
+def test_shared_clip_file():
+    from datasources import VOCAB_DIR, corpus_available, load_corpus
+
+    path = VOCAB_DIR / "hf" / "clip" / "tokenizer.json"
+    if not path.exists():
+        pytest.skip("no shared CLIP tokenizer.json (../shared/data/vocab/hf/clip)")
+    from fastbpe.hf import Tokenizer
+
+    ours, ref = Tokenizer.from_file(str(path)), tokenizers.Tokenizer.from_file(str(path))
+    assert ours.engine == "kernel" and ours._kind == CLIP_KIND
+    docs = list(CLIP_TEXTS) + ["x<|STARTOFTEXT|>.<|EndOfText|> " * 3000]   # more pieces than one scan
+    for name in ("code", "multilingual", "large_en"):
+        if corpus_available(name):
+            text = load_corpus(name, 40_000)
+            docs += [text[i:i + 2000] for i in range(0, len(text), 2000)]
+    assert ours.encode_ids_batch(docs) == [e.ids for e in ref.encode_batch(docs)]
+    for got, want in zip(ours.encode_batch(docs), ref.encode_batch(docs)):
+        assert (got.tokens, got.offsets, got.word_ids) == (want.tokens, want.offsets, want.word_ids)

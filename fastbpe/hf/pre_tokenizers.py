@@ -13,10 +13,10 @@ from functools import lru_cache
 
 # `regex` and pattern_program are imported where used: a file whose split the C scanner knows
 # loads without them (importing regex alone is ~60M instructions)
-from .. import _pretokenize
+from .. import _pretokenize, patterns
 from .._char_bpe import PREPEND_UNLESS_META, REPLACE_SPACE, SPLIT
 from ..plan import Level, NotLowered
-from ..pretokenize import builtin_chain_kind, chain_kind, scanner_kind
+from ..pretokenize import builtin_chain_kind, chain_kind, clip_kind, scanner_kind
 from ..formats.bytelevel import BYTELEVEL_PATTERN
 from ._nodes import json_bool, json_field, json_list, json_str, node_type, unsupported
 from .normalized import NormalizedText
@@ -538,6 +538,9 @@ def lower_steps(steps: list) -> tuple[list, bool]:
     """The levels of a pre-tokenizer's steps (Sequence flattened: steps_of), and whether the
     text ends in the byte-level alphabet (a ByteLevel step ran); NotLowered names the step
     that has no kernel form."""
+    if _is_clips(steps) and clip_kind() >= 0:     # CLIP's Split and ByteLevel: one built-in kind
+        return [Level(steps[0].pattern_node["Regex"] + " \u2192 ByteLevel", "oniguruma", builtin=clip_kind(),
+                      drop="gaps")], True
     levels, byte_level, k = [], False, 0
     while k < len(steps):
         kind, taken = (-1, 0) if byte_level else _builtin_chain(steps, k)
@@ -550,6 +553,15 @@ def lower_steps(steps: list) -> tuple[list, bool]:
         byte_level = byte_level or isinstance(steps[k], ByteLevel)
         k += 1
     return levels, byte_level
+
+
+def _is_clips(steps: list) -> bool:
+    """The pre-tokenizer is CLIP's: Split(CLIP_PATTERN, Removed, invert), then ByteLevel with its
+    regex and no prefix space."""
+    return (len(steps) == 2 and isinstance(steps[0], Split) and isinstance(steps[1], ByteLevel)
+            and steps[0].pattern_node == {"Regex": patterns.CLIP_PATTERN}
+            and steps[0].behavior == "Removed" and steps[0].invert
+            and steps[1].use_regex and not steps[1].add_prefix_space)
 
 
 def _builtin_chain(steps: list, k: int) -> tuple[int, int]:
