@@ -150,12 +150,15 @@ def check_nesting(doc) -> None:
             value = {k: v for k, v in value.items() if k not in _FLAT_MODEL_KEYS}
         if isinstance(value, (dict, list)):
             stack.append((value, 2))
+    push = stack.append
     while stack:
         node, depth = stack.pop()
         if depth > MAX_DEPTH:
             raise ValueError(f"tokenizer.json: nested more than {MAX_DEPTH} levels deep")
-        children = node.values() if isinstance(node, dict) else node
-        stack.extend((c, depth + 1) for c in children if isinstance(c, (dict, list)))
+        depth += 1
+        for c in (node.values() if isinstance(node, dict) else node):   # (a loop: a generator a node
+            if isinstance(c, (dict, list)):                               # cost Whisper's load 3M)
+                push((c, depth))
 
 
 def check_version(spec: dict) -> None:

@@ -636,7 +636,7 @@ def _added_tokens_of(doc: dict) -> list:
         return []
     if not isinstance(nodes, list):
         raise ValueError(f"tokenizer.json: added_tokens must be a list, got {type(nodes).__name__}")
-    return [AddedToken.from_json(node, f"added_tokens[{k}]") for k, node in enumerate(nodes)]
+    return [AddedToken.from_json(node, lambda k=k: f"added_tokens[{k}]") for k, node in enumerate(nodes)]
 
 
 def _stage(key: str, build, doc: dict):
