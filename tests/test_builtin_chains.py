@@ -279,3 +279,27 @@ def test_shared_clip_file():
     assert ours.encode_ids_batch(docs) == [e.ids for e in ref.encode_batch(docs)]
     for got, want in zip(ours.encode_batch(docs), ref.encode_batch(docs)):
         assert (got.tokens, got.offsets, got.word_ids) == (want.tokens, want.offsets, want.word_ids)
+
+
+# -- llama.cpp's pre-tokenizers (GGUF files) that spell a chain the scanner knows --
+
+@pytest.mark.parametrize("name", ["deepseek-v3", "hunyuan-dense", "joyai-llm"])
+def test_gguf_deepseek3_chain_is_the_kind(name):
+    from fastbpe.gguf import pretokenizers as gp
+
+    splitter = gp.Splitter(gp.PRE_TOKENIZERS[name])
+    assert splitter.engine == "scanner" and splitter.scanner_kind == KIND
+    reference = gp.Splitter(gp.PRE_TOKENIZERS[name], force_regex=True)    # llama.cpp's regexes on `regex`
+    assert reference.scanner_kind == -1
+    for text in TEXTS + ["".join(TEXTS)]:
+        assert splitter.split(text) == reference.split(text) == hf_pieces(text), text
+
+
+def test_gguf_tekken_is_not_tekkens_pattern():
+    """llama.cpp's "tekken" regex reads upper and lower case as "a letter but a-z" and "a letter
+    but A-Z", not as o200k's classes: another cut (here "Éa"), so not the built-in kind."""
+    from fastbpe.gguf import pretokenizers as gp
+
+    splitter = gp.Splitter(gp.PRE_TOKENIZERS["tekken"])
+    assert splitter.scanner_kind != pt.KINDS["tekken"]
+    assert splitter.split("xÉa") != pt.split("xÉa", pt.KINDS["tekken"])

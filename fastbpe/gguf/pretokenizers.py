@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import regex
 
 from .. import patterns
-from ..pretokenize import chain_kind, scanner_kind
+from ..pretokenize import builtin_chain_kind, chain_kind, scanner_kind
 
 try:  # the C scanner; absent only in a partial build (then scanner_kind is -1 everywhere)
     from .. import _pretokenize
@@ -206,6 +206,10 @@ def _rewrite_outside_classes(expr: str) -> str:
 # llama.cpp regexes whose pieces a C scanner pattern gives exactly (the same matches; where
 # llama.cpp's leaves a gap, the scanner pattern's last alternative matches that gap)
 _SCANNER_PATTERNS = {GPT2: patterns.HF_GPT2_PATTERN, LLAMA3: patterns.LLAMA3_PATTERN, QWEN2: patterns.QWEN2_PATTERN}
+# chains the scanner knows as one kind: the same regexes as a tokenizer.json's Splits spell them
+# (DeepSeek-V3's writes \r\n as characters and " unescaped). llama.cpp's "tekken" regex is not
+# TEKKEN_PATTERN: its upper/lower classes are "a letter but a-z" / "a letter but A-Z".
+_SCANNER_CHAINS = {tuple(REGEXES["deepseek3"]): patterns.DEEPSEEK_V3_SPLITS}
 
 
 _NUMBERS = regex.compile(r"\p{N}+")
@@ -273,6 +277,10 @@ class Splitter:
             self.markless_kind = scanner_kind(patterns.QWEN2_PATTERN, force_regex)
         # the scanner's pattern for a one-regex pre-tokenizer it knows (same pieces), else None
         self.scanner_pattern = _SCANNER_PATTERNS[self.exprs[0]] if self.scanner_kind >= 0 else None
+        self.chain = tuple(self.exprs) in _SCANNER_CHAINS     # the whole chain is one built-in kind
+        if self.chain:
+            self.scanner_kind = builtin_chain_kind(_SCANNER_CHAINS[tuple(self.exprs)], force_regex)
+            self.chain = self.scanner_kind >= 0
         # a chain whose last step the scanner knows (starcoder, command-r, refact, chameleon):
         # the earlier steps' pieces go to the encode kernel, which scans and merges them
         last = self.steps[-1][1]
@@ -298,7 +306,7 @@ class Splitter:
         return self._run(text, self.steps[:-1])
 
     def split(self, text: str) -> list[str]:
-        if self.engine == "program":
+        if self.engine == "program" or self.chain:
             return _pretokenize.split(text, self.scanner_kind)
         if self.markless_kind >= 0 and not has_marks(text):
             return _pretokenize.split(text, self.markless_kind)
@@ -353,7 +361,7 @@ class Splitter:
         if self.engine == "program":
             how = "scanner program"
         elif self.scanner_kind >= 0:
-            how = "C scanner"
+            how = "C scanner" + (" (the chain as one kind)" if self.chain else "")
         elif self.markless_kind >= 0:
             how = "C scanner (Qwen2's) for texts without combining marks, else regex"
         else:
