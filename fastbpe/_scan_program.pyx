@@ -229,20 +229,21 @@ cdef inline Py_ssize_t chain_step(const Chain* ch, Ctx* xs, fb_chain_state* st, 
         j += 1
     for j in range(j, L):
         B = n if j == 0 else st.b[j - 1]
-        if j > 0 and not (st.acc[j - 1] >> j) & 1:
-            st.b[j] = B
+        if j > 0 and (not (st.acc[j - 1] >> j) & 1 or st.dropped[j - 1]):
+            st.b[j] = B                         # (a removed piece is removed whole: no need to cut it)
             matched = False
             st.acc[j] = st.acc[j - 1]
         else:
             st.b[j] = level_next(&ch.levels[j], &xs[j], st, j, s, B, pos, &matched)
-            acc = 0xFF
-            if j > 0 and (st.acc[j - 1] & ~((<unsigned>2 << j) - 1)) == 0:
-                acc = st.acc[j - 1]             # nothing after it reacts in the outer piece
-            elif (ch.track >> j) & 1:
-                acc = 0
-                for p in range(pos, st.b[j]):
-                    acc |= ch.react[s[p]]
-            st.acc[j] = acc
+            if ch.track:
+                acc = 0xFF
+                if j > 0 and (st.acc[j - 1] & ~((<unsigned>2 << j) - 1)) == 0:
+                    acc = st.acc[j - 1]             # nothing after it reacts in the outer piece
+                elif (ch.track >> j) & 1:
+                    acc = 0
+                    for p in range(pos, st.b[j]):
+                        acc |= ch.react[s[p]]
+                st.acc[j] = acc
         st.dropped[j] = (j > 0 and st.dropped[j - 1]) or ch.levels[j].drop == (DROP_MATCHES if matched else DROP_GAPS)
     return st.b[L - 1] | (DROPPED if st.dropped[L - 1] else 0)
 
@@ -313,8 +314,10 @@ cdef Py_ssize_t program_scan(int kind, const unsigned char* s, Py_ssize_t n, Py_
         # the rest of the outer piece in bulk: the outermost level whose pieces can be cut many
         # at a time where no level after it reacts to a byte of its outer piece (Falcon's
         # GPT-2 level in a word without digits; any chain's innermost automaton)
+        if k >= cap or (L > 1 and pos >= st.b[0]):
+            continue                            # (the outermost piece ended: nothing to bulk)
         m = bulk_level(ch, st)
-        if m < 0 or k >= cap:
+        if m < 0:
             continue
         B = n if m == 0 else st.b[m - 1]
         if pos >= B:
