@@ -13,6 +13,11 @@
 cdef extern from "string.h" nogil:
     int memcmp(const void* a, const void* b, size_t n)
 
+cdef extern from "_ascii_clip.h" nogil:
+    int fb_clip_ascii_block(const uint8_t* s, Py_ssize_t pos, unsigned long long L, unsigned long long D,
+                            unsigned long long S, unsigned long long NL, unsigned long long O,
+                            Py_ssize_t dropped, Py_ssize_t* ends)
+
 
 cdef inline Py_ssize_t clip_special(const uint8_t* s, Py_ssize_t n, Py_ssize_t pos) noexcept nogil:
     """The length of <|startoftext|> or <|endoftext|> at pos (s[pos] == '<'), else 0."""
@@ -126,6 +131,16 @@ cdef Py_ssize_t scan_clip(const uint8_t* s, Py_ssize_t n, Py_ssize_t pos, Py_ssi
                     continue
                 v = fb_view_of(&w)
                 lim = window_limit(v, n)
+            if ascii_blocks_on and pos + 64 <= v.end and cap - k >= 64:
+                # every piece that ends in the next 64 ASCII bytes at once (_ascii_clip.h)
+                got = fb_clip_ascii_block(
+                    s, pos, fb_bits(v, FB_C_LETTER, pos), fb_bits(v, FB_C_DIGIT, pos),
+                    fb_bits(v, FB_C_SPACE, pos), fb_bits(v, FB_C_NEWLINE, pos),
+                    fb_bits(v, FB_C_OTHER, pos), DROPPED, ends + k)
+                if got:
+                    k += got
+                    pos = ends[k - 1] & ~DROPPED
+                    continue
             pos = block_clip(v, s, n, pos)
         ends[k] = pos
         k += 1

@@ -222,6 +222,21 @@ def test_clip_generated_text(text):
         assert pt.split(t, CLIP_KIND) == clip_pieces(t)
 
 
+@settings(max_examples=150, deadline=None)
+@given(text=st.lists(st.sampled_from(list("abs Z09.,'<|\n\t\x01") + ["'s", "'re", "'ll", "<|endoftext|>"]),
+                     min_size=40, max_size=200).map("".join))
+def test_clip_generated_ascii_on_every_path(text):
+    was = pt.scanner_in_use()
+    try:
+        for scanner, blocks in PATHS:
+            pt.use_scanner(scanner)
+            pt.use_ascii_blocks(blocks)
+            assert pt.split(text, CLIP_KIND) == clip_pieces(text), (scanner, blocks)
+    finally:
+        pt.use_ascii_blocks(True)
+        pt.use_scanner("auto" if was in ("avx2", "sse2", "swar") else was)
+
+
 def test_clip_three_special_pieces_go_together():
     """A scan never starts inside a special string's pieces: with room for fewer than three, it
     stops before the string (a one-piece query gets "<|")."""
