@@ -62,3 +62,25 @@ def test_relative_links_exist():
             if not (page.parent / target).exists():
                 missing.append(f"{page.relative_to(ROOT)} -> {target}")
     assert not missing, missing
+
+
+def test_architecture_names_every_package_file():
+    """docs/architecture.md says what each file of the package is for (the brief: a line there
+    for every new file): every tracked .py/.pyx/.pxd/.pxi/.h under fastbpe/ is named in it, in
+    backticks, by its name or stem (`_pretokenize.pyx` / `.pxd` names both)."""
+    try:
+        out = subprocess.run(["git", "ls-files", "fastbpe"], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    except OSError:
+        out = None
+    if out is None or out.returncode != 0 or not out.stdout.strip():
+        pytest.skip("not a git checkout: the package's tracked files are unknown")
+    spans = " ".join(re.findall(r"`([^`]+)`", (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")))
+    missing = []
+    for name in out.stdout.split():
+        path = pathlib.PurePosixPath(name)
+        if path.suffix not in (".py", ".pyx", ".pxd", ".pxi", ".h"):
+            continue
+        stem = path.name.split(".")[0]
+        if not re.search(r"(?<![\w.])" + re.escape(stem) + r"(?!\w)", spans):
+            missing.append(name)
+    assert not missing, f"add a line for each to docs/architecture.md's 'The files': {missing}"
