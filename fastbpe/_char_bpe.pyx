@@ -117,6 +117,7 @@ cdef class CharBPE:
         cdef CharBPE self = CharBPE.__new__(CharBPE)
         cdef Py_ssize_t n_ids = max(vocab.values(), default=-1) + 1, i, k, m
         cdef int64_t a, b, c
+        cdef uint32_t cp
         cdef bytes meta_utf8 = meta.encode("utf-8")
         if len(meta) != 1:
             raise ValueError(f"the meta character must be one character, got {meta!r}")
@@ -127,11 +128,13 @@ cdef class CharBPE:
         memcpy(self.meta, <const char*>meta_utf8, self.meta_len)
         self.byte_fallback, self.fuse_unk, self.ignore_merges = byte_fallback, fuse_unk, ignore_merges
         self.unk_id = vocab[unk_token] if unk_token is not None else -1
-        tokens = [None] * n_ids
-        for t, i in vocab.items():
-            tokens[i] = t.encode("utf-8", "surrogatepass")
-        self.table = table if table is not None else BPETable.from_merges(
-            merges, tokens, None, whole_piece=False, require_all_bytes=False, ranks=ranks)
+        if table is None:   # (hf.model passes its own: then no token is encoded here)
+            tokens = [None] * n_ids
+            for t, i in vocab.items():
+                tokens[i] = t.encode("utf-8", "surrogatepass")
+            table = BPETable.from_merges(merges, tokens, None, whole_piece=False, require_all_bytes=False,
+                                         ranks=ranks)
+        self.table = table
         if isinstance(merges, array.array) and merges.typecode == "q":
             rows = merges
         else:
@@ -150,11 +153,12 @@ cdef class CharBPE:
         astral = []
         for t, i in vocab.items():
             if len(t) == 1:
-                if ord(t) < 0x10000:
-                    self.bmp_ids[ord(t)] = i
+                cp = ord(t)
+                if cp < 0x10000:
+                    self.bmp_ids[cp] = i
                 else:
-                    astral.append((ord(t), i))
-                self.token_nbytes[i] = len(tokens[i])
+                    astral.append((cp, i))
+                self.token_nbytes[i] = 1 if cp < 0x80 else 2 if cp < 0x800 else 3 if cp < 0x10000 else 4   # its UTF-8
         astral.sort()
         self.n_astral = len(astral)
         self.astral_cps = <uint32_t*>malloc((self.n_astral + 1) * sizeof(uint32_t))
