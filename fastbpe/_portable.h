@@ -59,6 +59,20 @@ static inline ptrdiff_t fb_clz64(uint64_t x)
 #endif
 }
 
+/* x with its bytes in reverse order. */
+static inline uint64_t fb_bswap64(uint64_t x)
+{
+#if defined(__GNUC__) || defined(__clang__)
+    return __builtin_bswap64(x);
+#elif FB_MSVC
+    return _byteswap_uint64(x);
+#else
+    x = ((x & 0x00FF00FF00FF00FFULL) << 8) | ((x >> 8) & 0x00FF00FF00FF00FFULL);
+    x = ((x & 0x0000FFFF0000FFFFULL) << 16) | ((x >> 16) & 0x0000FFFF0000FFFFULL);
+    return (x << 32) | (x >> 32);
+#endif
+}
+
 /* Relaxed atomic loads and stores of one byte (BPETable.self_merging: written by whichever
  * thread first meets a token, always the same value, so concurrent readers see 0 or it). */
 #if defined(__GNUC__) || defined(__clang__)
