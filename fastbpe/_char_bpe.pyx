@@ -116,8 +116,7 @@ cdef class CharBPE:
         involving the unk token."""
         cdef CharBPE self = CharBPE.__new__(CharBPE)
         cdef Py_ssize_t n_ids = max(vocab.values(), default=-1) + 1, i, k, m
-        cdef int64_t a, b, c
-        cdef uint32_t cp
+        cdef int64_t a, b, c, cp
         cdef bytes meta_utf8 = meta.encode("utf-8")
         if len(meta) != 1:
             raise ValueError(f"the meta character must be one character, got {meta!r}")
@@ -132,8 +131,7 @@ cdef class CharBPE:
             tokens = [None] * n_ids
             for t, i in vocab.items():
                 tokens[i] = t.encode("utf-8", "surrogatepass")
-            table = BPETable.from_merges(merges, tokens, None, whole_piece=False, require_all_bytes=False,
-                                         ranks=ranks)
+            table = BPETable.from_merges(merges, tokens, None, whole_piece=False, require_all_bytes=False, ranks=ranks)
         self.table = table
         if isinstance(merges, array.array) and merges.typecode == "q":
             rows = merges
