@@ -141,6 +141,18 @@ def test_the_exact_chain_is_one_builtin_level():
     assert [level.builtin for level in levels] == [-1, KIND]
 
 
+def test_lowering_the_chain_compiles_no_program():
+    """The three Splits' own programs (for running a step by itself) are made on first use, not
+    at load: the kernel's plan does not need them (a cold load asked Oniguruma for their classes)."""
+    from fastbpe.hf import pre_tokenizers as hp
+
+    steps = [hp.from_json(_split(p)) for p in P.DEEPSEEK_V3_SPLITS]
+    assert [level.builtin for level in hp.lower_steps(steps)[0]] == [KIND]
+    assert [s._engine for s in steps] == [None, None, None]
+    if importlib.util.find_spec("onigurumacffi"):
+        assert steps[0].kind >= 0 and steps[0].engine == "program"      # decided when asked
+
+
 @pytest.mark.parametrize("steps", [
     [_split(p) for p in P.DEEPSEEK_V3_SPLITS[:2]],                                  # not the whole chain
     [_split(p) for p in reversed(P.DEEPSEEK_V3_SPLITS)],                            # another order

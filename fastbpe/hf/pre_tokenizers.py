@@ -313,16 +313,29 @@ class Split:
             raise ValueError(f"tokenizer.json: pre-tokenizer Split has an unknown behavior {behavior!r}")
         self.pattern_node = pattern
         known = isinstance(pattern, dict) and "Regex" in pattern and behavior == "Isolated" and not invert
-        self.kind = scanner_kind(pattern["Regex"]) if known else -1
-        # a pattern outside the scanner's set: a scanner program when it cuts as Oniguruma does
-        self.engine = "scanner" if self.kind >= 0 else "oniguruma"
-        if known and self.kind < 0:
-            self.kind = split_program_kind(pattern["Regex"])
-            self.engine = "program" if self.kind >= 0 else "oniguruma"
+        self._kind = scanner_kind(pattern["Regex"]) if known else -1
+        # a pattern outside the scanner's set: a scanner program when it cuts as Oniguruma does,
+        # compiled when this step runs by itself (`kind`), not at load: the kernel's plan may not
+        # need it (lower; DeepSeek-V3's three Splits are one built-in kind)
+        self._engine = "scanner" if self._kind >= 0 else None if known else "oniguruma"
         # patterns the scanner knows never reach Oniguruma (it is only needed for the others)
-        self.pattern = (RegexSpans(pattern["Regex"]) if self.engine == "scanner"
+        self.pattern = (RegexSpans(pattern["Regex"]) if self._engine == "scanner"
                         else compile_split_pattern("pre-tokenizer Split", pattern))
         self.behavior, self.invert = behavior, invert
+
+    @property
+    def kind(self) -> int:
+        """The scanner kind this step cuts with by itself (built-in or program), or -1."""
+        if self._engine is None:
+            self._kind = split_program_kind(self.pattern_node["Regex"])
+            self._engine = "program" if self._kind >= 0 else "oniguruma"
+        return self._kind
+
+    @property
+    def engine(self) -> str:
+        """"scanner" (built-in kind), "program" or "oniguruma"."""
+        self.kind            # (a program's is decided on first use)
+        return self._engine
 
     def pre_tokenize(self, pieces: list) -> list:
         if self.kind >= 0:
