@@ -31,7 +31,8 @@ FAMILIES = sorted(ff.FAMILIES)
 PIECES = list("aZ09 \t\n\r'.,!?$") + [
     "  ", "   \n", " \r\n", "\n\n", "    ", "\t\t\t", "\u00a0", "\u3000", "\u2028", "\x85", "e\u0301", "\u0958",
     "日本語", "한국어", "中文", "ｶﾞ", "ﬁ", "½", "Ⅻ", "Ω", "K", "ΐ", "١٢٣", "12345", "😀", "▁", "▁▁", "'s", "'LL",
-    "don't", "naïve", "Straße", "<s>", "</s>", "<unk>", "hello", " world", "\u0f73", "\U0001e900"]
+    "don't", "naïve", "Straße", "<s>", "</s>", "<unk>", "hello", " world", "\u0f73", "\U0001e900", "day", " day",
+    "<|x|>"]
 TEXT = st.lists(st.sampled_from(PIECES), max_size=24).map("".join)
 HARD = SAMPLES + [
     "trailing spaces   \nnext line  \n", "a \r\n b\t\n", "x\n", "   ", "\n", "日本語のテキスト 中文文本 한국어 텍스트",
@@ -63,23 +64,14 @@ def _real(name: str):
     return HFTokenizer.from_file(str(path)), Tokenizer.from_file(str(path))
 
 
-# Prepend("▁") runs once a stretch between raw added tokens, not again after a token matched in
-# normalized text (and puts a lone "▁" before one at a stretch's start): the char-level path cuts
-# raw text, so such a file with a normalized added token runs the pipeline
-NORMALIZED_TOKEN_ON_PIPELINE = {"mistral"}
-
-
 @pytest.mark.parametrize("name", FAMILIES)
 def test_trained_family_is_compiled_and_exact(name):
     ref, ours = _trained(name)
-    if name in NORMALIZED_TOKEN_ON_PIPELINE:
-        assert ours.engine.startswith("pipeline (an added token matched in normalized text"), ours.engine
-        doc = json.loads(ref.to_str())
-        doc["added_tokens"] = [t for t in doc["added_tokens"] if not t["normalized"]]
-        assert Tokenizer.from_str(json.dumps(doc)).engine == "kernel"
-    else:
-        assert ours.engine == "kernel", ours.engine
-    for text in HARD + ["a day in May", "<|x|>day<|x|> days", " day\n"]:
+    assert ours.engine == "kernel", ours.engine
+    # Llama-2/Mistral: HF matches a normalized token as Prepend + Replace make it ("▁day": after a
+    # space or at a stretch's start), and does not prepend again after it
+    for text in HARD + ["a day in May", "<|x|>day<|x|> days", " day\n", "day x", "  day", "xday y", "dayday",
+                        "▁day", "a <|x|> day", "day<|x|>day", "\tday  day\n"]:
         assert_same_as_hf(ref, ours, text)
     docs = HARD * 3
     assert ours.encode_ids_batch(docs, add_special_tokens=False) == \

@@ -65,42 +65,80 @@ class CharLevelPath:
         self.char = model.char_model
         self.id_to_token = model.id_to_token
 
-    @staticmethod
-    def usable(tokenizer) -> bool:
-        """False while an added token is matched in text a normalizer changed (the pipeline
-        does that); with no normalizer the normalized text is the text (ChatGLM3's Metaspace
-        files, a token added with `add_tokens`): such tokens are found here, after the raw ones."""
+    def usable(self, tokenizer) -> bool:
+        """False while an added token is matched in text a normalizer changed in a way this
+        path does not follow (the pipeline does that).  Followed: no normalizer (the normalized
+        text is the text: ChatGLM3's Metaspace files, a token added with `add_tokens`); Gemma's
+        lone Replace(" " -> "▁") with tokens holding neither character (they match where their
+        text is); Llama-2/Mistral's Prepend("▁") + Replace(" " -> "▁") (`_legacy`)."""
         added = tokenizer.added
-        if added.matcher(normalized=True)[0] is None or tokenizer.normalizer is None:
+        if added.matcher(normalized=True)[0] is None or tokenizer.normalizer is None or self._legacy():
             return True
-        # Gemma's lone Replace(" " -> "▁"): a normalized token with neither character matches
-        # where its text is, and the stretch after it is replaced as the raw stretches are
         norm, meta = tokenizer.normalizer, tokenizer.model.char_model.meta_char
         return (type(norm) is normalizers.Replace and norm.pattern_node == {"String": " "}
                 and norm.content == meta and meta != " "
                 and not any(" " in t.content or meta in t.content for t in added.by_id.values() if t.normalized))
 
-    @staticmethod
-    def _has_added(added, text: str) -> bool:
-        return added.occurs_in(text, normalized=False) or added.occurs_in(text, normalized=True)
+    def _legacy(self) -> bool:
+        """The file's normalizer is Prepend(meta) + Replace(" " -> meta) and nothing else cuts
+        (Llama-2 / Mistral legacy files): a stretch between raw tokens normalizes to meta + the
+        stretch with its spaces as meta, where `_normalized_cuts` finds the normalized tokens."""
+        return self.kind == self.later_kind == PREPEND | REPLACE_SPACE and self.char.meta_char != " "
+
+    def _has_added(self, added, text: str) -> bool:
+        if added.occurs_in(text, normalized=False):
+            return True
+        if self._legacy() and added.matcher(normalized=True)[0] is not None:
+            meta = self.char.meta_char
+            return added.occurs_in(meta + text.replace(" ", meta), normalized=True)
+        return added.occurs_in(text, normalized=True)
 
     def _segments(self, tokenizer, text: str) -> list:
+        """[(start, end, added id or None, kind, piece)]: piece is what the kernel encodes with
+        kind (text[start:end] but for a lone prepended meta), or an added token's text (HF's)."""
         if type(text) is not str:
             if not isinstance(text, str):
                 raise TypeError(f"expected str, not {type(text).__name__}")
             text = str(text)
         added = tokenizer.added
         if not self._has_added(added, text):
-            return [(0, len(text), None, self.kind)]
+            return [(0, len(text), None, self.kind, text)]
         cuts = []
         for s, e, aid in added.find(text, normalized=False):
-            if aid is None and e > s and added.occurs_in(text[s:e], normalized=True):
+            if aid is None and e > s and self._legacy():
+                cuts += self._normalized_cuts(added, text, s, e)
+            elif aid is None and e > s and added.occurs_in(text[s:e], normalized=True):
                 # HF's second pass: tokens matched in the normalized text of each stretch
-                # between raw tokens (no normalizer here: the stretch itself)
-                cuts += [(s + s2, s + e2, aid2) for s2, e2, aid2 in added.find(text[s:e], normalized=True)]
-            else:
-                cuts.append((s, e, aid))
-        return [(s, e, aid, self.kind if s == 0 else self.later_kind) for s, e, aid in cuts if e > s or aid is not None]
+                # between raw tokens (no normalizer here, or one these tokens see through)
+                cuts += [(s + s2, s + e2, aid2, self.kind if s + s2 == 0 else self.later_kind, text[s + s2:s + e2])
+                         for s2, e2, aid2 in added.find(text[s:e], normalized=True) if e2 > s2 or aid2 is not None]
+            elif e > s or aid is not None:
+                cuts.append((s, e, aid, self.kind if s == 0 else self.later_kind, text[s:e]))
+        return cuts
+
+    def _normalized_cuts(self, added, text: str, s: int, e: int) -> list:
+        """A stretch's cuts under Prepend(meta) + Replace(" " -> meta), as HF makes them: the
+        normalized stretch N = meta + stretch (spaces as meta) is searched for the normalized
+        tokens; N's position q > 0 is the stretch's q - 1 and the prepended meta (q = 0) takes
+        the first character's span.  A piece of N after a token is not prepended again; a piece
+        that is only the prepended meta is that one character, encoded as it stands."""
+        meta, stretch = self.char.meta_char, text[s:e]
+        norm = meta + stretch.replace(" ", meta)
+        kind = self.kind if s == 0 else self.later_kind
+        if not added.occurs_in(norm, normalized=True):
+            return [(s, e, None, kind, stretch)]
+        out = []
+        for a, b, aid in added.find(norm, normalized=True):
+            start, end = s + max(a - 1, 0), s + b - 1
+            if aid is not None:
+                out.append((start, max(end, start), aid, kind, norm[a:b]))
+            elif a == 0 and b == 1:
+                out.append((s, s + 1, None, 0, meta))
+            elif a == 0:
+                out.append((start, end, None, kind, text[start:end]))
+            elif b > a:
+                out.append((start, end, None, kind & ~PREPEND, text[start:end]))
+        return out
 
     # -- ids --------------------------------------------------------------------------------
 
@@ -109,11 +147,12 @@ class CharLevelPath:
         segments = self._segments(tokenizer, text)
         encode = self.char.encode_text
         if len(segments) == 1 and segments[0][2] is None:
-            return encode(str(text), segments[0][3])
+            piece = segments[0][4]
+            return encode(piece if type(piece) is str else str(piece), segments[0][3])
         ids = []
-        for s, e, aid, kind in segments:
+        for _, _, aid, kind, piece in segments:
             if aid is None:
-                ids += encode(text[s:e], kind)
+                ids += encode(piece, kind)
             else:
                 ids.append(aid)
         return ids
@@ -138,8 +177,8 @@ class CharLevelPath:
         thread's share); tokens, offsets and word ids when first read, from a second call
         that gives the offsets too (its pieces are in the thread's cache by then)."""
         plans = [self._segments(tokenizer, t) for t in texts]
-        jobs = [(t[s:e] if (s, e) != (0, len(t)) else str(t), kind)
-                for t, plan in zip(texts, plans) for s, e, aid, kind in plan if aid is None]
+        jobs = [(piece if type(piece) is str else str(piece), kind)
+                for plan in plans for _, _, aid, kind, piece in plan if aid is None]
         outputs = iter(parallel_map(lambda share: self._outputs(share, False), jobs, num_threads, keep_threads=True))
         return [self._sequence(t, plan, outputs, k) for t, plan, k in zip(texts, plans, type_ids)]
 
@@ -155,12 +194,12 @@ class CharLevelPath:
         return out
 
     def _sequence(self, text: str, plan: list, outputs, type_id: int) -> Encoding:
-        mine = [next(outputs) if aid is None else None for _, _, aid, _ in plan]
+        mine = [next(outputs) if aid is None else None for _, _, aid, _, _ in plan]
         if len(plan) == 1 and mine[0] is not None:
             ids = mine[0]
         else:
             ids = []
-            for (_, _, aid, _), out in zip(plan, mine):
+            for (_, _, aid, _, _), out in zip(plan, mine):
                 if out is None:
                     ids.append(aid)
                 else:
@@ -171,13 +210,13 @@ class CharLevelPath:
         """(tokens, offsets, word_ids): an added token is its matched text and a word of its
         own, as HF; the kernel gives each segment's (start, end, word) per token, then its
         number of words."""
-        outputs = iter(self._outputs([(text[s:e], kind) for s, e, aid, kind in plan if aid is None], True))
+        outputs = iter(self._outputs([(piece, kind) for _, _, aid, kind, piece in plan if aid is None], True))
         tokens, offsets, words = [], [], []
         word = 0
         id_to_token = self.id_to_token
-        for start, end, aid, _ in plan:
+        for start, end, aid, _, piece in plan:
             if aid is not None:
-                tokens.append(text[start:end])
+                tokens.append(piece)
                 offsets.append((start, end))
                 words.append(word)
                 word += 1
