@@ -24,13 +24,22 @@ PYTHONDONTWRITEBYTECODE set and no __pycache__, every fresh process would compil
 Python source again (~0.1 s) while the peers' installed packages read their bytecode.
 Medians of --runs runs.  Writes the `load-files` section of bench/RESULTS.md (--no-write:
 print only).  The machine is shared: the load average is printed; quote ratios of one run.
+
+    python bench/load_files.py --callgrind --modes warm --libs fastbpe,"HF tokenizers"
+
+counts instructions instead (valgrind's callgrind, one run a cell: the count hardly moves run to
+run, whatever else the machine does): the whole fresh process, interpreter start-up and exit
+included (the bare interpreter's count is printed), printed only.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import re
+import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -117,6 +126,49 @@ def measure(lib: str, path: str, mode: str, runs: int, root: str, scratch: Path)
     return out
 
 
+def instructions(lib: str | None, path: str, root: str, cache_dir: str) -> int | str:
+    """Instructions callgrind counts in a fresh process that imports lib, loads path and encodes
+    "hello world" (lib None: the bare interpreter), or why not."""
+    code = "pass" if lib is None else CHILD.format(path=path, imp=LIBS[lib][0], load=LIBS[lib][1])
+    env = {**os.environ, **c.thread_env(1), "PYTHONPATH": root, "FASTBPE_CACHE_DIR": cache_dir}
+    proc = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable,
+                           "-c", code], env=env, cwd=root, capture_output=True, text=True, timeout=1800)
+    found = re.search(r"Collected : (\d+)", proc.stderr)
+    if proc.returncode != 0 or not found or '"error"' in proc.stdout:
+        return (proc.stdout.strip() or proc.stderr.strip()).splitlines()[-1][:150]
+    return int(found.group(1))
+
+
+def callgrind_table(files: dict, libs: list, modes: list, root: str) -> list[str]:
+    scratch = Path(tempfile.mkdtemp(prefix="load-callgrind-", dir=c.WORK if c.WORK.is_dir() else None))
+    others = [lib for lib in libs if lib != "fastbpe"]
+    bare = instructions(None, "", root, "")
+    print(f"bare interpreter: {bare / 1e6:.1f}M instructions", flush=True)
+    lines = ["| file | mode | " + " | ".join(f"{lib} (M instructions)" for lib in libs)
+             + "".join(f" | fastbpe / {o}" for o in others) + " |",
+             "|---|---|" + "---:|" * (len(libs) + len(others))]
+    print("\n".join(lines), flush=True)
+    for name, path in files.items():
+        for mode in modes:
+            counts = {}
+            for lib in libs:
+                cache = tempfile.mkdtemp(prefix=f"{mode}-", dir=scratch)
+                if mode == "warm":
+                    instructions(lib, path, root, cache)
+                got = instructions(lib, path, root, cache)
+                if isinstance(got, str):
+                    c.log(f"{name} {mode} {lib}: {got}")
+                else:
+                    counts[lib] = got
+            cells = [f"{counts[lib] / 1e6:.1f}" if lib in counts else "n/a" for lib in libs]
+            ratios = [f"{counts['fastbpe'] / counts[o]:.2f}×" if "fastbpe" in counts and o in counts else "–"
+                      for o in others]
+            lines.append(f"| {name} | {mode} | " + " | ".join(cells + ratios) + " |")
+            print(lines[-1], flush=True)
+    shutil.rmtree(scratch, ignore_errors=True)
+    return lines
+
+
 def table(files: dict, libs: list, modes: list, runs: int, root: str) -> list[str]:
     scratch = Path(tempfile.mkdtemp(prefix="load-files-", dir=c.WORK if c.WORK.is_dir() else None))
     others = [lib for lib in libs if lib != "fastbpe"]
@@ -152,6 +204,7 @@ def main(argv=None) -> int:
     p.add_argument("--runs", type=int, default=5)
     p.add_argument("--root", default=str(c.ROOT), help="the fastbpe checkout to measure")
     p.add_argument("--no-write", action="store_true")
+    p.add_argument("--callgrind", action="store_true", help="count instructions (valgrind) instead; prints only")
     a = p.parse_args(argv)
     files = c.model_files()
     if not files:
@@ -162,6 +215,9 @@ def main(argv=None) -> int:
     libs = [lib for lib in a.libs.split(",") if lib]
     modes = [m for m in a.modes.split(",") if m]
     c.byte_compile(a.root)
+    if a.callgrind:
+        callgrind_table(files, libs, modes, a.root)
+        return 0
     start_load = c.loadavg()
     print(f"load average {start_load}; {c.versions_line(libs)}", flush=True)
     lines = table(files, libs, modes, a.runs, a.root)
