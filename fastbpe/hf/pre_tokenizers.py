@@ -314,9 +314,8 @@ class Split:
         self.pattern_node = pattern
         known = isinstance(pattern, dict) and "Regex" in pattern and behavior == "Isolated" and not invert
         self._kind = scanner_kind(pattern["Regex"]) if known else -1
-        # a pattern outside the scanner's set: a scanner program when it cuts as Oniguruma does,
-        # compiled when this step runs by itself (`kind`), not at load: the kernel's plan may not
-        # need it (lower; DeepSeek-V3's three Splits are one built-in kind)
+        # else a scanner program when it cuts as Oniguruma does, compiled when this step runs by
+        # itself (`kind`), not at load: the plan may not need it (DeepSeek-V3's Splits: one kind)
         self._engine = "scanner" if self._kind >= 0 else None if known else "oniguruma"
         # patterns the scanner knows never reach Oniguruma (it is only needed for the others)
         self.pattern = (RegexSpans(pattern["Regex"]) if self._engine == "scanner"
@@ -332,10 +331,8 @@ class Split:
         return self._kind
 
     @property
-    def engine(self) -> str:
-        """"scanner" (built-in kind), "program" or "oniguruma"."""
-        self.kind            # (a program's is decided on first use)
-        return self._engine
+    def engine(self) -> str:   # "scanner" (built-in kind), "program" or "oniguruma"
+        return "oniguruma" if self.kind < 0 else self._engine
 
     def pre_tokenize(self, pieces: list) -> list:
         if self.kind >= 0:
@@ -569,30 +566,23 @@ def lower_steps(steps: list) -> tuple[list, bool]:
 
 
 def _is_clips(steps: list) -> bool:
-    """The pre-tokenizer is CLIP's: Split(CLIP_PATTERN, Removed, invert), then ByteLevel with its
-    regex and no prefix space."""
+    """CLIP's pre-tokenizer: Split(CLIP_PATTERN, Removed, invert), ByteLevel with its regex, no prefix space."""
     return (len(steps) == 2 and isinstance(steps[0], Split) and isinstance(steps[1], ByteLevel)
-            and steps[0].pattern_node == {"Regex": patterns.CLIP_PATTERN}
-            and steps[0].behavior == "Removed" and steps[0].invert
-            and steps[1].use_regex and not steps[1].add_prefix_space)
+            and steps[0].pattern_node == {"Regex": patterns.CLIP_PATTERN} and steps[0].behavior == "Removed"
+            and steps[0].invert and steps[1].use_regex and not steps[1].add_prefix_space)
 
 
 def _builtin_chain(steps: list, k: int) -> tuple[int, int]:
-    """(kind, how many steps) when steps[k:] begin with Split(Isolated) steps that one built-in
-    scanner kind cuts as a whole, else (-1, 0).  Isolated keeps every tile, so invert changes
-    nothing."""
+    """(kind, how many steps) when steps[k:] begin with Isolated Splits (invert changes nothing then)
+    that one built-in scanner kind cuts as a whole, else (-1, 0)."""
     pats = []
-    for step in steps[k:]:
-        node = getattr(step, "pattern_node", None)
-        if not (isinstance(step, Split) and step.behavior == "Isolated" and isinstance(node, dict)
-                and isinstance(node.get("Regex"), str)):
+    for s in steps[k:]:
+        if not (isinstance(s, Split) and s.behavior == "Isolated" and isinstance(s.pattern_node, dict)
+                and isinstance(s.pattern_node.get("Regex"), str)):
             break
-        pats.append(node["Regex"])
-    for m in range(len(pats), 1, -1):
-        kind = builtin_chain_kind(tuple(pats[:m]))
-        if kind >= 0:
-            return kind, m
-    return -1, 0
+        pats.append(s.pattern_node["Regex"])
+    found = ((builtin_chain_kind(tuple(pats[:m])), m) for m in range(len(pats), 1, -1))
+    return next((got for got in found if got[0] >= 0), (-1, 0))
 
 
 def ends_in_bytes(steps: list) -> bool:
