@@ -292,7 +292,7 @@ HF_PATTERNS = [r"\p{N}{1,3}", r"[\p{P}\p{S}]+", r"\w+|\W+", r"\s?\p{L}+", r" ?[^
                REGEXES["deepseek3"][2], REGEXES["gpt4o"][0], r"[一-龥぀-ゟ゠-ヿ]+", r"\d+|[^\d]+",
                # case-insensitive ASCII literals: Oniguruma's folding per letter ("s" is also U+017F)
                r"(?i:'s)|\w+|\W", r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}|\s+|.",
-               # Oniguruma's `$` (end of a line), spelled as it reads it (pre_tokenizers.onig_text): DeepSeek-LLM
+               # Oniguruma's `$` (end of a line), spelled as it reads it (hf.oniguruma.onig_text): DeepSeek-LLM
                r"\s+$", r"x$|[$\s]+$|\S"]
 
 

@@ -120,3 +120,31 @@ def compile_split_pattern(stage: str, node):
         except ValueError as e:
             raise ValueError(f"tokenizer.json: {stage} has an {e}") from None
     raise ValueError(f"tokenizer.json: {stage} pattern must be {{\"String\": ...}} or {{\"Regex\": ...}}, got {node!r}")
+
+
+# Oniguruma's `$` (HF's Ruby syntax) is the end of a line: before any "\n" or at the end of
+# the text (regex's `$` also stops before a final "\n" only); spelled so, it compiles
+_ONIG_DOLLAR = "(?:(?=\\n)|(?![\\s\\S]))"
+
+
+def onig_text(pattern: str) -> str:
+    """pattern with each `$` outside a set spelled as Oniguruma reads it (`_ONIG_DOLLAR`):
+    DeepSeek-LLM's `\\s+$` Split.  Any other construct is left for the compiler to judge."""
+    if "$" not in pattern:
+        return pattern
+    out, i, in_set = [], 0, False
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            out.append(pattern[i:i + 2])
+            i += 2
+            continue
+        if in_set:
+            in_set = c != "]" or pattern[i - 1] == "[" or pattern[i - 2:i] == "[^"
+        elif c == "[":
+            in_set = True
+        elif c == "$":
+            c = _ONIG_DOLLAR
+        out.append(c)
+        i += 1
+    return "".join(out)

@@ -22,7 +22,7 @@ from ._nodes import json_bool, json_field, json_list, json_str, node_type, unsup
 from .normalized import NormalizedText
 from . import normalizers
 from .normalizers import char_to_bytelevel
-from .oniguruma import OnigPattern, compile_split_pattern, onigurumacffi
+from .oniguruma import OnigPattern, compile_split_pattern, onig_text, onigurumacffi
 from .punctuation_ranges import RANGES as PUNCTUATION_RANGES
 
 BEHAVIORS = ("Removed", "Isolated", "MergedWithPrevious", "MergedWithNext", "Contiguous")
@@ -238,34 +238,6 @@ def _oniguruma_program(pattern: str, byte_level: bool):
 
 
 normalizers.regex_program = oniguruma_program   # Replace's regex, read as Split's
-
-
-# Oniguruma's `$` (HF's Ruby syntax) is the end of a line: before any "\n" or at the end of
-# the text (regex's `$` also stops before a final "\n" only); spelled so, it compiles
-_ONIG_DOLLAR = "(?:(?=\\n)|(?![\\s\\S]))"
-
-
-def onig_text(pattern: str) -> str:
-    """pattern with each `$` outside a set spelled as Oniguruma reads it (`_ONIG_DOLLAR`):
-    DeepSeek-LLM's `\\s+$` Split.  Any other construct is left for the compiler to judge."""
-    if "$" not in pattern:
-        return pattern
-    out, i, in_set = [], 0, False
-    while i < len(pattern):
-        c = pattern[i]
-        if c == "\\":
-            out.append(pattern[i:i + 2])
-            i += 2
-            continue
-        if in_set:
-            in_set = c != "]" or pattern[i - 1] == "[" or pattern[i - 2:i] == "[^"
-        elif c == "[":
-            in_set = True
-        elif c == "$":
-            c = _ONIG_DOLLAR
-        out.append(c)
-        i += 1
-    return "".join(out)
 
 
 @lru_cache(maxsize=256)
