@@ -15,6 +15,8 @@ cdef struct Op:
     const unsigned short* index     # then a block of 32 bytes per 256 code points
     const unsigned char* blocks
     Py_ssize_t run_max              # a match: a run of 1..run_max class members
+    bint then_lower                 # a replace_run whose content is one character, before a
+    unsigned int lower_content      # Lowercase: both in one pass, with the content lowercased
 
 
 cdef class Program:

@@ -24,6 +24,7 @@ from fastbpe._normalize_buf cimport (Buf, View, buf_free, copy_same, put, reserv
 from fastbpe._str_units cimport PyUnicode_KIND, PyUnicode_DATA, PyUnicode_GET_LENGTH, code_point
 from fastbpe._nfc cimport (Item, Items, TABLE_SIZE, decompose, find_spans, is_combining_mark,
                            lower_of, recompose)
+from fastbpe._normalize_case cimport op_lowercase, replace_run_lower
 
 cdef extern from "Python.h":
     bint PyUnicode_IS_ASCII(object u)
@@ -112,81 +113,6 @@ cdef int op_form(const Op* op, View v, Buf* out) except -1 nogil:
         free(dec.items)
         free(comp.items)
     return 1 if changed else 0
-
-
-cdef Py_ssize_t lower_run(const unit_t* d, Py_ssize_t i, Py_ssize_t n, uint32_t* out) noexcept nogil:
-    """d[i:n] lowercased into out[0:] one for one, up to the first character whose
-    lowercase is longer than one: the index it stopped at."""
-    cdef uint32_t c
-    cdef const uint32_t* seq
-    cdef Py_ssize_t m, j = i
-    while j < n:
-        c = d[j]
-        if c < 0x80:
-            out[j - i] = c + ((<uint32_t>(c - 65) < 26) << 5)   # A-Z: +32, branch-free
-        else:
-            m = lower_of(c, &seq)
-            if m == 0:
-                out[j - i] = c
-            elif m == 1:
-                out[j - i] = seq[0]
-            else:
-                break
-        j += 1
-    return j
-
-
-cdef Py_ssize_t lower_first(const unit_t* d, Py_ssize_t n) noexcept nogil:
-    """The index of the first character Lowercase changes (n: none)."""
-    cdef Py_ssize_t i = 0
-    cdef uint32_t c
-    cdef const uint32_t* seq
-    while i < n:
-        c = d[i]
-        if c < 0x80:
-            if <uint32_t>(c - 65) < 26:
-                return i
-        elif lower_of(c, &seq):
-            return i
-        i += 1
-    return n
-
-
-cdef int op_lowercase(View v, Buf* out) except -1 nogil:
-    """Rust's char::to_lowercase of every character; each output character takes the span of
-    the character it came from."""
-    cdef Py_ssize_t i, j, k, m
-    cdef const uint32_t* seq
-    if v.kind == 1:
-        i = lower_first(<const uint8_t*>v.data, v.n)
-    elif v.kind == 2:
-        i = lower_first(<const uint16_t*>v.data, v.n)
-    else:
-        i = lower_first(<const uint32_t*>v.data, v.n)
-    if i == v.n:
-        return 0
-    out.n = 0
-    copy_same(out, v, 0, i)
-    while i < v.n:
-        reserve(out, out.n + v.n - i + 4)
-        if v.kind == 1:
-            j = lower_run(<const uint8_t*>v.data, i, v.n, out.ch + out.n)
-        elif v.kind == 2:
-            j = lower_run(<const uint16_t*>v.data, i, v.n, out.ch + out.n)
-        else:
-            j = lower_run(<const uint32_t*>v.data, i, v.n, out.ch + out.n)
-        if out.aligned:
-            for k in range(i, j):
-                out.src[out.n + k - i] = k
-        out.n += j - i
-        if j == v.n:
-            break
-        # one character to several (U+0130): each takes its span
-        m = lower_of(code_point(v.kind, v.data, j), &seq)
-        for k in range(m):
-            put(out, seq[k], j)
-        i = j + 1
-    return 1
 
 
 cdef Py_ssize_t find_literal(View v, Py_ssize_t at, const Op* op) noexcept nogil:
@@ -387,17 +313,24 @@ cdef int run_ops(const Op* ops, int n_ops, View text, Buf* bufs) except -2 nogil
     """Every op in turn: the index (0 or 1) of the buffer holding the result, or -1 when no
     op changed the text.  With bufs[].aligned, the result's start/end are each character's
     original span (composed from each op's sources; the input is its own alignment)."""
-    cdef int cur = -1, nxt, j
+    cdef int cur = -1, nxt, j = 0, r
     cdef View v = text
     cdef Buf* o
     cdef Buf* prev
     cdef Py_ssize_t k, s
     cdef int64_t origin
-    for j in range(n_ops):
+    while j < n_ops:
         nxt = 0 if cur != 0 else 1
         o = &bufs[nxt]
         o.n = 0
-        if apply_op(&ops[j], v, o) == 0:
+        if ops[j].then_lower:   # Replace(`\s+` -> " ") then Lowercase (CLIP's): one pass
+            r = replace_run_lower(v, <const uint64_t*>ops[j].ascii, ops[j].index, ops[j].blocks, ops[j].run_max,
+                                  ops[j].lower_content, o)
+            j += 2
+        else:
+            r = apply_op(&ops[j], v, o)
+            j += 1
+        if r == 0:
             continue
         if o.aligned:
             if cur < 0:
@@ -438,10 +371,18 @@ cdef class Program:
         memset(self.ops, 0, (len(ops) + 1) * sizeof(Op))
         self.n_ops = 0
         self.ascii_stable = True
+        cdef const uint32_t* seq
+        cdef Op* op
         for spec in ops:
             self._add(tuple(spec))
             if self.ops[self.n_ops - 1].kind not in (OP_FORM, OP_STRIP_ACCENTS):
                 self.ascii_stable = False
+        for j in range(self.n_ops - 1):
+            op = &self.ops[j]
+            if op.kind == OP_REPLACE_RUN and op.content_n == 1 and self.ops[j + 1].kind == OP_LOWERCASE:
+                m = lower_of(op.content[0], &seq)
+                if m <= 1:
+                    op.then_lower, op.lower_content = True, seq[0] if m == 1 else op.content[0]
 
     def __dealloc__(self):
         free(self.ops)

@@ -191,6 +191,23 @@ def test_sequences_as_hf(steps, text):
     assert reference_aligned(steps, text) == want
 
 
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(pattern=st.sampled_from(RUN_PATTERNS), content=contents, text=texts,
+       before=st.sampled_from([[], [ops.UnicodeForm("NFC")], [ops.ReplaceLiteral("a", "B\u0130")]]))
+def test_replace_run_then_lowercase_as_hf(pattern, content, text, before):
+    """A Replace of a class's runs by one character then Lowercase (CLIP's) runs as one pass
+    over the text: HF's text and alignment, on a str of each kind and after an op that
+    changed the text."""
+    if not no_surrogates(text):
+        return
+    steps = before + [replace_run(pattern, content), ops.Lowercase()]
+    program = NormalizerProgram(steps)
+    want = expected(steps, text)
+    assert ours_aligned(program, text) == want
+    assert program.normalize_batch([text, text.upper(), text + "\u0130\U0001F600"]) == [
+        want[0], expected(steps, text.upper())[0], expected(steps, text + "\u0130\U0001F600")[0]]
+
+
 @settings(max_examples=300, deadline=None)
 @given(literal=st.text(alphabet="ab\u00e9\u20ac", min_size=1, max_size=6),
        text=st.text(alphabet="ab\u00e9\u20ac", max_size=40), content=st.sampled_from(["", "#", "ba"]))
