@@ -501,7 +501,11 @@ cdef int _fill_react(Chain* ch, list levels) except -1:
             for b in range(256):
                 if (b < 128 or P.byte_level) and has(&P.classes[P.root_first], b) or (lead >> b) & 1:
                     ch.react[b] |= 1 << j
-            ch.track |= (1 << j) - 1            # the levels before it note what reacts in their pieces
+            if (P.run_class < 0 or not P.run_swar) and any(not (ch.react[b] >> j) & 1 for b in range(128)):
+                # the levels before it note what reacts in their pieces: worth it for a level
+                # some ASCII byte cannot start, unless its gaps are searched eight bytes at a
+                # time anyway (DeepSeek's three levels: none is worth it)
+                ch.track |= (1 << j) - 1
         if lv.builtin >= 0 and builtin_scan != NULL:
             ch.bulk |= 1 << j
         elif lv.builtin < 0 and P.run_class < 0 and P.dfa.trans != NULL and lv.drop != DROP_GAPS:
