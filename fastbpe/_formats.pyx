@@ -9,7 +9,7 @@ strict validation and the entry's number in errors.
 from cpython.bytes cimport PyBytes_FromStringAndSize
 from libc.stdint cimport uint8_t, int64_t, uint64_t
 from libc.stdlib cimport calloc, malloc, free
-from libc.string cimport memcpy, memset
+from libc.string cimport memchr, memcmp, memcpy, memset
 from cpython.dict cimport PyDict_Next
 from cpython.object cimport PyObject
 from cpython.sequence cimport PySequence_Fast, PySequence_Fast_GET_ITEM, PySequence_Fast_GET_SIZE
@@ -483,3 +483,62 @@ def checked_vocab(vocab):
             raise ValueError(f"tokenizer.json: model.vocab[{<object>key!r}] must be an id "
                              f"(an integer from 0 to 2**32-1), got {<object>value!r}")
     return vocab
+
+
+def split_word_affixes(raws, bytes prefix, bytes suffix, bytes start, bytes end, bytes marks):
+    """hf/word_affixes' token forms in one C loop: for each token's bytes in raws (None: no
+    token), (text, kernel) lists: text = the bytes without a leading prefix and a trailing
+    suffix (None when nothing is left), kernel = start + text (a token without the prefix, when
+    there is a prefix) + text + end (a token with the suffix), None when text holds a byte of
+    marks (no text reaches it)."""
+    cdef Py_ssize_t n = len(raws), i, np_ = len(prefix), ns = len(suffix), lo, hi, k
+    cdef list text = [None] * n, kernel = [None] * n
+    cdef const unsigned char* p
+    cdef bint starts, ends, marked
+    cdef bytes raw, core
+    for i in range(n):
+        item = raws[i]
+        if item is None:
+            continue
+        raw = item
+        p = raw
+        lo, hi = 0, len(raw)
+        if hi == 0:
+            continue
+        starts = not (np_ and hi >= np_ and memcmp(p, <const char*>prefix, np_) == 0)
+        if not starts:
+            lo = np_
+        ends = ns and hi - lo >= ns and memcmp(p + hi - ns, <const char*>suffix, ns) == 0
+        if ends:
+            hi -= ns
+        if hi <= lo:
+            continue
+        core = raw if lo == 0 and hi == len(raw) else raw[lo:hi]
+        text[i] = core
+        marked = False
+        for k in range(lo, hi):
+            if memchr(<const char*>marks, p[k], len(marks)) != NULL:
+                marked = True
+                break
+        if not marked:
+            kernel[i] = (start if np_ and starts else b"") + core + (end if ends else b"")
+    return text, kernel
+
+
+def first_unjoined_merge(rows, list kernel):
+    """The index of the first (left, right, merged) row of rows (int64 ids, flat) whose merged
+    token's kernel bytes are not its parts' joined, or -1 (hf/word_affixes' check)."""
+    cdef const int64_t[::1] r = rows
+    cdef Py_ssize_t m = r.shape[0] // 3, k, na, nb, n = len(kernel)
+    cdef object a, b, c
+    for k in range(m):
+        if not (0 <= r[3 * k] < n and 0 <= r[3 * k + 1] < n and 0 <= r[3 * k + 2] < n):
+            return k
+        a, b, c = kernel[r[3 * k]], kernel[r[3 * k + 1]], kernel[r[3 * k + 2]]
+        if a is None or b is None or c is None:
+            return k
+        na, nb = len(<bytes>a), len(<bytes>b)
+        if len(<bytes>c) != na + nb or memcmp(<const char*>c, <const char*>a, na) != 0 or \
+                memcmp(<const char*>c + na, <const char*>b, nb) != 0:
+            return k
+    return -1
