@@ -361,3 +361,30 @@ def test_generated_chains(chain, texts):
     for w, g, t in zip(want, got, texts):
         assert (g.ids, g.offsets, g.word_ids) == (w.ids, w.offsets, w.word_ids), (chain, t, ours.engine)
     assert ours.encode_ids_batch(texts) == [w.ids for w in want], (chain, ours.engine)
+
+
+@pytest.mark.parametrize("suffix", ["</w>", "\u2581w"])   # in the byte alphabet or not (C / token by token)
+def test_suffix_vocabulary_with_raw_characters_beside_their_bytes(suffix):
+    """e211e4d's case (a raw " " beside "Ġ", which HF's ByteLevel never makes) on a model with
+    end_of_word_suffix (CLIP's shape), the suffix in the byte alphabet (read in C) or not (token by
+    token): read laxly, " </w>" / " " (lower ids) replaced "Ġ</w>" / "Ġ"."""
+    vocab = {}
+    for c in (" ", "\u00ad", "\n"):
+        vocab[c + suffix] = len(vocab)
+        vocab[c] = len(vocab)
+    for c in sorted(hp.ByteLevel.alphabet()):
+        vocab[c] = len(vocab)
+        vocab[c + suffix] = len(vocab)
+    for t in ("Ġa" + suffix, "wo", "wo" + suffix):
+        vocab[t] = len(vocab)
+    doc = {"version": "1.0", "added_tokens": [], "normalizer": None, "post_processor": None,
+           "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True},
+           "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
+           "model": {"type": "BPE", "vocab": vocab, "merges": [["Ġ", "a" + suffix], ["w", "o"], ["w", "o" + suffix]],
+                     "end_of_word_suffix": suffix}}
+    ref, ours = tokenizers.Tokenizer.from_str(json.dumps(doc)), Tokenizer.from_str(json.dumps(doc))
+    for text in (" a", "x y", "  \n", " wo", " x\u00ad\n", " "):
+        want, got = ref.encode(text), ours.encode(text)
+        # read laxly: " a" gave (' ', 'a</w>') for HF's 'Ġa</w>', " " no ids, "  \n" an IndexError
+        assert ours.encode_ids(text) == want.ids, text
+        assert [getattr(got, f) for f in ("ids", "tokens", "offsets")] == [getattr(want, f) for f in ("ids", "tokens", "offsets")], text

@@ -22,9 +22,15 @@ CHAR_TO_BYTE: dict[str, int] = {c: b for b, c in enumerate(BYTE_TO_CHAR)}
 _TO_LATIN1 = {ord(c): b for b, c in enumerate(BYTE_TO_CHAR)}
 
 
-def token_bytes(token: str) -> bytes | None:
-    """The bytes a byte-level token stands for; None if it has a character outside the map."""
+# strict: a character below U+0100 that is not in the alphabet (a raw " " beside "Ġ") becomes one
+# latin-1 cannot encode, so the token is refused as HF's ByteLevel never produces it
+_TO_LATIN1_STRICT = {**{c: "\uffff" for c in range(0x100)}, **_TO_LATIN1}
+
+
+def token_bytes(token: str, strict: bool = False) -> bytes | None:
+    """The bytes a byte-level token stands for; None if it has a character outside the map
+    (strict: also a character below U+0100 outside the alphabet, read as its own byte otherwise)."""
     try:
-        return token.translate(_TO_LATIN1).encode("latin-1")
+        return token.translate(_TO_LATIN1_STRICT if strict else _TO_LATIN1).encode("latin-1")
     except UnicodeEncodeError:
         return None

@@ -57,15 +57,16 @@ class WordAffixes:
     def _token_bytes(self, vocab: dict, n_ids: int) -> tuple:
         """(text bytes, kernel bytes) of every id: the kernel's with START before a token that
         begins a word (prefix files) and END after one that ends a word; None for an id no
-        token has, or a token no text reaches (a mark byte in its text)."""
+        token has, or a token no text reaches (a mark byte in its text, or a character outside
+        the byte-level alphabet such as a raw " " beside "Ġ": read strictly, as hf/model.py does)."""
         text, kernel = [None] * n_ids, [None] * n_ids
         start, end = bytes([START_MARK]), bytes([END_MARK])
         p, s = bytelevel_bytes(self.prefix), bytelevel_bytes(self.suffix)
         if p is None or s is None:   # an affix outside the byte alphabet: token by token
             pairs = ((i,) + self._parts(token) for token, i in vocab.items())
-            pairs = ((i, bytelevel_bytes(core) if core else None, starts, ends) for i, core, starts, ends in pairs)
+            pairs = ((i, bytelevel_bytes(core, True) if core else None, starts, ends) for i, core, starts, ends in pairs)
         else:   # the alphabet maps characters one to one: the affixes are found in the bytes (C)
-            return split_word_affixes(bytelevel_vocab_bytes(vocab, n_ids), p, s, start, end, start + end)
+            return split_word_affixes(bytelevel_vocab_bytes(vocab, n_ids, True), p, s, start, end, start + end)
         for i, raw, starts, ends in pairs:
             if not raw:
                 continue
