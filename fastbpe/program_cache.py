@@ -21,7 +21,7 @@ import sys
 import zlib
 from array import array
 
-FORMAT = 1
+FORMAT = 2   # 2: the crc32 covers the whole file (1 checked the arrays only: a flipped header bit ran)
 # the sources whose change can change a compiled program (relative to the package)
 _SOURCES = ("pattern_program.py", "pattern_dfa.py", "pretokenize.py", "plan.py", "_class_bits.pxd",
             "hf/pre_tokenizers.py", "hf/punctuation_ranges.py", "hf/oniguruma.py")
@@ -155,8 +155,8 @@ def _read(path: str, key):
 
 
 # ------------------------------------------------------------------ the file format
-# b"FBPROG1\n", an 8-byte header length, a JSON header (the scalars and each array's typecode
-# and length), then the arrays' bytes one after another.
+# b"FBPROG2\n", an 8-byte header length, a JSON header (the scalars and each array's typecode
+# and length), the arrays' bytes one after another, then the crc32 of everything before it.
 
 _MAGIC = b"FBPROG%d\n" % FORMAT
 
@@ -194,15 +194,18 @@ def _dump(key, prog) -> bytes:
             "invalid": int(dfa.invalid), "eot": int(dfa.eot),
             "bytes": arrays.add(dfa.byte_table(), "h") if hasattr(dfa, "byte_table") else None},
         "arrays": arrays.specs,
-        "crc": zlib.crc32(b"".join(arrays.chunks)),   # a flipped bit: compiled again, never run
     }
     text = json.dumps(head).encode("utf-8", "surrogatepass")
-    return b"".join([_MAGIC, len(text).to_bytes(8, "little"), text, *arrays.chunks])
+    data = b"".join([_MAGIC, len(text).to_bytes(8, "little"), text, *arrays.chunks])
+    return data + zlib.crc32(data).to_bytes(4, "little")   # a flipped bit anywhere: compiled again, never run
 
 
 def _load(key, data: bytes) -> "CachedProgram":
     if not data.startswith(_MAGIC):
         raise ValueError("not a program file")
+    end = len(data) - 4
+    if end < 0 or zlib.crc32(memoryview(data)[:end]).to_bytes(4, "little") != data[end:]:
+        raise ValueError("checksum")
     at = len(_MAGIC)
     n = int.from_bytes(data[at:at + 8], "little")
     head = json.loads(data[at + 8:at + 8 + n].decode("utf-8", "surrogatepass"))
@@ -211,16 +214,14 @@ def _load(key, data: bytes) -> "CachedProgram":
     at += 8 + n
     arrays = []
     for code, size in head["arrays"]:
-        if at + size > len(data):
+        if at + size > end:
             raise EOFError
         a = array(code)     # (an array, not bytes, for "B" too: numpy reads it as numbers)
         a.frombytes(data[at:at + size])
         arrays.append(a)
         at += size
-    if at != len(data):
+    if at != end:
         raise ValueError("trailing bytes")
-    if zlib.crc32(memoryview(data)[len(data) - sum(size for _, size in head["arrays"]):]) != head["crc"]:
-        raise ValueError("checksum")
     return CachedProgram(head, arrays)
 
 

@@ -108,6 +108,34 @@ def test_a_broken_or_foreign_file_is_compiled_again(cache_dir):
     assert len(calls) == 6
 
 
+def test_a_flipped_bit_anywhere_in_the_file_is_compiled_again(cache_dir):
+    """The checksum covers the magic, the JSON header and the arrays: a header bit that still
+    parses ("root": 4 -> 5) once made a program that cut a whole text as one piece."""
+    key = ("test-anywhere", PATTERNS[4])
+    calls = []
+
+    def compile_it():
+        calls.append(1)
+        return pretokenize._with_automaton(pattern_program.compile_pattern(PATTERNS[4]))
+
+    want = program_cache.compiled(key, compile_it)
+    [path] = cache_dir.glob("programs-*/*.prog")
+    good = path.read_bytes()
+    root = good.index(b'"root": ') + len(b'"root": ')
+    spots = sorted({root, *range(0, len(good), max(1, len(good) // 41)), len(good) - 1})
+    for at in spots:
+        bad = bytearray(good)
+        bad[at] ^= 1
+        path.write_bytes(bytes(bad))
+        n = len(calls)
+        got = program_cache.compiled(key, compile_it)
+        assert len(calls) == n + 1, at          # never read back: compiled again
+        assert path.read_bytes() == good, at    # and rewritten whole
+    text = "Hello, world!  it's 12 ok\n\n x"
+    assert (_pretokenize.split(text, _register(("anywhere-read",) + key, got))
+            == _pretokenize.split(text, _register(("anywhere-built",) + key, want)))
+
+
 def test_none_is_kept_and_no_folder_means_no_cache(cache_dir, monkeypatch):
     assert program_cache.compiled(("test-none",), lambda: None) is None
     assert program_cache.compiled(("test-none",), lambda: pytest.fail("built again")) is None
