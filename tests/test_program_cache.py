@@ -252,3 +252,26 @@ def test_whole_token_states_take_only_a_tables_own_shape(cache_dir, monkeypatch)
     with pytest.raises(ValueError):
         whole_token_states(tok.model.table, b"\3" + states[1:])
     assert whole_token_states(tok.model.table, states) == states
+
+
+def test_oniguruma_class_answers_are_read_back_and_a_flipped_bit_is_asked_again(cache_dir, monkeypatch):
+    """HF's character classes are asked of Oniguruma once a machine (~0.2 s a class) and kept
+    with a crc32: a whole file is read back without asking, a flipped bit ("!" no longer
+    punctuation) is asked again, never compiled into a program."""
+    pytest.importorskip("onigurumacffi")
+    pre_tokenizers._oniguruma_members.cache_clear()
+    want = bytes(pre_tokenizers._oniguruma_members(r"\p{P}"))
+    [path] = cache_dir.glob("oniguruma-*/*.bits")
+    good = path.read_bytes()
+    asked = []
+    real = pre_tokenizers._ask_oniguruma
+    monkeypatch.setattr(pre_tokenizers, "_ask_oniguruma", lambda atom: asked.append(atom) or real(atom))
+    pre_tokenizers._oniguruma_members.cache_clear()
+    assert bytes(pre_tokenizers._oniguruma_members(r"\p{P}")) == want and asked == []
+    bad = bytearray(good)
+    bad[ord("!") // 8] ^= 1 << (ord("!") % 8)
+    path.write_bytes(bytes(bad))
+    pre_tokenizers._oniguruma_members.cache_clear()
+    assert bytes(pre_tokenizers._oniguruma_members(r"\p{P}")) == want and asked == [r"\p{P}"]
+    assert path.read_bytes() == good
+    pre_tokenizers._oniguruma_members.cache_clear()

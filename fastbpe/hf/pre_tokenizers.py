@@ -9,6 +9,7 @@ step before).  A step after ByteLevel reads the byte-level alphabet, one byte a 
 from __future__ import annotations
 
 import os
+import zlib
 from functools import lru_cache
 
 # `regex` and pattern_program are imported where used: a file whose split the C scanner knows
@@ -141,31 +142,31 @@ def _oniguruma_members(atom: str):
     if literal is not None:
         return literal
     path = _members_cache_path(atom)
-    if path is not None:
+    if path is not None:    # the bits, then their crc32: a flipped bit is asked again, never compiled
         try:
-            bits = np.fromfile(path, dtype=np.uint8)
-            if bits.shape == (0x110000 // 8,):
-                return bits
-        except (OSError, ValueError):
+            with open(path, "rb") as f:
+                data = f.read()
+            if len(data) == 0x110000 // 8 + 4 and zlib.crc32(data[:-4]).to_bytes(4, "little") == data[-4:]:
+                return np.frombuffer(data[:-4], dtype=np.uint8).copy()
+        except OSError:
             pass
     bits = _ask_oniguruma(atom)
     if path is not None:
         from ..formats.atomic import atomic_write_bytes
         try:
             os.makedirs(os.path.dirname(path), exist_ok=True)
-            atomic_write_bytes(path, bits.tobytes())
+            raw = bits.tobytes()
+            atomic_write_bytes(path, raw + zlib.crc32(raw).to_bytes(4, "little"))
         except OSError:
             pass    # a read-only or full cache: asked again next time
     return bits
 
 
 def _members_cache_path(atom: str) -> str | None:
-    """Where Oniguruma's answer for `atom` is kept: $FASTBPE_CACHE_DIR (empty: no cache),
-    else $XDG_CACHE_HOME/fastbpe or ~/.cache/fastbpe, under the Oniguruma version."""
-    root = os.environ.get("FASTBPE_CACHE_DIR")
-    if root is None:
-        root = os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"),
-                            "fastbpe")
+    """Where Oniguruma's answer for `atom` is kept: program_cache's folder (None: no cache),
+    under the Oniguruma version."""
+    from ..program_cache import cache_root
+    root = cache_root()
     if not root or onigurumacffi is None:
         return None
     import hashlib
