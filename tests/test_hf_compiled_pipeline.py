@@ -17,7 +17,7 @@ from hf_reference import SAMPLES, assert_same, build, tokenizers
 from tokenizers import pre_tokenizers as hp  # noqa: E402
 
 from fastbpe.hf import Tokenizer  # noqa: E402
-from fastbpe.patterns import LLAMA3_PATTERN  # noqa: E402
+from fastbpe.patterns import CL100K_HF_PATTERN, LLAMA3_PATTERN  # noqa: E402
 
 pytest.importorskip("onigurumacffi", reason="HF's Split regexes are read with Oniguruma's classes")
 
@@ -78,6 +78,9 @@ def _shape(name: str):
         "long-merged-next": (hp.Sequence([split(r"ab", "merged_with_next"), bl]), "pipeline"),
         "bytelevel-only": (bl, "kernel"),
         "qwen35": (hp.Sequence([split(QWEN35), bl]), "kernel"),
+        # tiktoken's cl100k as a tokenizer.json spells it (`\s++$`: Oniguruma's `$` is an end of
+        # line, the same cut after a possessive run): the built-in kind, not Oniguruma in Python
+        "cl100k-hf": (hp.Sequence([split(CL100K_HF_PATTERN), bl]), "kernel"),
         "olmo2": (hp.Sequence([split(LLAMA3_PATTERN, "removed", True), bl]), "kernel"),   # OLMo-2's
         "prefix-space": (hp.ByteLevel(add_prefix_space=True), "pipeline"),
     }[name]
@@ -87,7 +90,7 @@ SHAPES = ["deepseek3", "digits-contiguous", "digits-individual", "bytelevel-then
           "punct-isolated", "punct-previous", "punct-next", "punct-removed", "o200k-invert-removed",
           "words-invert-removed", "clip-removed", "spaces-removed", "removed-then-digits", "whitespace",
           "whitespace-split", "char-delimiter", "class-contiguous", "class-previous-invert", "long-merged-next",
-          "bytelevel-only", "prefix-space", "qwen35", "olmo2"]
+          "bytelevel-only", "prefix-space", "qwen35", "olmo2", "cl100k-hf"]
 
 
 def _trained(name: str, **kw):

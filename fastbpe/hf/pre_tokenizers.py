@@ -316,13 +316,16 @@ class Split:
         """One level.  invert swaps which tiles are matches, which changes nothing for Isolated;
         Removed with invert drops the text between matches, which is none when the pattern's
         matches tile every text (o200k's and Llama-3's do: MiniMax, OLMo-2)."""
-        pattern = onig_text(_regex_of(self.pattern_node))
+        raw = _regex_of(self.pattern_node)
         if not byte_level and (self.behavior == "Isolated" or (self.behavior == "Removed" and self.invert)):
             # a built-in pattern's matches tile every text (the scanner cuts findall's pieces),
-            # so Removed with invert removes nothing: MiniMax's o200k, OLMo-2's Llama-3
-            kind = scanner_kind(pattern)
+            # so Removed with invert removes nothing: MiniMax's o200k, OLMo-2's Llama-3.  Asked
+            # of the file's own text: a built-in kind is proven against Oniguruma's reading of
+            # it (cl100k's `\s++$` included), which onig_text would respell
+            kind = scanner_kind(raw)
             if kind >= 0:
-                return [Level(pattern, "oniguruma", builtin=kind)]
+                return [Level(raw, "oniguruma", builtin=kind)]
+        pattern = onig_text(raw)
         prog = oniguruma_program(pattern, byte_level)
         if prog is None:
             raise NotLowered(f"Split regex {pattern!r} (outside the compiled subset, or read otherwise by Oniguruma)")
