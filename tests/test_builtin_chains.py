@@ -93,12 +93,17 @@ def test_generated_text(text):
 @settings(max_examples=100, deadline=None)
 @given(text=st.lists(st.sampled_from(list("ab Z09.,!'\n\r\t\x0b\x01\x1c\x7f")), min_size=60, max_size=300).map("".join))
 def test_generated_ascii_on_every_path(text):
+    _assert_on_every_path(text, KIND, hf_pieces(text))
+
+
+def _assert_on_every_path(text: str, kind: int, want: list) -> None:
+    """kind cuts text into want on every scan path (SIMD or not, ASCII blocks or not)."""
     was = pt.scanner_in_use()
     try:
         for scanner, blocks in PATHS:
             pt.use_scanner(scanner)
             pt.use_ascii_blocks(blocks)
-            assert pt.split(text, KIND) == hf_pieces(text), (scanner, blocks)
+            assert pt.split(text, kind) == want, (scanner, blocks)
     finally:
         pt.use_ascii_blocks(True)
         pt.use_scanner("auto" if was in ("avx2", "sse2", "swar") else was)
@@ -231,15 +236,7 @@ def test_clip_generated_text(text):
 @given(text=st.lists(st.sampled_from(list("abs Z09.,'<|\n\t\x01") + ["'s", "'re", "'ll", "<|endoftext|>"]),
                      min_size=40, max_size=200).map("".join))
 def test_clip_generated_ascii_on_every_path(text):
-    was = pt.scanner_in_use()
-    try:
-        for scanner, blocks in PATHS:
-            pt.use_scanner(scanner)
-            pt.use_ascii_blocks(blocks)
-            assert pt.split(text, CLIP_KIND) == clip_pieces(text), (scanner, blocks)
-    finally:
-        pt.use_ascii_blocks(True)
-        pt.use_scanner("auto" if was in ("avx2", "sse2", "swar") else was)
+    _assert_on_every_path(text, CLIP_KIND, clip_pieces(text))
 
 
 def test_clip_three_special_pieces_go_together():
