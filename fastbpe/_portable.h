@@ -9,6 +9,7 @@
 
 #if defined(_MSC_VER) && !defined(__clang__)
 #include <intrin.h>
+#include <stdlib.h>     /* _byteswap_uint64 */
 #define FB_MSVC 1
 #else
 #define FB_MSVC 0

@@ -87,7 +87,8 @@ def test_kernel_c_as_msvc_sees_it(sources):
     are taken away before our code (libc headers: declarations of the few functions used)."""
     stubs = sources / "msvc_libc"
     stubs.mkdir(exist_ok=True)
-    (stubs / "stdlib.h").write_text("#include <stddef.h>\nvoid *malloc(size_t); void *calloc(size_t, size_t); void free(void *);\n")
+    (stubs / "stdlib.h").write_text("#include <stddef.h>\nvoid *malloc(size_t); void *calloc(size_t, size_t); void free(void *);\n"
+                                    "unsigned __int64 _byteswap_uint64(unsigned __int64);\n")
     (stubs / "string.h").write_text("#include <stddef.h>\nvoid *memcpy(void *, const void *, size_t);\n"
                                     "void *memset(void *, int, size_t); void *memchr(const void *, int, size_t);\n")
     (stubs / "wchar.h").write_text("#include <stddef.h>\n")  # WCHAR_MAX (0xffff) from clang's stdint.h
