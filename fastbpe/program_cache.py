@@ -11,13 +11,15 @@ for this key) is kept too.
 
 The file name hashes the key with `code_version()`: this package's compiler sources, the
 `regex` and Oniguruma builds whose character classes a program holds, the byte order; any
-change makes new files (old ones are never read again).  A file that does not read back
-whole is ignored and compiled again."""
+change makes a new folder; a write removes the folders of other versions (`programs-*`,
+`kept-*`, `oniguruma-*`) that nothing has written to for `STALE_DAYS` (see `store`).  A file
+that does not read back whole is ignored and compiled again."""
 from __future__ import annotations
 
 import json
 import os
 import sys
+import time
 import zlib
 from array import array
 
@@ -131,13 +133,64 @@ def compiled(key, build):
             data = _NONE if prog is None else _dump(key, prog)
         except (TypeError, ValueError, AttributeError):
             return prog      # a program this format cannot hold: compiled each time
-        try:
-            from .formats.atomic import atomic_write_bytes
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            atomic_write_bytes(path, data)
-        except OSError:
-            pass             # a read-only or full cache: compiled again next time
+        store(path, data)    # (a read-only or full cache: compiled again next time)
     return prog
+
+
+STALE_DAYS = 7   # another version's folder unwritten this long is removed by the next write
+
+
+def store(path: str, data: bytes) -> bool:
+    """Write a cache file whole (a temporary renamed over `path`: a reader sees the old file,
+    the new one or none), creating its folder; False when the cache cannot be written.
+    No fsync: every cache file is checked when read, so a crash costs a rebuild only.
+    Then the other versions' folders beside this one are removed if stale (`_remove_stale`)."""
+    from .formats.atomic import atomic_write_bytes
+    folder = os.path.dirname(path)
+    try:
+        os.makedirs(folder, exist_ok=True)
+        atomic_write_bytes(path, data, durable=False)   # (also removes a killed writer's temporaries)
+    except OSError:
+        return False
+    _remove_stale(os.path.dirname(folder), os.path.basename(folder))
+    return True
+
+
+def _remove_stale(root: str, current: str) -> None:
+    """Remove the folders `<prefix>-*` beside `current` (`<prefix>-<version>`) that no process
+    has written to for STALE_DAYS: a rebuild or upgrade of fastbpe, `regex` or Oniguruma
+    starts a new folder and nothing reads the old one again, unless another install of
+    another version shares this cache.  That install loses nothing but time: a folder is
+    first renamed away whole (a process that has a file open still reads it; one that opens a
+    file after gets "no such file", and any process writing into it gets an OSError, both of
+    which mean "build again" to every reader and writer here), and then deleted; a folder it
+    still writes to stays, since its writes renew the folder's mtime."""
+    from .formats.atomic import process_alive
+    prefix = current.split("-", 1)[0] + "-"
+    limit = time.time() - STALE_DAYS * 86400
+    try:
+        entries = list(os.scandir(root))
+    except OSError:
+        return
+    for entry in entries:
+        name = entry.name
+        try:
+            if name.startswith(prefix) and name != current and entry.is_dir(follow_symlinks=False):
+                if entry.stat(follow_symlinks=False).st_mtime >= limit:
+                    continue
+                doomed = os.path.join(root, f".{name}.removing-{os.getpid()}")
+                os.rename(entry.path, doomed)   # fails if another process took it first
+            elif name.startswith(f".{prefix}") and ".removing-" in name:
+                pid = name.rsplit("-", 1)[1]    # a remover killed between rename and delete
+                if not pid.isdigit() or process_alive(int(pid)):
+                    continue
+                doomed = entry.path
+            else:
+                continue
+        except OSError:
+            continue
+        import shutil
+        shutil.rmtree(doomed, ignore_errors=True)
 
 
 def _read(path: str, key):
@@ -290,10 +343,11 @@ def _kernel_version() -> str:
     return h.hexdigest()
 
 
-def kept(key: tuple, build) -> bytes:
+def kept(key: tuple, build, fits=None) -> bytes:
     """`build()` (bytes), read back from the disk cache when an earlier process built it
     under the same `key` (a tuple of str/int/bool/None) with the same merge kernel; a file
-    that does not read back whole (another key, a flipped bit) is built and written again."""
+    that does not read back whole (another key, a flipped bit) or whose body `fits(body)`
+    refuses (a length only a foreign writer could give) is built and written again."""
     root = cache_root()
     if root is None:
         return build()
@@ -304,20 +358,11 @@ def kept(key: tuple, build) -> bytes:
         with open(path, "rb") as f:
             data = f.read()
         body = data[len(head):len(data) - 4]
-        if data.startswith(head) and zlib.crc32(body).to_bytes(4, "little") == data[len(data) - 4:]:
+        if (data.startswith(head) and zlib.crc32(body).to_bytes(4, "little") == data[len(data) - 4:]
+                and (fits is None or fits(body))):
             return body
     except OSError:
         pass
     body = build()
-    tmp = f"{path}.{os.getpid()}.tmp"   # written whole, then renamed (no reader sees half a file)
-    try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(tmp, "wb") as f:
-            f.write(head + body + zlib.crc32(body).to_bytes(4, "little"))
-        os.replace(tmp, path)
-    except OSError:   # a read-only or full cache: learned again next time
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+    store(path, head + body + zlib.crc32(body).to_bytes(4, "little"))   # (read-only or full: built again)
     return body

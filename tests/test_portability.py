@@ -136,7 +136,7 @@ def test_no_process_probe_on_windows(monkeypatch):
     # os.kill(pid, 0) on Windows would send CTRL_C_EVENT to a process group, not probe
     monkeypatch.setattr(os, "name", "nt")
     monkeypatch.setattr(os, "kill", lambda *a: pytest.fail("os.kill called on Windows"))
-    assert atomic._process_alive(os.getpid() + 1)
+    assert atomic.process_alive(os.getpid() + 1)
 
 
 def test_binary_descriptors():

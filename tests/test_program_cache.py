@@ -275,3 +275,95 @@ def test_oniguruma_class_answers_are_read_back_and_a_flipped_bit_is_asked_again(
     assert bytes(pre_tokenizers._oniguruma_members(r"\p{P}")) == want and asked == [r"\p{P}"]
     assert path.read_bytes() == good
     pre_tokenizers._oniguruma_members.cache_clear()
+
+
+def test_a_body_of_the_right_crc_but_another_length_is_learned_again(cache_dir):
+    """A kept file whose checksum holds but whose body is not one state a token (only a
+    foreign writer could make one) is learned again and rewritten, never a ValueError."""
+    import zlib
+    from fastbpe.hf import Tokenizer
+    text = _byte_level_json()
+    want = _states(Tokenizer.from_str(text))
+    [path] = cache_dir.rglob("*.bin")
+    good = path.read_bytes()
+    head = good[:len(good) - 4 - len(want)]
+    for body in (want[:-1], want + b"\0", b"\3" + want[1:]):
+        path.write_bytes(head + body + zlib.crc32(body).to_bytes(4, "little"))
+        assert _states(Tokenizer.from_str(text)) == want
+        assert path.read_bytes() == good
+
+
+def test_the_whole_token_key_covers_every_table_option(cache_dir, monkeypatch):
+    """Tables built with other from_merges options never share kept answers: the key holds
+    every option the table was built with."""
+    from fastbpe.hf import Tokenizer, model
+    tok = Tokenizer.from_str(_byte_level_json())
+    merges, tokens = tok.model.merge_rows, tok.model.token_bytes
+    keys = []
+    real = program_cache.kept
+    monkeypatch.setattr(model, "kept", lambda key, build, fits=None: keys.append(key) or real(key, build, fits))
+    options = [{"skip_missing_bytes": True}, {"skip_missing_bytes": False}, {"require_all_bytes": False},
+               {"whole_piece": False, "skip_missing_bytes": True}]
+    for opts in options:
+        table = model._table_with_whole_tokens(merges, tokens, **opts)
+        assert list(table.encode_pieces(["hello", " world"])) == tok.encode_ids("hello world")
+    assert len(set(keys)) == len(options)
+    for key, opts in zip(keys, options):
+        assert all(repr(item) in repr(key) for item in opts.items())
+
+
+def _dead_pid() -> int:
+    import subprocess
+    import sys
+    return int(subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                              capture_output=True, text=True, check=True).stdout)
+
+
+def test_one_writer_keeps_programs_and_answers_and_removes_a_killed_writers_temporary(cache_dir):
+    """kept() and compiled() write through formats/atomic (one writer): a temporary left by a
+    killed writer of the same file is removed by the next write, and no temporary stays."""
+    key = ("test-kept-temporary",)
+    program_cache.kept(key, lambda: b"first")
+    [path] = cache_dir.glob("kept-*/*.bin")
+    path.unlink()
+    stale = path.parent / f".{path.name}.fastbpe-tmp-{_dead_pid()}-abcd1234"
+    stale.write_bytes(b"half a fi")
+    assert program_cache.kept(key, lambda: b"again") == b"again"
+    assert not stale.exists()
+    assert program_cache.kept(key, lambda: pytest.fail("built again")) == b"again"
+    program_cache.compiled(("test-compiled-temporary",), lambda: None)
+    assert len(list(cache_dir.rglob("*.prog"))) == 1
+    assert [p for p in cache_dir.rglob("*") if "tmp" in p.name] == []
+
+
+def test_a_write_removes_other_versions_folders_unwritten_for_a_week(cache_dir):
+    """Each build of fastbpe (regex, Oniguruma) keeps its files in a folder of its own; a write
+    removes the other versions' folders of the same kind that nothing wrote to for STALE_DAYS,
+    keeps recent ones (another install may be using them) and everything else in the cache;
+    a process that had a file of a removed folder open still reads it whole."""
+    import time
+    old = time.time() - (program_cache.STALE_DAYS + 1) * 86400
+    folders = {}
+    for name in ("programs-0000old", "programs-0000new", "kept-0000old", "kept-0000new", "oniguruma-0.0",
+                 "elsewhere-0000old"):
+        folder = cache_dir / name
+        folder.mkdir()
+        (folder / "x.bin").write_bytes(b"kept bytes")
+        folders[name] = folder
+    for name in ("programs-0000old", "kept-0000old", "oniguruma-0.0", "elsewhere-0000old"):
+        os.utime(folders[name], (old, old))
+    reader = open(folders["programs-0000old"] / "x.bin", "rb")
+    leftover = cache_dir / f".programs-0000gone.removing-{_dead_pid()}"   # a remover killed mid-way
+    leftover.mkdir()
+    program_cache.compiled(("test-stale",), lambda: None)
+    assert reader.read() == b"kept bytes"
+    reader.close()
+    left = sorted(p.name for p in cache_dir.iterdir())
+    assert "programs-0000old" not in left and leftover.name not in left
+    assert {"programs-0000new", "kept-0000old", "kept-0000new", "oniguruma-0.0", "elsewhere-0000old"} <= set(left)
+    assert [p for p in left if p.startswith(".")] == []
+    program_cache.kept(("test-stale",), lambda: b"x")
+    left = sorted(p.name for p in cache_dir.iterdir())
+    assert "kept-0000old" not in left and {"kept-0000new", "oniguruma-0.0", "elsewhere-0000old"} <= set(left)
+    assert len([p for p in left if p.startswith("programs-")]) == 2
+    assert len([p for p in left if p.startswith("kept-")]) == 2

@@ -32,20 +32,28 @@ _BYTELEVEL_UTF8_LEN = [len(BYTE_TO_CHAR[b].encode("utf-8")) for b in range(256)]
 NOT_UTF8 = frozenset([0xC0, 0xC1, *range(0xF5, 0x100)])
 
 
-def _learn_whole_tokens(table: BPETable, merges, tokens: tuple, whole_piece: bool) -> None:
-    """table.learn_whole_tokens(16), its answers kept on disk per tokens and merges
-    (program_cache.kept): ~1,000 instructions a token, 50M of GPT-2's load, 150M of Qwen2.5's;
-    read back they cost a file read and a checksum of the rows."""
-    if whole_token_states(table) is None:   # (tiktoken semantics: nothing to learn)
-        return
+def _table_with_whole_tokens(merges, tokens: tuple, **options) -> BPETable:
+    """BPETable.from_merges(merges, tokens, None, **options) that has learned which tokens of
+    up to 16 bytes merge back into themselves (learn_whole_tokens(16)), its answers kept on
+    disk (program_cache.kept) per tokens, merges and every option the table was built with:
+    ~1,000 instructions a token, 50M of GPT-2's load, 150M of Qwen2.5's; read back they cost
+    a file read and a checksum of the rows."""
+    table = BPETable.from_merges(merges, tokens, None, **options)
+    fresh = whole_token_states(table)
+    if fresh is None:   # (tiktoken semantics: nothing to learn)
+        return table
 
     def learn() -> bytes:
         table.learn_whole_tokens(16)
         return whole_token_states(table)
 
-    key = ("whole-tokens", 16, bool(whole_piece), len(tokens), len(merges), zlib.crc32(merges),
+    def fits(body: bytes) -> bool:   # one state (0, 1, 2) a token, as whole_token_states takes
+        return len(body) == len(fresh) and not body.translate(None, b"\0\1\2")
+
+    key = ("whole-tokens", 16, tuple(sorted(options.items())), len(tokens), len(merges), zlib.crc32(merges),
            zlib.adler32(merges), bytes_digest(tokens))
-    whole_token_states(table, kept(key, learn))
+    whole_token_states(table, kept(key, learn, fits))
+    return table
 
 
 def _without(items: list, value) -> list:
@@ -125,12 +133,11 @@ class BPE:
         elif self.byte_level:
             self.merge_rows = merges
             self.token_bytes = tokens   # an untracked tuple: see merges_source
-            self.table = BPETable.from_merges(merges, tokens, None, whole_piece=self.ignore_merges,
-                                              skip_missing_bytes=True)
             # which tokens of up to 16 bytes merge back into themselves, found now (~25 ms for
             # 150k tokens) and not at each one's first meeting in a text: a fresh tokenizer's
             # first megabytes of English were 20% merges that only re-derived a known token
-            _learn_whole_tokens(self.table, merges, tokens, self.ignore_merges)
+            self.table = _table_with_whole_tokens(merges, tokens, whole_piece=bool(self.ignore_merges),
+                                                  skip_missing_bytes=True)
             self._single_byte_ids = [self.table.lookup_bytes(bytes([b])) for b in range(256)]
         else:
             self.merge_rows = all_merges = self._merge_rows(len(self.prefix))

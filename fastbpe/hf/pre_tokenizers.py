@@ -151,14 +151,10 @@ def _oniguruma_members(atom: str):
         except OSError:
             pass
     bits = _ask_oniguruma(atom)
-    if path is not None:
-        from ..formats.atomic import atomic_write_bytes
-        try:
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            raw = bits.tobytes()
-            atomic_write_bytes(path, raw + zlib.crc32(raw).to_bytes(4, "little"))
-        except OSError:
-            pass    # a read-only or full cache: asked again next time
+    if path is not None:    # (a read-only or full cache: asked again next time)
+        from ..program_cache import store
+        raw = bits.tobytes()
+        store(path, raw + zlib.crc32(raw).to_bytes(4, "little"))
     return bits
 
 
