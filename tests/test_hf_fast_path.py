@@ -460,3 +460,25 @@ def test_short_call_sets_only_its_own_classes_slots():
         assert type(made) is cls and made.ids == table.encode_text("some text", kind) and made.seqs == ()
     with pytest.raises(TypeError):   # setattr through Owner's descriptor on a Borrowing: refused, not written
         ShortCall(table, kind, False, None, None, shapes, Borrowing, "owner", ("ids", "source", "seqs"))("text", False)
+
+
+def test_lazy_objects_are_what_the_short_call_makes():
+    """_short_call.lazy_objects (encode_batch's Encodings, made in C) fills the same fields as
+    lazy_encoding: ids, the source tuple with each body's index and length, sequences; into
+    slots where the class has them, by setattr otherwise; a wrong count of indexes is refused."""
+    from fastbpe._short_call import lazy_objects
+    from fastbpe.hf.encoding import LAZY_FIELDS, Encoding, lazy_encoding
+
+    class Plain:   # no slots: setattr
+        pass
+
+    bodies, maker, shape = [[1, 2, 3], [], list(range(300))], object(), {"_type_ids": ((), 0, ())}
+    made = lazy_objects(Encoding, LAZY_FIELDS, bodies, [7, 8, 900], maker, True, shape, ("s",))
+    for enc, body, index in zip(made, bodies, [7, 8, 900]):
+        want = lazy_encoding(body, (maker, index, True, shape, len(body), len(body), None), ("s",))
+        assert type(enc) is Encoding and enc.ids is body
+        assert enc.lazy_source == want.lazy_source and enc._sequences == ("s",)
+    plain = lazy_objects(Plain, ("ids", "source", "seqs"), [[5]], [0], maker, False, shape, None)
+    assert plain[0].ids == [5] and plain[0].source == (maker, 0, False, shape, 1, 1, None) and plain[0].seqs is None
+    with pytest.raises(ValueError):
+        lazy_objects(Encoding, LAZY_FIELDS, bodies, [0], maker, True, shape, None)
