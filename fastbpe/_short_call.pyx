@@ -153,8 +153,11 @@ cdef class ShortCall:
     normalize.normalize(text) (the source keeps text: its other fields come from it).
 
     The object: new_object(cls) with ids_field = the ids (wrapped in before/after ids when
-    `wraps` gives them for flag), source_field = (owner, text, flag, shape, n, n, None) and
-    sequences_field = sequences, where (shape, sequences) = shapes[flag] and n = len(ids).
+    `wraps` gives them for flag), source_field = (owner, None, flag, shape, None, None, None),
+    sequences_field = sequences and text_field = text, where (shape, sequences) = shapes[flag]:
+    the source is one tuple a flag, made here once, so the object's maker finds the text in
+    text_field and n = len(ids) (a tuple a call was ~265 of a Qwen2.5 call's ~8,760
+    instructions); `results_alive` says whether any such object is still alive.
     The ids are table.encode_text(text, kind), called in C; the fields, when cls keeps them
     in __slots__, are set straight into their slots (a short call makes one object: the
     name lookups of setattr and a Python-level call cost as much as a fifth of it)."""
@@ -165,8 +168,9 @@ cdef class ShortCall:
     cdef bint checks_added
     cdef object wraps_false, wraps_true
     cdef tuple shapes_false, shapes_true
-    cdef str ids_field, source_field, sequences_field
-    cdef Py_ssize_t ids_at, source_at, sequences_at
+    cdef str ids_field, source_field, sequences_field, text_field
+    cdef Py_ssize_t ids_at, source_at, sequences_at, text_at
+    cdef tuple pending_false, pending_true   # the source_field of every object made, by flag
     cdef Program normalize
 
     def __init__(self, BPETable table, int kind, bint checks_added, first, wraps, shapes, cls, owner,
@@ -183,10 +187,19 @@ cdef class ShortCall:
         self.shapes_true = tuple(shapes[True])
         self.cls = cls
         self.owner = owner
-        self.ids_field, self.source_field, self.sequences_field = fields
+        self.ids_field, self.source_field, self.sequences_field, self.text_field = fields
         self.ids_at = slot_offset(cls, self.ids_field)
         self.source_at = slot_offset(cls, self.source_field)
         self.sequences_at = slot_offset(cls, self.sequences_field)
+        self.text_at = slot_offset(cls, self.text_field)
+        self.pending_false = (owner, None, False, self.shapes_false[0], None, None, None)
+        self.pending_true = (owner, None, True, self.shapes_true[0], None, None, None)
+
+    def results_alive(self):
+        """Whether an object this call made may still be alive: something besides this call
+        holds one of its source tuples (hf: the tokenizer keeps a copy of itself for them
+        before it changes)."""
+        return (<PyObject*>self.pending_false).ob_refcnt > 1 or (<PyObject*>self.pending_true).ob_refcnt > 1
 
     def __call__(self, text, add_special_tokens):
         return self.make(text, True if add_special_tokens else False)
@@ -207,21 +220,18 @@ cdef class ShortCall:
 
     cdef object make(self, object text, bint flag):
         """__call__ for a caller in C (CompiledEncode): no argument tuple, no Python call."""
-        cdef object n
         ids = self.ids(text, flag)
         if ids is None:
             return None
-        shape, sequences = self.shapes_true if flag else self.shapes_false
-        n = len(ids)   # (one int object, twice in the source)
         obj = fb_new_instance(self.cls) if self.ids_at >= 0 else _new_object(self.cls)
-        source = (self.owner, text, True if flag else False, shape, n, n, None)
         set_field(obj, self.ids_at, self.ids_field, ids)
-        set_field(obj, self.source_at, self.source_field, source)
-        set_field(obj, self.sequences_at, self.sequences_field, sequences)
-        # The object and its source stay watched by the cycle collector, as any object made
-        # in Python: the source refers to the tokenizer, so an Encoding kept on the tokenizer
-        # (`tok.last = tok.encode(s)`) is a cycle that only the collector frees (left
-        # unwatched, the whole tokenizer leaked; tests/test_hf_fast_path).
+        set_field(obj, self.source_at, self.source_field, self.pending_true if flag else self.pending_false)
+        set_field(obj, self.sequences_at, self.sequences_field, (self.shapes_true if flag else self.shapes_false)[1])
+        set_field(obj, self.text_at, self.text_field, text)
+        # The object stays watched by the cycle collector, as any object made in Python: its
+        # source refers to the tokenizer, so an Encoding kept on the tokenizer (`tok.last =
+        # tok.encode(s)`) is a cycle that only the collector frees (left unwatched, the whole
+        # tokenizer leaked; tests/test_hf_fast_path).
         return obj
 
 

@@ -279,10 +279,15 @@ def test_compiled_short_call_objects():
         pass
 
     table, kind = ours.model.table, ours._short[1]
-    plain = ShortCall(table, kind, False, None, None, {False: ((), ()), True: ((), ())}, Plain, "owner",
-                      ("ids", "source", "seqs"))("a plain text", True)
+    call = ShortCall(table, kind, False, None, None, {False: ((), ()), True: ((), ())}, Plain, "owner",
+                     ("ids", "source", "seqs", "text"))
+    assert not call.results_alive()
+    plain = call("a plain text", True)
     assert type(plain) is Plain and plain.ids == table.encode_text("a plain text", kind)
-    assert plain.source[:3] == ("owner", "a plain text", True) and plain.seqs == ()
+    assert plain.source[:3] == ("owner", None, True) and plain.seqs == () and plain.text == "a plain text"
+    assert call("another", True).source is plain.source and call.results_alive()   # one source a flag
+    del plain
+    assert not call.results_alive()
 
 
 def test_short_call_first_character_check():
@@ -302,7 +307,7 @@ def test_short_call_first_character_check():
     texts = ["", "<", "a<b", "plain ascii", "caf\u00e9 < x", "caf\u00e9", "\u00e9", "x\u00e9",
              "\u4e2d\u6587<", "\u4e2d\u6587", "\U0001F600\u00e9", "\U0001F600", "a\ud800b\u00e9", "\u0100\u00e9"]
     for first in ["<", "\u00e9", "\U0001F600", "\x00", "\ud800"]:
-        call = ShortCall(table, kind, True, first, None, shapes, Plain, None, ("ids", "source", "seqs"))
+        call = ShortCall(table, kind, True, first, None, shapes, Plain, None, ("ids", "source", "seqs", "text"))
         assert plain_texts(texts, True, first) == [first not in t for t in texts], first
         for text in texts:
             if "\ud800" in text and first not in text:
@@ -312,7 +317,7 @@ def test_short_call_first_character_check():
                 assert (call(text, False) is None) == (first in text), (first, text)
     for bad in ["<|", "", b"<"]:
         with pytest.raises(ValueError, match="one character"):
-            ShortCall(table, kind, True, bad, None, shapes, Plain, None, ("ids", "source", "seqs"))
+            ShortCall(table, kind, True, bad, None, shapes, Plain, None, ("ids", "source", "seqs", "text"))
         with pytest.raises(ValueError, match="one character"):
             plain_texts(["x"], True, bad)
 
@@ -412,6 +417,13 @@ def test_short_call_encodings_keep_the_tokenizer_they_were_encoded_with():
     ours.no_padding()
     ours.add_tokens(["cat"])
     assert (enc.ids, enc.tokens, enc.offsets) == (want.ids, want.tokens, want.offsets)
+    ref, ours = _ref(None, ADDED[:3])
+    enc = ours.encode("a cat sat")   # kept while the plan is dropped and a new one made, then a change
+    want = ref.encode("a cat sat")
+    ours.no_padding()
+    assert ours.encode("another text")._text == "another text"   # a new plan's short call
+    ours.add_tokens(["cat"])
+    assert (enc.ids, enc.tokens, enc.offsets) == (want.ids, want.tokens, want.offsets)
 
 
 def test_plain_texts_mask_is_the_short_calls_test():
@@ -442,10 +454,10 @@ def test_short_call_sets_only_its_own_classes_slots():
     from fastbpe._short_call import ShortCall
 
     class Owner:
-        __slots__ = ("ids", "source", "seqs")
+        __slots__ = ("ids", "source", "seqs", "text")
 
     class Borrowing:   # its "ids" is Owner's slot descriptor: Owner's offset, not its own
-        __slots__ = ("source", "seqs", "__dict__")
+        __slots__ = ("source", "seqs", "text", "__dict__")
         ids = Owner.ids
 
     class Child(Owner):
@@ -456,10 +468,10 @@ def test_short_call_sets_only_its_own_classes_slots():
     table, kind = ours.model.table, ours._short[1]
     shapes = {False: ((), ()), True: ((), ())}
     for cls in (Owner, Child):
-        made = ShortCall(table, kind, False, None, None, shapes, cls, "owner", ("ids", "source", "seqs"))("some text", False)
+        made = ShortCall(table, kind, False, None, None, shapes, cls, "owner", ("ids", "source", "seqs", "text"))("some text", False)
         assert type(made) is cls and made.ids == table.encode_text("some text", kind) and made.seqs == ()
     with pytest.raises(TypeError):   # setattr through Owner's descriptor on a Borrowing: refused, not written
-        ShortCall(table, kind, False, None, None, shapes, Borrowing, "owner", ("ids", "source", "seqs"))("text", False)
+        ShortCall(table, kind, False, None, None, shapes, Borrowing, "owner", ("ids", "source", "seqs", "text"))("text", False)
 
 
 def test_lazy_objects_are_what_the_short_call_makes():

@@ -76,7 +76,7 @@ class Encoding:
     `lazy` leaves every field but ids (the short-call path of Tokenizer.encode).  Every
     method reads fields through the properties, so nothing sees a pending field."""
     __slots__ = ("ids", "_type_ids", "_tokens", "_offsets", "_attention_mask", "_special_tokens_mask",
-                 "_word_ids", "_sequence_ids", "_overflowing", "_pending", "_sequences")
+                 "_word_ids", "_sequence_ids", "_overflowing", "_pending", "_sequences", "_text")
 
     def __init__(self, ids, type_ids, tokens, offsets, attention_mask, special_tokens_mask,
                  word_ids, sequence_ids, overflowing=None):
@@ -121,6 +121,9 @@ class Encoding:
         make = self._pending
         if type(make) is tuple:
             tokenizer, text, add_special_tokens, shape, n, total, options = make
+            if text is None:   # a short call's shared source (SHORT_FIELDS): the text is kept apart
+                text = self._text
+                n = total = len(self.ids)
             if slot in SHAPED:
                 before, value, after = shape[slot]
                 field = [value] * (n - len(before) - len(after))
@@ -147,7 +150,7 @@ class Encoding:
             if made._pending is not None:
                 made._make()
             # only the fields not set yet: one already set may have been written since
-            for name in Encoding.__slots__[1:-2]:
+            for name in Encoding.__slots__[1:-3]:
                 if getattr(self, name, None) is None:
                     setattr(self, name, getattr(made, name))
             if getattr(self, "_sequences", None) is None:
@@ -409,8 +412,10 @@ def lazy_encoding(ids: list, source: tuple, sequences) -> Encoding:
     return enc
 
 
-# the fields fastbpe._short_call.ShortCall fills to make a lazy Encoding (as lazy_encoding)
+# the fields fastbpe._short_call.lazy_objects fills to make lazy Encodings (as lazy_encoding)
 LAZY_FIELDS = ("ids", "_pending", "_sequences")
+# and ShortCall: its source is one tuple for every call, (tokenizer, None, ...): the text in _text
+SHORT_FIELDS = (*LAZY_FIELDS, "_text")
 
 
 class ShortSource:
@@ -429,10 +434,11 @@ class ShortSource:
     def encoding_of(self, text: str, add_special_tokens: bool, options: tuple | None) -> "Encoding":
         return self.tokenizer.encoding_of(text, add_special_tokens, options)
 
-    def freeze(self, held: int) -> None:
+    def freeze(self, held: int, alive: bool = False) -> None:
         """Keep a copy of the tokenizer when some Encoding still refers to this source: when
-        more than `held` references to it exist besides this call's own (the tokenizer's)."""
-        if sys.getrefcount(self) - 2 > held:   # minus getrefcount's argument and this frame's self
+        `alive` (the ShortCall's results_alive) or more than `held` references to it exist
+        besides this call's own (the tokenizer's and its ShortCall's)."""
+        if alive or sys.getrefcount(self) - 2 > held:   # minus getrefcount's argument and this frame's self
             tokenizer = self.tokenizer
             copy = type(tokenizer).from_str(tokenizer.to_str())
             copy.encode_special_tokens = tokenizer.encode_special_tokens

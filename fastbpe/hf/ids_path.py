@@ -13,7 +13,7 @@ from ..patterns import BY_NAME
 from ..threads import available_cores, parallel_map
 from .._added_split import encode_cut_texts
 from .._short_call import ShortCall, lazy_objects, plain_texts
-from .encoding import LAZY_FIELDS, Encoding, ShortSource, gc_paused, lazy_encoding, single_sequence_shape
+from .encoding import LAZY_FIELDS, SHORT_FIELDS, Encoding, ShortSource, gc_paused, lazy_encoding, single_sequence_shape
 
 
 # a text this long (characters) is cut in parts for the threads when a batch has few texts
@@ -82,10 +82,13 @@ class IdsPath:
         if not any(before or after for before, after in wraps.values()):
             wraps = None  # nothing around a sequence (Qwen, GPT-2): the kernel's list is the answer
         shapes = {flag: self._single_sequence(flag)[1:] for flag in (False, True)}
-        # the lazy Encodings' source: this tokenizer until it changes (_make_lazy_encodings)
-        source = self._short_source = ShortSource(self)
+        # the lazy Encodings' source: this tokenizer until it changes (_make_lazy_encodings);
+        # one for every plan until then, so a plan dropped (no_padding) leaves none unfrozen
+        source = self.__dict__.get("_short_source")
+        if source is None:
+            source = self._short_source = ShortSource(self)
         call = ShortCall(self.model.table, self._kind, pattern is not None, first, wraps, shapes,
-                         Encoding, source, LAZY_FIELDS, normalize=program.kernel if program is not None else None)
+                         Encoding, source, SHORT_FIELDS, normalize=program.kernel if program is not None else None)
         return (self.model.table.encode_text, self._kind, program, pattern, first, wraps, shapes, call)
 
     def _plain_test(self) -> tuple | None:
@@ -414,8 +417,9 @@ class IdsPath:
         while batches:
             batches.pop().make()
         source = self.__dict__.pop("_short_source", None)
-        if source is not None:   # held here, and by this tokenizer's plan's ShortCall if it has one
-            source.freeze(2 if self._short else 1)
+        if source is not None:   # held here, and by this tokenizer's plan's ShortCall (and its two sources)
+            short = self._short
+            source.freeze(4 if short else 1, short[7].results_alive() if short else False)
 
     def _encode_all(self, texts: list, add_special_tokens: bool, options: tuple | None) -> list[Encoding]:
         """encoding_of of every text, in one batch pass (the kernels on every core)."""
