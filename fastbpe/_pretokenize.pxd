@@ -19,6 +19,7 @@ cdef enum PatternKind:
     PAT_QWEN2          # QWEN2_PATTERN  (Qwen2 / Qwen2.5 tokenizer.json: single digits)
     PAT_HF_GPT2        # HF_GPT2_PATTERN (tokenizers' ByteLevel pre-tokenizer, use_regex=true)
     PAT_TEKKEN         # TEKKEN_PATTERN (Mistral tekken.json: o200k without contractions, single digits)
+    PAT_QWEN35         # QWEN35_PATTERN (Qwen3.5 tokenizer.json: Qwen2's with \p{M} in the letter runs)
     PAT_DEEPSEEK_V3    # DEEPSEEK_V3_SPLITS: DeepSeek-V3's three Split steps, one cutting the pieces of the other
     PAT_CLIP           # CLIP_PATTERN Split Removed+invert, then ByteLevel's regex (ends of removed pieces: DROPPED)
 

@@ -12,8 +12,9 @@ from libc.stdint cimport uint8_t, uint32_t
 
 from fastbpe._scan_chars cimport (
     CH_CR, CH_LF, CH_QUOTE, CH_SPACE, FB_L, FB_LM, FB_LT, FB_M, FB_N, FB_REGEX_UNICODE_VERSION, FB_REGEX_VERSION,
-    FB_S, FB_U, FB_UNICODE_SOURCE, FB_UNICODE_VERSION, FB_W, LNS, contraction_ci, fb_ascii_flags,
-    char_at, decode_multi, fb_cp_flags, o200k_tail, piece_cl100k, piece_o200k, piece_qwen2, piece_r50k, piece_tekken, run_any,
+    FB_S, FB_U, FB_UNICODE_SOURCE, FB_UNICODE_VERSION, FB_W, LM_FLAGS, LMNS, LNS, contraction_ci, fb_ascii_flags,
+    char_at, decode_multi, fb_cp_flags, o200k_tail, piece_cl100k, piece_o200k, piece_qwen2, piece_qwen35, piece_r50k,
+    piece_tekken, run_any,
     run_digits3, run_newlines, run_none, run_space,
 )
 
@@ -96,6 +97,8 @@ cdef Py_ssize_t r50k_at(const uint8_t* s, Py_ssize_t n, Py_ssize_t pos) noexcept
     return piece_r50k(s, n, pos)
 cdef Py_ssize_t qwen2_at(const uint8_t* s, Py_ssize_t n, Py_ssize_t pos) noexcept nogil:
     return piece_qwen2(s, n, pos)
+cdef Py_ssize_t qwen35_at(const uint8_t* s, Py_ssize_t n, Py_ssize_t pos) noexcept nogil:
+    return piece_qwen35(s, n, pos)
 cdef Py_ssize_t run_any_at(const uint8_t* s, Py_ssize_t n, Py_ssize_t p, uint8_t mask) noexcept nogil:
     return run_any(s, n, p, mask)
 cdef Py_ssize_t run_none_at(const uint8_t* s, Py_ssize_t n, Py_ssize_t p, uint8_t mask) noexcept nogil:
@@ -103,7 +106,7 @@ cdef Py_ssize_t run_none_at(const uint8_t* s, Py_ssize_t n, Py_ssize_t p, uint8_
 cdef Py_ssize_t o200k_tail_at(const uint8_t* s, Py_ssize_t n, Py_ssize_t e) noexcept nogil:
     return o200k_tail(s, n, e)
 
-cdef piece_fn slow_cl100k, slow_gpt4, slow_o200k, slow_tekken, slow_r50k, slow_qwen2, slow_o200k_tail
+cdef piece_fn slow_cl100k, slow_gpt4, slow_o200k, slow_tekken, slow_r50k, slow_qwen2, slow_qwen35, slow_o200k_tail
 cdef run_fn slow_run_any, slow_run_none
 slow_cl100k = cl100k_at
 slow_gpt4 = gpt4_at
@@ -111,6 +114,7 @@ slow_o200k = o200k_at
 slow_tekken = tekken_at
 slow_r50k = r50k_at
 slow_qwen2 = qwen2_at
+slow_qwen35 = qwen35_at
 slow_o200k_tail = o200k_tail_at
 slow_run_any = run_any_at
 slow_run_none = run_none_at
@@ -136,9 +140,10 @@ cdef inline Py_ssize_t block_run(fb_view w, const uint8_t* s, Py_ssize_t n,
 
 
 cdef inline Py_ssize_t block_letters(fb_view w, const uint8_t* s, Py_ssize_t n,
-                                     Py_ssize_t q, unsigned long long x) noexcept nogil:
-    """\p{L}++ from q, where s[q] is a letter and bits 0..62 of x are those of
-    fb_bits(w, FB_C_LETTER, q) (the caller may have shifted x, so bit 63 is not trusted)."""
+                                     Py_ssize_t q, unsigned long long x, uint8_t letters) noexcept nogil:
+    """\p{L}++ (letters: FB_L; Qwen3.5's [\p{L}\p{M}]+: LM_FLAGS) from q, where s[q] is a letter and
+    bits 0..62 of x are those of fb_bits(w, FB_C_LETTER, q) (the caller may have shifted x, so bit
+    63 is not trusted)."""
     cdef unsigned long long rest = ~x
     cdef Py_ssize_t e = fb_ctz64(rest) if rest != 0 else 64
     if e >= 63:                     # the known bits are all letters: go on word by word
@@ -146,16 +151,16 @@ cdef inline Py_ssize_t block_letters(fb_view w, const uint8_t* s, Py_ssize_t n,
     else:
         e += q
     if stops_early(w, s, n, e):
-        return slow_run_any(s, n, e, FB_L)
+        return slow_run_any(s, n, e, letters)
     return e
 
 
 cdef inline Py_ssize_t block_other_run(fb_view w, const uint8_t* s, Py_ssize_t n,
-                                       Py_ssize_t q) noexcept nogil:
-    """[^\\s\\p{L}\\p{N}]++ from q."""
+                                       Py_ssize_t q, uint8_t not_other) noexcept nogil:
+    """[^\\s\\p{L}\\p{N}]++ from q (Qwen3.5's [^\\s\\p{L}\\p{M}\\p{N}]+: not_other=LMNS)."""
     cdef Py_ssize_t e = fb_run_end(w, FB_C_OTHER, q)
     if stops_early(w, s, n, e):
-        return slow_run_none(s, n, e, LNS)
+        return slow_run_none(s, n, e, not_other)
     return e
 
 
@@ -188,22 +193,30 @@ cdef inline Py_ssize_t block_space(fb_view w, const uint8_t* s, Py_ssize_t n,
     return e - 1
 
 
-# cl100k, GPT4, LLAMA3 (dollar=False) and QWEN2 (single digits).  The hot part (a letter
+# cl100k, GPT4, LLAMA3 (dollar=False), QWEN2 (single digits) and QWEN35 (single digits,
+# letters=LM_FLAGS: marks in the letter runs, out of the other runs).  The hot part (a letter
 # run, with or without a space before it: most pieces of prose and code) inlines into the
 # scan loop; block_cl100k_rest takes the other pieces.
 
-cdef Py_ssize_t block_cl100k_rest(const fb_window* win, const uint8_t* s, Py_ssize_t n,
-                                  Py_ssize_t pos, bint dollar, bint single_digits) noexcept nogil:
+cdef inline Py_ssize_t slow_cl100k_family(const uint8_t* s, Py_ssize_t n, Py_ssize_t pos, bint dollar,
+                                          bint single_digits, uint8_t letters) noexcept nogil:
+    if letters != FB_L:
+        return slow_qwen35(s, n, pos)
+    if single_digits:
+        return slow_qwen2(s, n, pos)
+    return slow_cl100k(s, n, pos) if dollar else slow_gpt4(s, n, pos)
+
+
+cdef Py_ssize_t block_cl100k_rest(const fb_window* win, const uint8_t* s, Py_ssize_t n, Py_ssize_t pos,
+                                  bint dollar, bint single_digits, uint8_t letters) noexcept nogil:
     cdef fb_view w = fb_view_of(win)       # by value: not reloaded after stores
-    cdef uint8_t b0 = s[pos], b1, f0
+    cdef uint8_t b0 = s[pos], b1, f0, not_other = LNS | letters
     cdef Py_ssize_t e
     if b0 >= 0x80:
-        if single_digits:
-            return slow_qwen2(s, n, pos)
-        return slow_cl100k(s, n, pos) if dollar else slow_gpt4(s, n, pos)
+        return slow_cl100k_family(s, n, pos, dollar, single_digits, letters)
     f0 = fb_ascii_flags[b0]
     if f0 & FB_L:
-        return block_run(w, s, n, pos + 1, FB_C_LETTER, FB_L)
+        return block_run(w, s, n, pos + 1, FB_C_LETTER, letters)
     if f0 & FB_N:
         return pos + 1 if single_digits else block_digits3(w, s, n, pos)
     if b0 == CH_QUOTE:
@@ -213,27 +226,27 @@ cdef Py_ssize_t block_cl100k_rest(const fb_window* win, const uint8_t* s, Py_ssi
     # b0 is ASCII punctuation or whitespace: what follows decides.
     b1 = s[pos + 1] if pos + 1 < n else 0
     if b1 >= 0x80:
-        return slow_cl100k(s, n, pos) if dollar else slow_gpt4(s, n, pos)
+        return slow_cl100k_family(s, n, pos, dollar, single_digits, letters)
     if b0 != CH_LF and b0 != CH_CR and fb_has(w, FB_C_LETTER, pos + 1):
-        return block_run(w, s, n, pos + 2, FB_C_LETTER, FB_L)     # [^\r\n\p{L}\p{N}]?+\p{L}++
+        return block_run(w, s, n, pos + 2, FB_C_LETTER, letters)     # [^\r\n\p{L}\p{N}]?+\p{L}++
     if not (f0 & FB_S):
-        return run_newlines(s, n, block_other_run(w, s, n, pos + 1), False)
+        return run_newlines(s, n, block_other_run(w, s, n, pos + 1, not_other), False)
     if b0 == CH_SPACE and fb_has(w, FB_C_OTHER, pos + 1):
-        return run_newlines(s, n, block_other_run(w, s, n, pos + 2), False)
+        return run_newlines(s, n, block_other_run(w, s, n, pos + 2, not_other), False)
     e = block_space(w, s, n, pos, dollar, True)
     if e >= 0:
         return e
-    return slow_cl100k(s, n, pos) if dollar else slow_gpt4(s, n, pos)
+    return slow_cl100k_family(s, n, pos, dollar, single_digits, letters)
 
 
-cdef inline Py_ssize_t block_cl100k(const fb_window* win, fb_view w, const uint8_t* s, Py_ssize_t n,
-                                    Py_ssize_t pos, bint dollar, bint single_digits) noexcept nogil:
+cdef inline Py_ssize_t block_cl100k(const fb_window* win, fb_view w, const uint8_t* s, Py_ssize_t n, Py_ssize_t pos,
+                                    bint dollar, bint single_digits, uint8_t letters) noexcept nogil:
     cdef unsigned long long x = fb_bits(w, FB_C_LETTER, pos)
     if x & 1:
-        return block_letters(w, s, n, pos, x)
+        return block_letters(w, s, n, pos, x, letters)
     if s[pos] == CH_SPACE and x & 2:
-        return block_letters(w, s, n, pos + 1, x >> 1)
-    return block_cl100k_rest(win, s, n, pos, dollar, single_digits)
+        return block_letters(w, s, n, pos + 1, x >> 1, letters)
+    return block_cl100k_rest(win, s, n, pos, dollar, single_digits, letters)
 
 
 # R50K / GPT2 / HF_GPT2
@@ -255,7 +268,7 @@ cdef Py_ssize_t block_r50k_rest(const fb_window* win, const uint8_t* s, Py_ssize
     if f & FB_N:
         return block_run(w, s, n, p + 1, FB_C_DIGIT, FB_N)
     if not (f & FB_S):
-        return block_other_run(w, s, n, p + 1)
+        return block_other_run(w, s, n, p + 1, LNS)
     e = block_space(w, s, n, pos, False, False)
     return e if e >= 0 else slow_r50k(s, n, pos)
 
@@ -264,9 +277,9 @@ cdef inline Py_ssize_t block_r50k(const fb_window* win, fb_view w, const uint8_t
                                   Py_ssize_t pos) noexcept nogil:
     cdef unsigned long long x = fb_bits(w, FB_C_LETTER, pos)
     if x & 1:
-        return block_letters(w, s, n, pos, x)
+        return block_letters(w, s, n, pos, x, FB_L)
     if s[pos] == CH_SPACE and x & 2:
-        return block_letters(w, s, n, pos + 1, x >> 1)
+        return block_letters(w, s, n, pos + 1, x >> 1, FB_L)
     return block_r50k_rest(win, s, n, pos)
 
 
@@ -295,6 +308,8 @@ cdef Py_ssize_t piece_end(int kind, const unsigned char* s, Py_ssize_t n,
         return piece_r50k(s, n, pos)
     if kind == PAT_QWEN2:
         return piece_qwen2(s, n, pos)
+    if kind == PAT_QWEN35:
+        return piece_qwen35(s, n, pos)
     if kind == PAT_DEEPSEEK_V3:
         return piece_deepseek_v3(s, n, pos)
     if kind == PAT_CLIP:
@@ -322,11 +337,13 @@ cdef Py_ssize_t scan_block(int kind, const uint8_t* s, Py_ssize_t n, Py_ssize_t 
     cdef Py_ssize_t k = 0, lim = -1      # -1: the first piece extends the window
     cdef int got
     cdef bint dollar, single_digits, tekken
+    cdef uint8_t letters
     fb_window_init(&w, pos)
     v = fb_view_of(&w)
-    if kind == PAT_CL100K or kind == PAT_GPT4 or kind == PAT_LLAMA3 or kind == PAT_QWEN2:
+    if kind == PAT_CL100K or kind == PAT_GPT4 or kind == PAT_LLAMA3 or kind == PAT_QWEN2 or kind == PAT_QWEN35:
         dollar = kind == PAT_CL100K
-        single_digits = kind == PAT_QWEN2
+        single_digits = kind == PAT_QWEN2 or kind == PAT_QWEN35
+        letters = LM_FLAGS if kind == PAT_QWEN35 else FB_L
         while pos < n and k < cap:
             if pos > lim:
                 if fb_window_extend(&w, s, n, pos, False):
@@ -345,7 +362,7 @@ cdef Py_ssize_t scan_block(int kind, const uint8_t* s, Py_ssize_t n, Py_ssize_t 
                     k += got
                     pos = ends[k - 1]
                     continue
-            pos = block_cl100k(&w, v, s, n, pos, dollar, single_digits)
+            pos = block_cl100k(&w, v, s, n, pos, dollar, single_digits, letters)
             ends[k] = pos
             k += 1
     elif kind == PAT_O200K or kind == PAT_TEKKEN:
@@ -434,6 +451,11 @@ cdef Py_ssize_t scan_chars(int kind, const unsigned char* s, Py_ssize_t n, Py_ss
             pos = piece_qwen2(s, n, pos)
             ends[k] = pos
             k += 1
+    elif kind == PAT_QWEN35:
+        while pos < stop and k < cap:
+            pos = piece_qwen35(s, n, pos)
+            ends[k] = pos
+            k += 1
     elif kind == PAT_DEEPSEEK_V3:
         while pos < stop and k < cap:
             pos = piece_deepseek_v3(s, n, pos)
@@ -483,6 +505,7 @@ KINDS = {
     "qwen2": PAT_QWEN2,
     "hf_gpt2": PAT_HF_GPT2,
     "tekken": PAT_TEKKEN,
+    "qwen35": PAT_QWEN35,
     "deepseek_v3": PAT_DEEPSEEK_V3,
     "clip": PAT_CLIP,
 }
@@ -498,6 +521,7 @@ _PATTERN_KINDS = {
     _patterns.QWEN2_PATTERN: PAT_QWEN2,
     _patterns.HF_GPT2_PATTERN: PAT_HF_GPT2,
     _patterns.TEKKEN_PATTERN: PAT_TEKKEN,
+    _patterns.QWEN35_PATTERN: PAT_QWEN35,
 }
 
 # Chains of Split(Isolated) patterns, each cutting the pieces of the one before, that one

@@ -306,6 +306,49 @@ cdef inline Py_ssize_t piece_qwen2(const uint8_t* s, Py_ssize_t n, Py_ssize_t po
 
 
 # ---------------------------------------------------------------------------------------
+# QWEN35: QWEN2 with combining marks read as letters:
+#   (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}|
+#    ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
+# A mark may be the optional first character of the letter alternative too, but then the run
+# from it ends where the run without it does, so a piece that starts with [\p{L}\p{M}] is
+# that run.
+# ---------------------------------------------------------------------------------------
+
+cdef enum:
+    LM_FLAGS = FB_L | FB_M            # [\p{L}\p{M}]
+    LMNS = FB_L | FB_M | FB_N | FB_S  # a character outside it is [^\s\p{L}\p{M}\p{N}]
+
+
+cdef inline Py_ssize_t piece_qwen35(const uint8_t* s, Py_ssize_t n, Py_ssize_t pos) noexcept nogil:
+    cdef uint8_t b0 = s[pos], f0, f1 = 0
+    cdef Py_ssize_t l0, l1 = 0, e
+    if ascii_has(b0, FB_L):
+        return run_any(s, n, pos + 1, LM_FLAGS)
+    if b0 == CH_SPACE and pos + 1 < n and ascii_has(s[pos + 1], FB_L):
+        return run_any(s, n, pos + 2, LM_FLAGS)
+    if b0 == CH_QUOTE:
+        e = contraction_ci(s, n, pos)
+        if e:
+            return e
+    l0 = char_at(s, n, pos, &f0)
+    if f0 & LM_FLAGS:
+        return run_any(s, n, pos + l0, LM_FLAGS)
+    if f0 & FB_N:
+        return pos + l0
+    # [^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+ with the optional character present
+    if b0 != CH_LF and b0 != CH_CR and pos + l0 < n:
+        l1 = char_at(s, n, pos + l0, &f1)
+        if f1 & LM_FLAGS:
+            return run_any(s, n, pos + l0 + l1, LM_FLAGS)
+    # ' ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*'
+    if not (f0 & FB_S):
+        return run_newlines(s, n, run_none(s, n, pos + l0, LMNS), False)
+    if b0 == CH_SPACE and pos + 1 < n and not (f1 & LMNS):
+        return run_newlines(s, n, run_none(s, n, pos + 1 + l1, LMNS), False)
+    return space_piece(s, n, pos, False, True)
+
+
+# ---------------------------------------------------------------------------------------
 # O200K:
 #   A: [^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|...)?
 #   B: [^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|...)?

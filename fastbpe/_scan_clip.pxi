@@ -78,14 +78,14 @@ cdef inline Py_ssize_t block_clip(fb_view w, const uint8_t* s, Py_ssize_t n, Py_
     cdef uint8_t b0
     cdef Py_ssize_t e
     if x & 1:
-        return block_letters(w, s, n, pos, x)
+        return block_letters(w, s, n, pos, x, FB_L)
     b0 = s[pos]
     if fb_has(w, FB_C_SPACE, pos):
         return block_run(w, s, n, pos + 1, FB_C_SPACE, FB_S) | DROPPED
     if fb_has(w, FB_C_DIGIT, pos):
         return pos + 1
     if fb_has(w, FB_C_OTHER, pos) and b0 != CH_QUOTE and b0 != b'<':
-        return block_other_run(w, s, n, pos + 1)
+        return block_other_run(w, s, n, pos + 1, LNS)
     return slow_clip(s, n, pos)
 
 

@@ -44,9 +44,9 @@ cdef Py_ssize_t block_o200k_rest(const fb_window* win, const uint8_t* s, Py_ssiz
         e = block_o200k_letters(w, s, n, pos + 1, tekken)
         return e if e >= 0 else slow(s, n, pos)
     if not (f0 & FB_S):
-        return run_newlines(s, n, block_other_run(w, s, n, pos + 1), True)
+        return run_newlines(s, n, block_other_run(w, s, n, pos + 1, LNS), True)
     if b0 == CH_SPACE and fb_has(w, FB_C_OTHER, pos + 1):
-        return run_newlines(s, n, block_other_run(w, s, n, pos + 2), True)
+        return run_newlines(s, n, block_other_run(w, s, n, pos + 2, LNS), True)
     e = block_space(w, s, n, pos, False, True)
     return e if e >= 0 else slow(s, n, pos)
 

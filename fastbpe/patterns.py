@@ -40,6 +40,10 @@ LLAMA3_PATTERN = r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}
 # Qwen2 / Qwen2.5, as their tokenizer.json writes it: Llama-3's pattern with single digits.
 QWEN2_PATTERN = r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
 
+# Qwen3.5, as its tokenizer.json writes it: Qwen2's pattern with combining marks (\p{M}) in the letter
+# runs and out of the punctuation runs.
+QWEN35_PATTERN = r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
+
 # The regex of Hugging Face tokenizers' ByteLevel pre-tokenizer (`use_regex: true`, e.g.
 # GPT-2's and RoBERTa's tokenizer.json), as tokenizers' byte_level.rs writes it.
 HF_GPT2_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
@@ -86,6 +90,7 @@ BY_NAME = {
     "qwen2": QWEN2_PATTERN,
     "hf_gpt2": HF_GPT2_PATTERN,
     "tekken": TEKKEN_PATTERN,
+    "qwen35": QWEN35_PATTERN,
 }
 
 # Special-token text shared by the OpenAI encodings.

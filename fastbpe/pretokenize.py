@@ -124,8 +124,12 @@ def chain_kind(levels: list, force_regex: bool | None = None) -> tuple:
     if got is None:
         compiled = []
         for level in levels:
-            if isinstance(level, Level) and level.builtin >= 0 and not level.drop:
-                level = level.builtin
+            if isinstance(level, Level) and level.builtin >= 0:
+                if level.drop:   # a chain reads a built-in level's ends without their DROPPED marks
+                    got = (-1, f"built-in scanner kind {level.builtin} removes pieces ({level.drop}): "
+                               "it runs alone, not as a level of a longer chain")
+                    break
+                level = level.builtin    # (its pattern text may be no regex: CLIP's, DeepSeek-V3's)
             if isinstance(level, int):
                 compiled.append(level)
                 continue

@@ -259,6 +259,20 @@ def test_clips_split_is_one_builtin_level():
     assert clip_kind(force_regex=True) == -1
 
 
+def test_clips_kind_is_no_level_of_a_longer_chain():
+    """A chain reads a built-in level's piece ends without the DROPPED marks of the pieces the kind
+    removes, and the level's pattern text (CLIP's regex + " → ByteLevel") is no regex to compile:
+    such a chain is refused (the file then runs its pipeline), never cut otherwise."""
+    from fastbpe.plan import Level
+    from fastbpe.pretokenize import chain_kind
+
+    clip = Level(P.CLIP_PATTERN + " \u2192 ByteLevel", "oniguruma", builtin=CLIP_KIND, drop="gaps")
+    assert chain_kind([clip]) == (CLIP_KIND, None)
+    for levels in ([Level(r"\n"), clip], [clip, Level(r"\p{N}")]):
+        kind, why = chain_kind(levels)
+        assert kind == -1 and "removes pieces" in why
+
+
 _NOT_CLIP = [
     [_split(P.CLIP_PATTERN, "Removed", False), BYTELEVEL_REGEX],               # removes the matches
     [_split(P.CLIP_PATTERN, "Isolated", True), BYTELEVEL_REGEX],               # keeps the whitespace
@@ -325,3 +339,14 @@ def test_gguf_tekken_is_not_tekkens_pattern():
     splitter = gp.Splitter(gp.PRE_TOKENIZERS["tekken"])
     assert splitter.scanner_kind != pt.KINDS["tekken"]
     assert splitter.split("xÉa") != pt.split("xÉa", pt.KINDS["tekken"])
+
+
+def test_gguf_qwen35_is_not_the_kind():
+    """llama.cpp's qwen35 regex spells the contractions (?:'[sS]|...), which reads "'ſ" before a
+    letter otherwise than Qwen3.5's tokenizer.json text (?i:'s|...) does (long s folds to s): a
+    different text, so not the built-in kind."""
+    from fastbpe.gguf import pretokenizers as gp
+
+    splitter = gp.Splitter(gp.PRE_TOKENIZERS["qwen35"])
+    assert splitter.scanner_kind != pt.KINDS["qwen35"]
+    assert splitter.split("x'ſa") == ["x", "'ſa"] and pt.split("x'ſa", pt.KINDS["qwen35"]) == ["x", "'ſ", "a"]
