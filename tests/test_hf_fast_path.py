@@ -494,3 +494,45 @@ def test_lazy_objects_are_what_the_short_call_makes():
     assert plain[0].ids == [5] and plain[0].source == (maker, 0, False, shape, 1, 1, None) and plain[0].seqs is None
     with pytest.raises(ValueError):
         lazy_objects(Encoding, LAZY_FIELDS, bodies, [0], maker, True, shape, None)
+
+
+def test_short_call_encodings_padded_truncated_pickled_merged():
+    """A short call's Encoding (its fields made from the text when first read) through
+    Encoding's own methods, each on a fresh one, field by field against HF's: pad (it grows
+    ids before reading the rest), truncate with overflow, pickle, copy, merge, lookups."""
+    import copy
+    import pickle
+
+    import tokenizers
+
+    ref, ours = _ref(None, ADDED[:3])
+    fields = ("ids", "tokens", "offsets", "type_ids", "attention_mask", "special_tokens_mask", "word_ids",
+              "sequence_ids")
+
+    def same(got, want):
+        assert [getattr(got, f) for f in fields] == [getattr(want, f) for f in fields]
+
+    for text in ("hello world foo", "a b c", "the cat sat on the mat"):
+        for flag in (True, False):
+            def pair():
+                got = ours.encode(text, add_special_tokens=flag)
+                assert got.lazy_source is not None   # the short call's
+                return got, ref.encode(text, add_special_tokens=flag)
+            got, want = pair()
+            got.pad(12, pad_id=3)
+            want.pad(12, pad_id=3)
+            same(got, want)
+            got, want = pair()
+            got.truncate(2, 1)
+            want.truncate(2, 1)
+            same(got, want)
+            assert [o.ids for o in got.overflowing] == [o.ids for o in want.overflowing]
+            got, want = pair()
+            same(pickle.loads(pickle.dumps(got)), want)
+            got, want = pair()
+            same(copy.copy(got), want)
+            got, want = pair()
+            assert (got.char_to_token(3), got.word_to_tokens(0)) == (want.char_to_token(3), want.word_to_tokens(0))
+    texts = ["hello world", "a b c"]
+    same(type(ours.encode("x")).merge([ours.encode(t) for t in texts], growing_offsets=True),
+         tokenizers.Encoding.merge([ref.encode(t) for t in texts], growing_offsets=True))

@@ -380,6 +380,8 @@ class Encoding:
         """HF's Encoding.pad (same argument order); overflowing parts are padded too."""
         if direction not in ("right", "left"):
             raise ValueError(f"Invalid padding direction value : {direction}")
+        if self._pending is not None:
+            self._make()   # before ids grow: a short call's pending fields are as long as its ids
         for o in self.overflowing:
             o.pad(length, direction, pad_id, pad_type_id, pad_token)
         k = length - len(self.ids)
