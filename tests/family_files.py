@@ -54,6 +54,9 @@ LLAMA3 = ("(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3
 QWEN35 = ("(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?[\\p{L}\\p{M}]+|\\p{N}| ?[^\\s\\p{L}\\p{M}\\p{N}]+[\\r\\n]*"
           "|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+")
 
+BLOOM = " ?[^(\\s|[.,!?…。，、।۔،])]+"
+_ROBERTA_SPECIALS = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]
+
 # family -> its stages (model options under "model"; "vocab": which GGUF vocabulary the real-vocabulary
 # file takes; "char_level": a SentencePiece-style file, merges from the pieces' scores)
 FAMILIES: dict[str, dict] = {
@@ -96,8 +99,51 @@ FAMILIES: dict[str, dict] = {
         vocab="phi-3", char_level=True, post="bos",
         pre={"type": "Metaspace", "replacement": "▁", "prepend_scheme": "first", "split": False},
         decoder_strip=True),
+    # -- issue 28's "more families": the shapes a verifier tries next (session 9) --
+    "roberta": dict(   # RoBERTa / BART as transformers writes them: GPT-2's vocabulary and four specials
+        vocab="gpt-2", merges_as="str", post="roberta", specials=_ROBERTA_SPECIALS,
+        token_flags={**{t: {"normalized": True} for t in _ROBERTA_SPECIALS}, "<mask>": {"normalized": True, "lstrip": True}},
+        pre={"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True}),
+    "roberta-prefix-space": dict(   # RoBERTa saved with add_prefix_space=True (token classification)
+        vocab="gpt-2", merges_as="str", post="roberta-prefix-space", specials=_ROBERTA_SPECIALS,
+        pre={"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True}),
+    "starcoder": dict(   # StarCoder / SantaCoder: single digits, then ByteLevel with its regex
+        vocab="starcoder", merges_as="str", post=_BL_POST,
+        pre=_seq({"type": "Digits", "individual_digits": True},
+                 {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True})),
+    "bloom": dict(   # Bloom's 250k vocabulary is not on PyPI: GPT-2's, with Bloom's split (a nested set)
+        vocab="gpt-2", merges_as="str", post=_BL_POST,
+        pre=_seq(_split(BLOOM), _BL_PRE)),
+    "falcon": dict(   # Falcon-7B/40B: Punctuation, ByteLevel, digit runs, then digits by three
+        vocab="falcon", merges_as="str", post=None,
+        pre=_seq({"type": "Punctuation", "behavior": "Contiguous"},
+                 {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True},
+                 {"type": "Digits", "individual_digits": False}, _split("[0-9][0-9][0-9]"))),
+    "gpt-neox": dict(   # GPT-NeoX / Pythia / Falcon-Mamba: NFC, ByteLevel
+        vocab="gpt-neox", merges_as="str", post=_BL_POST, normalizer={"type": "NFC"},
+        pre={"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True}),
+    "gpt-j": dict(   # GPT-J / CodeGen: GPT-2's vocabulary and extra tokens added normalized, not special
+        vocab="gpt-2", merges_as="str", post=_BL_POST, extra_tokens=[f"<|extratoken_{k}|>" for k in range(1, 6)],
+        pre={"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True}),
+    "llama-3": dict(   # Llama-3/3.1: ByteLevel post-processor, then BOS by a template (a Sequence)
+        vocab="llama-bpe", merges_as="pair", post="llama-3", model={"ignore_merges": True},
+        pre=_seq(_split(LLAMA3), _BL_PRE)),
+    "baichuan": dict(   # Baichuan(2) as transformers converts it: legacy Prepend + Replace, byte fallback
+        vocab="baichuan", char_level=True, post="bos",
+        normalizer={"type": "Sequence", "normalizers": [
+            {"type": "Prepend", "prepend": "▁"}, {"type": "Replace", "pattern": {"String": " "}, "content": "▁"}]},
+        decoder_strip=True),
+    "internlm2": dict(   # InternLM2 written before prepend_scheme: Metaspace add_prefix_space (always), split
+        vocab="baichuan", char_level=True, post="bos",
+        pre={"type": "Metaspace", "replacement": "▁", "add_prefix_space": True}, decoder_strip=True),
+    "yi": dict(   # Yi without legacy: Metaspace prepend first, no split; no fuse_unk
+        vocab="llama-spm", char_level=True, post="bos", model={"fuse_unk": False},
+        pre={"type": "Metaspace", "replacement": "▁", "prepend_scheme": "first", "split": False},
+        decoder_strip=True),
 }
 SOURCE = {name: f"llama.cpp's ggml-vocab-{f['vocab']}.gguf" for name, f in FAMILIES.items()}
+# the families whose file HF runs but fastbpe runs off the kernel today, and the words its engine names
+OFF_KERNEL = {"roberta-prefix-space": "ByteLevel add_prefix_space"}
 
 _CONTROL, _USER_DEFINED = 3, 4
 _UNKNOWN, _BYTE, _NORMAL = 2, 6, 1
@@ -113,7 +159,23 @@ def _space_runs(first_id: int) -> list[str]:
     return [" " * n for n in range(31, 1, -1)] + ["\t" * n for n in range(10, 1, -1)]
 
 
-def _post(spec, bos: tuple[str, int] | None):
+def _set_token_flags(fam: dict, added: list) -> None:
+    """The family's own flags on its added tokens (RoBERTa's <mask> strips the space before it)."""
+    for token in added:
+        token.update(fam.get("token_flags", {}).get(token["content"], {}))
+
+
+def _post(spec, bos: tuple[str, int] | None, ids: dict | None = None):
+    """The family's post-processor: a node as given, "bos" (a template putting the BOS token
+    first), "llama-3" (ByteLevel's, then that template), "roberta" / "roberta-prefix-space"
+    (RobertaProcessing, <s> ... </s>, over `ids`)."""
+    if spec in ("roberta", "roberta-prefix-space"):
+        return {"type": "RobertaProcessing", "sep": ["</s>", ids["</s>"]], "cls": ["<s>", ids["<s>"]],
+                "trim_offsets": True, "add_prefix_space": spec == "roberta-prefix-space"}
+    if spec == "llama-3":
+        return {"type": "Sequence", "processors": [
+            {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": False, "use_regex": True},
+            _post("bos", bos)]} if bos else None
     if spec != "bos":
         return spec
     if bos is None:
@@ -151,7 +213,15 @@ def document(name: str, vocab: list[str], types: list[int] | None, merges: list 
              scores: list[float] | None = None, bos: str | None = None) -> dict:
     """The tokenizer.json of family `name` over this vocabulary (ids = positions in `vocab`)."""
     fam = FAMILIES[name]
-    types = types or [_NORMAL] * len(vocab)
+    types = list(types or [_NORMAL] * len(vocab))
+    vocab = list(vocab)
+    for extra, kind in [(t, _CONTROL) for t in fam.get("specials", ())] + \
+            [(t, _USER_DEFINED) for t in fam.get("extra_tokens", ())]:
+        if extra in vocab:
+            types[vocab.index(extra)] = kind
+        else:   # a vocabulary without the family's own tokens: they come after its last
+            vocab.append(extra)
+            types.append(kind)
     added = [_added(t, i, True) for i, t in enumerate(vocab) if types[i] in (_CONTROL, _UNKNOWN)]
     added += [_added(t, i, False) for i, t in enumerate(vocab) if types[i] == _USER_DEFINED]
     vocab_map = {t: i for i, t in enumerate(vocab)}
@@ -174,11 +244,14 @@ def document(name: str, vocab: list[str], types: list[int] | None, merges: list 
             if run not in vocab_map:
                 added.append(_added(run, len(vocab) + sum(1 for a in added if a["id"] >= len(vocab)), False))
     added.sort(key=lambda a: a["id"])
+    _set_token_flags(fam, added)
     bos_pair = (bos, vocab_map[bos]) if bos in vocab_map else None
+    if fam.get("post") == "llama-3" and "<|begin_of_text|>" in vocab_map:
+        bos_pair = ("<|begin_of_text|>", vocab_map["<|begin_of_text|>"])
     decoder = _char_decoder(fam.get("decoder_strip", False)) if fam.get("char_level") else _BL_DECODER
     return {"version": "1.0", "truncation": None, "padding": None, "added_tokens": added,
             "normalizer": fam.get("normalizer"), "pre_tokenizer": fam.get("pre"),
-            "post_processor": _post(fam.get("post"), bos_pair), "decoder": decoder, "model": model}
+            "post_processor": _post(fam.get("post"), bos_pair, vocab_map), "decoder": decoder, "model": model}
 
 
 def _bos_of(meta: dict, vocab: list[str]) -> str | None:
@@ -200,8 +273,7 @@ def from_gguf(name: str, path) -> dict:
 
 
 def cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "fastbpe-tests" / "families"
+    return ds._test_cache_dir() / "families"
 
 
 def build(name: str, out_dir: Path | None = None) -> tuple[Path | None, str]:
@@ -230,8 +302,9 @@ def trained(name: str, text: str, vocab_size: int = 600) -> str:
 
     fam = FAMILIES[name]
     char_level = fam.get("char_level", False)
-    specials = ["<unk>", "<s>", "</s>"]
-    doc = document(name, specials, [_UNKNOWN, _CONTROL, _CONTROL], [] if not char_level else None, bos="<s>")
+    specials = ["<unk>", "<s>", "</s>"] + [t for t in fam.get("specials", ()) if t not in ("<unk>", "<s>", "</s>")]
+    doc = document(name, specials, [_UNKNOWN] + [_CONTROL] * (len(specials) - 1),
+                   [] if not char_level else None, bos="<s>")
     doc["model"]["merges"] = []
     # the space runs are added after training, as CodeGen's were (the trainer would count an added
     # token's raw characters into the alphabet: " " beside "Ġ", a token HF's ByteLevel never reaches)
@@ -248,14 +321,14 @@ def trained(name: str, text: str, vocab_size: int = 600) -> str:
             model["vocab"].setdefault(f"<0x{b:02X}>", len(model["vocab"]))
     for k, v in FAMILIES[name].get("model", {}).items():
         model[k] = v
-    if fam.get("space_runs"):
-        n = max(model["vocab"].values()) + 1
-        for run in _space_runs(n):
-            if run not in model["vocab"]:
-                out["added_tokens"].append(_added(run, n, False))
-                n += 1
+    n = max(model["vocab"].values()) + 1
+    for extra in (_space_runs(n) if fam.get("space_runs") else []) + list(fam.get("extra_tokens", ())):
+        if extra not in model["vocab"]:
+            out["added_tokens"].append(_added(extra, n, False))
+            n += 1
+    _set_token_flags(fam, out["added_tokens"])
     # the trainer's own spelling of the stages is HF's; the post-processor and decoder are the family's
     bos = ("<s>", model["vocab"]["<s>"])
-    out["post_processor"] = _post(fam.get("post"), bos)
+    out["post_processor"] = _post(fam.get("post"), bos, model["vocab"])
     out["decoder"] = _char_decoder(fam.get("decoder_strip", False)) if char_level else _BL_DECODER
     return json.dumps(out, ensure_ascii=False)

@@ -16,6 +16,11 @@ from .pretokenizers import PreTokenizer, pre_tokenizer
 # llama_token_attr bits
 UNKNOWN, UNUSED, NORMAL, CONTROL, USER_DEFINED, BYTE = 1, 2, 4, 8, 16, 32
 LSTRIP, RSTRIP = 128, 256
+# llama.cpp's other tokenizer models (llama-vocab.cpp), what each is
+_OTHER_MODELS = {"bert": "WordPiece", "t5": "Unigram", "rwkv": "RWKV's greedy trie", "plamo2": "PLaMo-2's Unigram",
+                 "gemma4": "SentencePiece-style BPE on raw UTF-8", "hybriddna": "HybriDNA's DNA k-mers and BPE",
+                 "whitespace": "whitespace-split words", "none": "no vocabulary", "no_vocab": "no vocabulary",
+                 "test": "llama.cpp's test vocabulary"}
 # tokenizer.ggml.token_type values -> attributes
 _TYPE_ATTR = {1: NORMAL, 2: UNKNOWN, 3: CONTROL, 4: USER_DEFINED, 5: UNUSED, 6: BYTE}
 
@@ -79,8 +84,9 @@ class Vocab:
         self.path = path
         self.model = _get(meta, "tokenizer.ggml.model", str, path)
         if self.model not in ("gpt2", "llama"):
-            raise ValueError(f"{path}: tokenizer model {self.model!r} (tokenizer.ggml.model) is not supported by "
-                             "fastbpe (only 'gpt2', byte-level BPE, and 'llama', SentencePiece BPE)")
+            what = f", {_OTHER_MODELS[self.model]}" if self.model in _OTHER_MODELS else ""
+            raise ValueError(f"{path}: tokenizer model {self.model!r} (tokenizer.ggml.model{what}) is not supported "
+                             "by fastbpe (only 'gpt2', byte-level BPE, and 'llama', SentencePiece BPE)")
         tokens = meta.get("tokenizer.ggml.tokens")
         if not isinstance(tokens, list) or not tokens:
             raise ValueError(f"{path}: tokenizer.ggml.tokens is missing or not an array of strings")

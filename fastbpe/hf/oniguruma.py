@@ -129,7 +129,9 @@ _ONIG_DOLLAR = "(?:(?=\\n)|(?![\\s\\S]))"
 
 def onig_text(pattern: str) -> str:
     """pattern with each `$` outside a set spelled as Oniguruma reads it (`_ONIG_DOLLAR`):
-    DeepSeek-LLM's `\\s+$` Split.  Any other construct is left for the compiler to judge."""
+    DeepSeek-LLM's `\\s+$` Split; sets nested in a set flattened (`_flat_sets`: Bloom's
+    `[^(\\s|[.,!?…])]`).  Any other construct is left for the compiler to judge."""
+    pattern = _flat_sets(pattern)
     if "$" not in pattern:
         return pattern
     out, i, in_set = [], 0, False
@@ -148,3 +150,78 @@ def onig_text(pattern: str) -> str:
         out.append(c)
         i += 1
     return "".join(out)
+
+
+def _flat_sets(pattern: str) -> str:
+    """pattern with each set nested in a set, `[a[bc]]`, spelled as its members, `[abc]`, which
+    Oniguruma reads the same (a set is the union of its items, and a nested set is one item;
+    `regex` would read the inner `[` as a literal).  Only plain nested sets: negated ones
+    (`[^..]`), POSIX brackets (`[:alpha:]`), deeper nesting and sets with `&&` stay as written."""
+    if pattern.count("[") < 2:
+        return pattern
+    out, i, n = [], 0, len(pattern)
+    while i < n:
+        c = pattern[i]
+        if c == "\\":
+            out.append(pattern[i:i + 2])
+            i += 2
+        elif c != "[":
+            out.append(c)
+            i += 1
+        else:
+            end, flat = _flat_set(pattern, i)
+            out.append(flat)
+            i = end
+    return "".join(out)
+
+
+def _flat_set(pattern: str, start: int) -> tuple[int, str]:
+    """(the end of the set at pattern[start], its text with plain nested sets opened), or the
+    set as written where it holds anything else (see _flat_sets)."""
+    i = start + (2 if pattern.startswith("[^", start) else 1)
+    if pattern.startswith("]", i):      # a leading "]" is a member
+        i += 1
+    out, nested, plain = [pattern[start:i]], False, True
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            out.append(pattern[i:i + 2])
+            i += 2
+            continue
+        if c == "]":
+            text = "".join(out) + "]"
+            return i + 1, text if nested and plain else pattern[start:i + 1]
+        if pattern.startswith("&&", i):
+            plain = False
+        if c == "[":
+            close = _inner_end(pattern, i)
+            if close < 0:
+                plain = False
+                out.append(c)
+                i += 1
+                continue
+            nested = True
+            out.append(pattern[i + 1:close])
+            i = close + 1
+            continue
+        out.append(c)
+        i += 1
+    return len(pattern), pattern[start:]
+
+
+def _inner_end(pattern: str, i: int) -> int:
+    """The index of the "]" closing a plain nested set at pattern[i] ("[" not followed by "^",
+    ":" or "]", holding no "[" or "&&"), else -1."""
+    if pattern[i + 1:i + 2] in ("^", ":", "]", ""):
+        return -1
+    k = i + 1
+    while k < len(pattern):
+        if pattern[k] == "\\":
+            k += 2
+            continue
+        if pattern[k] == "[" or pattern.startswith("&&", k):
+            return -1
+        if pattern[k] == "]":
+            return k
+        k += 1
+    return -1

