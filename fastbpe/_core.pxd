@@ -22,7 +22,7 @@ cdef class BPETable:
     cdef int32_t piece_byte_id[256]   # the id of a one-byte piece (-1: none): its byte's token, or merged between marks
     cdef PackedEntry byte_entries[256]   # a one-byte piece as a packed cache entry that always hits (encode_utf8)
     cdef readonly Py_ssize_t n_bpe_tokens
-    cdef tuple id_objects    # a Python int per id, so returning a list allocates nothing per token
+    cdef tuple id_objects    # _id_output.id_ints: () or a Python int per id; a list allocates nothing per token
     cdef readonly uint64_t serial   # unique per table in this process: names its piece caches
     cdef object last_cache   # the PieceCache of the thread that used the table last ...
     cdef unsigned long last_thread   # ... and that thread's ident (see thread_cache)

@@ -20,7 +20,7 @@ from cpython.ref cimport Py_INCREF, PyObject
 from cpython.pythread cimport PyThread_get_thread_ident
 from cpython.unicode cimport PyUnicode_Check, PyUnicode_GET_LENGTH
 
-from fastbpe._id_output cimport idbuf_to_array, idbuf_to_list, idbuf_to_numpy
+from fastbpe._id_output cimport id_ints, idbuf_to_array, idbuf_to_list, idbuf_to_numpy
 from fastbpe._hash cimport PACKED_MAX, hash_in_text, load_word, packed_hash, packed_key, piece_hash
 from fastbpe._merge cimport merge_heap, merge_known_bytes, merge_piece, merge_scan
 from fastbpe._piece_cache cimport (CACHE_MAX_IDS, CACHE_MAX_PIECE, CACHE_SIZE, PACKED_MAX_IDS,
@@ -59,7 +59,6 @@ cdef extern from *:   # a if c else b, without a branch
 
 
 cdef extern from "Python.h":
-    void PyObject_GC_UnTrack(object o)
     const char* PyUnicode_AsUTF8AndSize(object s, Py_ssize_t* size) except NULL
     bint PyUnicode_IS_ASCII(object s)
 
@@ -159,10 +158,7 @@ cdef class BPETable:
         """Fill the token table (see _vocab.token_table_load)."""
         token_table_load(&self.tok, token_bytes, special_bytes, unique)
         self.n_bpe_tokens = len(token_bytes)
-        # a tuple of ints, untracked by the garbage collector: a list (or a tracked tuple) of
-        # 200k items would be walked by the first collection after loading, in the caller's time
-        self.id_objects = tuple(range(self.tok.n_ids))
-        PyObject_GC_UnTrack(self.id_objects)
+        self.id_objects = id_ints(self.tok.n_ids)   # what idbuf_to_list makes the ids' ints from
         return 0
 
     cdef int _finish(self) except -1:

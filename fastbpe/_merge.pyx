@@ -74,6 +74,22 @@ cdef inline uint64_t first_pair(const MergeTables* t, const PairTable* pairs, co
     return pair_word(pairs, left, right)
 
 
+cdef inline bint has_lead_bytes(const uint8_t* p, Py_ssize_t n) noexcept nogil:
+    """Whether a byte of p[:n] is >= 0xC0 (starts a multi-byte UTF-8 character): only there may
+    char_part start from a character's token.  8 bytes a step: bits 7 and 6 both set."""
+    cdef uint64_t w, seen = 0
+    cdef Py_ssize_t i = 0
+    while i + 8 <= n:
+        memcpy(&w, p + i, 8)
+        seen |= w & (w << 1)
+        i += 8
+    if i < n:
+        w = 0
+        memcpy(&w, p + i, <size_t>(n - i))
+        seen |= w & (w << 1)
+    return (seen & 0x8080808080808080ULL) != 0
+
+
 cdef void merge_scan(const MergeTables* t, const uint8_t* p, Py_ssize_t n, IdBuf* out,
                      Work* w) noexcept nogil:
     """Linear scan: merge the lowest rank, leftmost on ties, until nothing merges.
@@ -92,7 +108,9 @@ cdef void merge_scan(const MergeTables* t, const uint8_t* p, Py_ssize_t n, IdBuf
     cdef int32_t* lens = w.nxt   # each first part's length in bytes (scratch)
     cdef Py_ssize_t m = 0, i, pos = 0
     cdef tok_t part
-    if t.char_tokens == NULL:
+    # char_part and first_pair give bytes and byte_pairs where no byte starts a multi-byte
+    # character (English and code pieces): that loop, without their branches per byte
+    if t.char_tokens == NULL or not has_lead_bytes(p, n):
         for i in range(n - 1):
             parts[i].id = <tok_t>byte_id[p[i]]
             parts[i].pair = byte_pairs[(<Py_ssize_t>p[i] << 8) | p[i + 1]]
