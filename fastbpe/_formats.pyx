@@ -6,7 +6,7 @@ Parsing 200k lines with Python's base64 takes most of the time of loading an enc
 a tokenizer.json's 150k merges took 0.2 s in a Python loop; these do it in one pass, with
 strict validation and the entry's number in errors.
 """
-from cpython.bytes cimport PyBytes_FromStringAndSize
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from libc.stdint cimport uint8_t, int64_t, uint64_t
 from libc.stdlib cimport calloc, malloc, free
 from libc.string cimport memchr, memcmp, memcpy, memset
@@ -27,6 +27,10 @@ cdef extern from "Python.h":
     Py_ssize_t PyUnicode_GET_LENGTH(object s)
     bint PyUnicode_CheckExact(object o)
     bint PyList_CheckExact(object o)
+    dict _PyDict_NewPresized(Py_ssize_t minused)
+    int PyDict_SetItem(object d, object key, object value) except -1
+    Py_ssize_t PyList_GET_SIZE(object o)
+    PyObject* PyList_GET_ITEM(object o, Py_ssize_t i)
     bint PyLong_CheckExact(object o)
     long long PyLong_AsLongLong(object o) except? -1
 
@@ -417,6 +421,19 @@ def bytelevel_token_bytes(dict vocab, Py_ssize_t n_ids, bint strict=False):
     return _untracked(tuple(out))
 
 
+def ids_to_tokens(dict vocab):
+    """{id: token} of vocab ({token: id}), made at its final size in one C loop (a later token
+    of the same id wins, as dict(zip(ids, tokens))): the dict(zip(...)) it replaces grew
+    through a dozen resizes, ~500 instructions a token with its freeing."""
+    cdef dict out = _PyDict_NewPresized(len(vocab))
+    cdef Py_ssize_t pos = 0
+    cdef PyObject* key
+    cdef PyObject* value
+    while PyDict_Next(vocab, &pos, &key, &value):
+        PyDict_SetItem(out, <object>value, <object>key)
+    return out
+
+
 def single_bytes(tuple token_bytes):
     """The bytes b for which some token is exactly bytes([b]) (token_bytes: bytes or None
     by id), sorted: `{t[0] for t in token_bytes if t is not None and len(t) == 1}` in C."""
@@ -485,43 +502,67 @@ def checked_vocab(vocab):
     return vocab
 
 
-def split_word_affixes(raws, bytes prefix, bytes suffix, bytes start, bytes end, bytes marks):
+def split_word_affixes(tuple raws, bytes prefix, bytes suffix, bytes start, bytes end, bytes marks):
     """hf/word_affixes' token forms in one C loop: for each token's bytes in raws (None: no
     token), (text, kernel) lists: text = the bytes without a leading prefix and a trailing
     suffix (None when nothing is left), kernel = start + text (a token without the prefix, when
     there is a prefix) + text + end (a token with the suffix), None when text holds a byte of
-    marks (no text reaches it)."""
-    cdef Py_ssize_t n = len(raws), i, np_ = len(prefix), ns = len(suffix), lo, hi, k
+    marks (no text reaches it).  Each form is made once at its size (bytes concatenation and
+    slicing cost CLIP's load ~45M instructions)."""
+    cdef Py_ssize_t n = PyTuple_GET_SIZE(raws), i, k, lo, hi, size
+    cdef Py_ssize_t np_ = len(prefix), ns = len(suffix), n_start = len(start), n_end = len(end)
     cdef list text = [None] * n, kernel = [None] * n
-    cdef const unsigned char* p
-    cdef bint starts, ends, marked
-    cdef bytes raw, core
+    cdef const char* p
+    cdef const char* c_prefix = prefix
+    cdef const char* c_suffix = suffix
+    cdef const char* c_start = start
+    cdef const char* c_end = end
+    cdef char* d
+    cdef bint starts, ends, marked, with_start
+    cdef bint is_mark[256]
+    cdef object item, core, form
+    memset(is_mark, 0, sizeof(is_mark))
+    for k in range(len(marks)):
+        is_mark[<uint8_t>marks[k]] = True
     for i in range(n):
-        item = raws[i]
+        item = <object>PyTuple_GET_ITEM(raws, i)
         if item is None:
             continue
-        raw = item
-        p = raw
-        lo, hi = 0, len(raw)
+        p = PyBytes_AS_STRING(item)
+        lo, hi = 0, PyBytes_GET_SIZE(item)
         if hi == 0:
             continue
-        starts = not (np_ and hi >= np_ and memcmp(p, <const char*>prefix, np_) == 0)
+        starts = not (np_ and hi >= np_ and memcmp(p, c_prefix, np_) == 0)
         if not starts:
             lo = np_
-        ends = ns and hi - lo >= ns and memcmp(p + hi - ns, <const char*>suffix, ns) == 0
+        ends = ns and hi - lo >= ns and memcmp(p + hi - ns, c_suffix, ns) == 0
         if ends:
             hi -= ns
         if hi <= lo:
             continue
-        core = raw if lo == 0 and hi == len(raw) else raw[lo:hi]
+        core = item if lo == 0 and hi == PyBytes_GET_SIZE(item) else PyBytes_FromStringAndSize(p + lo, hi - lo)
         text[i] = core
         marked = False
         for k in range(lo, hi):
-            if memchr(<const char*>marks, p[k], len(marks)) != NULL:
+            if is_mark[<uint8_t>p[k]]:
                 marked = True
                 break
-        if not marked:
-            kernel[i] = (start if np_ and starts else b"") + core + (end if ends else b"")
+        if marked:
+            continue
+        with_start = np_ and starts
+        if not with_start and not ends:
+            form = core
+        else:
+            size = (n_start if with_start else 0) + (hi - lo) + (n_end if ends else 0)
+            form = PyBytes_FromStringAndSize(NULL, size)
+            d = PyBytes_AS_STRING(form)
+            if with_start:
+                memcpy(d, c_start, n_start)
+                d += n_start
+            memcpy(d, p + lo, hi - lo)
+            if ends:
+                memcpy(d + (hi - lo), c_end, n_end)
+        kernel[i] = form
     return text, kernel
 
 
@@ -529,16 +570,21 @@ def first_unjoined_merge(rows, list kernel):
     """The index of the first (left, right, merged) row of rows (int64 ids, flat) whose merged
     token's kernel bytes are not its parts' joined, or -1 (hf/word_affixes' check)."""
     cdef const int64_t[::1] r = rows
-    cdef Py_ssize_t m = r.shape[0] // 3, k, na, nb, n = len(kernel)
-    cdef object a, b, c
+    cdef Py_ssize_t m = r.shape[0] // 3, k, na, nb, n = PyList_GET_SIZE(kernel)
+    cdef PyObject* a
+    cdef PyObject* b
+    cdef PyObject* c
+    cdef PyObject* none = <PyObject*>None
     for k in range(m):
         if not (0 <= r[3 * k] < n and 0 <= r[3 * k + 1] < n and 0 <= r[3 * k + 2] < n):
             return k
-        a, b, c = kernel[r[3 * k]], kernel[r[3 * k + 1]], kernel[r[3 * k + 2]]
-        if a is None or b is None or c is None:
+        a = PyList_GET_ITEM(kernel, r[3 * k])
+        b = PyList_GET_ITEM(kernel, r[3 * k + 1])
+        c = PyList_GET_ITEM(kernel, r[3 * k + 2])
+        if a == none or b == none or c == none:
             return k
-        na, nb = len(<bytes>a), len(<bytes>b)
-        if len(<bytes>c) != na + nb or memcmp(<const char*>c, <const char*>a, na) != 0 or \
-                memcmp(<const char*>c + na, <const char*>b, nb) != 0:
+        na, nb = PyBytes_GET_SIZE(<object>a), PyBytes_GET_SIZE(<object>b)
+        if PyBytes_GET_SIZE(<object>c) != na + nb or memcmp(PyBytes_AS_STRING(<object>c), PyBytes_AS_STRING(<object>a), na) != 0 \
+                or memcmp(PyBytes_AS_STRING(<object>c) + na, PyBytes_AS_STRING(<object>b), nb) != 0:
             return k
     return -1

@@ -18,7 +18,7 @@ from .._char_bpe import CharBPE
 from .._core import BPETable
 from ..formats.bytelevel import BYTE_TO_CHAR, token_bytes as bytelevel_token_bytes
 from .._formats import (bytelevel_token_bytes as bytelevel_vocab_bytes, checked_vocab, frozen_merges,
-                        hf_merge_rows, kept_merge_rows, single_bytes, untracked)
+                        hf_merge_rows, ids_to_tokens, kept_merge_rows, single_bytes, untracked)
 from .._merge_ids import merge_ids
 from ._nodes import LazyMerges, json_bool, json_field, json_str
 from .._tokenizer_json import bytes_digest, whole_token_states
@@ -74,11 +74,7 @@ class BPE:
         if not isinstance(vocab, dict):
             raise ValueError("tokenizer.json: model.vocab must be an object {token: id}")
         self.vocab: dict[str, int] = checked_vocab(vocab)   # the file's own dict, checked in C
-        # (zip in C: a generator here was ~10% of loading a 150k vocabulary)
-        # untracked: a dict subclass is always tracked, and this one (ints to strs, no cycle
-        # possible) was young at the first collection after loading: 4.4 ms of the first
-        # user call that allocated enough (Qwen2.5's 151k ids)
-        self.id_to_token: dict[int, str] = untracked(IdToToken(zip(self.vocab.values(), self.vocab.keys())))
+        self._id_to_token = None   # made on first use (`id_to_token`)
         self.unk_token = json_field(node, "unk_token", json_str, "model")
         self.prefix = json_field(node, "continuing_subword_prefix", json_str, "model", "")
         self.suffix = json_field(node, "end_of_word_suffix", json_str, "model", "")
@@ -224,6 +220,20 @@ class BPE:
     def seed_dropout(self, seed: int | None) -> None:
         """Make dropout reproducible: the same seed gives the same sequence of results."""
         self._rng = random.Random(seed)
+
+    @property
+    def id_to_token(self) -> IdToToken:
+        """The id -> token dict (callable as HF's `Model.id_to_token(id)`), made on first use:
+        making and freeing it cost GPT-2's load 33M instructions (6%), which a process that
+        never asks a token's string (ids, decode) need not pay."""
+        made = self._id_to_token
+        if made is None:
+            # (copied whole from a dict made at its size: ids_to_tokens)
+            # untracked: a dict subclass is always tracked, and this one (ints to strs, no cycle
+            # possible) was young at the first collection after loading: 4.4 ms of the first
+            # user call that allocated enough (Qwen2.5's 151k ids)
+            made = self._id_to_token = untracked(IdToToken(ids_to_tokens(self.vocab)))
+        return made
 
     # -- HF's component API (tokenizers.models.BPE): tokenize, token_to_id, id_to_token ---
 
