@@ -109,3 +109,21 @@ def test_the_tuple_path_gives_the_same_lists(enc):
     finally:
         _id_output.use_id_ints(on)
     assert off == [enc.encode(TEXT[:i]) for i in range(0, 400, 37)]
+
+
+def test_piece_ends_are_a_uint32_array(enc):
+    """encode_texts(..., with_pieces=True) gives each text's piece ends as an array('I') made
+    in C (_id_output.idbuf_to_array): the ends of the pattern's pieces in UTF-8 bytes."""
+    from array import array
+
+    import regex
+
+    texts = [TEXT[:300], "", "é€ x 12", "a"]
+    got = enc.kernel.encode_texts(texts, enc.splitter.kind, True)
+    for text, (ids, ends) in zip(texts, got):
+        assert type(ends) is array and ends.typecode == "I"
+        want, at = [], 0
+        for piece in regex.findall(fastbpe.patterns.GPT4_PATTERN, text):
+            at += len(piece.encode())
+            want.append(at)
+        assert list(ends) == want and ids == enc.encode_ordinary(text)
