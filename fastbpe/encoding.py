@@ -16,7 +16,7 @@ from .formats.tiktoken_bpe import TokensByRank, index_or_none, tokens_of_ranks
 from .pretokenize import Splitter
 from .special_tokens import raise_disallowed_special_token, special_token_regex
 from .text import fix_surrogates
-from .threads import check_threads, parallel_map
+from .threads import batch_threads, check_threads, parallel_map
 
 
 class Encoding(CompiledOrdinary):
@@ -138,7 +138,8 @@ class Encoding(CompiledOrdinary):
         _check_batch(text, num_threads)
         # kept threads: each one's piece cache stays warm from batch to batch (a new thread per
         # call started cold every time: 2 threads ran slower than 1 on English and code)
-        return parallel_map(self._encode_ordinary_many, text, self._batch_threads(num_threads), keep_threads=True)
+        return parallel_map(self._encode_ordinary_many, text, self._batch_threads(num_threads, text),
+                            keep_threads=True)
 
     def encode_batch(
         self,
@@ -163,7 +164,7 @@ class Encoding(CompiledOrdinary):
             return [self._encode_with_specials(t, a, False) if a else self._encode_ordinary(t, False)
                     for t, a in zip(texts, allowed)]
 
-        return parallel_map(chunk, text, self._batch_threads(num_threads), keep_threads=True)
+        return parallel_map(chunk, text, self._batch_threads(num_threads, text), keep_threads=True)
 
     def encode_files(self, paths, out=None, *, separator="<|endoftext|>", split_on=None,
                      keep_empty=False, dtype=None, num_threads=None, buffer_bytes=64 << 20,
@@ -187,12 +188,13 @@ class Encoding(CompiledOrdinary):
                                        keep_empty=keep_empty, dtype=dtype, num_threads=num_threads,
                                        buffer_bytes=buffer_bytes, show_progress=show_progress)
 
-    def _batch_threads(self, num_threads: int) -> int:
+    def _batch_threads(self, num_threads: int, texts) -> int:
         """Threads worth using: with the C scanner the whole encode is GIL-free and scales;
         a pattern split by `regex` does not, because `regex` takes the GIL back for every
         match it returns, so more threads only add contention (measured: 2 threads run at
-        half the speed of 1) and that path runs on one."""
-        return num_threads if self._splitter.kind >= 0 else 1
+        half the speed of 1) and that path runs on one.  A small batch runs on one too
+        (threads.batch_threads)."""
+        return batch_threads(texts, num_threads) if self._splitter.kind >= 0 else 1
 
     def encode_single_token(self, text_or_bytes: str | bytes) -> int:
         """The id of the single token whose text or bytes is given; KeyError if there is none.

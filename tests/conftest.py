@@ -35,6 +35,13 @@ if "FASTBPE_CACHE_DIR" not in os.environ:
     atexit.register(shutil.rmtree, _session_cache, ignore_errors=True)
 
 
+# tests that ask for threads get them however small their batch (fastbpe.threads.batch_threads
+# runs a small batch on the calling thread; test_small_batches_run_on_the_calling_thread checks that)
+from fastbpe import threads as _threads  # noqa: E402
+
+_threads.SMALL_BATCH_CHARS = 0
+
+
 def regex_oracle_mismatch() -> str | None:
     """Why tests whose oracle is the `regex` package cannot run here, or None: the scanner's
     Unicode tables and their override list were made from one regex version (the [test] pin);

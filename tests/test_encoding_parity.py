@@ -788,7 +788,8 @@ def test_batches_run_on_kept_threads():
     from helpers import toy_encoding
 
     enc = toy_encoding()
-    docs = [f"doc {i} " + "hello world, " * (i % 7) for i in range(40)]
+    docs = [f"doc {i} " + "hello world, " * (i % 7 + 20) for i in range(40)]   # not a small batch
+    assert threads.batch_threads(docs, 2) == 2
     want = [enc.encode_ordinary(d) for d in docs]
     seen = []   # the Thread objects themselves (an ident can be reused once a thread ends)
     real = enc._encode_ordinary_many
@@ -801,5 +802,41 @@ def test_batches_run_on_kept_threads():
     for _ in range(3):
         assert enc.encode_ordinary_batch(docs, num_threads=2) == want
         assert enc.encode_batch(docs, num_threads=2) == want
-    assert len(set(seen)) <= 2 and threading.current_thread() not in seen   # the same pool threads each time
+    # the same threads each time: the caller, which takes chunks too, and one kept pool thread
+    assert len(set(seen)) <= 2 and len(set(seen) - {threading.current_thread()}) <= 1
     assert threads.kept_pool(2) is threads.kept_pool(2)
+
+
+def test_small_batches_run_on_the_calling_thread(monkeypatch):
+    """threads.batch_threads: a list of str under SMALL_BATCH_CHARS characters in all runs on one
+    thread (what the pool costs is more than its work), anything else keeps the count; and the
+    kept pool's map runs every chunk once, in order, with the caller taking chunks too, raising
+    the first failing chunk's error after every thread stopped."""
+    import threading
+
+    from fastbpe import threads
+    from helpers import toy_encoding
+
+    monkeypatch.setattr(threads, "SMALL_BATCH_CHARS", 8192)   # the library's (conftest sets 0)
+    small, big = ["a" * 100] * 8, ["a" * 2000] * 8
+    assert threads.batch_threads(small, 4) == 1 and threads.batch_threads(big, 4) == 4
+    assert threads.batch_threads(small + [3], 4) == 4 and threads.batch_threads(tuple(small), 4) == 4
+    assert threads.batch_threads(small, None) is None and threads.batch_threads([], 2) == 1
+    seen = []
+
+    def chunk(part):
+        seen.append(threading.get_ident())
+        bad = [x for x in part if x < 0]
+        if bad:
+            raise ValueError(f"bad {bad[0]}")
+        return [x * 2 for x in part]
+
+    items = list(range(40))
+    assert threads.parallel_map(chunk, items, 2, keep_threads=True) == [x * 2 for x in items]
+    assert len(seen) == 4   # four chunks, each run once
+    with pytest.raises(ValueError, match="bad -1"):   # chunks 1, 2 and 3 fail: chunk 1's error
+        threads.parallel_map(chunk, [0, 1, 2, -1, 4, 5, 6, 7, -2, -3, 10, 11], 2, keep_threads=True)
+    enc = toy_encoding()
+    texts = ["hello world " * k for k in range(1, 40)]
+    assert enc.encode_ordinary_batch(texts[:3], num_threads=4) == [enc.encode_ordinary(t) for t in texts[:3]]
+    assert enc.encode_ordinary_batch(texts * 20, num_threads=2) == [enc.encode_ordinary(t) for t in texts * 20]

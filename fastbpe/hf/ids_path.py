@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from ..patterns import BY_NAME
-from ..threads import available_cores, parallel_map
+from ..threads import available_cores, batch_threads, parallel_map
 from .._added_split import encode_cut_texts
 from .._short_call import ShortCall, lazy_objects, plain_texts
 from .encoding import LAZY_FIELDS, SHORT_FIELDS, Encoding, ShortSource, gc_paused, lazy_encoding, single_sequence_shape
@@ -338,16 +338,15 @@ class IdsPath:
         if isinstance(texts, str):
             raise TypeError("encode_ids_batch expects a list of str, not a single str")
         texts = list(texts)
+        num_threads = batch_threads(texts, available_cores() if num_threads is None else num_threads)
         if self._char_kernel():
-            bodies = self._char_path.bodies(self, texts, available_cores() if num_threads is None else num_threads)
+            bodies = self._char_path.bodies(self, texts, num_threads)
         elif not self._uses_fast_path():
             return [e.ids for e in self.encode_batch(texts, add_special_tokens=add_special_tokens)]
         elif self._kind < 0:
             # the regex split re-takes the GIL per match: threads would only contend
             bodies = [self._body_ids(self._fast_segments(t)) for t in texts]
         else:
-            if num_threads is None:
-                num_threads = available_cores()
             bodies = parallel_map(self._fast_bodies, texts, num_threads, keep_threads=True)
         if self._truncation is None and self._padding is None and not any(self._wraps(add_special_tokens)):
             return bodies

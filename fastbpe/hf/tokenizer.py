@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 import weakref
 
-from ..threads import available_cores
+from ..threads import available_cores, batch_threads
 from .._short_call import CompiledEncode
 from . import _nodes, char_level, decoders, lowering, normalizers, post_processors, pre_tokenizers, spec
 from ._nodes import UnsupportedError
@@ -494,7 +494,7 @@ class Tokenizer(IdsPath, PostProcessing, HFExtras, CompiledEncode):
         if (with_offsets and (self._kind >= 0 and self._uses_fast_path() or self._char_kernel())
                 and set(map(type, inputs)) <= {str}):   # all str (map: no Python step a text)
             with gc_paused():
-                return self._single_encodings(inputs, add_special_tokens, num_threads)
+                return self._single_encodings(inputs, add_special_tokens, batch_threads(inputs, num_threads))
         flat, type_ids, shapes = [], [], []
         for item in inputs:
             if isinstance(item, str):
