@@ -2,26 +2,26 @@
 """Char-level BPE (SentencePiece-style: Llama-2, Mistral, Phi-3, Gemma, ChatGLM tokenizer.json
 files and SentencePiece `.model` files): a text to ids with the GIL released.
 
-HF's BPE model on one word (`BPE::merge_word`): each character becomes its token when the
-vocabulary has it, else the `<0xNN>` tokens of its UTF-8 bytes (`byte_fallback`), else the unk
-token (consecutive ones fused into one with `fuse_unk`; dropped without an unk token); then
-the merges run, lowest rank first, leftmost on ties.  The merging is the byte-level kernel's
-loops on given first parts (`_merge.merge_parts`: a linear scan for short words, sorted runs
-and a heap for long ones, O(n log n)), called per piece; this module adds what is around it:
-the characters' initial ids from a code point table, the SentencePiece normalizer of these
-files (a meta character "▁" prepended, spaces replaced by it: one pass over the UTF-8, made
-from the str's code units when CPython has no UTF-8 for it yet), the cut into pieces and the thread's piece cache (`_piece_cache`,
-as the byte-level kernel uses it), and HF's character offsets of every token.
+HF's BPE model on one word (`BPE::merge_word`): each character's initial ids
+(`_char_symbols`: its token, else its bytes' `<0xNN>` tokens, else the unk token), then the
+merges, lowest rank first, leftmost on ties: the byte-level kernel's loops on given first parts
+(`_merge.merge_parts`: a linear scan for short words, sorted runs and a heap for long ones,
+O(n log n)).  A word of ASCII characters and meta characters takes its first ids and pairs
+from a table of 129 x 129 pairs (`merge_word`).  This module adds what is around it: the
+SentencePiece normalizer of these files (`_meta_text`: "▁" prepended, spaces replaced by it,
+one pass over the UTF-8 or the str's code units), the cut into pieces, the thread's piece
+cache (`_char_cache`), and HF's character offsets of every token (`_char_offsets`).
 
 Pieces.  Without a pre-tokenizer HF merges a whole text as one word.  Where no merge can
 join across a point of the text (`_char_cuts.merge_cuts`, decided per file at load: before a
 meta character that follows another character, `cut_before_meta`; between two characters no
 merge joins), the text is cut and each piece is merged (or found in the cache) on its own,
-with the same result.  One byte loop makes every cut (`encode_cut`: two ASCII bytes by a pair
-table, a character that is not ASCII decoded at its first byte only).  A Metaspace
-pre-tokenizer with `split` cuts before every meta character (HF's words); `ignore_merges`
-then looks each word up whole.  A file whose merges join everywhere is merged whole (the
-heap loop: O(n log n)).
+with the same result.  With `cut_before_meta` each word (from such a meta character to the
+next) is first looked up whole in the cache (`encode_words`); a word seen before costs one
+probe.  One byte loop makes the other cuts (`encode_cut`: two ASCII bytes by a pair table, a
+character that is not ASCII decoded at its first byte only).  A Metaspace pre-tokenizer with
+`split` cuts before every meta character (HF's words); `ignore_merges` then looks each word
+up whole.  A file whose merges join everywhere is merged whole (the heap loop: O(n log n)).
 
 `kind` (the argument of encode_text / encode_texts) is a set of flags: how to normalize and
 cut (PREPEND, PREPEND_UNLESS_META, REPLACE_SPACE, SPLIT below).
@@ -33,18 +33,20 @@ from libc.stdlib cimport malloc, calloc, free
 from libc.string cimport memcmp, memcpy, memset
 
 from fastbpe._char_cuts cimport CUT_AFTER, CUT_BEFORE, CUT_META, CUT_TOKEN
+from fastbpe._char_cache cimport META_KEY, PieceKey, cache_keep, cache_probe
+from fastbpe._char_offsets cimport token_offsets
+from fastbpe._char_symbols cimport FALLBACK_ID, CharSymbols, char_id, initial_symbols
 from fastbpe._core cimport BPETable, thread_cache
-from fastbpe._hash cimport PACKED_MAX, hash_in_text, load_word, packed_hash, packed_key
+from fastbpe._hash cimport FB_LITTLE_ENDIAN, PACKED_MAX, load_word, packed_hash, packed_key
 from fastbpe._id_output cimport idbuf_to_list, idbuf_to_numpy
-from fastbpe._merge cimport merge_parts
-from fastbpe._meta_text cimport (F_PREPEND, F_PREPEND_UNLESS_META, F_REPLACE_SPACE, F_SPLIT, KIND_MAX, meta_cut,
+from fastbpe._merge cimport merge_paired_parts, merge_parts
+from fastbpe._meta_text cimport (F_PREPEND, F_PREPEND_UNLESS_META, F_REPLACE_SPACE, F_SPLIT, KIND_MAX, fb_ctz64, is_meta, meta_cut,
                                  meta_normalize, meta_normalize_units, utf8_char)
-from fastbpe._piece_cache cimport (CACHE_MAX_IDS, CACHE_MAX_PIECE, CACHE_SIZE, PACKED_MAX_IDS, PieceCache,
-                                   cache_find, cache_store, packed_store, spill_find, spill_store)
+from fastbpe._piece_cache cimport PACKED_MAX_IDS, PieceCache, packed_store
 from fastbpe._utf8 cimport (Utf8Text, utf8_text_check, utf8_text_close, utf8_text_convert, utf8_text_open,
                             utf8_texts_free, utf8_texts_open)
-from fastbpe._vocab cimport tok_t, token_lookup
-from fastbpe._workspace cimport (CacheEntry, IdBuf, PackedEntry, Work, idbuf_free, idbuf_reserve, idbufs_free,
+from fastbpe._vocab cimport NO_PAIR, pair_word, tok_t, token_lookup
+from fastbpe._workspace cimport (IdBuf, PackedEntry, SmallPart, Work, idbuf_free, idbuf_reserve, idbufs_free,
                                  work_free, work_reserve)
 
 import array
@@ -53,10 +55,6 @@ from fastbpe._char_cuts import merge_cuts
 
 # kind flags (_meta_text.pxd): how a text is normalized and cut
 PREPEND, PREPEND_UNLESS_META, REPLACE_SPACE, SPLIT = F_PREPEND, F_PREPEND_UNLESS_META, F_REPLACE_SPACE, F_SPLIT
-cdef enum:
-    FALLBACK_ID = -2      # char_ids: no token for the character (byte fallback or unk)
-    SPILL_KEEP = 1024     # _piece_cache's SPILL_MAX_PIECE: longer pieces are not kept
-cdef uint64_t META_KEY = 1ULL << 63   # a packed key's flag: the piece starts with the meta character
 cdef uint8_t CUT_PAIR[256]   # [flags of a << 4 | flags of b]: cut between a and b (_char_cuts.pxd's rule)
 cdef int _fa, _fb
 for _fa in range(16):
@@ -74,33 +72,44 @@ cdef class CharBPE:
     `encode_texts(texts, kind, with_pieces)` are `_core.BPETable`'s entry points (the kind is
     this module's flags); `with_pieces` gives each token's character offsets in the text."""
     cdef readonly BPETable table          # the merges (pair table) and token lookup by bytes
-    cdef int32_t* bmp_ids                 # [0x10000] a BMP character's token, else FALLBACK_ID
-    cdef uint32_t* astral_cps             # characters above the BMP with a token, ascending
-    cdef int32_t* astral_ids
-    cdef Py_ssize_t n_astral
-    cdef int32_t byte_ids[256]            # <0xNN> tokens (-1: none)
+    cdef CharSymbols sym                  # a word's first ids (_char_symbols)
     cdef int32_t* token_nbytes            # UTF-8 bytes each token stands for (-1: unknown)
-    cdef readonly bint byte_fallback, fuse_unk, ignore_merges, cut_before_meta
+    cdef readonly bint ignore_merges, cut_before_meta
     cdef uint64_t ascii_cut[256]          # bit (a, b) at [2a + b / 64]: a piece is cut between a and b
     cdef uint8_t* cut_flags               # [0x10000] a BMP character's CUT_* flags (pairs not both ASCII)
-    cdef readonly int32_t unk_id
     cdef uint8_t meta[4]
     cdef int meta_len
     cdef readonly str meta_char
+    cdef int32_t small_ids[129]           # the tokens of the ASCII characters and (128) the meta character
+    cdef uint64_t* small_pairs            # [129 * 129] their pairs' (rank << 32 | new id) (-1 ids: NO_PAIR)
 
     def __cinit__(self):
-        self.bmp_ids = NULL
-        self.astral_cps = NULL
-        self.astral_ids = NULL
+        self.sym.bmp_ids = NULL
+        self.sym.astral_cps = NULL
+        self.sym.astral_ids = NULL
         self.token_nbytes = NULL
         self.cut_flags = NULL
+        self.small_pairs = NULL
 
     def __dealloc__(self):
-        free(self.bmp_ids)
-        free(self.astral_cps)
-        free(self.astral_ids)
+        free(self.small_pairs)
+        free(self.sym.bmp_ids)
+        free(self.sym.astral_cps)
+        free(self.sym.astral_ids)
         free(self.token_nbytes)
         free(self.cut_flags)
+
+    @property
+    def unk_id(self):
+        return self.sym.unk_id
+
+    @property
+    def byte_fallback(self):
+        return self.sym.byte_fallback
+
+    @property
+    def fuse_unk(self):
+        return self.sym.fuse_unk
 
     @staticmethod
     def build(dict vocab, merges, unk_token=None, bint byte_fallback=False, bint fuse_unk=False,
@@ -125,8 +134,8 @@ cdef class CharBPE:
         self.meta_char = meta
         self.meta_len = len(meta_utf8)
         memcpy(self.meta, <const char*>meta_utf8, self.meta_len)
-        self.byte_fallback, self.fuse_unk, self.ignore_merges = byte_fallback, fuse_unk, ignore_merges
-        self.unk_id = vocab[unk_token] if unk_token is not None else -1
+        self.sym.byte_fallback, self.sym.fuse_unk, self.ignore_merges = byte_fallback, fuse_unk, ignore_merges
+        self.sym.unk_id = vocab[unk_token] if unk_token is not None else -1
         if table is None:   # (hf.model passes its own: then no token is encoded here)
             tokens = [None] * n_ids
             for t, i in vocab.items():
@@ -140,12 +149,12 @@ cdef class CharBPE:
             rows = array.array("q", numpy.ascontiguousarray(merges, dtype="int64").reshape(-1).tobytes())
         m = len(rows) // 3
         # the characters' tokens
-        self.bmp_ids = <int32_t*>malloc(0x10000 * sizeof(int32_t))
+        self.sym.bmp_ids = <int32_t*>malloc(0x10000 * sizeof(int32_t))
         self.token_nbytes = <int32_t*>malloc((n_ids + 1) * sizeof(int32_t))
-        if self.bmp_ids == NULL or self.token_nbytes == NULL:
+        if self.sym.bmp_ids == NULL or self.token_nbytes == NULL:
             raise MemoryError()
         for i in range(0x10000):
-            self.bmp_ids[i] = FALLBACK_ID
+            self.sym.bmp_ids[i] = FALLBACK_ID
         for i in range(n_ids + 1):
             self.token_nbytes[i] = -1
         astral = []
@@ -153,34 +162,34 @@ cdef class CharBPE:
             if len(t) == 1:
                 cp = ord(t)
                 if cp < 0x10000:
-                    self.bmp_ids[cp] = i
+                    self.sym.bmp_ids[cp] = i
                 else:
                     astral.append((cp, i))
                 self.token_nbytes[i] = 1 if cp < 0x80 else 2 if cp < 0x800 else 3 if cp < 0x10000 else 4   # its UTF-8
         astral.sort()
-        self.n_astral = len(astral)
-        self.astral_cps = <uint32_t*>malloc((self.n_astral + 1) * sizeof(uint32_t))
-        self.astral_ids = <int32_t*>malloc((self.n_astral + 1) * sizeof(int32_t))
-        if self.astral_cps == NULL or self.astral_ids == NULL:
+        self.sym.n_astral = len(astral)
+        self.sym.astral_cps = <uint32_t*>malloc((self.sym.n_astral + 1) * sizeof(uint32_t))
+        self.sym.astral_ids = <int32_t*>malloc((self.sym.n_astral + 1) * sizeof(int32_t))
+        if self.sym.astral_cps == NULL or self.sym.astral_ids == NULL:
             raise MemoryError()
-        for i in range(self.n_astral):
-            self.astral_cps[i], self.astral_ids[i] = astral[i]
+        for i in range(self.sym.n_astral):
+            self.sym.astral_cps[i], self.sym.astral_ids[i] = astral[i]
         all_bytes = True
         for i in range(256):
             b_id = vocab.get(f"<0x{i:02X}>")
-            self.byte_ids[i] = -1 if b_id is None else b_id
+            self.sym.byte_ids[i] = -1 if b_id is None else b_id
             if b_id is None:
                 all_bytes = False
             elif byte_fallback:
                 self.token_nbytes[b_id] = 1
-        if byte_fallback and not all_bytes and self.unk_id >= 0:
+        if byte_fallback and not all_bytes and self.sym.unk_id >= 0:
             raise ValueError("byte_fallback with some <0xNN> tokens missing and an unk token: HF puts a pending "
                              "unk token after the fallback bytes; not compiled")
         # what each merged token stands for, in merge order (unk and what contains it: -1)
         cdef const int64_t[::1] r = rows   # typed: a Python loop over 60k+ merges cost ~30 ms a load
         for i in range(m):
             a, b, c = r[3 * i], r[3 * i + 1], r[3 * i + 2]
-            if a == self.unk_id or b == self.unk_id:
+            if a == self.sym.unk_id or b == self.sym.unk_id:
                 raise ValueError("a merge involves the unk token: not compiled")
             if self.token_nbytes[c] < 0 and self.token_nbytes[a] > 0 and self.token_nbytes[b] > 0:
                 self.token_nbytes[c] = self.token_nbytes[a] + self.token_nbytes[b]
@@ -192,151 +201,74 @@ cdef class CharBPE:
         if self.cut_flags == NULL:
             raise MemoryError()
         memcpy(self.cut_flags, <const char*>cut_flags, 0x10000)
+        # the first pairs of a word of ASCII and meta characters (merge_word) from a table
+        self.small_pairs = <uint64_t*>malloc(129 * 129 * sizeof(uint64_t))
+        if self.small_pairs == NULL:
+            raise MemoryError()
+        for i in range(129):   # (initial_symbols' ids: a character's token, else its fallback byte's)
+            self.small_ids[i] = char_id(&self.sym, i if i < 128 else ord(meta))
+            if i < 128 and self.small_ids[i] < 0 and byte_fallback:
+                self.small_ids[i] = self.sym.byte_ids[i]
+            if i == 128 and (ord(meta) < 0x80 or self.meta_len > 3):
+                self.small_ids[i] = -1   # (merge_word reads a meta character of 2 or 3 bytes there)
+        for i in range(129):
+            for k in range(129):
+                self.small_pairs[129 * i + k] = NO_PAIR if self.small_ids[i] < 0 or self.small_ids[k] < 0 else (
+                    pair_word(&self.table.pairs, self.small_ids[i], self.small_ids[k]))
         return self
-
-    # -- the initial symbols ---------------------------------------------------------------
-
-    cdef inline int32_t char_id(self, uint32_t cp) noexcept nogil:
-        """The token of a character, or FALLBACK_ID."""
-        cdef Py_ssize_t lo = 0, hi = self.n_astral, mid
-        if cp < 0x10000:
-            return self.bmp_ids[cp]
-        while lo < hi:
-            mid = (lo + hi) >> 1
-            if self.astral_cps[mid] < cp:
-                lo = mid + 1
-            else:
-                hi = mid
-        if lo < self.n_astral and self.astral_cps[lo] == cp:
-            return self.astral_ids[lo]
-        return FALLBACK_ID
-
-    cdef inline bint falls_back(self, const uint8_t* p, Py_ssize_t ln) noexcept nogil:
-        """Whether byte fallback gives a character's bytes (every <0xNN> token exists)."""
-        cdef Py_ssize_t k
-        if not self.byte_fallback:
-            return False
-        for k in range(ln):
-            if self.byte_ids[p[k]] < 0:
-                return False
-        return True
-
-    cdef Py_ssize_t initial_symbols(self, const uint8_t* p, Py_ssize_t n, tok_t* ids) noexcept nogil:
-        """HF's merge_word before merging: the initial ids of the word p[:n] (at most n)."""
-        cdef Py_ssize_t i = 0, m = 0, ln, k
-        cdef uint32_t cp
-        cdef int32_t t
-        cdef bint pending = False   # an unk symbol not written yet (fuse_unk grows it)
-        while i < n:
-            if p[i] < 0x80:
-                cp = p[i]
-                ln = 1
-            else:
-                ln = utf8_char(p + i, n - i, &cp)
-            t = self.char_id(cp)
-            if t >= 0:
-                if pending:
-                    ids[m] = <tok_t>self.unk_id
-                    m += 1
-                    pending = False
-                ids[m] = <tok_t>t
-                m += 1
-            elif self.falls_back(p + i, ln):
-                for k in range(ln):   # (HF writes a pending unk after these: see build)
-                    ids[m] = <tok_t>self.byte_ids[p[i + k]]
-                    m += 1
-            elif self.unk_id >= 0:
-                if pending and not self.fuse_unk:
-                    ids[m] = <tok_t>self.unk_id
-                    m += 1
-                pending = True
-            i += ln
-        if pending:
-            ids[m] = <tok_t>self.unk_id
-            m += 1
-        return m
 
     cdef int merge_word(self, const uint8_t* p, Py_ssize_t n, IdBuf* out, Work* w) except -1 nogil:
         """Append the ids of the word p[:n]: its initial symbols merged by the byte-level
         kernel's loops (`_merge.merge_parts`: a scan for short words, sorted runs and a heap
-        for long ones, never quadratic)."""
+        for long ones, never quadratic).  A word of ASCII characters with tokens and meta
+        characters (most words of English and code) takes its first ids and pairs from
+        small_ids and small_pairs: no pair table lookups for them."""
         cdef tok_t* ids
-        cdef Py_ssize_t m, k
+        cdef Py_ssize_t m = 0, k, i = 0, ml = self.meta_len
+        cdef int prev = 0, c
+        cdef SmallPart* parts
         work_reserve(w, n + 1)
+        parts = w.parts
+        while i < n:
+            c = p[i]
+            if c >= 0x80:
+                if i + ml <= n and c == self.meta[0] and p[i + 1] == self.meta[1] and (ml < 3 or p[i + 2] == self.meta[2]):
+                    c = 128
+                else:
+                    break
+            if self.small_ids[c] < 0:
+                break
+            i += 1 if c < 128 else ml
+            parts[m].id = <tok_t>self.small_ids[c]
+            if m:
+                parts[m - 1].pair = self.small_pairs[129 * prev + c]
+            prev = c
+            m += 1
+        if i == n:
+            idbuf_reserve(out, m)
+            merge_paired_parts(&self.table.pairs, parts, m, out, w)
+            return 0
         ids = <tok_t*>(w.heap + 3 * w.cap)   # merge_parts' sorting scratch: free until the parts are made
-        m = self.initial_symbols(p, n, ids)
+        m = initial_symbols(&self.sym, p, n, ids)
         if m == 0:
             return 0
         for k in range(m):
-            w.parts[k].id = ids[k]
+            parts[k].id = ids[k]
         idbuf_reserve(out, m)
-        merge_parts(&self.table.pairs, w.parts, m, out, w)
+        merge_parts(&self.table.pairs, parts, m, out, w)
         return 0
 
     cdef int encode_piece(self, const uint8_t* p, Py_ssize_t n, const uint8_t* end, IdBuf* out,
                           Work* w) except -1 nogil:
         """Append the ids of one piece p[:n] (n >= 1): from the thread's piece cache, else
         merged and remembered."""
-        cdef uint64_t h = 0, k0 = 0, k1 = 0
-        cdef PackedEntry* pe
-        cdef CacheEntry* e
-        cdef Py_ssize_t before = out.len, count
-        cdef Py_ssize_t ml = self.meta_len
-        cdef bint packed = False
+        cdef PieceKey key
+        cdef Py_ssize_t before = out.len
         idbuf_reserve(out, n + 8)   # every id covers a byte at least; slack for 16-byte copies
-        # a piece that starts with the meta character is keyed by the rest and a flag bit
-        # (the length takes the key's top byte's low 4 bits): pieces of up to 18 bytes
-        # ("▁" is 3) get a packed entry
-        if n > ml and n - ml <= PACKED_MAX and memcmp(p, self.meta, ml) == 0:
-            packed = True
-            packed_key(p + ml, n - ml, end, &k0, &k1)
-            k1 |= META_KEY
-        elif n <= PACKED_MAX:
-            packed = True
-            packed_key(p, n, end, &k0, &k1)
-        if packed:
-            # packed_hash's low bits (the slot) depend only on the key's first 6 bytes:
-            # "▁▁▁III." and "▁▁▁VII." would share a slot; fold its high half in.  (Entries
-            # that PieceCache.lend moves when it grows the table then land elsewhere, and
-            # are lost once: misses, never wrong ids, since a hit compares the whole key.)
-            h = packed_hash(k0, k1)
-            h ^= h >> 16
-            pe = &w.packed[h & w.packed_mask]
-            if pe.k0 == k0 and pe.k1 == k1:
-                if pe.n_ids:
-                    memcpy(out.data + out.len, pe.ids, 16)
-                    out.len += pe.n_ids
-                    return 0
-                e = cache_find(w.cache, p, n, h, load_word(p, n, end))
-                if e != NULL:
-                    memcpy(out.data + out.len, e.ids, CACHE_MAX_IDS * sizeof(tok_t))
-                    out.len += e.n_ids
-                    return 0
-        else:
-            h = hash_in_text(p, n, end)
-            if n <= CACHE_MAX_PIECE:
-                k0 = load_word(p, n, end)
-                e = cache_find(w.cache, p, n, h, k0)
-                if e != NULL:
-                    memcpy(out.data + out.len, e.ids, CACHE_MAX_IDS * sizeof(tok_t))
-                    out.len += e.n_ids
-                    return 0
-        # pieces of many ids, and long ones, are kept in the spill tier
-        if n <= SPILL_KEEP and w.spill != NULL:
-            count = spill_find(w.spill, p, n, h, out.data + out.len)
-            if count >= 0:
-                out.len += count
-                return 0
+        if cache_probe(self.meta, self.meta_len, p, n, end, out, w, &key):
+            return 0
         self.merge_word(p, n, out, w)
-        count = out.len - before
-        if packed and count <= PACKED_MAX_IDS:
-            packed_store(w.packed, w.packed_mask, h, k0, k1, out.data + before, count)
-        elif n <= CACHE_MAX_PIECE and count <= CACHE_MAX_IDS:
-            cache_store(w.cache, p, n, h, out.data + before, count)
-            if packed:
-                packed_store(w.packed, w.packed_mask, h, k0, k1, NULL, 0)
-        elif n <= SPILL_KEEP and w.spill != NULL:
-            spill_store(w.spill, p, n, h, out.data + before, count)
+        cache_keep(p, n, &key, out.data + before, out.len - before, w)
         return 0
 
     # -- a whole text ----------------------------------------------------------------------
@@ -369,7 +301,10 @@ cdef class CharBPE:
                         self.word_end(words, n, out.len)
                     return 0
             if not self.cut_before_meta or self.meta_len <= 3:
-                self.encode_cut(q, 0, n, q + n, out, w)   # (the cut before a meta character too)
+                if self.cut_before_meta:
+                    self.encode_words(q, n, out, w)
+                else:
+                    self.encode_cut(q, 0, n, q + n, out, w)
                 if words != NULL:
                     self.word_end(words, n, out.len)
                 return 0
@@ -387,12 +322,100 @@ cdef class CharBPE:
             start = stop
         return 0
 
+    cdef inline Py_ssize_t next_word(self, const uint8_t* q, Py_ssize_t n, Py_ssize_t start) noexcept nogil:
+        """Where the word of q[:n] that starts at start ends: at the next meta character (of
+        up to 3 bytes) that follows another character, else n.  The meta character's first
+        byte is searched for eight bytes at a time (a memchr call a word cost more on words
+        of 6 bytes)."""
+        cdef Py_ssize_t j = start + 1, ml = self.meta_len
+        cdef uint8_t m0 = self.meta[0], m1 = self.meta[1], m2 = self.meta[2], last = self.meta[ml - 1]
+        cdef uint64_t x, hit, ones = 0x0101010101010101ULL
+        while True:
+            if FB_LITTLE_ENDIAN:
+                while j + 8 <= n:
+                    memcpy(&x, q + j, 8)
+                    x ^= ones * m0                 # the byte searched for is a zero byte of x
+                    hit = (x - ones) & ~x & (ones << 7)   # the lowest: the first
+                    if hit:
+                        j += fb_ctz64(hit) >> 3
+                        break
+                    j += 8
+            while j < n and q[j] != m0:
+                j += 1
+            if j + ml > n:
+                return n
+            if (ml < 2 or q[j + 1] == m1) and (ml < 3 or q[j + 2] == m2):
+                if q[j - 1] != last or not (j - ml >= start and is_meta(self.meta, ml, q, j - ml, n)):
+                    return j
+                while is_meta(self.meta, ml, q, j + ml, n):   # the rest of this run (indentation) in place
+                    j += ml
+                j += ml
+            else:
+                j += 1
+
+    cdef inline bint word_key(self, const uint8_t* p, Py_ssize_t ln, const uint8_t* end, uint64_t m3, uint64_t* k0,
+                              uint64_t* k1) noexcept nogil:
+        """Whether encode_words probes the word p[:ln] whole: the meta character (its bytes m3)
+        and up to 15 bytes; then its packed key (cache_probe's) in k0, k1.  (Skipping words
+        with bytes >= 0x80 left multilingual text as it was and cost English 2%: curly quotes.)"""
+        if not (ln > self.meta_len and ln - self.meta_len <= PACKED_MAX and load_word(p, self.meta_len, end) == m3):
+            return False
+        packed_key(p + self.meta_len, ln - self.meta_len, end, k0, k1)
+        k1[0] |= META_KEY
+        return True
+
+    cdef int encode_words(self, const uint8_t* q, Py_ssize_t n, IdBuf* out, Work* w) except -1 nogil:
+        """encode_cut of q[:n] for a file whose merges never join across a meta character
+        that follows another character (cut_before_meta): a word from one such meta character
+        to the next that has a packed key (up to 18 bytes, most words of English) is looked up
+        whole in the piece cache first, inline (a word seen before costs one probe, not
+        encode_cut's byte loop and a call a part), and one that encode_cut cuts into parts of
+        up to 3 ids in all is kept whole too (its ids are its parts' ids: the cuts are exact).
+        Longer words go to encode_cut alone: probing them whole cost multilingual text more
+        than it saved (few repeat, and their parts were probed again)."""
+        cdef Py_ssize_t start = 0, stop, ml = self.meta_len, before, run
+        cdef const uint8_t* end = q + n
+        cdef uint64_t k0, k1, h, m3 = 0
+        cdef const PackedEntry* pe
+        memcpy(&m3, self.meta, ml)
+        stop = self.next_word(q, n, 0)
+        while start < n:
+            if not self.word_key(q + start, stop - start, end, m3, &k0, &k1):
+                # words without a packed key, and those after them up to one with a key: one
+                # encode_cut (the byte loop cuts before their meta characters too)
+                run = stop
+                while run < n:
+                    stop = self.next_word(q, n, run)
+                    if self.word_key(q + run, stop - run, end, m3, &k0, &k1):
+                        break
+                    run = stop
+                self.encode_cut(q, start, run, end, out, w)
+                start = run
+                continue
+            h = packed_hash(k0, k1)
+            h ^= h >> 16
+            pe = &w.packed[h & w.packed_mask]
+            idbuf_reserve(out, stop - start + 8)
+            if pe.k0 == k0 and pe.k1 == k1 and pe.n_ids:
+                memcpy(out.data + out.len, pe.ids, 16)
+                out.len += pe.n_ids
+            else:
+                before = out.len
+                if self.encode_cut(q, start, stop, end, out, w) > 1 and out.len - before <= PACKED_MAX_IDS:
+                    packed_store(w.packed, w.packed_mask, h, k0, k1, out.data + before, out.len - before)
+            start = stop
+            if start < n:
+                stop = self.next_word(q, n, start)
+        return 0
+
     cdef int encode_cut(self, const uint8_t* q, Py_ssize_t start, Py_ssize_t stop, const uint8_t* end,
                         IdBuf* out, Work* w) except -1 nogil:
         """Append the ids of q[start:stop] (valid UTF-8), cut between characters no merge joins
         (two ASCII ones: ascii_cut, per pair; else their cut_flags, CUT_PAIR), each part from the
-        cache or merged.  A byte loop: a character not ASCII is decoded at its first byte only."""
+        cache or merged; returns the number of parts.  A byte loop: a character not ASCII is
+        decoded at its first byte only."""
         cdef Py_ssize_t i = start + 1, s = start, ln, at = start   # at: where the character before i starts
+        cdef Py_ssize_t parts = 1
         cdef uint8_t a = q[start], b
         cdef uint32_t cp, last = a      # last: the character before i
         cdef uint8_t fa = 0, fb         # fa: its flags (set when it is not ASCII)
@@ -405,11 +428,12 @@ cdef class CharBPE:
                 if (self.ascii_cut[2 * a + (b >> 6)] >> (b & 63)) & 1:
                     if i - s == 1:
                         idbuf_reserve(out, 1)
-                        out.data[out.len] = <tok_t>self.bmp_ids[a]
+                        out.data[out.len] = <tok_t>self.sym.bmp_ids[a]
                         out.len += 1
                     else:
                         self.encode_piece(q + s, i - s, end, out, w)
                     s = i
+                    parts += 1
                 a = b
                 i += 1
                 continue
@@ -429,86 +453,32 @@ cdef class CharBPE:
             if CUT_PAIR[(fa << 4) | fb]:
                 self.emit_part(q, s, i, at, last, end, out, w)
                 s = i
+                parts += 1
             fa = fb
             last = cp
             at = i
             a = b
             i += ln
         if s == start:
-            return self.encode_piece(q + s, stop - s, end, out, w)
+            self.encode_piece(q + s, stop - s, end, out, w)
+            return 1
         if a < 0x80:
             at = stop - 1
             last = a
-        return self.emit_part(q, s, stop, at, last, end, out, w)
+        self.emit_part(q, s, stop, at, last, end, out, w)
+        return parts
 
     cdef inline int emit_part(self, const uint8_t* q, Py_ssize_t s, Py_ssize_t i, Py_ssize_t at, uint32_t last,
                               const uint8_t* end, IdBuf* out, Work* w) except -1 nogil:
         """Append the ids of the part q[s:i] of a cut piece, whose last character (last) starts
         at q[at]: a part of that one character is its token, when it has one."""
-        cdef int32_t t = self.bmp_ids[last] if at == s and last < 0x10000 else FALLBACK_ID
+        cdef int32_t t = self.sym.bmp_ids[last] if at == s and last < 0x10000 else FALLBACK_ID
         if t >= 0:
             idbuf_reserve(out, 1)
             out.data[out.len] = <tok_t>t
             out.len += 1
             return 0
         return self.encode_piece(q + s, i - s, end, out, w)
-
-    cdef int token_offsets(self, const uint8_t* q, Py_ssize_t n, bint prepended, const tok_t* ids,
-                           const tok_t* words, Py_ssize_t n_words, IdBuf* spans) except -1 nogil:
-        """HF's offsets of each token in the original text: (start, end, word) character
-        triples appended to spans (ids: the text's tokens; words: word_end's pairs, token
-        ends relative to ids).  As HF's Word: within a word a token starts where the one
-        before it ends and spans the bytes it stands for (token_nbytes; an unk token: the
-        run of unknown characters it replaced; a word found whole with ignore_merges: the
-        word), so a character dropped without an unk token shifts the rest of its word, as
-        in HF.  A token inside a character (a fallback byte) covers that character, and the
-        prepended meta character is aligned with the first character of the text (HF's
-        prepend)."""
-        cdef Py_ssize_t b, word, k, ln, e, first = 0, last, start_b = 0, cb = 0, chars = 0, s_char, e_char, run
-        cdef uint32_t cp
-        cdef int32_t t
-        idbuf_reserve(spans, 3 * (words[2 * n_words - 1] if n_words else 0))
-        for word in range(n_words):
-            e = words[2 * word]
-            last = words[2 * word + 1]
-            b = start_b
-            for k in range(first, last):
-                t = <int32_t>ids[k]
-                if last - first == 1 and self.ignore_merges and token_lookup(&self.table.tok, q + b, e - b) == t:
-                    ln = e - b
-                elif t == self.unk_id:
-                    ln = 0
-                    while b + ln < e:
-                        run = utf8_char(q + b + ln, e - b - ln, &cp)
-                        if self.char_id(cp) >= 0 or self.falls_back(q + b + ln, run):
-                            break
-                        ln += run
-                        if not self.fuse_unk:
-                            break
-                else:
-                    ln = self.token_nbytes[t]
-                if ln <= 0 or b + ln > n:   # (never for a file build accepts)
-                    ln = e - b if e > b else 0
-                # the character holding byte b, and the one holding byte b + ln - 1, plus one
-                while cb <= b and cb < n:
-                    chars += (q[cb] & 0xC0) != 0x80
-                    cb += 1
-                s_char = chars - 1
-                while cb < b + ln:
-                    chars += (q[cb] & 0xC0) != 0x80
-                    cb += 1
-                e_char = chars
-                if prepended:
-                    s_char = s_char - 1 if s_char > 0 else 0
-                    e_char = e_char - 1 if e_char > 1 else 1
-                spans.data[spans.len] = <tok_t>s_char
-                spans.data[spans.len + 1] = <tok_t>e_char
-                spans.data[spans.len + 2] = <tok_t>word
-                spans.len += 3
-                b += ln
-            first = last
-            start_b = e
-        return 0
 
     # -- Python entry points ---------------------------------------------------------------
 
@@ -553,8 +523,8 @@ cdef class CharBPE:
             self.encode_normalized(q, qn, kind, out, w, &ends)
             for k in range(1, ends.len, 2):
                 ends.data[k] -= <tok_t>before   # token ends relative to this text's ids
-            self.token_offsets(q, qn, prepended, out.data + before, ends.data, ends.len // 2,
-                               spans)
+            token_offsets(&self.sym, &self.table.tok, self.token_nbytes, self.ignore_merges, q, qn, prepended,
+                          out.data + before, ends.data, ends.len // 2, spans)
             idbuf_reserve(spans, 1)   # then the number of words
             spans.data[spans.len] = <tok_t>(ends.len // 2)
             spans.len += 1
@@ -644,7 +614,7 @@ cdef class CharBPE:
         if ids == NULL:
             raise MemoryError()
         try:
-            m = self.initial_symbols(<const uint8_t*>(<const char*>raw), n, ids)
+            m = initial_symbols(&self.sym, <const uint8_t*>(<const char*>raw), n, ids)
             return [ids[k] for k in range(m)]
         finally:
             free(ids)

@@ -32,3 +32,6 @@ cdef int merge_known_bytes(const MergeTables* t, const uint8_t* p, Py_ssize_t n,
 # parts in w): the same loops, for models whose first parts are not bytes (_char_bpe)
 cdef void merge_parts(const PairTable* pairs, SmallPart* parts, Py_ssize_t m, IdBuf* out,
                       Work* w) noexcept nogil
+# merge_parts of m >= 1 parts whose pairs are set too (parts[i].pair for i < m - 1)
+cdef void merge_paired_parts(const PairTable* pairs, SmallPart* parts, Py_ssize_t m, IdBuf* out,
+                             Work* w) noexcept nogil

@@ -423,6 +423,17 @@ cdef void merge_parts(const PairTable* pairs, SmallPart* parts, Py_ssize_t m, Id
     heap_parts(pairs, parts, w.nxt, w.prv, m, run_len, out, w)
 
 
+cdef void merge_paired_parts(const PairTable* pairs, SmallPart* parts, Py_ssize_t m, IdBuf* out,
+                             Work* w) noexcept nogil:
+    """merge_parts of parts whose pairs are set too (parts[i].pair for i < m - 1; _char_bpe
+    reads a word's first pairs from a table of its own)."""
+    if m <= SCAN_PIECE:
+        parts[m - 1].pair = NO_PAIR
+        scan_parts(pairs, parts, m, out)
+    else:
+        merge_parts(pairs, parts, m, out, w)
+
+
 cdef int merge_known_bytes(const MergeTables* t, const uint8_t* p, Py_ssize_t n, IdBuf* out,
                            Work* w) except -1 nogil:
     """merge_piece of p without its bytes that have no token: HF's BPE skips a character its

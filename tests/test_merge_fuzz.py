@@ -274,9 +274,10 @@ def check_char_model(char, seed: int = 0) -> None:
     assert char.encode_texts(char_words(seed)[:50], 0) == [char.encode_text(w, 0) for w in char_words(seed)[:50]]
 
 
-def trained_char_model(merges_per_rank: int = 1):
+def trained_char_model(merges_per_rank: int = 1, byte_fallback: bool = True, fuse_unk: bool = True):
     """A char-level BPE model trained by HF's BpeTrainer on words (Metaspace), with byte
-    fallback; merges_per_rank > 1 gives ranks with ties, as SentencePiece scores do."""
+    fallback (else the unk token for characters without one, fused or not); merges_per_rank
+    > 1 gives ranks with ties, as SentencePiece scores do."""
     pytest.importorskip("tokenizers")
     from tokenizers import pre_tokenizers
 
@@ -290,7 +291,7 @@ def trained_char_model(merges_per_rank: int = 1):
     merges = doc["model"]["merges"]
     rows = hf_merge_rows(merges, vocab, 0)
     ranks = [i // merges_per_rank for i in range(len(rows) // 3)]
-    return CharBPE.build(vocab, rows, "<unk>", byte_fallback=True, fuse_unk=True, ranks=ranks)
+    return CharBPE.build(vocab, rows, "<unk>", byte_fallback=byte_fallback, fuse_unk=fuse_unk, ranks=ranks)
 
 
 def _hf_char_tokenizer(pre_tokenizer):
@@ -308,6 +309,18 @@ def _hf_char_tokenizer(pre_tokenizer):
 @pytest.mark.parametrize("merges_per_rank", [1, 3])
 def test_char_level_model_trained_by_hf_tokenizers(merges_per_rank):
     check_char_model(trained_char_model(merges_per_rank), seed=merges_per_rank)
+
+
+@pytest.mark.parametrize("fuse_unk", [True, False])
+def test_char_level_model_without_byte_fallback(fuse_unk):
+    # characters without a token (ASCII control characters here) become unk: a word holding one
+    # never takes merge_word's table of ASCII first pairs (the unk was once dropped there)
+    from fastbpe._merge_ids import merge_ids
+
+    char = trained_char_model(byte_fallback=False, fuse_unk=fuse_unk)
+    check_char_model(char, seed=5)
+    for word in [META + "the\x01", META + "a\x02\x03b", "\x7f" + META + "of", (META + "x\x01") * 30, "\x01"]:
+        assert char.encode_text(word, 0) == merge_ids(char.table, char.initial_ids(word))[0], repr(word)
 
 
 def test_char_level_phi3():
