@@ -434,6 +434,24 @@ def ids_to_tokens(dict vocab):
     return out
 
 
+def tokens_by_id(dict vocab):
+    """[token or None by id] of vocab ({token: id}, ids from 0 to 2**32-1 as checked_vocab
+    leaves them; a later token of the same id wins, as in ids_to_tokens): two C loops, no
+    hashing (what Encodings read tokens from)."""
+    cdef Py_ssize_t pos = 0, n = 0, i
+    cdef PyObject* key
+    cdef PyObject* value
+    while PyDict_Next(vocab, &pos, &key, &value):
+        i = <object>value
+        if i >= n:
+            n = i + 1
+    cdef list out = [None] * n
+    pos = 0
+    while PyDict_Next(vocab, &pos, &key, &value):
+        out[<Py_ssize_t><object>value] = <object>key
+    return out
+
+
 def single_bytes(tuple token_bytes):
     """The bytes b for which some token is exactly bytes([b]) (token_bytes: bytes or None
     by id), sorted: `{t[0] for t in token_bytes if t is not None and len(t) == 1}` in C."""

@@ -63,7 +63,7 @@ class CharLevelPath:
     def __init__(self, plan: Plan, model):
         self.kind, self.later_kind = plan.char_kinds
         self.char = model.char_model
-        self._model = model   # (its id_to_token dict is made on first use, not at load)
+        self._model = model   # (its tokens_by_id list is made on first use, not at load)
 
     def usable(self, tokenizer) -> bool:
         """False while an added token is matched in text a normalizer changed in a way this
@@ -213,7 +213,7 @@ class CharLevelPath:
         outputs = iter(self._outputs([(piece, kind) for _, _, aid, kind, piece in plan if aid is None], True))
         tokens, offsets, words = [], [], []
         word = 0
-        id_to_token = self._model.id_to_token
+        id_to_token = self._model.tokens_by_id   # (by id: a list)
         for start, end, aid, _, piece in plan:
             if aid is not None:
                 tokens.append(piece)

@@ -44,7 +44,7 @@ class KernelEncoder:
         self._drops = drops
         model = tokenizer.model
         self._table = model.table
-        self._model = model   # (its id_to_token dict is made on first use: by _fields, not here)
+        self._model = model   # (its tokens_by_id list is made on first use: by _fields, not here)
         self._token_bytes = model.token_bytes
         self._nbytes_array = None   # each token's byte length as a numpy array, made on first use
 
@@ -100,7 +100,7 @@ class KernelEncoder:
         character's original start to its last one's end, as HF's)."""
         offsets, words, tokens = [], [], []
         word = 0
-        id_to_token, token_bytes = self._model.id_to_token, self._token_bytes
+        id_to_token, token_bytes = self._model.tokens_by_id, self._token_bytes   # (by id: a list)
         for k, ((start, end, item), out) in enumerate(zip(plan, outputs)):
             align = aligns[k] if aligns is not None else None
             if out is None:

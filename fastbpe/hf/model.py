@@ -18,7 +18,8 @@ from .._char_bpe import CharBPE
 from .._core import BPETable
 from ..formats.bytelevel import BYTE_TO_CHAR, token_bytes as bytelevel_token_bytes
 from .._formats import (bytelevel_token_bytes as bytelevel_vocab_bytes, checked_vocab, frozen_merges,
-                        hf_merge_rows, ids_to_tokens, kept_merge_rows, single_bytes, untracked)
+                        hf_merge_rows, ids_to_tokens, kept_merge_rows, single_bytes, tokens_by_id,
+                        untracked)
 from .._merge_ids import merge_ids
 from ._nodes import LazyMerges, json_bool, json_field, json_str
 from .._tokenizer_json import bytes_digest, whole_token_states
@@ -74,7 +75,7 @@ class BPE:
         if not isinstance(vocab, dict):
             raise ValueError("tokenizer.json: model.vocab must be an object {token: id}")
         self.vocab: dict[str, int] = checked_vocab(vocab)   # the file's own dict, checked in C
-        self._id_to_token = None   # made on first use (`id_to_token`)
+        self._id_to_token = self._tokens_by_id = None   # made on first use (`id_to_token`, `tokens_by_id`)
         self.unk_token = json_field(node, "unk_token", json_str, "model")
         self.prefix = json_field(node, "continuing_subword_prefix", json_str, "model", "")
         self.suffix = json_field(node, "end_of_word_suffix", json_str, "model", "")
@@ -233,6 +234,15 @@ class BPE:
             # possible) was young at the first collection after loading: 4.4 ms of the first
             # user call that allocated enough (Qwen2.5's 151k ids)
             made = self._id_to_token = untracked(IdToToken(ids_to_tokens(self.vocab)))
+        return made
+
+    @property
+    def tokens_by_id(self) -> list:
+        """Each id's token (None: no token has the id), made on first use in C (~30 instructions a
+        token, no hashing): what an Encoding's tokens are read from."""
+        made = self._tokens_by_id
+        if made is None:
+            made = self._tokens_by_id = tokens_by_id(self.vocab)
         return made
 
     # -- HF's component API (tokenizers.models.BPE): tokenize, token_to_id, id_to_token ---
