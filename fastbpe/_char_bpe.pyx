@@ -185,14 +185,21 @@ cdef class CharBPE:
         if byte_fallback and not all_bytes and self.sym.unk_id >= 0:
             raise ValueError("byte_fallback with some <0xNN> tokens missing and an unk token: HF puts a pending "
                              "unk token after the fallback bytes; not compiled")
-        # what each merged token stands for, in merge order (unk and what contains it: -1)
+        # what each merged token stands for (unk and what contains it: -1), passes in merge order
+        # until none adds one: a merge may use a part that a later-ranked merge makes (Baichuan's
+        # "-- -" before "- -": one pass left "---" unknown, its offsets the rest of the word)
         cdef const int64_t[::1] r = rows   # typed: a Python loop over 60k+ merges cost ~30 ms a load
+        cdef bint grew = True
         for i in range(m):
-            a, b, c = r[3 * i], r[3 * i + 1], r[3 * i + 2]
-            if a == self.sym.unk_id or b == self.sym.unk_id:
+            if r[3 * i] == self.sym.unk_id or r[3 * i + 1] == self.sym.unk_id:
                 raise ValueError("a merge involves the unk token: not compiled")
-            if self.token_nbytes[c] < 0 and self.token_nbytes[a] > 0 and self.token_nbytes[b] > 0:
-                self.token_nbytes[c] = self.token_nbytes[a] + self.token_nbytes[b]
+        while grew:
+            grew = False
+            for i in range(m):
+                a, b, c = r[3 * i], r[3 * i + 1], r[3 * i + 2]
+                if self.token_nbytes[c] < 0 and self.token_nbytes[a] > 0 and self.token_nbytes[b] > 0:
+                    self.token_nbytes[c] = self.token_nbytes[a] + self.token_nbytes[b]
+                    grew = True
         # where merges never reach across (_char_cuts): a piece is cut there
         cut, ascii_cut, cut_flags = merge_cuts(vocab, r, meta, n_ids)
         self.cut_before_meta = cut

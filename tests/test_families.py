@@ -97,8 +97,7 @@ def test_trained_family_generated(name, text):
 
 # wrong today, each with the note to its owner (xfail strict: the fix makes these tests fail until
 # the mark goes)
-_CHAR_OFFSETS = "char-level kernel: a merged token's end offset (/work/team/NOTE-families-to-charbpe.md)"
-KNOWN_WRONG = {"baichuan": _CHAR_OFFSETS, "internlm2": _CHAR_OFFSETS}
+KNOWN_WRONG: dict = {}   # (Baichuan's and InternLM2's char-level end offsets: fixed, test_spm_bpe)
 
 
 def _marked(names: list) -> list:
