@@ -35,7 +35,7 @@ cdef enum:
     OP_FORM = 1          # arg: 0 NFC, 1 NFD, 2 NFKC, 3 NFKD; table: the form's stability table
     OP_LOWERCASE = 2
     OP_REPLACE = 3       # pattern (a literal; empty: an empty match at every position) -> content
-    OP_PREPEND = 4       # content
+    OP_PREPEND = 4       # content; arg 1: not before a text starting with content's first character
     OP_STRIP = 5         # arg: bit 1 left, bit 2 right
     OP_STRIP_ACCENTS = 6
     OP_BYTELEVEL = 7
@@ -211,8 +211,11 @@ cdef int op_replace_run(const Op* op, View v, Buf* out) except -1 nogil:
 
 
 cdef int op_prepend(const Op* op, View v, Buf* out) except -1 nogil:
-    """HF's Prepend: on a non-empty text, content first, taking the first character's span."""
+    """HF's Prepend: on a non-empty text, content first, taking the first character's span
+    (arg 1, ByteLevel's add_prefix_space: unless the text starts with content's first character)."""
     if v.n == 0 or op.content_n == 0:
+        return 0
+    if op.arg == 1 and code_point(v.kind, v.data, 0) == op.content[0]:
         return 0
     out.n = 0
     put_content(out, op, 0)
@@ -359,7 +362,7 @@ cdef class Program:
     """A compiled normalizer program.  Program(ops), each op a tuple:
     ("form", 0..3 for NFC/NFD/NFKC/NFKD, its stability table as bytes), ("lowercase",),
     ("replace", literal, content), ("replace_run", ascii_lo, ascii_hi, block index (uint16
-    bytes), blocks (bytes), run_max, content), ("prepend", content), ("strip", left, right),
+    bytes), blocks (bytes), run_max, content), ("prepend", content[, unless_first]), ("strip", left, right),
     ("strip_accents",), ("bytelevel",)."""
 
     def __cinit__(self, ops):
@@ -438,7 +441,7 @@ cdef class Program:
             op.blocks = <const unsigned char*><const char*>blocks
             op.content = self._chars(content, &op.content_n)
         elif name == "prepend":
-            op.kind = OP_PREPEND
+            op.kind, op.arg = OP_PREPEND, 1 if len(spec) > 2 and spec[2] else 0
             op.content = self._chars(spec[1], &op.content_n)
         elif name == "strip":
             op.kind, op.arg = OP_STRIP, (1 if spec[1] else 0) | (2 if spec[2] else 0)

@@ -79,13 +79,15 @@ class ReplaceRun(_Op):
 
 
 class Prepend(_Op):
-    __slots__ = _shown = ("prefix",)
+    """HF's Prepend; unless_first: not before a text that starts with the prefix's first
+    character (ByteLevel's add_prefix_space, which hf's lowering puts last in the program)."""
+    __slots__ = _shown = ("prefix", "unless_first")
 
-    def __init__(self, prefix: str):
-        self._set(prefix=prefix)
+    def __init__(self, prefix: str, unless_first: bool = False):
+        self._set(prefix=prefix, unless_first=unless_first)
 
     def spec(self) -> tuple:
-        return ("prepend", self.prefix)
+        return ("prepend", self.prefix, self.unless_first)
 
 
 class Strip(_Op):

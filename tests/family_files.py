@@ -142,8 +142,7 @@ FAMILIES: dict[str, dict] = {
         decoder_strip=True),
 }
 SOURCE = {name: f"llama.cpp's ggml-vocab-{f['vocab']}.gguf" for name, f in FAMILIES.items()}
-# the families whose file HF runs but fastbpe runs off the kernel today, and the words its engine names
-OFF_KERNEL = {"roberta-prefix-space": "ByteLevel add_prefix_space"}
+
 
 _CONTROL, _USER_DEFINED = 3, 4
 _UNKNOWN, _BYTE, _NORMAL = 2, 6, 1

@@ -66,6 +66,14 @@ SHAPES = {
     "nested-negated-set": ("gpt-j", "pre_tokenizer", _seq(ff._split("[a[^b]]+"), _BL_NO_REGEX), "kernel+matcher"),
     "prefix-space-after-split": ("gpt-j", "pre_tokenizer", _seq(ff._split("\\s+"), dict(_BL, add_prefix_space=True)),
                                  "ByteLevel add_prefix_space"),
+    "prefix-space-then-split": ("roberta-prefix-space", "pre_tokenizer", _seq(dict(_BL, add_prefix_space=True), ff._split("\\s+")),
+                                KERNEL),
+    "prefix-space-after-nfkc": ("roberta-prefix-space", "normalizer", {"type": "NFKC"}, KERNEL),
+    "prefix-space-no-regex": ("roberta-prefix-space", "pre_tokenizer", dict(_BL_NO_REGEX, add_prefix_space=True),
+                              KERNEL),
+    # GPT-J's extra tokens are matched in normalized text: HF puts the prefix in after finding them
+    "prefix-space-normalized-tokens": ("gpt-j", "pre_tokenizer", dict(_BL, add_prefix_space=True),
+                                       "ByteLevel add_prefix_space"),
     "metaspace-then-bytelevel": ("gpt-j", "pre_tokenizer", _seq(dict(_METASPACE, split=True), _BL_NO_REGEX),
                                  "Metaspace"),
     # the model's options

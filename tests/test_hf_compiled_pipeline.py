@@ -82,7 +82,8 @@ def _shape(name: str):
         # line, the same cut after a possessive run): the built-in kind, not Oniguruma in Python
         "cl100k-hf": (hp.Sequence([split(CL100K_HF_PATTERN), bl]), "kernel"),
         "olmo2": (hp.Sequence([split(LLAMA3_PATTERN, "removed", True), bl]), "kernel"),   # OLMo-2's
-        "prefix-space": (hp.ByteLevel(add_prefix_space=True), "pipeline"),
+        "prefix-space": (hp.ByteLevel(add_prefix_space=True), "kernel"),   # the " ": the program's last op
+        "split-then-prefix-space": (hp.Sequence([split(r"\s+"), hp.ByteLevel(add_prefix_space=True)]), "pipeline"),
     }[name]
 
 
@@ -90,7 +91,7 @@ SHAPES = ["deepseek3", "digits-contiguous", "digits-individual", "bytelevel-then
           "punct-isolated", "punct-previous", "punct-next", "punct-removed", "o200k-invert-removed",
           "words-invert-removed", "clip-removed", "spaces-removed", "removed-then-digits", "whitespace",
           "whitespace-split", "char-delimiter", "class-contiguous", "class-previous-invert", "long-merged-next",
-          "bytelevel-only", "prefix-space", "qwen35", "olmo2", "cl100k-hf"]
+          "bytelevel-only", "prefix-space", "split-then-prefix-space", "qwen35", "olmo2", "cl100k-hf"]
 
 
 def _trained(name: str, **kw):

@@ -29,8 +29,7 @@ def _with(spec, key, node):
 @pytest.mark.parametrize("key, component, name", [
     ("normalizer", N.BertNormalizer(), "BertNormalizer"),
     ("normalizer", N.Nmt(), "Nmt"),
-    ("pre_tokenizer", P.BertPreTokenizer(), "BertPreTokenizer"),
-    ("pre_tokenizer", P.UnicodeScripts(), "UnicodeScripts"),   # (Punctuation is supported now)
+    ("pre_tokenizer", P.UnicodeScripts(), "UnicodeScripts"),   # (Punctuation, BertPreTokenizer are supported now)
     ("post_processor", {"type": "Mystery"}, "Mystery"),
     ("decoder", D.WordPiece(), "WordPiece"),
     ("decoder", D.CTC(), "CTC"),

@@ -34,6 +34,34 @@ def lower(model, program, normalizer_refusal: str | None, steps: list) -> Plan:
     return Plan("kernel", kind, _tiling_pattern(levels), None, tuple(levels))
 
 
+def lower_with_prefix_space(model, program, normalizer_refusal: str | None, steps: list, added) -> tuple:
+    """(plan, the normalizer program the kernel runs, whether ByteLevel's prefix space is in it):
+    prefix_space's program and steps where the plan then runs on the kernel, else the file's."""
+    with_prefix, lowered = prefix_space(program, steps, added)
+    if lowered is not steps:
+        plan = lower(model, with_prefix, normalizer_refusal, lowered)
+        if plan.engine == "kernel":
+            return plan, with_prefix, True
+    return lower(model, program, normalizer_refusal, steps), program, False
+
+
+def prefix_space(program, steps: list, added) -> tuple:
+    """(program, steps) for the kernel when the first step is ByteLevel with add_prefix_space:
+    its " " before each segment not starting with one (HF prepends it to each piece the added
+    tokens leave, after the normalizer) is the normalizer program's last op, and the step
+    lowers without it.  Not when a step before it cuts (the space would go before every piece)
+    or an added token is matched in normalized text (HF finds those before the prefix goes in,
+    the kernel after its program ran): then (program, steps) as given, and the pipeline runs."""
+    if not (steps and isinstance(steps[0], pre_tokenizers.ByteLevel) and steps[0].add_prefix_space):
+        return program, steps
+    if any(t.normalized for t in added.by_id.values()):
+        return program, steps
+    from ..normalize import NormalizerProgram, Prepend
+    first = steps[0]
+    ops = (program.ops if program is not None else ()) + (Prepend(" ", unless_first=True),)
+    return NormalizerProgram(ops), [pre_tokenizers.ByteLevel(False, first.use_regex, first.trim_offsets)] + steps[1:]
+
+
 def _char_level_plan(model, program, normalizer_refusal: str | None, steps: list) -> Plan:
     """A char-level model's plan: the normalizer's ops and the pre-tokenizer lowered to the
     text form its kernel makes (CharBPE's kind flags), or the refusal."""

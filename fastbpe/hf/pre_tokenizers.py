@@ -363,7 +363,8 @@ class ByteLevel:
         if byte_level:
             raise NotLowered("a second ByteLevel pre-tokenizer")
         if self.add_prefix_space:
-            raise NotLowered("ByteLevel add_prefix_space (it changes the text)")
+            raise NotLowered("ByteLevel add_prefix_space after a step that cuts, or with an added token matched "
+                             "in normalized text (hf/lowering.prefix_space)")
         return [Level(BYTELEVEL_PATTERN, "oniguruma", builtin=self.kind)] if self.use_regex else []
 
 

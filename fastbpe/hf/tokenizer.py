@@ -111,8 +111,9 @@ class Tokenizer(IdsPath, PostProcessing, HFExtras, CompiledEncode):
             self.enable_truncation(**truncation)
         if padding is not None:
             self.enable_padding(**padding)
-        plan = self._kernel_plan = lowering.lower(self.model, self._normalize_program, self._normalizer_not_lowered,
-                                                  steps)
+        plan, self._normalize_program, self._prefix_in_program = lowering.lower_with_prefix_space(
+            self.model, self._normalize_program, self._normalizer_not_lowered, steps, self.added)
+        self._kernel_plan = plan
         # SentencePiece-style files: the char-level kernel's runner
         self._char_path = char_level.CharLevelPath(plan, self.model) if plan.char_kinds is not None else None
         self._pattern, self._kind, self._pattern_regex = plan.pattern, plan.kind, plan.matcher
@@ -313,8 +314,9 @@ class Tokenizer(IdsPath, PostProcessing, HFExtras, CompiledEncode):
             raise TypeError("expected a list of tokens")
         self._make_lazy_encodings()
         counted = self.added.add_tokens([AddedToken.coerce(t, special) for t in tokens], self.model.vocab)
-        self._fast_wraps = None
-        self._short = None
+        self._fast_wraps = self._short = None
+        if self._prefix_in_program and any(t.normalized for t in self.added.by_id.values()):
+            self._load(self._document(with_model=False), model=self.model)   # lowering.prefix_space no longer holds
         return counted
 
     def set_dropout_seed(self, seed: int | None) -> None:
