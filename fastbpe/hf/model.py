@@ -12,7 +12,6 @@ Two ways in, one pair table each:
 from __future__ import annotations
 
 import random
-import zlib
 
 from .._char_bpe import CharBPE
 from .._core import BPETable
@@ -22,7 +21,7 @@ from .._formats import (bytelevel_token_bytes as bytelevel_vocab_bytes, checked_
                         untracked)
 from .._merge_ids import merge_ids
 from ._nodes import LazyMerges, json_bool, json_field, json_str
-from .._tokenizer_json import bytes_digest, whole_token_states
+from .._tokenizer_json import bytes_digest, rows_digest, whole_token_states
 from ..program_cache import kept
 from .word_affixes import WordAffixes
 
@@ -51,8 +50,8 @@ def _table_with_whole_tokens(merges, tokens: tuple, **options) -> BPETable:
     def fits(body: bytes) -> bool:   # one state (0, 1, 2) a token, as whole_token_states takes
         return len(body) == len(fresh) and not body.translate(None, b"\0\1\2")
 
-    key = ("whole-tokens", 16, tuple(sorted(options.items())), len(tokens), len(merges), zlib.crc32(merges),
-           zlib.adler32(merges), bytes_digest(tokens))
+    key = ("whole-tokens", 16, tuple(sorted(options.items())), len(tokens), len(merges), rows_digest(merges),
+           bytes_digest(tokens))
     whole_token_states(table, kept(key, learn, fits))
     return table
 
