@@ -158,7 +158,7 @@ cdef class BPETable:
         """Fill the token table (see _vocab.token_table_load)."""
         token_table_load(&self.tok, token_bytes, special_bytes, unique)
         self.n_bpe_tokens = len(token_bytes)
-        self.id_objects = id_ints(self.tok.n_ids)   # what idbuf_to_list makes the ids' ints from
+        self.id_objects = id_ints(self.tok.n_ids, self.n_bpe_tokens + len(special_bytes))   # idbuf_to_list's ints
         return 0
 
     cdef int _finish(self) except -1:

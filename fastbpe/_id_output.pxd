@@ -1,7 +1,7 @@
 # A call's ids as Python objects (_id_output.pyx).
 from fastbpe._workspace cimport IdBuf
 
-cdef tuple id_ints(Py_ssize_t n)
+cdef tuple id_ints(Py_ssize_t n_ids, Py_ssize_t n_tokens)
 cdef object idbuf_to_list(IdBuf* b, tuple id_objects)
 cdef object idbuf_to_numpy(IdBuf* b)
 cdef object idbuf_to_array(IdBuf* b)

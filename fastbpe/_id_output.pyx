@@ -6,6 +6,9 @@ The ready ints are one process-wide block of immortal int objects (`id_ints`): t
 lives at a fixed address (base + i * 32), so a list's item is computed from the id, with no
 read of a table of ints and no reference count written in a random int object per id (that
 was ~2/3 of building the list: 0.65 -> 0.15 ms for 120k ids of 0.5 MB of English, measured).
+The ints are equal to CPython's but not the same objects: `ids[0] is 5` is False even for
+the small ints -5 .. 256 that CPython caches (compare ids with ==, as `is` on ints never
+promised anything).
 """
 from array import array
 from cpython cimport array as carray
@@ -36,15 +39,21 @@ cdef extern from "Python.h":   # (C for CPython's headers: not with the portable
        byte against the int CPython makes for sample values before the block is used (any
        difference, and the block is not used: the ints come from a tuple as before).  Their
        reference count is CPython's immortal value where it has one (3.12+: references are
-       then never counted), else 2^60 (3.11: a list of ids takes no reference, so freeing
-       lists counts it down; reaching zero would take 2^60 freed items).  Not in the limited
-       API, PyPy, or a free-threaded build (another reference-count layout). */
+       then never counted), else 2^60 (3.9-3.11 on 64-bit: a list of ids takes no reference,
+       so freeing lists counts it down; reaching zero would take 2^60 freed items).  Not in
+       the limited API, PyPy, or a free-threaded build (another reference-count layout), nor
+       on 32-bit below 3.12: there the count could only start at 2^30, and ~1e9 freed items
+       holding one id would bring it to zero (CPython would free memory inside the block).
+       At most FB_ID_MAX ints (128 MB): ids past the block are made as ints per call. */
     #if defined(PYPY_VERSION) || defined(Py_LIMITED_API) || defined(Py_GIL_DISABLED)
+    #define FB_ID_INTS 0
+    #elif PY_VERSION_HEX < 0x030C0000 && SIZEOF_VOID_P < 8
     #define FB_ID_INTS 0
     #else
     #define FB_ID_INTS 1
     #endif
     #define FB_ID_STRIDE 32
+    #define FB_ID_MAX ((Py_ssize_t)1 << 22)
     static char* fb_id_base = NULL;
     static Py_ssize_t fb_id_count = 0;
     static int fb_id_off = !FB_ID_INTS;   /* 1: the block is not used */
@@ -55,9 +64,11 @@ cdef extern from "Python.h":   # (C for CPython's headers: not with the portable
                       size - sizeof(Py_ssize_t)) == 0;
     }
 
-    /* Make the block hold at least the ints 0 .. n - 1 (with the GIL).  0, or -1 with
-       MemoryError set.  A bigger block replaces the one before, which stays (its ints may be
-       in lists); either way an id's int has the value of the id. */
+    /* Make the block hold at least the ints 0 .. min(n, FB_ID_MAX) - 1 (with the GIL).  0, or
+       -1 with MemoryError set.  A bigger block replaces the one before, which stays (its ints
+       may be in lists); either way an id's int has the value of the id.  Blocks grow at least
+       twofold, so those kept total less than twice the last (three times when the last is
+       the capped FB_ID_MAX). */
     static int fb_id_ints_reserve(Py_ssize_t n) {
     #if FB_ID_INTS
         static const long samples[] = {0, 1, 2, 255, 256, 257, 1000, 32767, 32768, 65535, 65536, 100000};
@@ -67,15 +78,17 @@ cdef extern from "Python.h":   # (C for CPython's headers: not with the portable
         char* base;
         Py_ssize_t rc;
         int ok = 1;
+        if (n > FB_ID_MAX)
+            n = FB_ID_MAX;
         if (fb_id_off || n <= fb_id_count)
             return 0;
         count = (n + 4095) & ~(Py_ssize_t)4095;
+        if (count < 2 * fb_id_count)
+            count = 2 * fb_id_count;
         if (count < 131072)
             count = 131072;   /* every sample, and most vocabularies, in the first block */
-        if (count > ((Py_ssize_t)1 << 30)) {   /* (one 30-bit digit) */
-            fb_id_off = 1;
-            return 0;
-        }
+        if (count > FB_ID_MAX)
+            count = FB_ID_MAX;   /* (well within one 30-bit digit) */
         zero = PyLong_FromLong(0);
         tmpl = PyLong_FromLong(1000);
         if (zero == NULL || tmpl == NULL) {
@@ -122,6 +135,8 @@ cdef extern from "Python.h":   # (C for CPython's headers: not with the portable
                 ok = fb_id_same(base + samples[k] * FB_ID_STRIDE, real, size);
                 Py_DECREF(real);
             }
+            if (fb_id_count == 0 && getenv("FASTBPE_ID_INTS") && getenv("FASTBPE_ID_INTS")[0] == '0')
+                ok = 0;   /* (for tests: as if the check failed, the tables keep tuples) */
             for (i = 0; ok && i < count; i++)
                 ((PyObject*)(base + i * FB_ID_STRIDE))->ob_refcnt = rc;
         }
@@ -144,14 +159,18 @@ cdef extern from "Python.h":   # (C for CPython's headers: not with the portable
     Py_ssize_t fb_id_count
     int fb_id_off
     int FB_ID_STRIDE
+    Py_ssize_t FB_ID_MAX
     int fb_id_ints_reserve(Py_ssize_t n) except -1
 
 
-cdef tuple id_ints(Py_ssize_t n):
-    """What a table keeps for idbuf_to_list: () when the immortal block holds its n ints
-    (made or grown here), else a tuple of the ints 0 .. n - 1, untracked by the garbage
-    collector (a tracked one of 200k items would be walked by the first collection after
-    loading, in the caller's time)."""
+cdef tuple id_ints(Py_ssize_t n_ids, Py_ssize_t n_tokens):
+    """What a table of n_tokens tokens with ids below n_ids keeps for idbuf_to_list: () when
+    the immortal block holds its ints (made or grown here), else a tuple of the ints,
+    untracked by the garbage collector (a tracked one of 200k items would be walked by the
+    first collection after loading, in the caller's time).  Either holds at most about twice
+    the tokens' ints: a sparse far id (an added token at 10^8) is made per call, not kept as
+    gigabytes of ints (the block outlives every table)."""
+    cdef Py_ssize_t n = min(n_ids, 2 * n_tokens + 65536, FB_ID_MAX)
     fb_id_ints_reserve(n)
     if not fb_id_off and n <= fb_id_count:
         return ()
@@ -162,7 +181,9 @@ cdef tuple id_ints(Py_ssize_t n):
 
 def use_id_ints(bint on):
     """For tests: build lists from the immortal block (on, the default where this build and
-    CPython allow it) or from each table's tuple / fresh ints (off).  Returns whether it was on."""
+    CPython allow it) or from each table's tuple / fresh ints (off).  Returns whether it was on.
+    (FASTBPE_ID_INTS=0 in the environment: the first check of the block fails, as on a build
+    it does not fit, and every table keeps a tuple.)"""
     global fb_id_off
     was = not fb_id_off
     if on and fb_id_count == 0:

@@ -127,3 +127,101 @@ def test_piece_ends_are_a_uint32_array(enc):
             at += len(piece.encode())
             want.append(at)
         assert list(ends) == want and ids == enc.encode_ordinary(text)
+
+
+def _ranks_of(n):
+    """n tokens: the 256 bytes, then pairs and triples of bytes (each a merge of a token and a byte)."""
+    ranks = {bytes([i]): i for i in range(256)}
+    for a in range(256):
+        for b in range(256):
+            ranks[bytes([a, b])] = len(ranks)
+    for a in range(256):
+        for b in range(256):
+            for c in range(256):
+                if len(ranks) >= n:
+                    return dict(list(ranks.items())[:n])
+                ranks[bytes([a, b, c])] = len(ranks)
+    return ranks
+
+
+def _table(ranks, special_bytes):
+    from fastbpe._core import BPETable
+    tokens = [None] * len(ranks)
+    for t, r in ranks.items():
+        tokens[r] = t
+    return BPETable.from_ranks(tokens, special_bytes)
+
+
+def test_a_sparse_far_id_keeps_no_huge_block(enc):
+    """A table with an added token at a far id (3,000,000 after ~300 tokens) must not make a
+    block of millions of ints that outlives it: the block (or tuple) holds about what the
+    table's own tokens need, and the far id's int is made per call.  (fastbpe.Encoding keeps
+    far special ids out of its table; the table itself must not rely on that.)"""
+    enc.encode("x")
+    before = _id_output.id_ints_made()
+    far = 3_000_000
+    t = _table(_toy_ranks(), {far: b"<|far|>", 1000: b"<|end|>"})
+    assert t.decode_bytes([far, 1000]) == b"<|far|><|end|>"
+    assert _id_output.id_ints_made() <= max(before, 1 << 18), _id_output.id_ints_made()
+
+
+def test_the_block_grows_geometrically(enc):
+    """A vocabulary just past the block doubles it (a process loading ever larger vocabularies
+    keeps blocks totalling < 2x the last), not rounds it up by 4096 a time."""
+    enc.encode("x")
+    before = _id_output.id_ints_made()
+    if before == 0 or 2 * before > 1 << 22:
+        pytest.skip("no immortal block in this build (or it is at its cap)")
+    n_tok = (before - 65536) // 2 + 300   # past the table's own-token bound (see id_ints)
+    _table(_ranks_of(n_tok), {before + 10: b"<|past|>"})
+    assert _id_output.id_ints_made() == 2 * before
+
+
+def _check_tuple_lists(e, block_ids):
+    """Lists from a table's tuple: equal to the block's, one object per id (the tuple's),
+    and not the block's objects."""
+    ids = e.encode(TEXT + "<|end|>", allowed_special="all")
+    assert ids == block_ids and ids[-1] == 1000
+    seen = {}
+    for x in ids:
+        assert seen.setdefault(x, x) is x   # the tuple's int each time (not made afresh)
+    return ids
+
+
+def test_a_table_made_with_the_block_off_keeps_a_tuple(enc):
+    """The fallback's loop (src[ids[i]] + a reference per id): a table built with the block off."""
+    block_ids = enc.encode(TEXT + "<|end|>", allowed_special="all")
+    on = _id_output.use_id_ints(False)
+    try:
+        e = fastbpe.Encoding("toy2", pat_str=fastbpe.patterns.GPT4_PATTERN, mergeable_ranks=_toy_ranks(),
+                             special_tokens={"<|end|>": 1000})
+        ids = _check_tuple_lists(e, block_ids)
+    finally:
+        _id_output.use_id_ints(on)
+    if on:
+        assert not any(x is y for x, y in zip(ids, block_ids) if 256 < x < 1000)   # (1000: the test's constant)
+
+
+def test_env_turns_the_block_off_at_the_first_check(tmp_path):
+    """FASTBPE_ID_INTS=0: the first reserve's check fails (as on a build the block does not fit),
+    no block is kept, and every table's lists come from its tuple."""
+    import os
+    import subprocess
+    code = (
+        "import sys; sys.path.insert(0, sys.argv[1]); import fastbpe, test_id_ints as t\n"
+        "from fastbpe import _id_output\n"
+        "e = fastbpe.Encoding('toy', pat_str=fastbpe.patterns.GPT4_PATTERN, mergeable_ranks=t._toy_ranks(),"
+        " special_tokens={'<|end|>': 1000})\n"
+        "assert _id_output.id_ints_made() == 0, _id_output.id_ints_made()\n"
+        "ids = t._check_tuple_lists(e, e.encode(t.TEXT + '<|end|>', allowed_special='all'))\n"
+        "print(len(ids), sum(ids))\n")
+    here = os.path.dirname(os.path.abspath(__file__))
+    env = dict(os.environ, FASTBPE_ID_INTS="0")
+    run = subprocess.run([sys.executable, "-c", code, here], capture_output=True, text=True, env=env,
+                         cwd=os.path.dirname(here), timeout=120)
+    assert run.returncode == 0, run.stderr[-2000:]
+    with_block = enc_ids = fastbpe.Encoding("toy", pat_str=fastbpe.patterns.GPT4_PATTERN,
+                                            mergeable_ranks=_toy_ranks(),
+                                            special_tokens={"<|end|>": 1000}).encode(TEXT + "<|end|>",
+                                                                                    allowed_special="all")
+    assert run.stdout.split() == [str(len(enc_ids)), str(sum(with_block))]
