@@ -20,8 +20,8 @@ from libc.stdlib cimport calloc, free
 from libc.string cimport memcpy
 
 from fastbpe._scan_backtrack cimport dec, m_alt
-from fastbpe._scan_dfa cimport Cls, Dfa, dfa_match, has
-from fastbpe._scan_types cimport DROP_GAPS, DROP_MATCHES, MAX_ITEMS, MAX_LEVELS, Chain, Ctx, Item, Level, Prog
+from fastbpe._scan_dfa cimport Cls, Dfa, decode, dfa_match, has
+from fastbpe._scan_types cimport DROP_GAPS, DROP_MATCHES, MAX_ITEMS, MAX_LEVELS, T_CLASS, Chain, Ctx, Item, Level, Prog
 
 cdef extern from "_portable.h" nogil:
     Py_ssize_t fb_ctz64(uint64_t x)
@@ -34,7 +34,8 @@ cdef extern from *:
         const unsigned char* s; Py_ssize_t n, pos; int kind;
         Py_ssize_t b[8], pend_s[8], pend_e[8], pend_B[8];
         int dropped[8];   /* the level's current piece is removed (a Removed level) */
-        unsigned acc[8];  /* bit k: level k may start a match inside the level's current piece */
+        Py_ssize_t nf[8], na[8];  /* from nf on, the level's next run (need) class character is at na */
+        Py_ssize_t ff[8], fa[8];  /* from ff on, the next character that can start a match is at fa */
     } fb_chain_state;
     #if defined(_MSC_VER)
     static __declspec(thread) fb_chain_state fb_chain_tls;
@@ -52,7 +53,10 @@ cdef extern from *:
         Py_ssize_t pend_e[8]
         Py_ssize_t pend_B[8]
         int dropped[8]
-        unsigned acc[8]
+        Py_ssize_t nf[8]
+        Py_ssize_t na[8]
+        Py_ssize_t ff[8]
+        Py_ssize_t fa[8]
     fb_chain_state* fb_chain_state_get() noexcept nogil
 
 cdef Chain* chains[MAX_PROGRAMS]
@@ -157,105 +161,220 @@ cdef Py_ssize_t run_next(const Prog* P, const uint8_t* s, Py_ssize_t B, Py_ssize
     return p
 
 
-cdef Py_ssize_t level_next(const Level* lv, Ctx* x, fb_chain_state* st, int j, const uint8_t* s,
-                           Py_ssize_t B, Py_ssize_t pos, bint* matched) noexcept nogil:
-    """End of the piece at pos of this level, inside [pos, B): a match, or the text up to
-    the next match (which is kept for the next call); `matched` says which."""
-    matched[0] = True
-    if lv.builtin >= 0:
-        return builtin_piece_end(lv.builtin, s, B, pos)
-    if lv.prog.run_class >= 0:
-        return run_next(&lv.prog, s, B, pos, matched)
-    if st.pend_s[j] == pos and st.pend_B[j] == B:
-        return st.pend_e[j]
-    x.n = B
-    cdef Py_ssize_t r = match_at(x, pos), p
+cdef Py_ssize_t class_next(const Prog* P, const Cls* c, bint swar, const uint8_t* tab, const uint8_t* s,
+                           Py_ssize_t n, Py_ssize_t p) noexcept nogil:
+    """The first character at or after p (p a character start) that is in c, or n.  `tab`:
+    per byte, whether a character of c can start there (an ASCII member, a lead byte of one);
+    eight bytes without one are passed at a time (landing inside a character is harmless: a
+    continuation byte starts none, and every reading of UTF-8 meets the same character starts).
+    With `swar` (the class's ASCII characters are one range or none: Prog.run_k1/k2) ASCII
+    is tested eight bytes at a time by arithmetic instead."""
+    cdef uint32_t b
+    cdef uint64_t word
     cdef int ln = 0
-    cdef uint32_t cp
-    cdef const Cls* first = &lv.prog.classes[lv.prog.root_first] if lv.prog.root_first >= 0 else NULL
-    if r > pos:
-        return r
-    matched[0] = False
-    dec(&lv.prog, s, B, pos, &ln)
-    p = pos + ln
-    while p < B:
-        x.steps += 1
-        cp = dec(&lv.prog, s, B, p, &ln)
-        if first == NULL or has(first, cp):
-            r = match_at(x, p)
-            if r > p:
-                st.pend_s[j] = p
-                st.pend_e[j] = r
-                st.pend_B[j] = B
+    cdef Py_ssize_t stop = min(p + 4, n)       # (the next one is often near)
+    while True:
+        while p < stop:     # a byte at a time: over the eight that hold a start, or the last
+            b = s[p]
+            if not tab[b]:
+                p += 1
+            elif b < 0x80 or P.byte_level:
                 return p
-        p += ln
+            elif has(c, decode(s, n, p, &ln)):
+                return p
+            else:
+                p += ln
+        if p >= n:
+            return n
+        if swar:
+            while p + 8 <= n:
+                memcpy(&word, s + p, 8)
+                if word & 0x8080808080808080ULL:
+                    break
+                word = (word + P.run_k1) & ~(word + P.run_k2) & 0x8080808080808080ULL
+                if word:
+                    return p + (fb_ctz64(word) >> 3)
+                p += 8
+        else:
+            while p + 8 <= n and not (tab[s[p]] | tab[s[p + 1]] | tab[s[p + 2]] | tab[s[p + 3]]
+                                      | tab[s[p + 4]] | tab[s[p + 5]] | tab[s[p + 6]] | tab[s[p + 7]]):
+                p += 8
+        stop = min(p + 8, n)
+
+
+cdef inline int char_length(const Prog* P, const uint8_t* s, Py_ssize_t B, Py_ssize_t p) noexcept nogil:
+    return 1 if P.byte_level or s[p] < 0x80 else utf8_length(s, B, p)
+
+
+cdef inline Py_ssize_t gap_end(const Prog* P, Ctx* x, fb_chain_state* st, int j, const uint8_t* s,
+                               Py_ssize_t n, Py_ssize_t B, Py_ssize_t pos, Py_ssize_t* r) noexcept nogil:
+    """Where the next match after pos (at which none starts) starts inside [pos, B), its end in
+    r; or B.  Only characters that can start a match are tried: where the next one is, is
+    searched to the end of the text once and kept (st.nf/na), whatever piece asks."""
+    cdef Py_ssize_t p = pos + char_length(P, s, B, pos), e
+    while p < B:
+        if P.root_first >= 0:
+            if not (st.ff[j] <= p <= st.fa[j]):
+                st.fa[j] = class_next(P, &P.classes[P.root_first], False, P.first_tab, s, n, p)
+                st.ff[j] = p
+            p = st.fa[j]
+            if p >= B:
+                break
+        e = match_at(x, p)
+        if e > p:
+            x.steps += p - pos
+            r[0] = e
+            return p
+        p += char_length(P, s, B, p)
+    x.steps += B - pos
     return B
 
 
-cdef inline Py_ssize_t dfa_run(Ctx* x, const uint8_t* s, Py_ssize_t B, Py_ssize_t pos,
-                               Py_ssize_t* ends, Py_ssize_t* k, Py_ssize_t cap, Py_ssize_t flag) noexcept nogil:
-    """Matches of a level with an automaton one after another from pos inside [pos, B), each
-    end (with `flag`) into ends[k[0]:cap]; stops at B, at cap, where no match starts (the text
-    up to the next match is chain_step's) or where match_at would backtrack.  Returns where
-    it stopped.  The same matches as match_at, without chain_step's work per piece."""
-    cdef const Dfa* D = &x.p.dfa
-    cdef bint byte_level = x.p.byte_level
-    cdef Py_ssize_t r, stop = 0, i = k[0]
-    while i < cap and pos < B and pos >= x.dfa_until:
-        r = dfa_match(D, byte_level, s, B, pos, &stop)
-        x.steps += stop - pos + 1
-        if stop - (r if r > pos else pos) > 64:
-            x.dfa_until = stop
-        if r <= pos:
-            break
-        ends[i] = r | flag
-        i += 1
-        pos = r
-    k[0] = i
-    return pos
-
-
-cdef inline Py_ssize_t chain_step(const Chain* ch, Ctx* xs, fb_chain_state* st, const uint8_t* s,
-                                  Py_ssize_t n, Py_ssize_t pos) noexcept nogil:
-    """The next piece end: levels whose piece ended at pos cut a new one, outer to inner;
-    with DROPPED set when a Removed level removes the piece (or the piece it lies in).  A
-    level no byte of whose outer piece can start a match of it (st.acc) keeps that piece
-    whole without being asked (Digits inside a word)."""
-    cdef int j = 0, L = ch.n_levels
+cdef inline Py_ssize_t cut_piece(const Level* lv, Ctx* x, fb_chain_state* st, int j, const uint8_t* s,
+                                 Py_ssize_t n, Py_ssize_t q, Py_ssize_t B, Py_ssize_t W, Py_ssize_t* out,
+                                 Py_ssize_t* c) noexcept nogil:
+    """This level's pieces of [q, B) (an outer piece, or its rest), their ends (DROPPED where
+    the level removes them) appended at out[c[0]], until one ends at B or at or after W;
+    returns where the last ends."""
+    cdef Py_ssize_t k = c[0], e, r = 0, i, got
+    cdef Py_ssize_t on_match = DROPPED if lv.drop == DROP_MATCHES else 0
+    cdef Py_ssize_t on_gap = DROPPED if lv.drop == DROP_GAPS else 0
     cdef bint matched
-    cdef Py_ssize_t B, p
-    cdef unsigned acc
-    while j < L and st.b[j] > pos:
-        j += 1
-    for j in range(j, L):
-        B = n if j == 0 else st.b[j - 1]
-        if j > 0 and (not (st.acc[j - 1] >> j) & 1 or st.dropped[j - 1]):
-            st.b[j] = B                         # (a removed piece is removed whole: no need to cut it)
-            matched = False
-            st.acc[j] = st.acc[j - 1]
+    if lv.builtin >= 0:
+        # many at a time; at most W - q pieces of one byte or more, then cut after the first
+        # that reaches W (pieces after it start at or after W)
+        got = builtin_scan(lv.builtin, s, B, q, out + k, W - q)
+        for i in range(k, k + got):
+            if out[i] >= W:
+                got = i + 1 - k
+                break
+        c[0] = k + got
+        return out[k + got - 1]
+    cdef const Prog* P = &lv.prog
+    if P.run_class >= 0:
+        while q < B and q < W:
+            if not (st.nf[j] <= q <= st.na[j]):
+                st.na[j] = class_next(P, &P.classes[P.run_class], P.run_swar, P.run_tab, s, n, q)
+                st.nf[j] = q
+            e = st.na[j]
+            if e > q and (e >= B or char_length(P, s, B, e) == char_length(P, s, n, e)):
+                q = e if e < B else B       # (a character cut by B: run_next reads it as B does)
+                out[k] = q | on_gap
+            else:
+                q = run_next(P, s, B, q, &matched)
+                out[k] = q | (on_match if matched else on_gap)
+            k += 1
+        c[0] = k
+        return q
+    x.n = B
+    while q < B and q < W:
+        if P.need >= 0:     # no character every match holds is left in the piece: no match
+            if not (st.nf[j] <= q <= st.na[j]):
+                st.na[j] = class_next(P, &P.classes[P.need], False, P.need_tab, s, n, q)
+                st.nf[j] = q
+            if st.na[j] >= B:
+                out[k] = B | on_gap
+                k += 1
+                q = B
+                break
+        if st.pend_s[j] == q and st.pend_B[j] == B:
+            e = st.pend_e[j]
         else:
-            st.b[j] = level_next(&ch.levels[j], &xs[j], st, j, s, B, pos, &matched)
-            if ch.track:
-                acc = 0xFF
-                if j > 0 and (st.acc[j - 1] & ~((<unsigned>2 << j) - 1)) == 0:
-                    acc = st.acc[j - 1]             # nothing after it reacts in the outer piece
-                elif (ch.track >> j) & 1:
-                    acc = 0
-                    for p in range(pos, st.b[j]):
-                        acc |= ch.react[s[p]]
-                st.acc[j] = acc
-        st.dropped[j] = (j > 0 and st.dropped[j - 1]) or ch.levels[j].drop == (DROP_MATCHES if matched else DROP_GAPS)
-    return st.b[L - 1] | (DROPPED if st.dropped[L - 1] else 0)
+            e = match_at(x, q)
+        if e > q:
+            out[k] = e | on_match
+            k += 1
+            q = e
+            continue
+        q = gap_end(P, x, st, j, s, n, B, q, &r)
+        out[k] = q | on_gap
+        k += 1
+        if q < B:
+            if q < W:
+                out[k] = r | on_match
+                k += 1
+                q = r
+            else:                   # the match after the window's last gap: the next call's
+                st.pend_s[j] = q
+                st.pend_e[j] = r
+                st.pend_B[j] = B
+    c[0] = k
+    return q
 
 
-cdef inline int bulk_level(const Chain* ch, const fb_chain_state* st) noexcept nogil:
-    """The outermost level that can cut the rest of its outer piece in bulk (Chain.bulk) with
-    no level after it reacting inside that piece (st.acc), or -1."""
-    cdef int m, L = ch.n_levels
-    for m in range(L):
-        if (ch.bulk >> m) & 1 and (m == L - 1 or (m > 0 and (st.acc[m - 1] & ~((<unsigned>2 << m) - 1)) == 0)):
-            return m
-    return -1
+cdef Py_ssize_t chain_window(const Chain* ch, Ctx* xs, fb_chain_state* st, const uint8_t* s,
+                             Py_ssize_t n, Py_ssize_t pos, Py_ssize_t W, Py_ssize_t* ends,
+                             Py_ssize_t* bufs) noexcept nogil:
+    """The pieces that start in [pos, W) (pos a piece end, W <= n), level by level: each level
+    cuts the pieces of the level before it (every piece of one level in one pass; a level's
+    piece that began before pos, st.b[j] > pos, is kept as it is), the innermost level's ends
+    into ends (at most W - pos: pieces are never empty).  A removed piece is removed whole.
+    Leaves in st each level's last piece (which holds the last end returned).  Returns the
+    number of ends.  `bufs`: 2 * (W - pos) ends of scratch."""
+    cdef int j, L = ch.n_levels, sk
+    cdef Py_ssize_t* prev = NULL
+    cdef Py_ssize_t* out
+    cdef Py_ssize_t n_prev = 0, c, i, B, q, e, on_gap, na
+    cdef const Prog* P
+    cdef const uint8_t* sk_tab
+    cdef bint swar
+    for j in range(L):
+        # the class without whose characters an outer piece is one gap of this level: the
+        # run's class, or one every match needs (where the next is, is kept: st.nf/na)
+        P = &ch.levels[j].prog
+        sk, sk_tab, swar = -1, NULL, False
+        if ch.levels[j].builtin < 0:
+            if P.run_class >= 0:
+                sk, sk_tab, swar = P.run_class, P.run_tab, P.run_swar
+            elif P.need >= 0:
+                sk, sk_tab = P.need, P.need_tab
+        on_gap = DROPPED if ch.levels[j].drop == DROP_GAPS else 0
+        out = ends if j == L - 1 else bufs + (j & 1) * (W - pos)
+        c = 0
+        q = pos
+        if st.b[j] > pos:           # the level's piece that began before pos
+            out[0] = st.b[j] | (DROPPED if st.dropped[j] else 0)
+            c = 1
+            q = st.b[j]
+        if j == 0:
+            if q < W:
+                cut_piece(&ch.levels[0], &xs[0], st, 0, s, n, q, n, W, out, &c)
+        else:
+            i = -1
+            while i + 1 < n_prev:
+                i += 1
+                if q >= W:
+                    break
+                e = prev[i]
+                B = e & ~DROPPED
+                if q >= B:
+                    continue
+                if e & DROPPED:     # inside a removed piece: removed whole
+                    out[c] = e
+                    c += 1
+                    q = B
+                    continue
+                if sk >= 0:
+                    if not (st.nf[j] <= q <= st.na[j]):
+                        st.na[j] = class_next(P, &P.classes[sk], swar, sk_tab, s, n, q)
+                        st.nf[j] = q
+                    if st.na[j] >= B:       # this piece and the next ones before na: copied
+                        na = st.na[j]
+                        out[c] = e | on_gap
+                        c += 1
+                        while i + 1 < n_prev and (prev[i + 1] & ~DROPPED) <= na:
+                            i += 1
+                            out[c] = prev[i] | on_gap
+                            c += 1
+                        q = prev[i] & ~DROPPED
+                        continue
+                q = cut_piece(&ch.levels[j], &xs[j], st, j, s, n, q, B, W, out, &c)
+        e = out[c - 1]
+        st.b[j] = e & ~DROPPED
+        st.dropped[j] = (e & DROPPED) != 0
+        prev = out
+        n_prev = c
+    return n_prev
 
 
 cdef void state_reset(fb_chain_state* st, Py_ssize_t pos) noexcept nogil:
@@ -264,7 +383,14 @@ cdef void state_reset(fb_chain_state* st, Py_ssize_t pos) noexcept nogil:
         st.b[j] = pos
         st.pend_s[j] = -1
         st.dropped[j] = 0
-        st.acc[j] = 0xFF
+        st.nf[j] = 1
+        st.na[j] = 0
+        st.ff[j] = 1
+        st.fa[j] = 0
+
+
+cdef enum:
+    WINDOW = 1024     # bytes a chain window covers: each level's pieces of it in one pass
 
 
 cdef Py_ssize_t program_scan(int kind, const unsigned char* s, Py_ssize_t n, Py_ssize_t pos,
@@ -278,9 +404,11 @@ cdef Py_ssize_t program_scan(int kind, const unsigned char* s, Py_ssize_t n, Py_
     cdef const Chain* ch = chains[kind - PROGRAM_BASE]
     cdef Ctx xs[MAX_LEVELS]
     cdef Py_ssize_t memo[MAX_LEVELS][4][MAX_ITEMS]
+    cdef Py_ssize_t bufs[2 * WINDOW]
+    cdef Py_ssize_t scratch[WINDOW]
     cdef fb_chain_state local
     cdef fb_chain_state* st = &local
-    cdef Py_ssize_t k = 0, p
+    cdef Py_ssize_t k = 0, p, got, W
     cdef int j, i
     for j in range(ch.n_levels):
         xs[j].p = &ch.levels[j].prog
@@ -302,37 +430,15 @@ cdef Py_ssize_t program_scan(int kind, const unsigned char* s, Py_ssize_t n, Py_
             state_reset(st, 0)          # replay from the start to get the outer pieces at pos
             p = 0
             while p < pos:
-                p = chain_step(ch, xs, st, s, n, p) & ~DROPPED
+                got = chain_window(ch, xs, st, s, n, p, min(pos, p + WINDOW), scratch, bufs)
+                p = scratch[got - 1] & ~DROPPED
             if p != pos:                # pos was not a piece end: cut from it as a start
                 state_reset(st, pos)
-    cdef int L = ch.n_levels, m
-    cdef Py_ssize_t B, flag, got
     while k < cap and pos < n:
-        ends[k] = chain_step(ch, xs, st, s, n, pos)
-        pos = ends[k] & ~DROPPED
-        k += 1
-        # the rest of the outer piece in bulk: the outermost level whose pieces can be cut many
-        # at a time where no level after it reacts to a byte of its outer piece (Falcon's
-        # GPT-2 level in a word without digits; any chain's innermost automaton)
-        if k >= cap or (L > 1 and pos >= st.b[0]):
-            continue                            # (the outermost piece ended: nothing to bulk)
-        m = bulk_level(ch, st)
-        if m < 0:
-            continue
-        B = n if m == 0 else st.b[m - 1]
-        if pos >= B:
-            continue
-        flag = DROPPED if (m > 0 and st.dropped[m - 1]) or (ch.bulk_drop >> m) & 1 else 0
-        if ch.levels[m].builtin >= 0:
-            got = builtin_scan(ch.levels[m].builtin, s, B, pos, ends + k, cap - k)
-            if flag:
-                for i in range(k, k + got):
-                    ends[i] |= flag
-            k += got
-            pos = ends[k - 1] & ~DROPPED
-        else:
-            pos = dfa_run(&xs[m], s, B, pos, ends, &k, cap, flag)
-        st.b[m] = pos
+        W = min(n, pos + min(cap - k, <Py_ssize_t>WINDOW))
+        got = chain_window(ch, xs, st, s, n, pos, W, ends + k, bufs)
+        k += got
+        pos = ends[k - 1] & ~DROPPED
     st.s = s
     st.n = n
     st.kind = kind
@@ -427,6 +533,49 @@ def _ascii_range_test(ascii_bits):
     return True, (0x80 - lo) * 0x0101010101010101, (0x7F - hi) * 0x0101010101010101
 
 
+def _needed_class(program):
+    """A class of which every non-empty match holds a character (a class item the root's one
+    sequence repeats at least once: `\\p{L}` of `\\s?\\p{L}+`), the one with the fewest ASCII
+    members and then 256-blocks; -1 for none.  A piece without such a character holds no match."""
+    items = memoryview(program.item_array).tolist()
+    alt_start, alt_end, alt_seqs = (memoryview(a).tolist() for a in program.alt_arrays)
+    seq_start, seq_end = (memoryview(a).tolist() for a in program.seq_arrays[:2])
+    root = program.root
+    if alt_end[root] - alt_start[root] != 1:
+        return -1
+    seq = alt_seqs[alt_start[root]]
+    best, best_size = -1, None
+    for i in range(seq_start[seq], seq_end[seq]):
+        kind, arg, lo = items[5 * i], items[5 * i + 1], items[5 * i + 2]
+        if kind != T_CLASS or lo < 1:
+            continue
+        ascii_lo, ascii_hi, index, blocks = program.tables[arg]
+        size = (bin(ascii_lo).count("1") + bin(ascii_hi).count("1"), len(set(memoryview(index).tolist())))
+        if best_size is None or size < best_size:
+            best, best_size = arg, size
+    return best
+
+
+cdef int _start_bytes(uint8_t* tab, object program, int cls, bint byte_level) except -1:
+    """tab[b]: whether a character of class `cls` can start at byte b (class_next): the byte's
+    own membership when byte-level, else an ASCII member or a UTF-8 lead byte of one."""
+    cdef int b
+    if cls < 0:
+        return 0
+    lo, hi, index, blocks = program.tables[cls]
+    lead = 0 if byte_level else _lead_bytes(program.tables[cls])
+    data = memoryview(blocks).tobytes()
+    index = memoryview(index)
+    for b in range(256):
+        if b < 128:
+            tab[b] = ((lo if b < 64 else hi) >> (b & 63)) & 1
+        elif byte_level:
+            tab[b] = (data[index[0] * 32 + (b >> 3)] >> (b & 7)) & 1
+        else:
+            tab[b] = (lead >> b) & 1
+    return 0
+
+
 cdef int _fill(_Owner owner, Prog* P, object program) except -1:
     cdef const uint16_t[::1] index
     cdef const int16_t[::1] by_view
@@ -445,9 +594,13 @@ cdef int _fill(_Owner owner, Prog* P, object program) except -1:
     P.run_class, P.run_max = program.run if program.run is not None else (-1, 0)
     P.run_swar, P.run_k1, P.run_k2 = _ascii_range_test(program.tables[P.run_class][:2] if P.run_class >= 0 else None)
     lead = _lead_bytes(program.tables[P.run_class]) if P.run_class >= 0 else (1 << 256) - 1
+    P.need = _needed_class(program) if P.run_class < 0 else -1
     for i in range(4):
         P.run_lead[i] = (lead >> (64 * i)) & 0xFFFFFFFFFFFFFFFF
     P.byte_level = getattr(program, "byte_level", False)
+    _start_bytes(P.run_tab, program, P.run_class, P.byte_level)
+    _start_bytes(P.first_tab, program, P.root_first, P.byte_level)
+    _start_bytes(P.need_tab, program, P.need, P.byte_level)
     dfa = getattr(program, "dfa", None)
     if dfa is not None:
         P.dfa.trans = _ints(owner.keep, dfa.trans)
@@ -479,39 +632,6 @@ cdef int _fill(_Owner owner, Prog* P, object program) except -1:
         P.classes[i].ascii[1] = hi
         P.classes[i].index = &index[0]
         P.classes[i].blocks = &blocks[0]
-    return 0
-
-
-cdef int _fill_react(Chain* ch, list levels) except -1:
-    """Chain.react, .track, .bulk and .bulk_drop: the bytes at which each level may start a
-    match (a program's first characters: the byte itself when byte-level, else an ASCII byte
-    or a UTF-8 lead byte of one; every byte for a built-in level or a program that may start
-    anywhere), and which levels may cut in bulk."""
-    cdef int j, b, L = ch.n_levels
-    cdef const Level* lv
-    cdef const Prog* P
-    for j, level in enumerate(levels):
-        lv = &ch.levels[j]
-        P = &lv.prog
-        if lv.builtin >= 0 or P.root_first < 0:
-            for b in range(256):
-                ch.react[b] |= 1 << j
-        else:
-            lead = 0 if P.byte_level else _lead_bytes(level.tables[P.root_first])
-            for b in range(256):
-                if (b < 128 or P.byte_level) and has(&P.classes[P.root_first], b) or (lead >> b) & 1:
-                    ch.react[b] |= 1 << j
-            if (P.run_class < 0 or not P.run_swar) and any(not (ch.react[b] >> j) & 1 for b in range(128)):
-                # the levels before it note what reacts in their pieces: worth it for a level
-                # some ASCII byte cannot start, unless its gaps are searched eight bytes at a
-                # time anyway (DeepSeek's three levels: none is worth it)
-                ch.track |= (1 << j) - 1
-        if lv.builtin >= 0 and builtin_scan != NULL:
-            ch.bulk |= 1 << j
-        elif lv.builtin < 0 and P.run_class < 0 and P.dfa.trans != NULL and lv.drop != DROP_GAPS:
-            ch.bulk |= 1 << j
-        if lv.drop == DROP_MATCHES or any(ch.levels[i].drop == DROP_GAPS for i in range(j + 1, L)):
-            ch.bulk_drop |= 1 << j
     return 0
 
 
@@ -559,7 +679,6 @@ def register(key, list levels):
             owner.chain.levels[j].builtin = -1
             owner.chain.levels[j].drop = {None: 0, "matches": DROP_MATCHES, "gaps": DROP_GAPS}[getattr(level, "drop", None)]
             _fill(owner, &owner.chain.levels[j].prog, level)
-    _fill_react(owner.chain, levels)
     kind = PROGRAM_BASE + len(_owners)
     _owners.append(owner)
     chains[kind - PROGRAM_BASE] = owner.chain

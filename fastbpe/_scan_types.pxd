@@ -42,6 +42,10 @@ ctypedef struct Prog:
     bint run_swar                # run_next may search eight ASCII bytes at a time: the class's
     uint64_t run_k1, run_k2      # ASCII characters are one range or none (_ascii_range_test)
     uint64_t run_lead[4]         # the UTF-8 lead bytes that start a character of the class
+    int need                     # a class every non-empty match holds a character of, or -1
+    uint8_t run_tab[256]         # per byte: a character of the run class can start there;
+    uint8_t first_tab[256]       # ... of root_first's class; of need's class (class_next)
+    uint8_t need_tab[256]
     bint byte_level              # one byte is one character (text in GPT-2's byte alphabet:
                                  # the classes hold the bytes whose characters they match)
     Dfa dfa                      # the pattern's automaton (trans NULL: backtrack)
@@ -54,14 +58,6 @@ ctypedef struct Level:
 ctypedef struct Chain:
     int n_levels
     Level levels[MAX_LEVELS]
-    uint8_t react[256]           # bit j: level j may start a match at a character this byte
-                                 # begins (every byte for a built-in level or any first character)
-    uint8_t track                # bit j: a level after j reacts to few bytes, so chain_step
-                                 # notes which levels react inside each piece of level j
-    uint8_t bulk                 # bit j: level j's pieces can be cut many at a time (a built-in
-                                 # level, or an automaton's matches) where the levels after it pass
-    uint8_t bulk_drop            # bit j: such pieces are removed (the level's matches, or the
-                                 # gaps of a level after it, are Removed)
 
 ctypedef struct Cont:            # what to match after the current items (a linked stack)
     int kind, item, end, count
