@@ -20,8 +20,11 @@ from libc.stdlib cimport calloc, free
 from libc.string cimport memcpy
 
 from fastbpe._scan_backtrack cimport dec, m_alt
-from fastbpe._scan_dfa cimport Cls, Dfa, decode, dfa_match, has
-from fastbpe._scan_types cimport DROP_GAPS, DROP_MATCHES, MAX_ITEMS, MAX_LEVELS, T_CLASS, Chain, Ctx, Item, Level, Prog
+from fastbpe._scan_dfa cimport Cls, Dfa, back_one, decode, dfa_match, has
+from fastbpe._scan_types cimport (
+    DROP_GAPS, DROP_MATCHES, MAX_ITEMS, MAX_LEVELS, T_CLASS, T_DOLLAR, T_END, T_GROUP, T_LOOK, T_NLOOK,
+    Chain, Ctx, Item, Level, Prog,
+)
 
 cdef extern from "_portable.h" nogil:
     Py_ssize_t fb_ctz64(uint64_t x)
@@ -230,6 +233,21 @@ cdef inline Py_ssize_t gap_end(const Prog* P, Ctx* x, fb_chain_state* st, int j,
     return B
 
 
+cdef inline bint may_match(const Prog* P, const uint8_t* s, Py_ssize_t q, Py_ssize_t B) noexcept nogil:
+    """False when [q, B) surely holds no match of a pattern whose matches end with a character
+    of P.last at the end of the text or before a stop (_anchored_end): the piece is ASCII, has
+    no stop after q, and its last character is not in the class."""
+    cdef Py_ssize_t p
+    if P.last < 0 or B <= q:
+        return True
+    if s[q] >= 0x80 or (s[B - 1] < 0x80 and (P.classes[P.last].ascii[s[B - 1] >> 6] >> (s[B - 1] & 63)) & 1):
+        return True
+    for p in range(q + 1, B):
+        if P.stop_tab[s[p]]:
+            return True
+    return False
+
+
 cdef inline Py_ssize_t cut_piece(const Level* lv, Ctx* x, fb_chain_state* st, int j, const uint8_t* s,
                                  Py_ssize_t n, Py_ssize_t q, Py_ssize_t B, Py_ssize_t W, Py_ssize_t* out,
                                  Py_ssize_t* c) noexcept nogil:
@@ -267,6 +285,10 @@ cdef inline Py_ssize_t cut_piece(const Level* lv, Ctx* x, fb_chain_state* st, in
         c[0] = k
         return q
     x.n = B
+    if not may_match(P, s, q, B):
+        out[k] = B | on_gap
+        c[0] = k + 1
+        return B
     while q < B and q < W:
         if P.need >= 0:     # no character every match holds is left in the piece: no match
             if not (st.nf[j] <= q <= st.na[j]):
@@ -556,6 +578,73 @@ def _needed_class(program):
     return best
 
 
+def _anchored_end(program):
+    """(class, stops) when every match of the pattern ends with a character of `class`, at the
+    end of its text or before an ASCII character of `stops` (a 128-bit set) or a non-ASCII
+    byte: the root's one sequence is a class item repeated at least once and then zero-width
+    items only (`\\s+$`; Oniguruma's `$` read as `(?:(?=\\n)|(?![\\s\\S]))`); (-1, 0)
+    otherwise.  An ASCII piece with no stop after its start whose last character is not in
+    the class holds no match (may_match)."""
+    items = memoryview(program.item_array).tolist()
+    alt_start, alt_end, alt_seqs = (memoryview(a).tolist() for a in program.alt_arrays)
+    seq_start, seq_end, seq_first = (memoryview(a).tolist() for a in program.seq_arrays)
+    every = (1 << 128) - 1
+
+    def ascii_of(cls):
+        lo, hi = program.tables[cls][:2]
+        return int(lo) | (int(hi) << 64)
+
+    def seqs(alt):
+        return [alt_seqs[j] for j in range(alt_start[alt], alt_end[alt])]
+
+    def zero_width(i):
+        kind, arg = items[5 * i], items[5 * i + 1]
+        if kind == T_GROUP:
+            return all(zero_width(j) for s in seqs(arg) for j in range(seq_start[s], seq_end[s]))
+        return kind in (T_DOLLAR, T_END, T_LOOK, T_NLOOK)
+
+    def stops(i):                   # where zero-width item i can hold, besides the end (None: anywhere)
+        kind, arg = items[5 * i], items[5 * i + 1]
+        if kind == T_END:
+            return 0
+        if kind == T_DOLLAR:
+            return 1 << 10
+        if kind == T_LOOK:          # before a first character of the lookahead
+            firsts = [seq_first[s] for s in seqs(arg)]
+            return None if -1 in firsts else functools.reduce(operator.or_, map(ascii_of, firsts), 0)
+        if kind == T_NLOOK:         # before no character: the lookahead takes every ASCII one
+            for s in seqs(arg):
+                j = seq_start[s]
+                if (seq_end[s] - j == 1 and items[5 * j] == T_CLASS and items[5 * j + 2] >= 1
+                        and ascii_of(items[5 * j + 1]) == every):
+                    return 0
+            return None
+        if kind == T_GROUP and items[5 * i + 2] >= 1:
+            out = 0
+            for s in seqs(arg):     # each alternative: any of its items' answers (all must hold)
+                got = next((g for g in map(stops, range(seq_start[s], seq_end[s])) if g is not None), None)
+                if got is None:
+                    return None
+                out |= got
+            return out
+        return None
+
+    import functools
+    import operator
+    root = program.root
+    if alt_end[root] - alt_start[root] != 1:
+        return -1, 0
+    seq = alt_seqs[alt_start[root]]
+    a, b = seq_start[seq], seq_end[seq]
+    last = b - 1
+    while last >= a and zero_width(last):
+        last -= 1
+    if last < a or last == b - 1 or items[5 * last] != T_CLASS or items[5 * last + 2] < 1:
+        return -1, 0
+    got = next((g for g in map(stops, range(last + 1, b)) if g is not None), None)
+    return (-1, 0) if got is None else (items[5 * last + 1], got)
+
+
 cdef int _start_bytes(uint8_t* tab, object program, int cls, bint byte_level) except -1:
     """tab[b]: whether a character of class `cls` can start at byte b (class_next): the byte's
     own membership when byte-level, else an ASCII member or a UTF-8 lead byte of one."""
@@ -595,6 +684,9 @@ cdef int _fill(_Owner owner, Prog* P, object program) except -1:
     P.run_swar, P.run_k1, P.run_k2 = _ascii_range_test(program.tables[P.run_class][:2] if P.run_class >= 0 else None)
     lead = _lead_bytes(program.tables[P.run_class]) if P.run_class >= 0 else (1 << 256) - 1
     P.need = _needed_class(program) if P.run_class < 0 else -1
+    P.last, stops = _anchored_end(program) if P.run_class < 0 else (-1, 0)
+    for i in range(256):        # may_match's bytes that end its shortcut: the stops, non-ASCII
+        P.stop_tab[i] = i >= 128 or (stops >> i) & 1
     for i in range(4):
         P.run_lead[i] = (lead >> (64 * i)) & 0xFFFFFFFFFFFFFFFF
     P.byte_level = getattr(program, "byte_level", False)
