@@ -259,6 +259,13 @@ cdef inline Py_ssize_t cut_piece(const Level* lv, Ctx* x, fb_chain_state* st, in
     cdef Py_ssize_t on_gap = DROPPED if lv.drop == DROP_GAPS else 0
     cdef bint matched
     if lv.builtin >= 0:
+        if B - q <= 48:     # a short piece: the block scanner's set-up (a 64-byte window) costs more
+            while q < B and q < W:
+                q = builtin_piece_end(lv.builtin, s, B, q)
+                out[k] = q
+                k += 1
+            c[0] = k
+            return q
         # many at a time; at most W - q pieces of one byte or more, then cut after the first
         # that reaches W (pieces after it start at or after W)
         got = builtin_scan(lv.builtin, s, B, q, out + k, W - q)
