@@ -513,3 +513,28 @@ def test_spm_word_by_word_equals_whole_text(spm_vocab, tmp_path):
     assert not tok.model.word_cut
     for text in ["its a test", "this is"]:
         assert tok.encode_ids(text) == spm_tokenize(text, glued, scores + [-0.5])
+
+
+@pytest.mark.parametrize("name", ["llama-bpe", "qwen2"])
+def test_long_s_after_apostrophe_is_not_a_contraction(name, shared_tokenizers):
+    """llama.cpp's '[sS] does not take U+017F (ſ), which the scanner kinds' (?i:'s) does: x'ſa is
+    x | 'ſa in llama.cpp (regex on its pattern text, force_regex), not x | 'ſ | a."""
+    tok = _load_shared(shared_tokenizers, name)
+    slow = Splitter(tok.vocab.pre, force_regex=True)
+    for text in ["x'ſa", "'ſ", "'ſt", "'ſa", "x'ſ", "it'ſ 'ſt a'ſ", "don'ſ't 'ſ\n'S"]:
+        assert tok.splitter.split(text) == slow.split(text), text
+        assert tok.encode_ids(text) == tok.model.encode_pieces(slow.split(text)), text
+    assert slow.split("x'ſa") == ["x", "'ſa"]
+
+
+def test_long_s_guard_covers_every_case_insensitive_kind():
+    """Each pre-tokenizer whose splitter runs a (?i)-contraction kind (Llama-3's, Qwen2's) cuts
+    x'ſa as `regex` on llama.cpp's text does."""
+    guarded = []
+    for name, pre in PRE_TOKENIZERS.items():
+        sp, slow = Splitter(pre), Splitter(pre, force_regex=True)
+        for text in ["x'ſa", "a'ſ", "'ſt b"]:
+            assert sp.split(text) == slow.split(text), (name, text)
+        if sp.fold_guard:
+            guarded.append(pre.kind)
+    assert {"llama3", "qwen2", "chatglm4"} <= set(guarded)

@@ -212,6 +212,13 @@ _SCANNER_PATTERNS = {GPT2: patterns.HF_GPT2_PATTERN, LLAMA3: patterns.LLAMA3_PAT
 _SCANNER_CHAINS = {tuple(REGEXES["deepseek3"]): patterns.DEEPSEEK_V3_SPLITS}
 
 
+# llama.cpp spells Llama-3's and Qwen2's contractions '[sS]..., its llama3 splitter lowercases with
+# unicode_tolower (U+017F stays U+017F); the scanner kinds read HF's (?i:'s|...), where U+017F (long s)
+# folds to s. It is the one code point that (?i) folds onto s t m d r e v l (every code point
+# tried with `regex`), so a text holding "'\u017f" takes the regex steps: the same pieces as llama.cpp
+FOLD_TRAP = "'\u017f"
+_CI_KINDS = (LLAMA3, QWEN2)
+
 _NUMBERS = regex.compile(r"\p{N}+")
 _MARK = regex.compile(r"\p{M}")
 
@@ -286,6 +293,11 @@ class Splitter:
         last = self.steps[-1][1]
         self.tail_kind = last if len(self.steps) > 1 and last >= 0 else -1
         self.engine, self.refusal = ("scanner", None) if self.scanner_kind >= 0 else self._as_program(force_regex)
+        # a kind with (?i) contractions runs somewhere (directly, in a program's level, or for
+        # Qwen3.5's markless texts): texts with FOLD_TRAP take _exact_steps (regex there)
+        self.fold_guard = self.markless_kind >= 0 or any(
+            e in _CI_KINDS and s[1] >= 0 for e, s in zip(self.exprs, self.steps))
+        self._exact = None     # exact_steps, compiled at the first such text
 
     def _as_program(self, force_regex) -> tuple:
         """Make the whole chain one scanner program if every regex compiles: then the encode
@@ -301,11 +313,19 @@ class Splitter:
         self.scanner_kind, self.markless_kind, self.tail_kind = kind, -1, -1
         return "program", None
 
+    def _exact_steps(self) -> list:
+        """The steps with each (?i)-contraction kind replaced by `regex` on llama.cpp's text."""
+        self._exact = [(regex.compile(f"({to_python(e)})"), -1, True, False) if e in _CI_KINDS and s[1] >= 0 else s
+                       for e, s in zip(self.exprs, self.steps)]
+        return self._exact
+
     def split_head(self, text: str) -> list[str]:
         """The pieces before the last step (for a chain with `tail_kind`)."""
         return self._run(text, self.steps[:-1])
 
     def split(self, text: str) -> list[str]:
+        if self.fold_guard and FOLD_TRAP in text:
+            return self._run(text, self._exact or self._exact_steps())
         if self.engine == "program" or self.chain:
             return _pretokenize.split(text, self.scanner_kind)
         if self.markless_kind >= 0 and not has_marks(text):

@@ -22,7 +22,7 @@ import regex
 
 from ..threads import available_cores, check_threads, parallel_map
 from .models import ByteLevelBPE, SentencePieceBPE
-from .pretokenizers import Splitter, has_marks
+from .pretokenizers import FOLD_TRAP, Splitter, has_marks
 from .reader import read_metadata
 from .vocab import BYTE, CONTROL, KEYS, LSTRIP, NORMAL, RSTRIP, UNKNOWN, USER_DEFINED, Vocab
 
@@ -185,6 +185,8 @@ class GGUFTokenizer:
 
     def _encode_bpe(self, text: str) -> list[int]:
         splitter = self.splitter
+        if splitter.fold_guard and FOLD_TRAP in text:   # (?i) kinds read 'ſ as 's; llama.cpp does not
+            return self.model.encode_pieces(splitter.split(text))
         if splitter.scanner_kind >= 0:
             return self.model.encode_text(text, splitter.scanner_kind)
         if splitter.markless_kind >= 0 and not has_marks(text):
