@@ -138,6 +138,9 @@ def compiled(key, build):
 
 
 STALE_DAYS = 7   # another version's folder unwritten this long is removed by the next write
+# written into every version folder fastbpe makes: only a folder holding it is ever removed (the
+# cache root may be a folder shared with other programs, whose `programs-2024/` is not ours)
+MARKER = ".fastbpe-cache"
 
 
 def store(path: str, data: bytes) -> bool:
@@ -148,7 +151,9 @@ def store(path: str, data: bytes) -> bool:
     from .formats.atomic import atomic_write_bytes
     folder = os.path.dirname(path)
     try:
-        os.makedirs(folder, exist_ok=True)
+        if not os.path.isdir(folder):
+            os.makedirs(folder, exist_ok=True)
+            open(os.path.join(folder, MARKER), "ab").close()
         atomic_write_bytes(path, data, durable=False)   # (also removes a killed writer's temporaries)
     except OSError:
         return False
@@ -164,7 +169,8 @@ def _remove_stale(root: str, current: str) -> None:
     first renamed away whole (a process that has a file open still reads it; one that opens a
     file after gets "no such file", and any process writing into it gets an OSError, both of
     which mean "build again" to every reader and writer here), and then deleted; a folder it
-    still writes to stays, since its writes renew the folder's mtime."""
+    still writes to stays, since its writes renew the folder's mtime.  Only folders holding
+    MARKER (made by `store`) are touched: a same-named folder of another program is not ours."""
     from .formats.atomic import process_alive
     prefix = current.split("-", 1)[0] + "-"
     limit = time.time() - STALE_DAYS * 86400
@@ -176,13 +182,15 @@ def _remove_stale(root: str, current: str) -> None:
         name = entry.name
         try:
             if name.startswith(prefix) and name != current and entry.is_dir(follow_symlinks=False):
-                if entry.stat(follow_symlinks=False).st_mtime >= limit:
+                if (entry.stat(follow_symlinks=False).st_mtime >= limit
+                        or not os.path.isfile(os.path.join(entry.path, MARKER))):
                     continue
                 doomed = os.path.join(root, f".{name}.removing-{os.getpid()}")
                 os.rename(entry.path, doomed)   # fails if another process took it first
             elif name.startswith(f".{prefix}") and ".removing-" in name:
                 pid = name.rsplit("-", 1)[1]    # a remover killed between rename and delete
-                if not pid.isdigit() or process_alive(int(pid)):
+                if (not pid.isdigit() or process_alive(int(pid))
+                        or not os.path.isfile(os.path.join(entry.path, MARKER))):
                     continue
                 doomed = entry.path
             else:

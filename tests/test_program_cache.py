@@ -349,12 +349,14 @@ def test_a_write_removes_other_versions_folders_unwritten_for_a_week(cache_dir):
         folder = cache_dir / name
         folder.mkdir()
         (folder / "x.bin").write_bytes(b"kept bytes")
+        (folder / program_cache.MARKER).write_bytes(b"")   # made by fastbpe's store
         folders[name] = folder
     for name in ("programs-0000old", "kept-0000old", "oniguruma-0.0", "elsewhere-0000old"):
         os.utime(folders[name], (old, old))
     reader = open(folders["programs-0000old"] / "x.bin", "rb")
     leftover = cache_dir / f".programs-0000gone.removing-{_dead_pid()}"   # a remover killed mid-way
     leftover.mkdir()
+    (leftover / program_cache.MARKER).write_bytes(b"")
     program_cache.compiled(("test-stale",), lambda: None)
     assert reader.read() == b"kept bytes"
     reader.close()
@@ -367,3 +369,25 @@ def test_a_write_removes_other_versions_folders_unwritten_for_a_week(cache_dir):
     assert "kept-0000old" not in left and {"kept-0000new", "oniguruma-0.0", "elsewhere-0000old"} <= set(left)
     assert len([p for p in left if p.startswith("programs-")]) == 2
     assert len([p for p in left if p.startswith("kept-")]) == 2
+
+
+def test_a_write_leaves_folders_fastbpe_did_not_make(cache_dir):
+    """The cache root may be a folder shared with other programs ($FASTBPE_CACHE_DIR=~/.cache):
+    a same-named stale folder without fastbpe's marker (another program's `programs-2024/`) and
+    a `.removing-` folder without it are never removed (review's finding: they were)."""
+    import time
+    old = time.time() - (program_cache.STALE_DAYS + 30) * 86400
+    theirs = []
+    for name, file in (("programs-2024", "budget.xlsx"), ("kept-notes", "thesis.tex"),
+                       ("oniguruma-src", "README"), (f".kept-x.removing-{_dead_pid()}", "draft")):
+        folder = cache_dir / name
+        folder.mkdir()
+        (folder / file).write_bytes(b"someone else's work")
+        os.utime(folder, (old, old))
+        theirs.append(folder / file)
+    program_cache.compiled(("test-foreign",), lambda: None)
+    program_cache.kept(("test-foreign",), lambda: b"x")
+    assert [str(p.relative_to(cache_dir)) for p in theirs if not p.exists()] == []
+    made = [p for p in cache_dir.iterdir()
+            if p.name.startswith(("programs-", "kept-")) and p not in [t.parent for t in theirs]]
+    assert len(made) == 2 and all((p / program_cache.MARKER).is_file() for p in made)
