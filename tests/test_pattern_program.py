@@ -323,6 +323,22 @@ def test_hf_split_keeps_oniguruma_where_it_reads_otherwise(pat):
     assert Split({"Regex": pat}, "Isolated", False).engine == "oniguruma"
 
 
+# a "-" beside a nested set: pasted in, it would make a range (`[x[-y]]` is {x, -, y}; review's finding)
+@pytest.mark.parametrize("pat", [r"[x[-y]]+", r"[[a]-z]+", r"[m[-x]]+", r"[[a-]z]+", r"[q[ab]c]+"])
+def test_hf_split_nested_sets_cut_as_oniguruma(pat):
+    pytest.importorskip("onigurumacffi")
+    from fastbpe.hf.normalized import NormalizedText
+    from fastbpe.hf.oniguruma import compile_split_pattern
+    from fastbpe.hf.pre_tokenizers import Split, split_by
+    split = Split({"Regex": pat}, "Isolated", False)
+    onig = compile_split_pattern("test", {"Regex": pat})
+    rng = random.Random(5)
+    for _ in range(300):
+        text = "".join(rng.choice("abcmqxyz-_[] ") for _ in range(rng.randrange(1, 20)))
+        t = NormalizedText.from_original(text)
+        assert [p.text for p in split.pre_tokenize([t])] == [p.text for p in split_by(t, onig, "Isolated")], text
+
+
 # one character from each UTF-8 length and many lead bytes (2-byte C2-DF, 3-byte E0-EF, 4-byte F0-F4)
 _LEADS = ["a", "7", " ", "\u00b2", "\u00e9", "\u0416", "\u0663", "\u07c1", "\u0905", "\u0967", "\u3042", "\u3007",
           "\u4e00", "\u9fa5", "\uac00", "\uff11", "\U0001d7ce", "\U00020000", "\U0001f600", "\U000104a0", "\U0010fffd"]

@@ -200,8 +200,14 @@ def _flat_set(pattern: str, start: int) -> tuple[int, str]:
                 out.append(c)
                 i += 1
                 continue
+            inner = pattern[i + 1:close]
+            # a "-" beside the nested set would join its members into a range once pasted in
+            # (`[x[-y]]` is {x, -, y}, `[x-y]` a range): such a set stays as written
+            if inner.startswith("-") or (inner.endswith("-") and not inner.endswith("\\-")) \
+                    or (out[-1].endswith("-") and len(out) > 1) or pattern.startswith("-", close + 1):
+                plain = False
             nested = True
-            out.append(pattern[i + 1:close])
+            out.append(inner)
             i = close + 1
             continue
         out.append(c)
