@@ -80,25 +80,35 @@ def _with_kept_pool(fn_chunk, chunks: list, num_threads: int) -> list:
     of the kept pool, each taking the next chunk no one has taken: one future a helper, not
     one a chunk, and the caller works instead of waiting (the pool's futures and wake-ups were
     ~290k instructions and ~50 µs of CPU a two-thread call).  An error stops the thread that
-    met it; the others finish what they took, and the first failing chunk's error is raised."""
+    met it; the others finish the chunk they hold and take no other, and the first failing
+    chunk's error is raised (Ctrl-C on a long batch is not held up by the rest of it)."""
     results, errors = [None] * len(chunks), {}
-    todo = iter(range(len(chunks)))   # next() on it runs under the GIL: each chunk is taken once
+    taken, lock = [0], threading.Lock()   # (a lock, not a shared iterator: free-threaded builds)
+    stop = []   # non-empty: the caller was interrupted; take no other chunk
 
     def work() -> None:
-        for i in todo:
+        while True:
+            with lock:
+                i = taken[0]
+                if i >= len(chunks) or errors or stop:
+                    return
+                taken[0] = i + 1
             try:
                 results[i] = fn_chunk(chunks[i])
             except BaseException as e:   # noqa: B036 - raised below, after every thread has stopped
-                errors[i] = e
+                with lock:
+                    errors[i] = e
                 return
 
     pool = kept_pool(num_threads)
     helpers = [pool.submit(work) for _ in range(min(num_threads, len(chunks)) - 1)]
     try:
         work()
-    finally:
         for helper in helpers:
             helper.result()
+    except BaseException:   # (KeyboardInterrupt between chunks or while waiting)
+        stop.append(True)
+        raise
     if errors:
         raise errors[min(errors)]
     return results

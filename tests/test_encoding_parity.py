@@ -840,3 +840,27 @@ def test_small_batches_run_on_the_calling_thread(monkeypatch):
     texts = ["hello world " * k for k in range(1, 40)]
     assert enc.encode_ordinary_batch(texts[:3], num_threads=4) == [enc.encode_ordinary(t) for t in texts[:3]]
     assert enc.encode_ordinary_batch(texts * 20, num_threads=2) == [enc.encode_ordinary(t) for t in texts * 20]
+
+
+def test_kept_pool_takes_no_chunk_after_one_failed():
+    """After a chunk fails (an error, or Ctrl-C landing in the caller's chunk), no thread starts
+    another chunk: the error is raised when the chunks in hand finish, not after the whole batch
+    (review's finding on 5647d4a: chunks 4, 8 and 12 of 16 started after chunk 0 failed)."""
+    import threading
+    import time
+
+    from fastbpe import threads
+    started, lock, failed = [], threading.Lock(), threading.Event()
+
+    def fn_chunk(chunk):
+        with lock:
+            started.append((chunk[0], failed.is_set()))
+        if chunk[0] == 0:
+            failed.set()
+            raise ValueError("chunk 0")
+        time.sleep(0.05)
+        return chunk
+
+    with pytest.raises(ValueError, match="chunk 0"):
+        threads.parallel_map(fn_chunk, list(range(16)), 2, keep_threads=True)   # 4 chunks of 4
+    assert len([first for first, seen_failure in started if seen_failure]) <= 1, started
