@@ -90,7 +90,8 @@ class Encoding:
     def __reduce__(self):
         """Pickles (multiprocessing, datasets.map) with every field made."""
         return (Encoding, (self.ids, self.type_ids, self.tokens, self.offsets, self.attention_mask,
-                           self.special_tokens_mask, self.word_ids, self.sequence_ids, self.overflowing))
+                           self.special_tokens_mask, self.word_ids, self.sequence_ids, self.overflowing),
+                (None, {"_sequences": self._sequences}))   # (HF's sequence ranges: its pads' None)
 
     @classmethod
     def pending(cls, ids: list, type_id: int, make) -> "Encoding":
@@ -298,6 +299,9 @@ class Encoding:
             overflowing.append(o)
         shift = self.offsets[-1][1] if growing_offsets and self.offsets else 0
         pair = pair.copy()
+        common = self._sequences and pair._sequences and self._sequences & pair._sequences
+        if common:   # HF keeps one range a sequence id, the pair's: these tokens are in none
+            self.sequence_ids = [None if s in common else s for s in self.sequence_ids]
         if shift:
             pair.offsets = [(s + shift, e + shift) for s, e in pair.offsets]
         self.extend(pair)
