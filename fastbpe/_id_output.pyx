@@ -85,8 +85,8 @@ cdef extern from "Python.h":   # (C for CPython's headers: not with the portable
         count = (n + 4095) & ~(Py_ssize_t)4095;
         if (count < 2 * fb_id_count)
             count = 2 * fb_id_count;
-        if (count < 131072)
-            count = 131072;   /* every sample, and most vocabularies, in the first block */
+        if (count < 4096)
+            count = 4096;   /* (a toy vocabulary's block is 128 kB, not more: samples past it are skipped) */
         if (count > FB_ID_MAX)
             count = FB_ID_MAX;   /* (well within one 30-bit digit) */
         zero = PyLong_FromLong(0);
@@ -125,6 +125,8 @@ cdef extern from "Python.h":   # (C for CPython's headers: not with the portable
                 memcpy(base + i * FB_ID_STRIDE + Py_TYPE(tmpl)->tp_basicsize, &digit, 4);
             }
             for (k = 0; ok && k < (Py_ssize_t)(sizeof(samples) / sizeof(samples[0])); k++) {
+                if (samples[k] >= count)
+                    continue;
                 real = PyLong_FromLong(samples[k]);
                 if (real == NULL) {
                     PyMem_RawFree(base);
