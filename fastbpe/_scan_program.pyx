@@ -112,6 +112,25 @@ cdef inline int utf8_length(const uint8_t* s, Py_ssize_t n, Py_ssize_t p) noexce
     return 1
 
 
+cdef inline Py_ssize_t ascii_run_next(const Prog* P, const uint8_t* s, Py_ssize_t n, Py_ssize_t p,
+                                      bint* found) noexcept nogil:
+    """From p, ASCII eight bytes at a time by arithmetic (the class's ASCII characters are one
+    range or none: Prog.run_k1/k2): the first byte in the class (found set), or where a
+    non-ASCII byte or the end stops the test (found unset)."""
+    cdef uint64_t word
+    while p + 8 <= n:
+        memcpy(&word, s + p, 8)
+        if word & 0x8080808080808080ULL:
+            break
+        word = (word + P.run_k1) & ~(word + P.run_k2) & 0x8080808080808080ULL
+        if word:
+            found[0] = True
+            return p + (fb_ctz64(word) >> 3)
+        p += 8
+    found[0] = False
+    return p
+
+
 cdef Py_ssize_t run_next(const Prog* P, const uint8_t* s, Py_ssize_t B, Py_ssize_t pos,
                          bint* matched) noexcept nogil:
     """level_next for a pattern that is one class repeated (`[\\r\\n]`, `\\p{N}+`, a script's
@@ -120,7 +139,7 @@ cdef Py_ssize_t run_next(const Prog* P, const uint8_t* s, Py_ssize_t B, Py_ssize
     cdef Py_ssize_t p = pos
     cdef int count = 0, ln = 0
     cdef uint32_t b
-    cdef uint64_t word
+    cdef bint found
     cdef bint inside = ((c.ascii[s[pos] >> 6] >> (s[pos] & 63)) & 1 if s[pos] < 0x80
                         else has(c, dec(P, s, B, pos, &ln)))
     matched[0] = inside
@@ -147,14 +166,9 @@ cdef Py_ssize_t run_next(const Prog* P, const uint8_t* s, Py_ssize_t B, Py_ssize
                 return p
             p += 1
             if P.run_swar:
-                while p + 8 <= B:
-                    memcpy(&word, s + p, 8)
-                    if word & 0x8080808080808080ULL:
-                        break
-                    word = (word + P.run_k1) & ~(word + P.run_k2) & 0x8080808080808080ULL
-                    if word:
-                        return p + (fb_ctz64(word) >> 3)
-                    p += 8
+                p = ascii_run_next(P, s, B, p, &found)
+                if found:
+                    return p
         elif P.byte_level or (P.run_lead[b >> 6] >> (b & 63)) & 1:
             if has(c, dec(P, s, B, p, &ln)):
                 return p
@@ -173,7 +187,7 @@ cdef Py_ssize_t class_next(const Prog* P, const Cls* c, bint swar, const uint8_t
     With `swar` (the class's ASCII characters are one range or none: Prog.run_k1/k2) ASCII
     is tested eight bytes at a time by arithmetic instead."""
     cdef uint32_t b
-    cdef uint64_t word
+    cdef bint found
     cdef int ln = 0
     cdef Py_ssize_t stop = min(p + 4, n)       # (the next one is often near)
     while True:
@@ -190,14 +204,9 @@ cdef Py_ssize_t class_next(const Prog* P, const Cls* c, bint swar, const uint8_t
         if p >= n:
             return n
         if swar:
-            while p + 8 <= n:
-                memcpy(&word, s + p, 8)
-                if word & 0x8080808080808080ULL:
-                    break
-                word = (word + P.run_k1) & ~(word + P.run_k2) & 0x8080808080808080ULL
-                if word:
-                    return p + (fb_ctz64(word) >> 3)
-                p += 8
+            p = ascii_run_next(P, s, n, p, &found)
+            if found:
+                return p
         else:
             while p + 8 <= n and not (tab[s[p]] | tab[s[p + 1]] | tab[s[p + 2]] | tab[s[p + 3]]
                                       | tab[s[p + 4]] | tab[s[p + 5]] | tab[s[p + 6]] | tab[s[p + 7]]):
