@@ -32,6 +32,8 @@ def _norm(*steps) -> dict:
 
 
 KERNEL = "kernel"
+_BERT = {"type": "BertNormalizer", "clean_text": True, "handle_chinese_chars": True, "strip_accents": None,
+         "lowercase": True}
 # name -> (base family, stage, node or model fields, engine: "kernel" or words of the pipeline's reason)
 SHAPES = {
     # normalizers before a byte-level model
@@ -94,15 +96,28 @@ SHAPES = {
         {"type": "Replace", "pattern": {"String": " "}, "content": "▁"}), "UnicodeForm"),
     "char-metaspace-digits": ("yi", "pre_tokenizer", _seq(_METASPACE, {"type": "Digits", "individual_digits": True}),
                               "Metaspace, Digits"),
+    # HF's UnicodeScripts: two scanner levels (unicode_scripts.py); BertNormalizer: a normalizer program
+    # unless handle_chinese_chars (" c " around each CJK ideograph), which the pipeline runs
+    "unicode-scripts": ("gpt-j", "pre_tokenizer", _seq({"type": "UnicodeScripts"}, _BL_NO_REGEX), KERNEL),
+    "unicode-scripts-bytelevel-regex": ("gpt-j", "pre_tokenizer", _seq({"type": "UnicodeScripts"}, _BL), KERNEL),
+    "unicode-scripts-after-digits": ("gpt-j", "pre_tokenizer", _seq({"type": "Digits", "individual_digits": True},
+                                                                    {"type": "UnicodeScripts"}, _BL), KERNEL),
+    "unicode-scripts-after-bytelevel": ("gpt-j", "pre_tokenizer", _seq(_BL_NO_REGEX, {"type": "UnicodeScripts"}),
+                                        "UnicodeScripts after ByteLevel"),
+    "bert-normalizer": ("gpt-j", "normalizer", _BERT, "handle_chinese_chars"),
+    "bert-normalizer-no-chinese": ("gpt-j", "normalizer", dict(_BERT, handle_chinese_chars=False), KERNEL),
+    "bert-normalizer-cased": ("gpt-j", "normalizer", dict(_BERT, handle_chinese_chars=False, lowercase=False),
+                              KERNEL),
+    "bert-normalizer-strip-only": ("gpt-j", "normalizer", dict(_BERT, clean_text=False, handle_chinese_chars=False,
+                                                               strip_accents=True, lowercase=False), KERNEL),
+    "bert-normalizer-clean-only": ("gpt-j", "normalizer", dict(_BERT, handle_chinese_chars=False,
+                                                               strip_accents=False, lowercase=False), KERNEL),
 }
 # a tokenizer.json HF runs whose stage fastbpe does not have: refused at load, naming the stage
 UNSUPPORTED = {
-    "unicode-scripts": ("gpt-j", "pre_tokenizer", _seq({"type": "UnicodeScripts"}, _BL_NO_REGEX), "UnicodeScripts"),
-    "bert-normalizer": ("gpt-j", "normalizer", {"type": "BertNormalizer", "clean_text": True,
-                                                "handle_chinese_chars": True, "strip_accents": None,
-                                                "lowercase": True}, "BertNormalizer"),
+    "nmt": ("gpt-j", "normalizer", {"type": "Nmt"}, "Nmt"),
 }
-EXTRA = ["Hello, wo-rld!!  x\u00a0y\u3000z。a\x1cb", "abcdefghijkl", "a(b|c)d [x] (y)", "。，、।۔، a.b,c", "AbC aBc",
+EXTRA = ["Hello, wo-rld!!  x\u00a0y\u3000z。a\x1cb", " Привет мир hello 123 京い ok\u0301é\x00\ufffd\u200b", "abcdefghijkl", "a(b|c)d [x] (y)", "。，、।۔، a.b,c", "AbC aBc",
          " ▁x", "x<mask>y", "  "]
 
 _BASES: dict = {}

@@ -1,5 +1,5 @@
 """Normalizers (HF `normalizers.*`): NFC/NFD/NFKC/NFKD, Lowercase, ByteLevel, Strip, Replace,
-Prepend, StripAccents, Sequence.  Each maps a `NormalizedText` to a new one, keeping the
+Prepend, StripAccents, BertNormalizer, Sequence.  Each maps a `NormalizedText` to a new one, keeping the
 alignment to the input (the readable reference), and `lower()`s itself to the ops of a
 `fastbpe.normalize.NormalizerProgram` (the C kernel), or raises `NotLowered` saying why."""
 from __future__ import annotations
@@ -150,6 +150,63 @@ class StripAccents:
         return [_ops().StripAccents()]
 
 
+@functools.lru_cache(maxsize=None)
+def _bert_table(name: str) -> bytes:
+    """One byte per code point, 1 inside the bert_ranges table `name` (HF's, asked of tokenizers)."""
+    from . import bert_ranges
+    table = bytearray(0x110000)
+    for first, last in getattr(bert_ranges, name):
+        table[first:last + 1] = b"\x01" * (last - first + 1)
+    return bytes(table)
+
+
+def _bert_run(name: str, run_max: int, content: str):
+    """A ReplaceRun op over the bert_ranges table `name` (its class table made by pattern_program)."""
+    import numpy as np
+
+    from .. import pattern_program
+    bits = np.packbits(np.frombuffer(_bert_table(name), dtype=np.uint8).astype(bool), bitorder="little")
+    prog = pattern_program.compile_pattern("[\\U000F0000]+", members=lambda atom: bits)
+    return _ops().ReplaceRun(f"BertNormalizer {name}", prog.tables[prog.run[0]], run_max, content)
+
+
+def is_chinese_char(c: str) -> bool:
+    """HF's BertNormalizer: the CJK Unified Ideographs blocks and extensions (not Hangul nor kana)."""
+    o = ord(c)
+    return (0x4E00 <= o <= 0x9FFF or 0x3400 <= o <= 0x4DBF or 0x20000 <= o <= 0x2A6DF or 0x2A700 <= o <= 0x2B81F
+            or 0x2B920 <= o <= 0x2CEAF or 0xF900 <= o <= 0xFAFF or 0x2F800 <= o <= 0x2FA1F)
+
+
+class BertNormalizer:
+    """HF's BertNormalizer: clean_text (NUL, U+FFFD and other-category characters removed, white
+    space as " "), handle_chinese_chars (" c " for each CJK ideograph c, all three with c's
+    span), strip_accents (default: lowercase; NFD, then nonspacing marks removed), lowercase;
+    the character classes are HF's own (bert_ranges.py, from tools/gen_hf_bert.py)."""
+
+    def __init__(self, clean_text: bool, handle_chinese_chars: bool, strip_accents, lowercase: bool):
+        self.clean_text, self.handle_chinese_chars, self.lowercase = clean_text, handle_chinese_chars, lowercase
+        self.strip_accents = lowercase if strip_accents is None else strip_accents
+
+    def normalize(self, t: NormalizedText) -> NormalizedText:
+        if self.clean_text:
+            removed, spaces = _bert_table("REMOVED"), _bert_table("SPACES")
+            t = t.map_chars(lambda c: "" if removed[ord(c)] else " " if spaces[ord(c)] else c)
+        if self.handle_chinese_chars:
+            t = t.map_chars(lambda c: f" {c} " if is_chinese_char(c) else c)
+        if self.strip_accents:
+            marks = _bert_table("MARKS")
+            t = Unicode("NFD").normalize(t).map_chars(lambda c: "" if marks[ord(c)] else c)
+        return Lowercase().normalize(t) if self.lowercase else t
+
+    def lower(self) -> list:
+        if self.handle_chinese_chars:
+            raise NotLowered("BertNormalizer handle_chinese_chars (spaces put around each CJK ideograph)")
+        ops = [_bert_run("REMOVED", 1 << 62, ""), _bert_run("SPACES", 1, " ")] if self.clean_text else []
+        if self.strip_accents:
+            ops += [_ops().UnicodeForm("NFD"), _bert_run("MARKS", 1 << 62, "")]
+        return ops + ([_ops().Lowercase()] if self.lowercase else [])
+
+
 class Sequence:
     def __init__(self, steps: list):
         self.steps = steps
@@ -198,6 +255,11 @@ def from_json(node, path: str = "normalizer"):
         return Prepend(json_field(node, "prepend", json_str, path, ""))
     if kind == "StripAccents":
         return StripAccents()
+    if kind == "BertNormalizer":
+        return BertNormalizer(json_field(node, "clean_text", json_bool, path, True),
+                              json_field(node, "handle_chinese_chars", json_bool, path, True),
+                              json_field(node, "strip_accents", json_bool, path),   # null: as lowercase
+                              json_field(node, "lowercase", json_bool, path, True))
     if kind == "Sequence":
         steps = json_field(node, "normalizers", json_list, path, [])
         return Sequence([from_json(n, f"{path}.normalizers[{k}]") for k, n in enumerate(steps)])

@@ -1,7 +1,7 @@
 """Pre-tokenizers (HF `pre_tokenizers.*`): Split (every behavior, invert), ByteLevel, Digits,
-Punctuation, Metaspace, Whitespace, WhitespaceSplit, CharDelimiterSplit, FixedLength, Sequence
-(BertPreTokenizer is WhitespaceSplit then Punctuation).  Each maps a list of
-`NormalizedText` pieces to a new list; empty pieces are dropped, as HF does.
+Punctuation, Metaspace, Whitespace, WhitespaceSplit, CharDelimiterSplit, FixedLength, Sequence,
+UnicodeScripts (unicode_scripts.py); BertPreTokenizer is WhitespaceSplit then Punctuation.  Each
+maps a list of `NormalizedText` pieces to a new list; empty pieces are dropped, as HF does.
 
 Each also lowers itself (`lower`) to the levels of a scanner chain (`plan.Level`), or raises
 `plan.NotLowered` saying why; `lower_steps` composes a Sequence's, so the kernel cuts a file's
@@ -26,6 +26,7 @@ from . import normalizers
 from .normalizers import char_to_bytelevel
 from .oniguruma import OnigPattern, compile_split_pattern, onig_text, onigurumacffi
 from .punctuation_ranges import RANGES as PUNCTUATION_RANGES
+from .unicode_scripts import UnicodeScripts
 
 BEHAVIORS = ("Removed", "Isolated", "MergedWithPrevious", "MergedWithNext", "Contiguous")
 
@@ -626,6 +627,8 @@ def from_json(node, path: str = "pre_tokenizer"):
         return CharDelimiterSplit(json_field(node, "delimiter", json_str, path))
     if kind == "BertPreTokenizer":   # HF's: white space removed, then punctuation isolated
         return Sequence([WhitespaceSplit(), Punctuation("Isolated")])
+    if kind == "UnicodeScripts":
+        return UnicodeScripts()
     if kind == "FixedLength":
         return FixedLength(node.get("length", 5))
     if kind == "Sequence":
