@@ -21,8 +21,13 @@ cdef extern from *:
     """
     #include <string.h>
     #include <wchar.h>
+    #if defined(__SSE2__) || defined(_M_X64)
+    #include <emmintrin.h>
+    #endif
     /* The first index >= j of code point c in a str's units (of `kind` bytes), or n: memchr
-     * and (where wchar_t is 4 bytes) wmemchr, which glibc runs many units a step. */
+     * and (where wchar_t is 4 bytes) wmemchr, which glibc runs many units a step; 2-byte
+     * units eight a step with SSE2 (English text with one curly quote is 2-byte: a loop of
+     * one unit a step was a tenth of GPT-J's encode, whose added tokens all start with "<"). */
     static Py_ssize_t fb_find_unit(int kind, const void* data, Py_ssize_t n, Py_ssize_t j, uint32_t c) {
         if (kind == 1) {
             const char* p = c > 0xFF ? NULL : (const char*)memchr((const char*)data + j, (int)c, (size_t)(n - j));
@@ -31,6 +36,14 @@ cdef extern from *:
         if (kind == 2) {
             const uint16_t* d = (const uint16_t*)data;
             if (c > 0xFFFF) return n;
+    #if defined(__SSE2__) || defined(_M_X64)
+            {
+                const __m128i v = _mm_set1_epi16((short)c);
+                while (j + 8 <= n
+                       && !_mm_movemask_epi8(_mm_cmpeq_epi16(_mm_loadu_si128((const __m128i*)(d + j)), v)))
+                    j += 8;   /* (the unit itself is found by the loop below, within 8) */
+            }
+    #endif
             while (j < n && d[j] != c) j++;
             return j;
         }

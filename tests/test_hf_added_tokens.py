@@ -192,6 +192,20 @@ def test_token_trie_skips_long_stretches(alphabet):
         assert TokenTrie(tokens, range(len(tokens))).find(text) == _leftmost_longest(tokens, text), (tokens, text)
 
 
+@pytest.mark.parametrize("filler", ["abc’de", "abcdef", "ab😀cd"])   # str kinds 2, 1, 4
+def test_token_trie_one_first_character_at_every_offset(filler):
+    """Every token starts with "<" (GPT-J's, most files' specials): the search jumps between
+    its occurrences (2-byte text eight units a step), so a "<" or a token at any offset of
+    a step, at the text's end, or a "<" not followed by a token's second character."""
+    tokens = ["<|endoftext|>", "<|x|>", "<|y"]
+    trie = TokenTrie(tokens, range(len(tokens)))
+    for n in range(0, 40):
+        for token in ("<|x|>", "<|y", "<|endoftext|>", "<", "<|"):
+            for at in range(n + 1):
+                text = (filler * 8)[:at] + token + (filler * 8)[at:n]
+                assert trie.find(text) == _leftmost_longest(tokens, text), (text, token)
+
+
 def test_token_trie_work_is_linear():
     # building: one node and one edge per distinct prefix; searching text without any token:
     # one step per character however many tokens start alike
