@@ -72,10 +72,21 @@ cdef extern from *:
     /* The first j' >= j, j' - j a multiple of 16 bytes, whose 16 bytes of units hold a unit
      * equal to first[k] followed by second[k] (any unit when paired[k] is 0), for one of
      * the four k; or where fewer than 16 bytes and one unit are left.  `size` is the unit's
-     * bytes (1 or 2); the values are units of that size. */
+     * bytes (1 or 2); the values are units of that size.  `two`: k = 2, 3 repeat k = 0
+     * (at most two first characters: runs of spaces and of tabs), so two are compared. */
+    #define FB_TT_HIT(k, EQ) _mm_and_si128(EQ(w0, f[k]), _mm_or_si128(EQ(w1, s[k]), any[k]))
+    #define FB_TT_LOOP(EQ, TERMS)                                                          \
+        while (j + step + 1 <= n) {                                                        \
+            w0 = _mm_loadu_si128((const __m128i*)(d + j * size));                          \
+            w1 = _mm_loadu_si128((const __m128i*)(d + j * size + size));                   \
+            m = TERMS;                                                                     \
+            if (_mm_movemask_epi8(m))                                                      \
+                return j;                                                                  \
+            j += step;                                                                     \
+        }
     static inline Py_ssize_t fb_tt_skip16(const void* data, int size, Py_ssize_t n, Py_ssize_t j,
                                           const uint64_t* first, const uint64_t* second,
-                                          const uint64_t* paired) {
+                                          const uint64_t* paired, int two) {
         const char* d = (const char*)data;
         __m128i f[4], s[4], any[4], w0, w1, m;
         Py_ssize_t step = 16 / size;
@@ -85,30 +96,16 @@ cdef extern from *:
             s[k] = size == 1 ? _mm_set1_epi8((char)second[k]) : _mm_set1_epi16((short)second[k]);
             any[k] = paired[k] ? _mm_setzero_si128() : _mm_set1_epi8(-1);
         }
-        if (size == 1) {
-            while (j + step + 1 <= n) {
-                w0 = _mm_loadu_si128((const __m128i*)(d + j));
-                w1 = _mm_loadu_si128((const __m128i*)(d + j + 1));
-                m = _mm_and_si128(_mm_cmpeq_epi8(w0, f[0]), _mm_or_si128(_mm_cmpeq_epi8(w1, s[0]), any[0]));
-                m = _mm_or_si128(m, _mm_and_si128(_mm_cmpeq_epi8(w0, f[1]), _mm_or_si128(_mm_cmpeq_epi8(w1, s[1]), any[1])));
-                m = _mm_or_si128(m, _mm_and_si128(_mm_cmpeq_epi8(w0, f[2]), _mm_or_si128(_mm_cmpeq_epi8(w1, s[2]), any[2])));
-                m = _mm_or_si128(m, _mm_and_si128(_mm_cmpeq_epi8(w0, f[3]), _mm_or_si128(_mm_cmpeq_epi8(w1, s[3]), any[3])));
-                if (_mm_movemask_epi8(m))
-                    return j;
-                j += step;
-            }
+        if (size == 1 && two) {
+            FB_TT_LOOP(_mm_cmpeq_epi8, _mm_or_si128(FB_TT_HIT(0, _mm_cmpeq_epi8), FB_TT_HIT(1, _mm_cmpeq_epi8)))
+        } else if (size == 1) {
+            FB_TT_LOOP(_mm_cmpeq_epi8, _mm_or_si128(_mm_or_si128(FB_TT_HIT(0, _mm_cmpeq_epi8), FB_TT_HIT(1, _mm_cmpeq_epi8)),
+                                                    _mm_or_si128(FB_TT_HIT(2, _mm_cmpeq_epi8), FB_TT_HIT(3, _mm_cmpeq_epi8))))
+        } else if (two) {
+            FB_TT_LOOP(_mm_cmpeq_epi16, _mm_or_si128(FB_TT_HIT(0, _mm_cmpeq_epi16), FB_TT_HIT(1, _mm_cmpeq_epi16)))
         } else {
-            while (j + step + 1 <= n) {
-                w0 = _mm_loadu_si128((const __m128i*)(d + 2 * j));
-                w1 = _mm_loadu_si128((const __m128i*)(d + 2 * j + 2));
-                m = _mm_and_si128(_mm_cmpeq_epi16(w0, f[0]), _mm_or_si128(_mm_cmpeq_epi16(w1, s[0]), any[0]));
-                m = _mm_or_si128(m, _mm_and_si128(_mm_cmpeq_epi16(w0, f[1]), _mm_or_si128(_mm_cmpeq_epi16(w1, s[1]), any[1])));
-                m = _mm_or_si128(m, _mm_and_si128(_mm_cmpeq_epi16(w0, f[2]), _mm_or_si128(_mm_cmpeq_epi16(w1, s[2]), any[2])));
-                m = _mm_or_si128(m, _mm_and_si128(_mm_cmpeq_epi16(w0, f[3]), _mm_or_si128(_mm_cmpeq_epi16(w1, s[3]), any[3])));
-                if (_mm_movemask_epi8(m))
-                    return j;
-                j += step;
-            }
+            FB_TT_LOOP(_mm_cmpeq_epi16, _mm_or_si128(_mm_or_si128(FB_TT_HIT(0, _mm_cmpeq_epi16), FB_TT_HIT(1, _mm_cmpeq_epi16)),
+                                                     _mm_or_si128(FB_TT_HIT(2, _mm_cmpeq_epi16), FB_TT_HIT(3, _mm_cmpeq_epi16))))
         }
         return j;
     }
@@ -116,12 +113,12 @@ cdef extern from *:
     #define FB_TT_SSE2 0
     static inline Py_ssize_t fb_tt_skip16(const void* data, int size, Py_ssize_t n, Py_ssize_t j,
                                           const uint64_t* first, const uint64_t* second,
-                                          const uint64_t* paired) { return j; }
+                                          const uint64_t* paired, int two) { return j; }
     #endif
     """
     int FB_TT_SSE2
     Py_ssize_t fb_tt_skip16(const void* data, int size, Py_ssize_t n, Py_ssize_t j, const uint64_t* first,
-                            const uint64_t* second, const uint64_t* paired) noexcept nogil
+                            const uint64_t* second, const uint64_t* paired, int two) noexcept nogil
 
 
 cdef enum:
@@ -199,7 +196,7 @@ cdef inline Py_ssize_t skip_words(const unit_t* d, Py_ssize_t n, Py_ssize_t j, T
             for k in range(4):
                 vals[k], vals2[k] = first[k] & top, second[k] & top
             while True:
-                j = fb_tt_skip16(d, sizeof(unit_t), n, j, vals, vals2, paired)
+                j = fb_tt_skip16(d, sizeof(unit_t), n, j, vals, vals2, paired, count <= 2)
                 if j + wide + 1 > n:
                     break
                 r = skip_units(d, n, j, j + wide, t.start_class, t.pair_bits, t.root_table)
