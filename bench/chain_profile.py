@@ -7,6 +7,8 @@ regex that is not a built-in kind pays (the generic automaton and chain), on one
 `deepseek-v3` is a folder of the shared data's vocab/hf/ (or a path to a tokenizer.json); its
 pre-tokenizer's Split steps (Isolated; in order) become the levels of one chain, compiled with
 Oniguruma's classes as the file's loader does, but never replaced by a built-in scanner kind.
+With `--whole` the scanner kind the loaded file encodes with is cut instead (Digits, Punctuation,
+built-in levels and all: what the encode kernel's scan pays for that file).
 The piece ends of the corpus's second models-section part (0.5 MB) are cut once after a short
 warm-up; with `--callgrind` only that scan is instrumented.  Not a test: no timing in tests/.
 """
@@ -38,13 +40,19 @@ def main(argv=None) -> int:
     ap.add_argument("model", help="a folder name under vocab/hf/ of the shared data, or a tokenizer.json path")
     ap.add_argument("--corpus", choices=sorted(c.CORPORA), default="English")
     ap.add_argument("--callgrind", action="store_true", help="instrument the scan only")
+    ap.add_argument("--whole", action="store_true", help="the loaded file's own scanner kind, every level")
     a = ap.parse_args(argv)
     path = a.model if a.model.endswith(".json") else c.model_files().get(a.model)
     if path is None:
         raise SystemExit(f"no tokenizer.json for {a.model!r}")
     from fastbpe import _pretokenize
     from fastbpe.pretokenize import chain_kind
-    kind, why = chain_kind(split_levels(path))
+    if a.whole:
+        import fastbpe
+        tok = fastbpe.Tokenizer.from_file(path)
+        kind, why = tok._kind, f"engine {tok.engine}"
+    else:
+        kind, why = chain_kind(split_levels(path))
     if kind < 0:
         raise SystemExit(f"not a scanner program: {why}")
     data = c.parts(c.CORPORA[a.corpus])[1].encode("utf-8")

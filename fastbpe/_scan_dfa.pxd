@@ -18,6 +18,7 @@ ctypedef struct Dfa:
     const uint16_t* index        # class of cp: rows[index[cp >> 8] * 256 + (cp & 255)]
     const uint8_t* rows
     int width, eot, invalid      # classes + 1; the text end's column; a non-UTF-8 byte's class
+    int n_states
 
 
 cdef inline uint32_t decode(const uint8_t* s, Py_ssize_t n, Py_ssize_t p, int* ln) noexcept nogil:

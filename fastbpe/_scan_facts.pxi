@@ -165,3 +165,84 @@ cdef int _start_bytes(uint8_t* tab, object program, int cls, bint byte_level) ex
         else:
             tab[b] = (lead >> b) & 1
     return 0
+
+
+cdef inline int _states(const Prog* P) noexcept:
+    """The states _step walks for P: its automaton's, or a run's count + 2; 0: none."""
+    if P.byte_level:
+        return 0
+    if P.run_class >= 0:
+        return P.run_max + 2 if P.run_max <= 64 else 3
+    return P.dfa.n_states if P.dfa.trans != NULL else 0
+
+
+cdef inline int32_t _step(const Prog* P, int32_t state, int c) noexcept:
+    """The next state after ASCII c (0: dead).  A one-class run: state k has read k - 1
+    characters (3, unbounded: any number)."""
+    if P.run_class < 0:
+        return P.dfa.bytes[(state << 8) | c] >> 1
+    if state == 0 or not (P.classes[P.run_class].ascii[c >> 6] >> (c & 63)) & 1:
+        return 0
+    return 2 if P.run_max > 64 else (state + 1 if state <= P.run_max else 0)
+
+
+cdef inline bint _may_end(const Prog* P, int32_t state) noexcept:
+    """Whether a match may end in this state (before some next character or the end)."""
+    cdef int k
+    if P.run_class >= 0:
+        return state >= 2
+    for k in range(P.dfa.width):
+        if P.dfa.trans[state * P.dfa.width + k] & 1:
+            return True
+    return False
+
+
+cdef inline bint _ends_here(const Prog* P, int32_t state) noexcept:
+    """Whether the match at the start of a text ends at its end, in this state there."""
+    if P.run_class >= 0:
+        return state >= 2
+    return P.dfa.trans[state * P.dfa.width + P.dfa.eot] & 1
+
+
+cdef bint _whole_matches(const Prog* A, const Prog* Bp) except -1:
+    """Whether every match of the level A that is ASCII, cut by the next level Bp as its text,
+    is one match of Bp (DeepSeek-LLM's `\\s?[A-Za-z...]+` then `\\s?[!-/:-~...]+`, whose class
+    holds every ASCII letter): the chain then keeps such a piece whole without matching it.
+    Both run together over every ASCII string (the pairs of states reachable, 128 bytes from
+    each; automata, or a one-class run's count): wherever A may end a match, Bp's match must
+    end at the text's end.  False without automata (backtracking, byte-level) or past 4M pairs."""
+    cdef Py_ssize_t na = _states(A), nb = _states(Bp), top = 0, pair, nxt
+    if na == 0 or nb == 0 or na * nb > (1 << 22):
+        return False
+    cdef uint8_t* seen = <uint8_t*>calloc(na * nb, 1)
+    cdef int32_t* stack = <int32_t*>calloc(na * nb + 1, sizeof(int32_t))
+    cdef int32_t sa, sb, ta, tb
+    cdef int c
+    cdef bint ok = True
+    if seen == NULL or stack == NULL:
+        free(seen)
+        free(stack)
+        raise MemoryError()
+    stack[0] = 1 * nb + 1          # both start states; the empty string is no piece
+    top = 1
+    while top and ok:
+        top -= 1
+        pair = stack[top]
+        sa, sb = pair // nb, pair % nb
+        for c in range(128):
+            ta = _step(A, sa, c)
+            if ta == 0:
+                continue
+            tb = _step(Bp, sb, c)
+            nxt = ta * nb + tb
+            if seen[nxt]:
+                continue
+            seen[nxt] = 1
+            if _may_end(A, ta) and not _ends_here(Bp, tb):
+                ok = False
+                break
+            stack[top] = nxt
+            top += 1
+    free(seen)
+    free(stack)
+    return ok

@@ -46,6 +46,10 @@ cdef extern from *:
     static _Thread_local fb_chain_state fb_chain_tls;
     #endif
     static fb_chain_state* fb_chain_state_get(void) { return &fb_chain_tls; }
+    /* A piece end of an inner level with this bit: the piece is a match of that level (only
+       where the next level keeps such pieces whole: Level.mark); never in the ends returned. */
+    #define FB_MATCHED ((Py_ssize_t)1 << 61)
+    #define FB_FLAGS (FB_DROPPED | FB_MATCHED)
     """
     ctypedef struct fb_chain_state:
         const unsigned char* s
@@ -61,6 +65,8 @@ cdef extern from *:
         Py_ssize_t ff[8]
         Py_ssize_t fa[8]
     fb_chain_state* fb_chain_state_get() noexcept nogil
+    const Py_ssize_t MATCHED "FB_MATCHED"
+    const Py_ssize_t FLAGS "FB_FLAGS"
 
 cdef Chain* chains[MAX_PROGRAMS]
 cdef Py_ssize_t steps_total = 0   # Ctx.steps summed at the end of each scan (steps_taken)
@@ -98,163 +104,7 @@ cdef Py_ssize_t match_at(Ctx* x, Py_ssize_t pos) noexcept nogil:
 # Scanning: matches and the text between them, level by level
 # ---------------------------------------------------------------------------------------
 
-cdef inline int utf8_length(const uint8_t* s, Py_ssize_t n, Py_ssize_t p) noexcept nogil:
-    """The length _scan_dfa.decode gives the character at s[p] >= 0x80 (1 for an invalid byte),
-    without decoding it."""
-    cdef uint8_t b = s[p]
-    if b >= 0xC2 and b < 0xE0 and p + 1 < n and (s[p + 1] & 0xC0) == 0x80:
-        return 2
-    if b >= 0xE0 and b < 0xF0 and p + 2 < n and (s[p + 1] & 0xC0) == 0x80 and (s[p + 2] & 0xC0) == 0x80:
-        return 3
-    if (b >= 0xF0 and b < 0xF5 and p + 3 < n and (s[p + 1] & 0xC0) == 0x80 and (s[p + 2] & 0xC0) == 0x80
-            and (s[p + 3] & 0xC0) == 0x80):
-        return 4
-    return 1
-
-
-cdef inline Py_ssize_t ascii_run_next(const Prog* P, const uint8_t* s, Py_ssize_t n, Py_ssize_t p,
-                                      bint* found) noexcept nogil:
-    """From p, ASCII eight bytes at a time by arithmetic (the class's ASCII characters are one
-    range or none: Prog.run_k1/k2): the first byte in the class (found set), or where a
-    non-ASCII byte or the end stops the test (found unset)."""
-    cdef uint64_t word
-    while p + 8 <= n:
-        memcpy(&word, s + p, 8)
-        if word & 0x8080808080808080ULL:
-            break
-        word = (word + P.run_k1) & ~(word + P.run_k2) & 0x8080808080808080ULL
-        if word:
-            found[0] = True
-            return p + (fb_ctz64(word) >> 3)
-        p += 8
-    found[0] = False
-    return p
-
-
-cdef Py_ssize_t run_next(const Prog* P, const uint8_t* s, Py_ssize_t B, Py_ssize_t pos,
-                         bint* matched) noexcept nogil:
-    """level_next for a pattern that is one class repeated (`[\\r\\n]`, `\\p{N}+`, a script's
-    letters): the run at pos, or the text up to the next character of the class."""
-    cdef const Cls* c = &P.classes[P.run_class]
-    cdef Py_ssize_t p = pos
-    cdef int count = 0, ln = 0
-    cdef uint32_t b
-    cdef bint found
-    cdef bint inside = ((c.ascii[s[pos] >> 6] >> (s[pos] & 63)) & 1 if s[pos] < 0x80
-                        else has(c, dec(P, s, B, pos, &ln)))
-    matched[0] = inside
-    if inside:
-        while p < B and count < P.run_max:
-            b = s[p]
-            if b < 0x80:        # ASCII without a call to decode
-                if not (c.ascii[b >> 6] >> (b & 63)) & 1:
-                    break
-                p += 1
-            elif has(c, dec(P, s, B, p, &ln)):
-                p += ln
-            else:
-                break
-            count += 1
-        return p
-    # the text up to the class's next character: ASCII eight bytes at a time when the
-    # class's ASCII characters are one range (digits) or none (a script's letters), else a
-    # byte at a time by the class's ASCII bits
-    while p < B:
-        b = s[p]
-        if b < 0x80:
-            if (c.ascii[b >> 6] >> (b & 63)) & 1:
-                return p
-            p += 1
-            if P.run_swar:
-                p = ascii_run_next(P, s, B, p, &found)
-                if found:
-                    return p
-        elif P.byte_level or (P.run_lead[b >> 6] >> (b & 63)) & 1:
-            if has(c, dec(P, s, B, p, &ln)):
-                return p
-            p += ln
-        else:           # no character this byte starts is in the class: its length alone
-            p += utf8_length(s, B, p)
-    return p
-
-
-cdef Py_ssize_t class_next(const Prog* P, const Cls* c, bint swar, const uint8_t* tab, const uint8_t* s,
-                           Py_ssize_t n, Py_ssize_t p) noexcept nogil:
-    """The first character at or after p (p a character start) that is in c, or n.  `tab`:
-    per byte, whether a character of c can start there (an ASCII member, a lead byte of one);
-    eight bytes without one are passed at a time (landing inside a character is harmless: a
-    continuation byte starts none, and every reading of UTF-8 meets the same character starts).
-    With `swar` (the class's ASCII characters are one range or none: Prog.run_k1/k2) ASCII
-    is tested eight bytes at a time by arithmetic instead."""
-    cdef uint32_t b
-    cdef bint found
-    cdef int ln = 0
-    cdef Py_ssize_t stop = min(p + 4, n)       # (the next one is often near)
-    while True:
-        while p < stop:     # a byte at a time: over the eight that hold a start, or the last
-            b = s[p]
-            if not tab[b]:
-                p += 1
-            elif b < 0x80 or P.byte_level:
-                return p
-            elif has(c, decode(s, n, p, &ln)):
-                return p
-            else:
-                p += ln
-        if p >= n:
-            return n
-        if swar:
-            p = ascii_run_next(P, s, n, p, &found)
-            if found:
-                return p
-        else:
-            while p + 8 <= n and not (tab[s[p]] | tab[s[p + 1]] | tab[s[p + 2]] | tab[s[p + 3]]
-                                      | tab[s[p + 4]] | tab[s[p + 5]] | tab[s[p + 6]] | tab[s[p + 7]]):
-                p += 8
-        stop = min(p + 8, n)
-
-
-cdef inline int char_length(const Prog* P, const uint8_t* s, Py_ssize_t B, Py_ssize_t p) noexcept nogil:
-    return 1 if P.byte_level or s[p] < 0x80 else utf8_length(s, B, p)
-
-
-cdef inline Py_ssize_t gap_end(const Prog* P, Ctx* x, fb_chain_state* st, int j, const uint8_t* s,
-                               Py_ssize_t n, Py_ssize_t B, Py_ssize_t pos, Py_ssize_t* r) noexcept nogil:
-    """Where the next match after pos (at which none starts) starts inside [pos, B), its end in
-    r; or B.  Only characters that can start a match are tried: where the next one is, is
-    searched to the end of the text once and kept (st.nf/na), whatever piece asks."""
-    cdef Py_ssize_t p = pos + char_length(P, s, B, pos), e
-    while p < B:
-        if P.root_first >= 0:
-            if not (st.ff[j] <= p <= st.fa[j]):
-                st.fa[j] = class_next(P, &P.classes[P.root_first], False, P.first_tab, s, n, p)
-                st.ff[j] = p
-            p = st.fa[j]
-            if p >= B:
-                break
-        e = match_at(x, p)
-        if e > p:
-            x.steps += p - pos
-            r[0] = e
-            return p
-        p += char_length(P, s, B, p)
-    x.steps += B - pos
-    return B
-
-
-cdef inline bint may_match(const Prog* P, const uint8_t* s, Py_ssize_t q, Py_ssize_t B) noexcept nogil:
-    """False when [q, B) surely holds no match of a pattern whose matches end with a character
-    of P.last at the end of the text or before a stop (_anchored_end): the piece is ASCII, has
-    no stop after q, and its last character is not in the class."""
-    cdef Py_ssize_t p
-    if P.last < 0 or B <= q:
-        return True
-    if s[q] >= 0x80 or (s[B - 1] < 0x80 and (P.classes[P.last].ascii[s[B - 1] >> 6] >> (s[B - 1] & 63)) & 1):
-        return True
-    for p in range(q + 1, B):
-        if P.stop_tab[s[p]]:
-            return True
-    return False
+include "_scan_search.pxi"
 
 
 cdef inline Py_ssize_t cut_piece(const Level* lv, Ctx* x, fb_chain_state* st, int j, const uint8_t* s,
@@ -264,7 +114,7 @@ cdef inline Py_ssize_t cut_piece(const Level* lv, Ctx* x, fb_chain_state* st, in
     the level removes them) appended at out[c[0]], until one ends at B or at or after W;
     returns where the last ends."""
     cdef Py_ssize_t k = c[0], e, r = 0, i, got
-    cdef Py_ssize_t on_match = DROPPED if lv.drop == DROP_MATCHES else 0
+    cdef Py_ssize_t on_match = (DROPPED if lv.drop == DROP_MATCHES else 0) | (MATCHED if lv.mark else 0)
     cdef Py_ssize_t on_gap = DROPPED if lv.drop == DROP_GAPS else 0
     cdef bint matched
     if lv.builtin >= 0:
@@ -352,10 +202,10 @@ cdef Py_ssize_t chain_window(const Chain* ch, Ctx* xs, fb_chain_state* st, const
     cdef int j, L = ch.n_levels, sk
     cdef Py_ssize_t* prev = NULL
     cdef Py_ssize_t* out
-    cdef Py_ssize_t n_prev = 0, c, i, B, q, e, on_gap, na
+    cdef Py_ssize_t n_prev = 0, c, i, B, q, e, on_gap, on_match, na
     cdef const Prog* P
     cdef const uint8_t* sk_tab
-    cdef bint swar
+    cdef bint swar, whole
     for j in range(L):
         # the class without whose characters an outer piece is one gap of this level: the
         # run's class, or one every match needs (where the next is, is kept: st.nf/na)
@@ -367,6 +217,8 @@ cdef Py_ssize_t chain_window(const Chain* ch, Ctx* xs, fb_chain_state* st, const
             elif P.need >= 0:
                 sk, sk_tab = P.need, P.need_tab
         on_gap = DROPPED if ch.levels[j].drop == DROP_GAPS else 0
+        on_match = (DROPPED if ch.levels[j].drop == DROP_MATCHES else 0) | (MATCHED if ch.levels[j].mark else 0)
+        whole = ch.levels[j].whole
         out = ends if j == L - 1 else bufs + (j & 1) * (W - pos)
         c = 0
         q = pos
@@ -384,11 +236,17 @@ cdef Py_ssize_t chain_window(const Chain* ch, Ctx* xs, fb_chain_state* st, const
                 if q >= W:
                     break
                 e = prev[i]
-                B = e & ~DROPPED
+                B = e & ~FLAGS
                 if q >= B:
                     continue
                 if e & DROPPED:     # inside a removed piece: removed whole
-                    out[c] = e
+                    out[c] = e & ~MATCHED
+                    c += 1
+                    q = B
+                    continue
+                if (whole and e & MATCHED and i > 0 and q == (prev[i - 1] & ~FLAGS)
+                        and ascii_only(s, q, B)):    # a whole match here too (Level.whole)
+                    out[c] = B | on_match
                     c += 1
                     q = B
                     continue
@@ -398,17 +256,17 @@ cdef Py_ssize_t chain_window(const Chain* ch, Ctx* xs, fb_chain_state* st, const
                         st.nf[j] = q
                     if st.na[j] >= B:       # this piece and the next ones before na: copied
                         na = st.na[j]
-                        out[c] = e | on_gap
+                        out[c] = (e & ~MATCHED) | on_gap
                         c += 1
-                        while i + 1 < n_prev and (prev[i + 1] & ~DROPPED) <= na:
+                        while i + 1 < n_prev and (prev[i + 1] & ~FLAGS) <= na:
                             i += 1
-                            out[c] = prev[i] | on_gap
+                            out[c] = (prev[i] & ~MATCHED) | on_gap
                             c += 1
-                        q = prev[i] & ~DROPPED
+                        q = prev[i] & ~FLAGS
                         continue
                 q = cut_piece(&ch.levels[j], &xs[j], st, j, s, n, q, B, W, out, &c)
         e = out[c - 1]
-        st.b[j] = e & ~DROPPED
+        st.b[j] = e & ~FLAGS
         st.dropped[j] = (e & DROPPED) != 0
         prev = out
         n_prev = c
@@ -565,6 +423,7 @@ cdef int _fill(_Owner owner, Prog* P, object program) except -1:
             raise ValueError("a malformed automaton")
         if len(dfa.low) != 256 or len(dfa.index) != 0x110000 >> 8 or len(dfa.trans) % dfa.width:
             raise ValueError("a malformed automaton")
+        P.dfa.n_states = len(by) >> 8
     if P.n_items > MAX_ITEMS:
         raise ProgramCapacity("a program has at most %d items" % MAX_ITEMS)
     P.classes = <Cls*>calloc(max(1, len(program.tables)), sizeof(Cls))
@@ -626,6 +485,10 @@ def register(key, list levels):
             owner.chain.levels[j].builtin = -1
             owner.chain.levels[j].drop = {None: 0, "matches": DROP_MATCHES, "gaps": DROP_GAPS}[getattr(level, "drop", None)]
             _fill(owner, &owner.chain.levels[j].prog, level)
+            if j > 0 and owner.chain.levels[j - 1].builtin < 0:
+                owner.chain.levels[j].whole = _whole_matches(&owner.chain.levels[j - 1].prog,
+                                                             &owner.chain.levels[j].prog)
+                owner.chain.levels[j - 1].mark = owner.chain.levels[j].whole
     kind = PROGRAM_BASE + len(_owners)
     _owners.append(owner)
     chains[kind - PROGRAM_BASE] = owner.chain
@@ -643,6 +506,15 @@ def key_of(int kind):
     if not program_known(kind):
         raise ValueError("unknown program kind %d" % kind)
     return _owners[kind - PROGRAM_BASE].key
+
+
+def whole_levels(int kind):
+    """Per level of a registered chain: whether it keeps an ASCII match of the level before
+    whole without matching it (Level.whole, decided at registration).  For tests."""
+    if not program_known(kind):
+        raise ValueError("unknown program kind %d" % kind)
+    cdef const Chain* ch = chains[kind - PROGRAM_BASE]
+    return [bool(ch.levels[j].whole) for j in range(ch.n_levels)]
 
 
 def is_program(int kind):

@@ -55,6 +55,9 @@ ctypedef struct Prog:
 ctypedef struct Level:
     int builtin                  # >= 0: a built-in scanner kind; -1: prog
     int drop                     # DROP_MATCHES / DROP_GAPS: HF's Split Removed (without / with invert)
+    bint whole                   # an ASCII match of the level before is one match of this level
+                                 # (decided at registration: _whole_matches)
+    bint mark                    # this level's matches carry MATCHED for the next (whole) level
     Prog prog
 
 ctypedef struct Chain:

@@ -181,3 +181,49 @@ def test_run_levels_skip_ascii_exactly():
         for c in ["中", "7", "é", "\n", ""]:
             text = "ab cd" * 3 + "x" * k + c + " tail" * (k % 3)
             assert _pretokenize.split(text, kind) == reference(text), text
+
+
+# (outer level, inner level, whether the inner level keeps every ASCII match of the outer whole)
+_WHOLE_PAIRS = [
+    (r"\s?[A-Za-z]+", r"\s?[!-/:-~]+", True),       # DeepSeek-LLM: its "punctuation" holds every ASCII letter
+    (r"\s?\p{L}+", r"\s?[!-/:-~]+", True),          # (a non-ASCII letter is outside: checked per piece)
+    (r"\d|[a-z]+", r"\s?[a-z0-9]+", True),
+    (r"\d+|[a-z]+", r"[a-z0-9]+", True),
+    (r"\d|[a-z]+", r"[a-z]+(?!\d)|\d", True),       # the inner level's text ends with the piece
+    (r"[a-z]+", r"\s?[a-z]+", True),                # one-class levels: counted runs
+    (r"[a-z]{1,3}", r"\d|[a-z]{1,3}", True),
+    (r"[a-z]{1,4}", r"[a-z]{1,3}", False),
+    (r"\s?[A-Za-z]+", r"\s?\p{P}+", False),
+    (r"\s?[a-z]+", r"\s?[a-y]+", False),            # "z"
+    (r"[a-z]+", r"[a-z]{1,3}", False),              # four letters
+    (r"\s?[a-z]+", r"[a-z]+", False),               # " a": a gap, then a match
+    (r" ?[a-z]+|\s+(?!\S)|\s+", r"\S+|\s+", False),  # " a"
+    (r"[a-z]+(?=\d)|[a-z]", r"[a-z]", False),       # "ab" before a digit
+]
+
+
+@pytest.mark.parametrize("outer,inner,whole", _WHOLE_PAIRS)
+def test_levels_that_keep_the_outer_matches_whole(outer, inner, whole):
+    """Registration runs both automata over every ASCII string (_whole_matches): a level is
+    marked only when every ASCII match of the level before is one match of it; a chain with
+    such a level cuts as the levels do one by one, on texts longer than a window (1 KiB),
+    non-ASCII letters inside the outer matches, and removed pieces."""
+    levels = [Level(r"[\r\n]", "regex"), Level(outer, "regex"), Level(inner, "regex"), Level(r"\p{N}", "regex")]
+    kind, why = chain_kind(levels)
+    assert kind >= 64, why
+    assert _scan_program.whole_levels(kind)[2:] == [whole, False]
+    steps = [regex.compile(level.pattern) for level in levels]
+
+    def reference(text):
+        pieces = [text]
+        for rx in steps:
+            pieces = [p for piece in pieces for p in with_gaps(rx, piece)]
+        return pieces
+
+    import random
+    rng = random.Random(sum(map(ord, outer + inner)))
+    alphabet = list("abcdyzAZ09 .,!?-_'\n\r\t") + ["ab", " the", "xyz1", "é", "µ", "中", "  ", "z" * 5]
+    for k in range(int(120 * FUZZ)):
+        size = rng.choice([3, 10, 40, 700 if k % 4 else 1500])
+        text = "".join(rng.choice(alphabet) for _ in range(size))
+        assert _pretokenize.split(text, kind) == reference(text), (outer, inner, text)

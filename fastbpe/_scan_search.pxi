@@ -1,0 +1,176 @@
+# Included by _scan_program.pyx (textually: these are its module globals): where one level's next
+# match or class character is. The run of a one-class pattern (run_next), the next character of
+# a class (class_next: eight ASCII bytes at a time, by a byte table or by range arithmetic),
+# the next match after a position at which none starts (gap_end), and whether an anchored
+# level can match in a piece at all (may_match).
+
+cdef inline int utf8_length(const uint8_t* s, Py_ssize_t n, Py_ssize_t p) noexcept nogil:
+    """The length _scan_dfa.decode gives the character at s[p] >= 0x80 (1 for an invalid byte),
+    without decoding it."""
+    cdef uint8_t b = s[p]
+    if b >= 0xC2 and b < 0xE0 and p + 1 < n and (s[p + 1] & 0xC0) == 0x80:
+        return 2
+    if b >= 0xE0 and b < 0xF0 and p + 2 < n and (s[p + 1] & 0xC0) == 0x80 and (s[p + 2] & 0xC0) == 0x80:
+        return 3
+    if (b >= 0xF0 and b < 0xF5 and p + 3 < n and (s[p + 1] & 0xC0) == 0x80 and (s[p + 2] & 0xC0) == 0x80
+            and (s[p + 3] & 0xC0) == 0x80):
+        return 4
+    return 1
+
+
+cdef inline Py_ssize_t ascii_run_next(const Prog* P, const uint8_t* s, Py_ssize_t n, Py_ssize_t p,
+                                      bint* found) noexcept nogil:
+    """From p, ASCII eight bytes at a time by arithmetic (the class's ASCII characters are one
+    range or none: Prog.run_k1/k2): the first byte in the class (found set), or where a
+    non-ASCII byte or the end stops the test (found unset)."""
+    cdef uint64_t word
+    while p + 8 <= n:
+        memcpy(&word, s + p, 8)
+        if word & 0x8080808080808080ULL:
+            break
+        word = (word + P.run_k1) & ~(word + P.run_k2) & 0x8080808080808080ULL
+        if word:
+            found[0] = True
+            return p + (fb_ctz64(word) >> 3)
+        p += 8
+    found[0] = False
+    return p
+
+
+cdef Py_ssize_t run_next(const Prog* P, const uint8_t* s, Py_ssize_t B, Py_ssize_t pos,
+                         bint* matched) noexcept nogil:
+    """level_next for a pattern that is one class repeated (`[\\r\\n]`, `\\p{N}+`, a script's
+    letters): the run at pos, or the text up to the next character of the class."""
+    cdef const Cls* c = &P.classes[P.run_class]
+    cdef Py_ssize_t p = pos
+    cdef int count = 0, ln = 0
+    cdef uint32_t b
+    cdef bint found
+    cdef bint inside = ((c.ascii[s[pos] >> 6] >> (s[pos] & 63)) & 1 if s[pos] < 0x80
+                        else has(c, dec(P, s, B, pos, &ln)))
+    matched[0] = inside
+    if inside:
+        while p < B and count < P.run_max:
+            b = s[p]
+            if b < 0x80:        # ASCII without a call to decode
+                if not (c.ascii[b >> 6] >> (b & 63)) & 1:
+                    break
+                p += 1
+            elif has(c, dec(P, s, B, p, &ln)):
+                p += ln
+            else:
+                break
+            count += 1
+        return p
+    # the text up to the class's next character: ASCII eight bytes at a time when the
+    # class's ASCII characters are one range (digits) or none (a script's letters), else a
+    # byte at a time by the class's ASCII bits
+    while p < B:
+        b = s[p]
+        if b < 0x80:
+            if (c.ascii[b >> 6] >> (b & 63)) & 1:
+                return p
+            p += 1
+            if P.run_swar:
+                p = ascii_run_next(P, s, B, p, &found)
+                if found:
+                    return p
+        elif P.byte_level or (P.run_lead[b >> 6] >> (b & 63)) & 1:
+            if has(c, dec(P, s, B, p, &ln)):
+                return p
+            p += ln
+        else:           # no character this byte starts is in the class: its length alone
+            p += utf8_length(s, B, p)
+    return p
+
+
+cdef Py_ssize_t class_next(const Prog* P, const Cls* c, bint swar, const uint8_t* tab, const uint8_t* s,
+                           Py_ssize_t n, Py_ssize_t p) noexcept nogil:
+    """The first character at or after p (p a character start) that is in c, or n.  `tab`:
+    per byte, whether a character of c can start there (an ASCII member, a lead byte of one);
+    eight bytes without one are passed at a time (landing inside a character is harmless: a
+    continuation byte starts none, and every reading of UTF-8 meets the same character starts).
+    With `swar` (the class's ASCII characters are one range or none: Prog.run_k1/k2) ASCII
+    is tested eight bytes at a time by arithmetic instead."""
+    cdef uint32_t b
+    cdef bint found
+    cdef int ln = 0
+    cdef Py_ssize_t stop = min(p + 4, n)       # (the next one is often near)
+    while True:
+        while p < stop:     # a byte at a time: over the eight that hold a start, or the last
+            b = s[p]
+            if not tab[b]:
+                p += 1
+            elif b < 0x80 or P.byte_level:
+                return p
+            elif has(c, decode(s, n, p, &ln)):
+                return p
+            else:
+                p += ln
+        if p >= n:
+            return n
+        if swar:
+            p = ascii_run_next(P, s, n, p, &found)
+            if found:
+                return p
+        else:
+            while p + 8 <= n and not (tab[s[p]] | tab[s[p + 1]] | tab[s[p + 2]] | tab[s[p + 3]]
+                                      | tab[s[p + 4]] | tab[s[p + 5]] | tab[s[p + 6]] | tab[s[p + 7]]):
+                p += 8
+        stop = min(p + 8, n)
+
+
+cdef inline int char_length(const Prog* P, const uint8_t* s, Py_ssize_t B, Py_ssize_t p) noexcept nogil:
+    return 1 if P.byte_level or s[p] < 0x80 else utf8_length(s, B, p)
+
+
+cdef inline Py_ssize_t gap_end(const Prog* P, Ctx* x, fb_chain_state* st, int j, const uint8_t* s,
+                               Py_ssize_t n, Py_ssize_t B, Py_ssize_t pos, Py_ssize_t* r) noexcept nogil:
+    """Where the next match after pos (at which none starts) starts inside [pos, B), its end in
+    r; or B.  Only characters that can start a match are tried: where the next one is, is
+    searched to the end of the text once and kept (st.nf/na), whatever piece asks."""
+    cdef Py_ssize_t p = pos + char_length(P, s, B, pos), e
+    while p < B:
+        if P.root_first >= 0:
+            if not (st.ff[j] <= p <= st.fa[j]):
+                st.fa[j] = class_next(P, &P.classes[P.root_first], False, P.first_tab, s, n, p)
+                st.ff[j] = p
+            p = st.fa[j]
+            if p >= B:
+                break
+        e = match_at(x, p)
+        if e > p:
+            x.steps += p - pos
+            r[0] = e
+            return p
+        p += char_length(P, s, B, p)
+    x.steps += B - pos
+    return B
+
+
+cdef inline bint may_match(const Prog* P, const uint8_t* s, Py_ssize_t q, Py_ssize_t B) noexcept nogil:
+    """False when [q, B) surely holds no match of a pattern whose matches end with a character
+    of P.last at the end of the text or before a stop (_anchored_end): the piece is ASCII, has
+    no stop after q, and its last character is not in the class."""
+    cdef Py_ssize_t p
+    if P.last < 0 or B <= q:
+        return True
+    if s[q] >= 0x80 or (s[B - 1] < 0x80 and (P.classes[P.last].ascii[s[B - 1] >> 6] >> (s[B - 1] & 63)) & 1):
+        return True
+    for p in range(q + 1, B):
+        if P.stop_tab[s[p]]:
+            return True
+    return False
+
+
+cdef inline bint ascii_only(const uint8_t* s, Py_ssize_t q, Py_ssize_t B) noexcept nogil:
+    """Whether s[q:B] is ASCII (eight bytes at a time)."""
+    cdef uint64_t word, seen = 0
+    while q + 8 <= B:
+        memcpy(&word, s + q, 8)
+        seen |= word
+        q += 8
+    while q < B:
+        seen |= s[q]
+        q += 1
+    return (seen & 0x8080808080808080ULL) == 0
