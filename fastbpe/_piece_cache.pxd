@@ -27,7 +27,7 @@ cdef class PieceCache:        # piece -> ids of one table, used by one thread on
     cdef Py_ssize_t seen      # characters of text encoded with it, until it grows
     cdef SpillCache spill     # pieces the entries above cannot keep
     cdef Work scratch         # that thread's merge scratch for short calls (see _core.encode_text)
-    cdef IdBuf kept_out       # ... and its output buffer for them (no allocation per call)
+    cdef IdBuf kept_out       # ... and its output buffer for encode_text (up to _core.KEPT_IDS ids kept)
     cdef int lend(self, Work* w, Py_ssize_t nbytes) except -1
 
 

@@ -311,3 +311,41 @@ def test_long_pieces_with_ranks_out_of_merge_order():
             want = encode_piece_tiktoken(piece, ranks)
             assert table.encode_bytes(piece, path="heap") == want
             assert table.encode_bytes(piece, path="scan") == want
+
+
+def test_output_buffer_kept_across_long_and_short_calls(toy):
+    # encode_text keeps its output buffer with the thread's cache (up to _core's KEPT_IDS
+    # ids): texts long and short, above and below that size, in any order, give their own ids
+    table, ranks = toy
+    rng = random.Random(7)
+    texts = ["".join(words(rng, n)) for n in (3, 40_000, 5, 70_000, 300_000, 2, 40_000, 1)]
+    for text in texts + texts[::-1]:
+        assert table.encode_text(text, KIND) == reference(text, ranks)
+
+
+def test_a_call_made_while_the_list_is_built_gets_its_own_buffer(toy):
+    # a finalizer run by the collector inside encode_text (when its list is made) encodes in
+    # the same thread: it must not share the buffer the outer call is reading its ids from
+    import gc
+    table, ranks = toy
+    inner = " abc cab" * 50
+    outer = "".join(words(random.Random(3), 20_000))
+    seen = []
+
+    class Cycle:
+        def __init__(self):
+            self.me = self
+
+        def __del__(self):
+            seen.append(table.encode_text(inner, KIND))
+
+    old = gc.get_threshold()
+    try:
+        gc.set_threshold(1)
+        for _ in range(30):
+            Cycle()
+            assert table.encode_text(outer, KIND) == reference(outer, ranks)
+    finally:
+        gc.set_threshold(*old)
+        gc.collect()
+    assert seen and all(ids == reference(inner, ranks) for ids in seen)
