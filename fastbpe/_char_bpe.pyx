@@ -57,12 +57,35 @@ from fastbpe._char_cuts import merge_cuts
 PREPEND, PREPEND_UNLESS_META, REPLACE_SPACE, SPLIT = F_PREPEND, F_PREPEND_UNLESS_META, F_REPLACE_SPACE, F_SPLIT
 cdef enum:   # encode_words: a text whose probed words mostly miss (half of 16 or more) is cut in one run
     MISS_MIN = 16
+    SPACED_WORD = 48   # encode_spaced's buffer of one word
 cdef uint8_t CUT_PAIR[256]   # [flags of a << 4 | flags of b]: cut between a and b (_char_cuts.pxd's rule)
 cdef int _fa, _fb
 for _fa in range(16):
     for _fb in range(16):
         CUT_PAIR[(_fa << 4) | _fb] = ((_fa & _fb & CUT_TOKEN) and ((_fa & CUT_AFTER) or (_fb & CUT_BEFORE))) or (
             _fb & ~_fa & CUT_META) != 0
+
+
+cdef inline Py_ssize_t space_word_end(const uint8_t* s, Py_ssize_t n, Py_ssize_t start) noexcept nogil:
+    """Where the word of s[:n] (ASCII, spaces standing for the meta character) that starts at
+    start ends: at the next space that follows another character, else n; searched for eight
+    bytes at a time."""
+    cdef Py_ssize_t j = start + 1
+    cdef uint64_t x, hit, ones = 0x0101010101010101ULL
+    if s[start] == 32:
+        while j < n and s[j] == 32:   # a run of spaces belongs to the word after it
+            j += 1
+    if FB_LITTLE_ENDIAN:
+        while j + 8 <= n:
+            memcpy(&x, s + j, 8)
+            x ^= ones * 32
+            hit = (x - ones) & ~x & (ones << 7)
+            if hit:
+                return j + (fb_ctz64(hit) >> 3)
+            j += 8
+    while j < n and s[j] != 32:
+        j += 1
+    return j
 
 
 cdef class CharBPE:
@@ -77,6 +100,7 @@ cdef class CharBPE:
     cdef CharSymbols sym                  # a word's first ids (_char_symbols)
     cdef int32_t* token_nbytes            # UTF-8 bytes each token stands for (-1: unknown)
     cdef readonly bint ignore_merges, cut_before_meta
+    cdef bint spaced                      # encode_spaced may run (cut_before_meta, meta of 2-3 bytes, no ignore_merges)
     cdef uint64_t ascii_cut[256]          # bit (a, b) at [2a + b / 64]: a piece is cut between a and b
     cdef uint8_t* cut_flags               # [0x10000] a BMP character's CUT_* flags (pairs not both ASCII)
     cdef uint8_t meta[4]
@@ -324,6 +348,81 @@ cdef class CharBPE:
                 stop = self.next_word(q, n, start)
         return 0
 
+    cdef inline Py_ssize_t spaced_key(self, const uint8_t* s, Py_ssize_t start, Py_ssize_t stop, const uint8_t* end,
+                                      uint64_t* k0, uint64_t* k1) noexcept nogil:
+        """The length of the normalized form of the word s[start:stop] (a space, then 1-15 other
+        bytes) when it has a packed key, which is set in k0, k1 (as cache_probe makes it: the
+        bytes after the meta character, flagged), else 0."""
+        cdef Py_ssize_t ln = stop - start
+        if ln < 2 or ln - 1 > PACKED_MAX or s[start + 1] == 32:
+            return 0
+        packed_key(s + start + 1, ln - 1, end, k0, k1)
+        k1[0] |= META_KEY
+        return self.meta_len + ln - 1
+
+    cdef int encode_spaced(self, const uint8_t* s, Py_ssize_t n, int kind, IdBuf* out, Work* w,
+                           uint8_t* q) except -1 nogil:
+        """encode_words of the normalized form of an ASCII text s[:n] (kind: REPLACE_SPACE, maybe a
+        PREPEND flag, not SPLIT) without making it: a word is a run of spaces and what follows
+        up to the next space after another character; one with a packed key (spaced_key) is
+        probed with its normalized form's key and normalized (into a small buffer) only when
+        it misses.  The first word, words too long for a key and the words up to the next one
+        with a key are normalized into q (room for max(ml, 4) bytes a byte and 16) and go to
+        encode_words.  (A text's words probed in place saved the normalizer's copy: ~50
+        instructions a word of English.)"""
+        cdef Py_ssize_t start = 0, stop, run, ln, before, probes = 0, misses = 0, runs = 0, ml = self.meta_len
+        cdef const uint8_t* end = s + n
+        cdef uint64_t k0, k1, h
+        cdef const PackedEntry* pe
+        cdef uint8_t word[SPACED_WORD]   # a word's normalized form (up to 18 bytes, slack for 16-byte reads)
+        cdef bint prepended
+        run = space_word_end(s, n, 0)   # (the first word is normalized with kind's prepend flags)
+        while True:
+            if start < run:   # s[start:run]: words without a key, normalized and cut by encode_words
+                ln = meta_normalize(self.meta, ml, s + start, run - start, kind if start == 0 else F_REPLACE_SPACE,
+                                    q, &prepended)
+                self.encode_words(q, ln, out, w)
+                start = run
+            if start >= n:
+                return 0
+            stop = space_word_end(s, n, start)
+            ln = self.spaced_key(s, start, stop, end, &k0, &k1)
+            if ln == 0:
+                runs += 1
+                if runs >= 3 and 8 * runs > probes:   # code: many long or indented words
+                    run = n
+                    continue
+                run = stop
+                while run < n:
+                    stop = space_word_end(s, n, run)
+                    if self.spaced_key(s, run, stop, end, &k0, &k1):
+                        break
+                    run = stop
+                continue
+            probes += 1
+            h = packed_hash(k0, k1)
+            h ^= h >> 16
+            pe = &w.packed[h & w.packed_mask]
+            idbuf_reserve(out, ln + 8)
+            if pe.k0 == k0 and pe.k1 == k1 and pe.n_ids:
+                memcpy(out.data + out.len, pe.ids, 16)
+                out.len += pe.n_ids
+            else:
+                misses += 1
+                if misses >= MISS_MIN and 2 * misses > probes:   # mostly first-seen words: the rest as one run
+                    ln = meta_normalize(self.meta, ml, s + start, n - start, F_REPLACE_SPACE, q, &prepended)
+                    self.encode_cut(q, 0, ln, q + ln, out, w)
+                    return 0
+                memcpy(word, self.meta, 4)
+                if s + start + 17 <= end:
+                    memcpy(word + ml, s + start + 1, 16)
+                else:
+                    memcpy(word + ml, s + start + 1, ln - ml)
+                before = out.len
+                if self.encode_cut(word, 0, ln, word + SPACED_WORD, out, w) > 1 and out.len - before <= PACKED_MAX_IDS:
+                    packed_store(w.packed, w.packed_mask, h, k0, k1, out.data + before, out.len - before)
+            start = run = stop
+
     cdef int encode_cut(self, const uint8_t* q, Py_ssize_t start, Py_ssize_t stop, const uint8_t* end,
                         IdBuf* out, Work* w) except -1 nogil:
         """Append the ids of q[start:stop] (valid UTF-8), cut between characters no merge joins
@@ -419,6 +518,10 @@ cdef class CharBPE:
                     with gil:
                         raise MemoryError()
                 qcap[0] = need
+            if (spans == NULL and self.spaced and u.kind == 0 and u.s != NULL and u.n > 0
+                    and kind & F_REPLACE_SPACE and not kind & F_SPLIT):   # an ASCII str's words probed in place
+                idbuf_reserve(out, u.n // 3 + 16)
+                return self.encode_spaced(u.s, u.n, kind, out, w, qbuf[0])
             if units:
                 qn = meta_normalize_units(self.meta, self.meta_len, u.kind, u.data, u.length, kind, qbuf[0],
                                           &prepended, &u.bad)

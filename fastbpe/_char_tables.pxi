@@ -85,6 +85,7 @@ cdef CharBPE build_char_bpe(dict vocab, merges, unk_token, bint byte_fallback, b
     # where merges never reach across (_char_cuts): a piece is cut there
     cut, ascii_cut, cut_flags = merge_cuts(vocab, r, meta, n_ids)
     self.cut_before_meta = cut
+    self.spaced = cut and 2 <= self.meta_len <= 3 and not ignore_merges
     memcpy(self.ascii_cut, <const char*>ascii_cut, sizeof(self.ascii_cut))
     self.cut_flags = <uint8_t*>malloc(0x10000)
     if self.cut_flags == NULL:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import lzma
+import random
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -199,6 +200,32 @@ def test_kernel_matches_the_python_pipeline(name, texts):
     for got, want in zip(ours.encode_batch(texts), pipeline.encode_batch(texts)):
         for field in FIELDS:
             assert getattr(got, field) == getattr(want, field), field
+
+
+def _ascii_texts() -> list[str]:
+    """ASCII texts (CharBPE.encode_spaced probes their words in place): runs of spaces before,
+    inside and after words, words of 15 and 16 bytes after the space, many first-seen words
+    (the rest of a text then goes in one run) and many indented lines (likewise)."""
+    rng = random.Random(28)
+    words = ["the", "quick", "x", "abcdefghijklmno", "abcdefghijklmnop", "a-b", "it's", "ZZZ", "ing", "\t", "\n",
+             "antidisestablishmentarianism", "<s>", "\x00", "\x7f"]
+    texts = ["", " ", "  ", "a", " a", "a ", "a  b", "    def f():\n        return 1\n" * 5, "x\n   y" * 12]
+    for _ in range(60):
+        fresh = ["".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(1, 18))) for _ in range(40)]
+        texts.append(" " * rng.choice([0, 0, 1, 3]) + "".join(
+            rng.choice(words + fresh) + " " * rng.choice([1, 1, 1, 2, 4]) for _ in range(rng.randint(0, 60))))
+    return texts
+
+
+@pytest.mark.parametrize("name", ["llama2", "llama2-whole-text", "unk-fused", "no-unk", "gemma", "ignore-merges",
+                                  "metaspace-first-whole", "metaspace-always-whole", "metaspace-never-whole"])
+def test_ascii_texts_probed_in_place_match_hf(name):
+    ref, ours, _ = built(name)
+    texts = _ascii_texts()
+    want = [e.ids for e in ref.encode_batch(texts, add_special_tokens=False)]
+    for _ in range(2):   # the second time most words are in the thread's cache
+        assert ours.encode_ids_batch(texts, add_special_tokens=False) == want
+        assert [ours.encode_ids(t, add_special_tokens=False) for t in texts] == want
 
 
 def test_added_token_later_in_text_gets_no_prepended_meta_with_scheme_first():
