@@ -3,6 +3,7 @@
     python bench/load_files.py                     # every file, 5 runs each, cold and warm
     python bench/load_files.py --files gpt2,qwen2.5 --runs 3 --no-write
     python bench/load_files.py --modes warm --libs fastbpe,"HF tokenizers"
+    python bench/load_files.py --model-dir bench/.work/families --no-write   # the families' files
 
 Each run is a new interpreter pinned to one core (RAYON_NUM_THREADS=1) that times, inside
 itself (interpreter start-up excluded), three steps apart: `import` of the library,
@@ -199,6 +200,9 @@ def table(files: dict, libs: list, modes: list, runs: int, root: str) -> list[st
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--files", default="", help="comma-separated family names (default: every shared file)")
+    p.add_argument("--model-dir", default=None,
+                   help="a folder of <family>/tokenizer.json (bench/families.py --build-only writes one; "
+                        "default: the shared data's vocab/hf/)")
     p.add_argument("--libs", default=",".join(LIBS), help=f"comma-separated: {','.join(LIBS)}")
     p.add_argument("--modes", default="cold,warm", help="cold,warm")
     p.add_argument("--runs", type=int, default=5)
@@ -206,7 +210,7 @@ def main(argv=None) -> int:
     p.add_argument("--no-write", action="store_true")
     p.add_argument("--callgrind", action="store_true", help="count instructions (valgrind) instead; prints only")
     a = p.parse_args(argv)
-    files = c.model_files()
+    files = c.model_files(a.model_dir)
     if not files:
         print("no shared tokenizer.json files (../shared/data/vocab/hf/*/)", file=sys.stderr)
         return 1

@@ -60,12 +60,9 @@ def code_version() -> str:
                 st = entry.stat()
                 h.update(f"{entry.name}:{st.st_size}:{st.st_mtime_ns}".encode())
         h.update(_package_stamp("regex").encode())
-        try:
-            import onigurumacffi
-            h.update(str(getattr(onigurumacffi, "__onig_version__", "?")).encode())
-            h.update(_package_stamp("onigurumacffi").encode())
-        except ImportError:
-            h.update(b"no oniguruma")
+        # Oniguruma's build: its module and C extension (one file each beside every other
+        # package: stamped alone, and not imported, which a load from the cache never needs)
+        h.update(_module_stamp("onigurumacffi").encode() + _module_stamp("_onigurumacffi").encode())
         _VERSION.append(h.hexdigest())
     return _VERSION[0]
 
@@ -105,6 +102,17 @@ def _package_stamp(name: str) -> str:
     except OSError:
         return f"{name}: {spec.origin}"
     return f"{name}: " + " ".join(out)
+
+
+def _module_stamp(name: str) -> str:
+    """Which build of one installed module file (its name, size and time), without importing it."""
+    import importlib.util
+    try:
+        spec = importlib.util.find_spec(name)
+        st = os.stat(spec.origin)
+    except (ImportError, ValueError, AttributeError, TypeError, OSError):
+        return f"{name}: absent"
+    return f"{name}: {os.path.basename(spec.origin)}:{st.st_size}:{st.st_mtime_ns}"
 
 
 def _path(key) -> str | None:

@@ -79,7 +79,7 @@ def test_loading_a_byte_level_file_imports_no_regex_numpy_or_dataclasses(tmp_pat
         tok = fastbpe.Tokenizer.from_file(sys.argv[1])
         enc = tok.encode("Hello  wörld, it's 2024")
         tok.encode_ids("hello world 123"); tok.encode_ids_batch(["a b", "c 1"]); tok.encode_batch(["x y"])[0].ids
-        heavy = ("numpy", "regex", "dataclasses", "hashlib", "fastbpe.trainers", "fastbpe.counting")
+        heavy = ("numpy", "regex", "onigurumacffi", "dataclasses", "hashlib", "fastbpe.trainers", "fastbpe.counting")
         print(json.dumps([enc.ids, enc.offsets, tok.engine, sorted(m for m in heavy if m in sys.modules)]))
     """
     if shape == "removed":   # its split is a compiled program: the first load compiles and keeps it
@@ -88,4 +88,36 @@ def test_loading_a_byte_level_file_imports_no_regex_numpy_or_dataclasses(tmp_pat
     ids, offsets, engine, heavy = json.loads(out.stdout)
     want = ref.encode("Hello  wörld, it's 2024")
     assert (ids, [tuple(o) for o in offsets], engine) == (want.ids, want.offsets, "kernel")
+    assert heavy == []
+
+
+@pytest.mark.parametrize("shape", ["Metaspace", "Prepend+Replace"])
+def test_loading_a_char_level_file_imports_no_regex_numpy_or_oniguruma(tmp_path, shape):
+    """A SentencePiece-style tokenizer.json (char-level BPE with byte_fallback, a Metaspace
+    pre-tokenizer or Llama-2's Prepend + Replace normalizers, a template post-processor adding
+    <s>, as Yi's, ChatGLM3's, Mistral's files) loads and gives its first Encoding, whose fields
+    the post-processor makes, without `regex`, numpy or Oniguruma (~60M, ~100M and ~6M
+    instructions of a fresh process: HF tokenizers' whole load of such a file is ~650M)."""
+    from hf_reference import build, tokenizers
+    from tokenizers import decoders as hd, normalizers as hn, pre_tokenizers as hp, processors as hpp
+    if shape == "Metaspace":
+        stages = dict(pre_tokenizer=hp.Metaspace(replacement="\u2581", prepend_scheme="first"))
+    else:
+        stages = dict(normalizer=hn.Sequence([hn.Prepend("\u2581"), hn.Replace(" ", "\u2581")]))
+    ref = build(model_kwargs={"byte_fallback": True, "unk_token": "<unk>"},
+                post_processor=hpp.TemplateProcessing(single="<s> $A", pair="<s> $A <s> $B", special_tokens=[("<s>", 1)]),
+                decoder=hd.Metaspace(), vocab_size=700,
+                special_tokens=("<unk>", "<s>", "</s>", *(f"<0x{b:02X}>" for b in range(256))), **stages)
+    path = tmp_path / "tokenizer.json"
+    path.write_text(ref.to_str(), encoding="utf-8")
+    code = """
+        import json, sys, fastbpe
+        tok = fastbpe.Tokenizer.from_file(sys.argv[1])
+        enc = tok.encode("Hello  wörld, it's 2024")
+        heavy = ("numpy", "regex", "onigurumacffi")
+        print(json.dumps([enc.ids, enc.tokens, enc.offsets, tok.engine, sorted(m for m in heavy if m in sys.modules)]))
+    """
+    ids, tokens, offsets, engine, heavy = json.loads(run_python(code, path).stdout)
+    want = ref.encode("Hello  wörld, it's 2024")
+    assert (ids, tokens, [tuple(o) for o in offsets], engine) == (want.ids, want.tokens, want.offsets, "kernel")
     assert heavy == []

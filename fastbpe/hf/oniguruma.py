@@ -11,18 +11,45 @@ is skipped by moving one character on.  Offsets are in characters.
 """
 from __future__ import annotations
 
-try:
-    import onigurumacffi
-except ImportError:  # pragma: no cover - depends on the environment
-    onigurumacffi = None
+import os
+
+# the onigurumacffi module, imported when a regex is first matched or asked of Oniguruma (~6M
+# instructions with cffi's backend: a file whose splits the C scanner knows, or whose programs
+# the cache holds, never needs it); None: not installed
+_NOT_YET = object()
+onigurumacffi = _NOT_YET
 
 
 class MissingOnigurumaError(ImportError):
     """A tokenizer.json regex needs Oniguruma and the onigurumacffi package is absent."""
 
 
+def module():
+    """The onigurumacffi module, or None when it is not installed."""
+    global onigurumacffi
+    if onigurumacffi is _NOT_YET:
+        try:
+            import onigurumacffi as onig
+        except ImportError:  # pragma: no cover - depends on the environment
+            onig = None
+        onigurumacffi = onig
+    return onigurumacffi
+
+
+def available() -> bool:
+    """Whether onigurumacffi is installed, found without importing it (a compiled program read
+    back from the cache needs no Oniguruma, only to know that it would be the same)."""
+    if onigurumacffi is _NOT_YET:
+        import importlib.util
+        try:
+            return importlib.util.find_spec("onigurumacffi") is not None
+        except (ImportError, ValueError):
+            return False
+    return onigurumacffi is not None
+
+
 def _require():
-    if onigurumacffi is None:
+    if module() is None:
         raise MissingOnigurumaError(
             "this tokenizer.json has a regex that fastbpe matches with Oniguruma, as HF does: "
             "pip install onigurumacffi (or fastbpe[hf])")
