@@ -122,23 +122,36 @@ def lazy_objects(cls, fields, list bodies, list indexes, maker, flag, shape, seq
     """For each body (a list of ids) and its index, what `ShortCall.make` makes for one call:
     new_object(cls) with ids_field = body, source_field = (maker, index, flag, shape, n, n,
     None) (n = len(body)) and sequences_field = sequences, set straight into cls's __slots__.
+    With a fourth field (the text field, as ShortCall's), the source is one tuple for the
+    batch, (maker, None, flag, shape, None, None, None), and the index goes in the text field
+    (the Encoding reads it there and n = len(ids), as a short call's): a 7-tuple and an int a
+    body were ~400 instructions and one more object for the collector to count.
     A batch's Encodings (hf encode_batch): made by a Python function a text, they cost ~4,000
     instructions of a 2 kB document's ~104,000, a third of that the call and the setattrs."""
     cdef Py_ssize_t i, n = len(bodies)
     cdef object count
     if len(indexes) != n:
         raise ValueError("lazy_objects needs one index a body")
-    ids_field, source_field, sequences_field = fields
+    if len(fields) == 4:
+        ids_field, source_field, sequences_field, text_field = fields
+    else:
+        (ids_field, source_field, sequences_field), text_field = fields, None
     cdef Py_ssize_t ids_at = slot_offset(cls, ids_field), source_at = slot_offset(cls, source_field)
     cdef Py_ssize_t sequences_at = slot_offset(cls, sequences_field)
+    cdef Py_ssize_t text_at = slot_offset(cls, text_field) if text_field is not None else -1
     cdef bint slots = ids_at >= 0
+    cdef tuple shared = (maker, None, flag, shape, None, None, None) if text_field is not None else None
     out = [None] * n
     for i in range(n):
         body = bodies[i]
-        count = len(body)   # (one int object, twice in the source)
         obj = fb_new_instance(cls) if slots else _new_object(cls)
         set_field(obj, ids_at, ids_field, body)
-        set_field(obj, source_at, source_field, (maker, indexes[i], flag, shape, count, count, None))
+        if shared is not None:
+            set_field(obj, source_at, source_field, shared)
+            set_field(obj, text_at, text_field, indexes[i])
+        else:
+            count = len(body)   # (one int object, twice in the source)
+            set_field(obj, source_at, source_field, (maker, indexes[i], flag, shape, count, count, None))
         set_field(obj, sequences_at, sequences_field, sequences)
         out[i] = obj
     return out

@@ -479,7 +479,7 @@ def test_lazy_objects_are_what_the_short_call_makes():
     lazy_encoding: ids, the source tuple with each body's index and length, sequences; into
     slots where the class has them, by setattr otherwise; a wrong count of indexes is refused."""
     from fastbpe._short_call import lazy_objects
-    from fastbpe.hf.encoding import LAZY_FIELDS, Encoding, lazy_encoding
+    from fastbpe.hf.encoding import LAZY_FIELDS, SHORT_FIELDS, Encoding, lazy_encoding
 
     class Plain:   # no slots: setattr
         pass
@@ -492,6 +492,14 @@ def test_lazy_objects_are_what_the_short_call_makes():
         assert enc.lazy_source == want.lazy_source and enc._sequences == ("s",)
     plain = lazy_objects(Plain, ("ids", "source", "seqs"), [[5]], [0], maker, False, shape, None)
     assert plain[0].ids == [5] and plain[0].source == (maker, 0, False, shape, 1, 1, None) and plain[0].seqs is None
+    # with the text field (encode_batch's): one source for the batch, each index in the text field
+    shared = lazy_objects(Encoding, SHORT_FIELDS, bodies, [7, 8, 900], maker, True, shape, ("s",))
+    assert {id(e.lazy_source) for e in shared} == {id(shared[0].lazy_source)}
+    assert shared[0].lazy_source == (maker, None, True, shape, None, None, None)
+    assert [e._text for e in shared] == [7, 8, 900] and [e.ids for e in shared] == bodies
+    assert [e.type_ids for e in shared] == [[0] * len(b) for b in bodies]   # n = len(ids)
+    plain = lazy_objects(Plain, ("ids", "source", "seqs", "text"), [[5]], [3], maker, False, shape, None)
+    assert plain[0].source == (maker, None, False, shape, None, None, None) and plain[0].text == 3
     with pytest.raises(ValueError):
         lazy_objects(Encoding, LAZY_FIELDS, bodies, [0], maker, True, shape, None)
 

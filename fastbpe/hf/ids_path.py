@@ -13,7 +13,7 @@ from ..patterns import BY_NAME
 from ..threads import available_cores, batch_threads, parallel_map
 from .._added_split import encode_cut_texts
 from .._short_call import ShortCall, lazy_objects, plain_texts
-from .encoding import LAZY_FIELDS, SHORT_FIELDS, Encoding, ShortSource, gc_paused, lazy_encoding, single_sequence_shape
+from .encoding import SHORT_FIELDS, Encoding, ShortSource, gc_paused, lazy_encoding, single_sequence_shape
 
 
 # a text this long (characters) is cut in parts for the threads when a batch has few texts
@@ -387,8 +387,8 @@ class IdsPath:
             else:
                 bodies = self._fast_bodies(share)   # as encode_ids_batch
             if plain:   # finish's result, made in C (a batch of 2 kB documents: ~2%)
-                return lazy_objects(Encoding, LAZY_FIELDS, bodies, indexes, batch, add_special_tokens, shape,
-                                    sequences)
+                return lazy_objects(Encoding, SHORT_FIELDS, bodies, indexes, batch, add_special_tokens, shape,
+                                    sequences)   # (one source tuple for the batch, each index in _text)
             return list(map(finish, indexes, bodies))
 
         if 1 < num_threads and len(texts) < 2 * num_threads and self._pattern in CUTTABLE_PATTERNS \
