@@ -169,3 +169,19 @@ def test_vocabulary_tables_are_not_walked_by_the_collector():
     assert not gc.is_tracked(table) and table(0) == "a"
     table[100] = "new"
     assert not gc.is_tracked(table) and table(100) == "new"
+
+
+@given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 2000)), max_size=3000), st.integers(0, 1 << 31))
+@settings(max_examples=40, deadline=None)
+def test_kept_rows_keep_each_pair_at_its_last_place(pairs, far):
+    """kept_merge_rows drops every earlier place of a pair listed again (HF's map keeps the last),
+    whatever the ids: pairs that share their right id and differ in the left one's high bits
+    (which the table's hash once ignored, clustering them), and ids near 2^31."""
+    from array import array
+    rows = []
+    for n, (left, right) in enumerate(pairs):
+        rows += [(left << 20) + far % 7, right if n % 5 else far, n]
+    m = len(rows) // 3
+    last = {(rows[3 * k], rows[3 * k + 1]): k for k in range(m)}
+    want = [x for k in range(m) if last[(rows[3 * k], rows[3 * k + 1])] == k for x in rows[3 * k:3 * k + 3]]
+    assert list(kept_merge_rows(array("q", rows))) == want
