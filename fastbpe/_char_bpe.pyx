@@ -40,8 +40,9 @@ from fastbpe._core cimport BPETable, thread_cache
 from fastbpe._hash cimport FB_LITTLE_ENDIAN, PACKED_MAX, load_word, packed_hash, packed_key
 from fastbpe._id_output cimport idbuf_to_array, idbuf_to_list, idbuf_to_numpy
 from fastbpe._merge cimport merge_paired_parts, merge_parts
-from fastbpe._meta_text cimport (F_PREPEND, F_PREPEND_UNLESS_META, F_REPLACE_SPACE, F_SPLIT, KIND_MAX, fb_ctz64, is_meta, meta_cut,
-                                 meta_normalize, meta_normalize_units, utf8_char)
+from fastbpe._meta_text cimport (F_PREPEND, F_PREPEND_UNLESS_META, F_REPLACE_SPACE, F_SPLIT, KIND_MAX, fb_ctz64,
+                                 few_non_ascii, has_meta, is_meta, meta_cut, meta_normalize, meta_normalize_units,
+                                 space_word_end, utf8_char)
 from fastbpe._piece_cache cimport PACKED_MAX_IDS, PieceCache, packed_store
 from fastbpe._utf8 cimport (Utf8Text, utf8_text_check, utf8_text_close, utf8_text_convert, utf8_text_open,
                             utf8_texts_free, utf8_texts_open)
@@ -64,28 +65,6 @@ for _fa in range(16):
     for _fb in range(16):
         CUT_PAIR[(_fa << 4) | _fb] = ((_fa & _fb & CUT_TOKEN) and ((_fa & CUT_AFTER) or (_fb & CUT_BEFORE))) or (
             _fb & ~_fa & CUT_META) != 0
-
-
-cdef inline Py_ssize_t space_word_end(const uint8_t* s, Py_ssize_t n, Py_ssize_t start) noexcept nogil:
-    """Where the word of s[:n] (ASCII, spaces standing for the meta character) that starts at
-    start ends: at the next space that follows another character, else n; searched for eight
-    bytes at a time."""
-    cdef Py_ssize_t j = start + 1
-    cdef uint64_t x, hit, ones = 0x0101010101010101ULL
-    if s[start] == 32:
-        while j < n and s[j] == 32:   # a run of spaces belongs to the word after it
-            j += 1
-    if FB_LITTLE_ENDIAN:
-        while j + 8 <= n:
-            memcpy(&x, s + j, 8)
-            x ^= ones * 32
-            hit = (x - ones) & ~x & (ones << 7)
-            if hit:
-                return j + (fb_ctz64(hit) >> 3)
-            j += 8
-    while j < n and s[j] != 32:
-        j += 1
-    return j
 
 
 cdef class CharBPE:
@@ -518,10 +497,14 @@ cdef class CharBPE:
                     with gil:
                         raise MemoryError()
                 qcap[0] = need
-            if (spans == NULL and self.spaced and u.kind == 0 and u.s != NULL and u.n > 0
-                    and kind & F_REPLACE_SPACE and not kind & F_SPLIT):   # an ASCII str's words probed in place
-                idbuf_reserve(out, u.n // 3 + 16)
-                return self.encode_spaced(u.s, u.n, kind, out, w, qbuf[0])
+            if spans == NULL and self.spaced and u.length > 0 and kind & F_REPLACE_SPACE and not kind & F_SPLIT:
+                if units and few_non_ascii(u.kind, u.data, u.length):   # (English with curly quotes)
+                    if utf8_text_convert(u) != 0:
+                        return 0
+                    units = False
+                if not units and (u.kind == 0 or not has_meta(self.meta, self.meta_len, u.s, u.n)):
+                    idbuf_reserve(out, u.n // 3 + 16)   # its words probed in place (encode_spaced)
+                    return self.encode_spaced(u.s, u.n, kind, out, w, qbuf[0])
             if units:
                 qn = meta_normalize_units(self.meta, self.meta_len, u.kind, u.data, u.length, kind, qbuf[0],
                                           &prepended, &u.bad)

@@ -197,3 +197,49 @@ cdef inline Py_ssize_t meta_cut(const uint8_t* meta, Py_ssize_t ml, const uint8_
             j += ml
         j += ml
     return n
+
+
+cdef inline Py_ssize_t space_word_end(const uint8_t* s, Py_ssize_t n, Py_ssize_t start) noexcept nogil:
+    """Where the word of s[:n] (UTF-8 without the meta character, spaces standing for it) that starts at
+    start ends: at the next space that follows another character, else n; searched for eight
+    bytes at a time."""
+    cdef Py_ssize_t j = start + 1
+    cdef uint64_t x, hit, ones = 0x0101010101010101ULL
+    if s[start] == 32:
+        while j < n and s[j] == 32:   # a run of spaces belongs to the word after it
+            j += 1
+    if FB_LITTLE_ENDIAN:
+        while j + 8 <= n:
+            memcpy(&x, s + j, 8)
+            x ^= ones * 32
+            hit = (x - ones) & ~x & (ones << 7)
+            if hit:
+                return j + (fb_ctz64(hit) >> 3)
+            j += 8
+    while j < n and s[j] != 32:
+        j += 1
+    return j
+
+
+cdef inline bint few_non_ascii(int ukind, const void* data, Py_ssize_t n) noexcept nogil:
+    """Whether at most 1 in 32 of a str's first 256 code units (ukind bytes each) is not
+    ASCII: English with a few curly quotes, whose UTF-8 is made and probed in place
+    (CharBPE.encode_spaced), not other scripts (normalized while their UTF-8 is made)."""
+    cdef Py_ssize_t i, m = n if n < 256 else 256, count = 0
+    for i in range(m):
+        count += ((<const uint8_t*>data)[i] if ukind == 1 else (<const uint16_t*>data)[i] if ukind == 2
+                  else (<const uint32_t*>data)[i]) >= 0x80
+    return count * 32 <= m
+
+
+cdef inline bint has_meta(const uint8_t* meta, Py_ssize_t ml, const uint8_t* s, Py_ssize_t n) noexcept nogil:
+    """Whether the UTF-8 s[:n] holds the meta character (ml bytes)."""
+    cdef const uint8_t* p = s
+    cdef const uint8_t* hit
+    while True:
+        hit = <const uint8_t*>memchr(p, meta[0], n - (p - s))
+        if hit == NULL:
+            return False
+        if is_meta(meta, ml, s, hit - s, n):
+            return True
+        p = hit + 1

@@ -203,7 +203,7 @@ def test_kernel_matches_the_python_pipeline(name, texts):
 
 
 def _ascii_texts() -> list[str]:
-    """ASCII texts (CharBPE.encode_spaced probes their words in place): runs of spaces before,
+    """Mostly ASCII texts (CharBPE.encode_spaced probes their words in place): runs of spaces before,
     inside and after words, words of 15 and 16 bytes after the space, many first-seen words
     (the rest of a text then goes in one run) and many indented lines (likewise)."""
     rng = random.Random(28)
@@ -214,6 +214,12 @@ def _ascii_texts() -> list[str]:
         fresh = ["".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(1, 18))) for _ in range(40)]
         texts.append(" " * rng.choice([0, 0, 1, 3]) + "".join(
             rng.choice(words + fresh) + " " * rng.choice([1, 1, 1, 2, 4]) for _ in range(rng.randint(0, 60))))
+    # non-ASCII strs with few non-ASCII characters take the same path from their UTF-8, unless
+    # they hold the meta character itself (then normalized as before)
+    texts += [t.replace("'", "\u2019") + " caf\u00e9" for t in texts[:40]] + [
+        t + " \U0001f600" for t in texts[40:50]] + ["a\u2581 b\u2019", "x \u2581 y \u2581\u2581 z\u00e9", "\u2581 a\u2019 b",
+                                                 "ab\u2581  cd \u2581x" + "\u2019" * 3 + " e" * 40,
+                                                 "the " * 70 + "\u65e5\u672c\u8a9e" * 40 + " \u05e9\u05dc\u05d5\u05dd" * 20]
     return texts
 
 
@@ -338,3 +344,14 @@ def test_offsets_when_a_merge_takes_a_later_merges_token(text):
     assert ours.engine == "kernel"
     want, got = ref.encode(text), ours.encode(text)
     assert (got.ids, got.offsets) == (want.ids, want.offsets), (want.tokens, want.offsets, got.offsets)
+
+
+def test_phi3_meta_character_beside_spaces_in_mostly_ascii_text():
+    """A literal "▁" before a space in a mostly-ASCII str: the normalized text has a run of
+    meta characters there ("▁▁" is a Phi-3 token), which the in-place word probes would cut."""
+    ref, ours = phi3()
+    texts = ["a\u2581 b\u2019", "x\u2581  y\u00e9 z", "the \u2581\u2581 end\u2019", "\u2581 a", "a \u2581 b \u2581",
+             "it\u2019s a\u2581   b"]
+    texts += [t + " more words here" * 5 for t in texts]
+    assert ours.encode_ids_batch(texts, add_special_tokens=False) == [
+        e.ids for e in ref.encode_batch(texts, add_special_tokens=False)]
