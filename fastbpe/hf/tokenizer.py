@@ -65,7 +65,7 @@ class Tokenizer(IdsPath, PostProcessing, HFExtras, CompiledEncode):
         self._make_lazy_encodings()
         self._short = None  # the short-call plan of encode (see _short_plan), made on first use
         _nodes.check_version(doc)
-        _nodes.check_nesting(doc)
+        _nodes.nesting_checked(doc) or _nodes.check_nesting(doc)   # (read_document / parse checked theirs)
         model_json = doc.get("model")
         if not isinstance(model_json, dict):
             raise ValueError("tokenizer.json has no model object")
