@@ -59,10 +59,15 @@ SHAPES = {
     "digits-runs": ("gpt-j", "pre_tokenizer", _seq({"type": "Digits", "individual_digits": False}, _BL), KERNEL),
     **{f"punctuation-{b}": ("gpt-j", "pre_tokenizer", _seq({"type": "Punctuation", "behavior": b}, _BL), KERNEL)
        for b in ("Removed", "Isolated", "MergedWithPrevious", "MergedWithNext", "Contiguous")},
-    **{f"split-{b}-{inv}": ("gpt-j", "pre_tokenizer", _seq(ff._split("[a-z]+", b, inv == "invert"), _BL_NO_REGEX),
-                            KERNEL if b in ("Isolated", "Removed") else "Split behavior")
+    # every behavior lowers (tests/test_families_split.py: many patterns, generated text) ...
+    **{f"split-{b}-{inv}": ("gpt-j", "pre_tokenizer", _seq(ff._split(pat, b, inv == "invert"), _BL_NO_REGEX), KERNEL)
        for b in ("Removed", "Isolated", "MergedWithPrevious", "MergedWithNext", "Contiguous")
-       for inv in ("", "invert")},
+       for inv in ("", "invert") for pat in ("[a-z]+",)},
+    **{f"split-{b}-{inv}-multi": ("gpt-j", "pre_tokenizer", _seq(ff._split("a[a-z]", b, inv == "invert"), _BL_NO_REGEX),
+                                  KERNEL) for b in ("MergedWithPrevious", "MergedWithNext") for inv in ("", "invert")},
+    # ... but Contiguous over a longer pattern: (?:P)+ repeats a group without bound
+    "split-contiguous-multi": ("gpt-j", "pre_tokenizer", _seq(ff._split("a[a-z]", "Contiguous"), _BL_NO_REGEX),
+                               "Split behavior Contiguous with a pattern longer than one character"),
     "split-one-char-merged-next": ("gpt-j", "pre_tokenizer", _seq(ff._split("[,.]", "MergedWithNext"), _BL), KERNEL),
     "nested-set": ("gpt-j", "pre_tokenizer", _seq(ff._split(ff.BLOOM), _BL_NO_REGEX), KERNEL),
     "nested-negated-set": ("gpt-j", "pre_tokenizer", _seq(ff._split("[a[^b]]+"), _BL_NO_REGEX), "kernel+matcher"),

@@ -74,8 +74,8 @@ def _shape(name: str):
         "whitespace-split": (hp.Sequence([hp.WhitespaceSplit(), bl]), "kernel"),
         "char-delimiter": (hp.Sequence([hp.CharDelimiterSplit(","), blr]), "kernel"),
         "class-contiguous": (hp.Sequence([split(r"[\s,]", "contiguous"), bl]), "kernel"),
-        "class-previous-invert": (hp.Sequence([split(r"\s", "merged_with_previous", True), bl]), "pipeline"),
-        "long-merged-next": (hp.Sequence([split(r"ab", "merged_with_next"), bl]), "pipeline"),
+        "class-previous-invert": (hp.Sequence([split(r"\s", "merged_with_previous", True), bl]), "kernel"),
+        "long-merged-next": (hp.Sequence([split(r"ab", "merged_with_next"), bl]), "kernel"),
         "bytelevel-only": (bl, "kernel"),
         "qwen35": (hp.Sequence([split(QWEN35), bl]), "kernel"),
         # tiktoken's cl100k as a tokenizer.json spells it (`\s++$`: Oniguruma's `$` is an end of

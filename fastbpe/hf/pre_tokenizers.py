@@ -27,10 +27,8 @@ from .normalizers import char_to_bytelevel
 from . import oniguruma
 from .oniguruma import OnigPattern, compile_split_pattern, onig_text
 from .punctuation_ranges import RANGES as PUNCTUATION_RANGES
+from .split_behavior import BEHAVIORS, INVERTED, isolating as _isolating, split_by
 from .unicode_scripts import UnicodeScripts
-
-BEHAVIORS = ("Removed", "Isolated", "MergedWithPrevious", "MergedWithNext", "Contiguous")
-
 
 class RegexSpans:
     """A Python `regex` pattern as a matcher (`spans(text)`): for the fixed patterns HF runs
@@ -62,57 +60,6 @@ def _escape(text: str) -> str:
 
 
 BYTELEVEL_REGEX = RegexSpans(BYTELEVEL_PATTERN)  # ByteLevel's split (use_regex)
-
-
-def split_by(t: NormalizedText, matcher, behavior: str, invert: bool = False) -> list:
-    """HF's NormalizedString::split with a pattern: the text tiled by (span, is_match), empty
-    matches included (they change what MergedWith*/Contiguous join), then merged."""
-    text = t.text
-    if not text:
-        return []
-    tiles, prev = [], 0
-    for start, end in matcher.spans(text):
-        if prev != start:
-            tiles.append((prev, start, False))
-        tiles.append((start, end, True))
-        prev = end
-    if prev != len(text):
-        tiles.append((prev, len(text), False))
-    if invert:
-        tiles = [(s, e, not m) for s, e, m in tiles]
-    spans = []  # (start, end, removed)
-    if behavior == "Isolated":
-        spans = [(s, e, False) for s, e, _ in tiles]
-    elif behavior == "Removed":
-        spans = tiles
-    elif behavior == "Contiguous":
-        previous = False
-        for s, e, m in tiles:
-            if m == previous and spans:
-                spans[-1] = (spans[-1][0], e, False)
-            else:
-                spans.append((s, e, False))
-            previous = m
-    elif behavior == "MergedWithPrevious":
-        previous = False
-        for s, e, m in tiles:
-            if m and not previous and spans:
-                spans[-1] = (spans[-1][0], e, False)
-            else:
-                spans.append((s, e, False))
-            previous = m
-    elif behavior == "MergedWithNext":
-        previous = False
-        for s, e, m in reversed(tiles):
-            if m and not previous and spans:
-                spans[-1] = (s, spans[-1][1], False)
-            else:
-                spans.append((s, e, False))
-            previous = m
-        spans.reverse()
-    else:
-        raise ValueError(f"tokenizer.json: unknown split behavior {behavior!r}")
-    return [t.slice(s, e) for s, e, removed in spans if not removed and e > s]
 
 
 def split_isolated(t: NormalizedText, matcher, kind: int) -> list:
@@ -266,23 +213,6 @@ def _regex_of(node) -> str:
     raise NotLowered(f"Split pattern {node!r}")
 
 
-def _isolating(pattern: str, behavior: str, one_char: bool) -> str:
-    """The pattern whose Isolated cut is `behavior`'s cut by `pattern`, when pattern matches
-    exactly one character (a class): Contiguous joins runs of matches (and of the rest),
-    MergedWithPrevious ends a piece after each match, MergedWithNext starts one at it."""
-    if behavior == "Isolated":
-        return pattern
-    if not one_char:
-        raise NotLowered(f"Split behavior {behavior} with a pattern longer than one character")
-    if behavior == "Contiguous":
-        return f"(?:{pattern})+"
-    if behavior == "MergedWithPrevious":
-        return f"(?:(?!{pattern})[\\s\\S])*(?:{pattern})"
-    if behavior == "MergedWithNext":
-        return f"(?:{pattern})(?:(?!{pattern})[\\s\\S])*"
-    raise NotLowered(f"Split behavior {behavior} (the scanner keeps every piece)")
-
-
 class Split:
     def __init__(self, pattern, behavior: str, invert: bool):
         if behavior not in BEHAVIORS:
@@ -337,10 +267,11 @@ class Split:
             behavior = "Isolated"
         elif behavior == "Removed":   # the matches (invert: the text between them) are removed
             return [_onig_level(pattern, byte_level, "gaps" if self.invert else "matches")]
-        elif self.invert and behavior not in ("Isolated", "Contiguous"):
-            raise NotLowered(f"Split behavior {behavior} with invert")
-        one_char = prog.run is not None and prog.run[1] == 1
-        return [_onig_level(_isolating(pattern, behavior, one_char), byte_level)]
+        elif self.invert:    # Isolated and Contiguous cut the same inverted
+            behavior = INVERTED.get(behavior, behavior)
+        alt_start, alt_end, _ = prog.alt_arrays     # the root's alternatives (a cached program has no tree)
+        branches = int(alt_end[prog.root]) - int(alt_start[prog.root])
+        return [_onig_level(_isolating(pattern, behavior, prog.run, branches), byte_level)]
 
 
 class ByteLevel:
@@ -432,7 +363,7 @@ class Punctuation:
         members = _punctuation_members
         if self.behavior == "Removed":
             return [Level(PUNCTUATION_ATOM, "hf-punctuation", byte_level, members=members, drop="matches")]
-        pattern = _isolating(PUNCTUATION_ATOM, self.behavior, True)
+        pattern = _isolating(PUNCTUATION_ATOM, self.behavior, (0, 1))
         return [Level(pattern, "hf-punctuation", byte_level, members=members)]
 
 
