@@ -20,7 +20,7 @@ from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy, memset
 
 from fastbpe._heap cimport heap_pop, heap_push
-from fastbpe._vocab cimport CHAR2_SIZE, NO_PAIR, PairTable, pair_slot, pair_word, tok_t
+from fastbpe._vocab cimport CHAR2_SIZE, NO_PAIR, PairTable, pair_hash, pair_maybe, pair_probe, pair_word, tok_t
 from fastbpe._workspace cimport IdBuf, SmallPart, Work
 
 cdef extern from "_portable.h":   # __builtin_prefetch, or MSVC's, or nothing
@@ -137,7 +137,8 @@ cdef inline void scan_parts(const PairTable* table, SmallPart* parts, Py_ssize_t
     cdef PairTable pairs = table[0]
     cdef Py_ssize_t i, best_i
     cdef uint32_t best, r
-    cdef uint64_t bp
+    cdef uint64_t bp, key_r = 0, h_r = 0, key_l = 0, h_l = 0
+    cdef bint right, left
     while m > 1:
         best = <uint32_t>(parts[0].pair >> 32)
         best_i = 0
@@ -151,21 +152,29 @@ cdef inline void scan_parts(const PairTable* table, SmallPart* parts, Py_ssize_t
             break
         # parts best_i and best_i+1 become one: the tail moves down by one
         parts[best_i].id = <tok_t>(bp & 0xFFFFFFFFU)
-        # the two pairs the new part makes are looked up after the move: their slots are
-        # fetched from memory meanwhile (a large vocabulary's pair table is several MiB)
-        if best_i + 2 < m:
-            prefetch(&pairs.slots[pair_slot(&pairs, (<uint64_t>parts[best_i].id << 32) | parts[best_i + 2].id)])
-        if best_i > 0:
-            prefetch(&pairs.slots[pair_slot(&pairs, (<uint64_t>parts[best_i - 1].id << 32) | parts[best_i].id)])
+        # the two pairs the new part makes: the filter asked now, and only a pair it lets
+        # through has its slot fetched from memory while the tail moves (a large
+        # vocabulary's pair table is several MiB) and looked up after the move
+        right = best_i + 2 < m
+        if right:
+            key_r = (<uint64_t>parts[best_i].id << 32) | parts[best_i + 2].id
+            h_r = pair_hash(key_r)
+            right = pair_maybe(&pairs, h_r)
+            if right:
+                prefetch(&pairs.slots[h_r >> pairs.shift])
+        left = best_i > 0
+        if left:
+            key_l = (<uint64_t>parts[best_i - 1].id << 32) | parts[best_i].id
+            h_l = pair_hash(key_l)
+            left = pair_maybe(&pairs, h_l)
+            if left:
+                prefetch(&pairs.slots[h_l >> pairs.shift])
         m -= 1
         for i in range(best_i + 1, m):
             parts[i] = parts[i + 1]
-        if best_i < m - 1:
-            parts[best_i].pair = pair_word(&pairs, parts[best_i].id, parts[best_i + 1].id)
-        else:
-            parts[best_i].pair = NO_PAIR
+        parts[best_i].pair = pair_probe(&pairs, key_r, h_r) if right else NO_PAIR
         if best_i > 0:
-            parts[best_i - 1].pair = pair_word(&pairs, parts[best_i - 1].id, parts[best_i].id)
+            parts[best_i - 1].pair = pair_probe(&pairs, key_l, h_l) if left else NO_PAIR
     for i in range(m):
         out.data[out.len + i] = parts[i].id
     out.len += m

@@ -130,33 +130,46 @@ cdef inline uint64_t pair_filter_bits(uint64_t h) noexcept nogil:
             | (<uint64_t>1 << ((h >> 12) & 63)))
 
 
+cdef inline bint pair_maybe(const PairTable* t, uint64_t h) noexcept nogil:
+    """Whether the filter lets the pair of product hash h through (False: it never merges).
+    Most pairs a merge asks about do not merge (35% of them in English text, 71% in
+    multilingual), and a free slot of several MiB is as slow to reach as a full one: a
+    filter of a few hundred KiB, which stays in the CPU's caches, answers most of them."""
+    cdef uint64_t bits = pair_filter_bits(h)
+    return (t.absent[h >> t.absent_shift] & bits) == bits
+
+
+cdef inline uint64_t pair_probe(const PairTable* t, uint64_t key, uint64_t h) noexcept nogil:
+    """(rank << 32 | merged id) of the pair key = (left << 32 | right) of product hash h
+    (pair_hash), or NO_PAIR: the slots alone, for a pair pair_maybe let through."""
+    cdef uint64_t i = h >> t.shift
+    cdef const PairSlot* s
+    while True:
+        s = &t.slots[i]
+        if s.key == key:
+            return (<uint64_t>s.rank << 32) | s.new_id
+        if s.key == PAIR_SLOT_FREE:
+            return NO_PAIR
+        i = (i + 1) & t.mask
+
+
 cdef inline bint pair_get(const PairTable* t, tok_t left, tok_t right,
                           uint32_t* rank, tok_t* new_id) noexcept nogil:
     cdef uint64_t key = (<uint64_t>left << 32) | right
     cdef uint64_t h = pair_hash(key)
-    cdef uint64_t bits = pair_filter_bits(h)
-    cdef uint64_t i = h >> t.shift
-    cdef const PairSlot* s
-    # Most pairs a merge asks about do not merge (35% of them in English text, 71% in
-    # multilingual), and a free slot of several MiB is as slow to reach as a full one: a
-    # filter of a few hundred KiB, which stays in the CPU's caches, answers most of them
-    if (t.absent[h >> t.absent_shift] & bits) != bits:
+    cdef uint64_t w
+    if not pair_maybe(t, h):
         return False
-    while True:
-        s = &t.slots[i]
-        if s.key == key:
-            rank[0] = s.rank
-            new_id[0] = s.new_id
-            return True
-        if s.key == PAIR_SLOT_FREE:
-            return False
-        i = (i + 1) & t.mask
+    w = pair_probe(t, key, h)
+    if w == NO_PAIR:   # (a rank is below NO_RANK: no pair's word is NO_PAIR)
+        return False
+    rank[0] = <uint32_t>(w >> 32)
+    new_id[0] = <tok_t>(w & 0xFFFFFFFFU)
+    return True
 
 
 cdef inline uint64_t pair_word(const PairTable* t, tok_t left, tok_t right) noexcept nogil:
     """(rank << 32 | merged id) of the pair, or NO_PAIR."""
-    cdef uint32_t r
-    cdef tok_t nid
-    if pair_get(t, left, right, &r, &nid):
-        return (<uint64_t>r << 32) | nid
-    return NO_PAIR
+    cdef uint64_t key = (<uint64_t>left << 32) | right
+    cdef uint64_t h = pair_hash(key)
+    return pair_probe(t, key, h) if pair_maybe(t, h) else NO_PAIR
