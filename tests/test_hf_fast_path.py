@@ -175,6 +175,25 @@ def test_batches_with_added_tokens_at_every_place(normalizer, post, added):
         _assert_batch(ref, ours, [], add)
 
 
+@pytest.mark.parametrize("normalized", [("<|extra_0|>", "<|extra_1|>"), ("<|extra_0|>", "X<y>")])
+def test_raw_and_normalized_tokens_without_a_normalizer(normalized):
+    """GPT-J's shape: a raw <|endoftext|> and normalized tokens, no normalizer: a text holding
+    no first character of either kind goes to the kernel whole, the others are cut (one
+    shared first character "<", or several: then every text is cut)."""
+    added = [(AddedToken("<|endoftext|>", special=True, normalized=False), True)]
+    added += [(AddedToken(t, special=False, normalized=True), False) for t in normalized]
+    ref, ours = _ref(None, added)
+    texts = ["plain text, no token", "a <|extra_0|> b", "<|endoftext|>x<|extra_1|>", "x < y <| z <|extra_0",
+             "X<y> and X<y", "", "no angle here", "<|extra_1|><|endoftext|>", "tail <|extra_0|>"]
+    for add in (True, False):
+        _assert_batch(ref, ours, texts, add)
+        _assert_batch(ref, ours, [t for t in texts if "<" not in t], add)
+        assert [e.ids for e in ours.encode_batch(texts, add_special_tokens=add)] == \
+            [e.ids for e in ref.encode_batch(texts, add_special_tokens=add)]
+        for text in texts:
+            assert ours.encode(text, add_special_tokens=add).ids == ref.encode(text, add_special_tokens=add).ids, text
+
+
 def test_batches_on_longer_text_keep_threads_and_ids():
     ref, ours = _ref(N.NFC(), ADDED)
     docs = [TRAIN_TEXT[i:i + 300] + ("<|eot|>" if i % 600 else "") for i in range(0, len(TRAIN_TEXT), 150)]

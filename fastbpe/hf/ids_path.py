@@ -63,6 +63,18 @@ class _LazyBatch:
         return self.make()[index]
 
 
+class _EitherPattern:
+    """contains_any over two automata (raw and normalized added tokens, both looked for in
+    the text itself when there is no normalizer): `_plain_test`'s pattern for such a file."""
+    __slots__ = ("raw", "normalized")
+
+    def __init__(self, raw, normalized):
+        self.raw, self.normalized = raw, normalized
+
+    def contains_any(self, text: str) -> bool:
+        return self.raw.contains_any(text) or self.normalized.contains_any(text)
+
+
 class IdsPath:
     def _short_plan(self):
         """What encode's short-call path needs, or False when this tokenizer cannot take it:
@@ -99,11 +111,17 @@ class IdsPath:
         str.encode's error."""
         pattern, _, firsts = self.added.matcher_and_first_chars(False)
         if self.added.matcher(normalized=True)[0] is not None:
-            if pattern is not None or self._normalizer is not None:
+            if self._normalizer is not None:
                 return None
             # no normalizer: the normalized text is the text, so a normalized token (GPT-2's
-            # <|endoftext|>) is looked for in the text itself, as a raw one would be
+            # <|endoftext|>) is looked for in the text itself, as a raw one would be; with raw
+            # ones too (GPT-J's <|endoftext|> and <|extratoken_N|>), a text holding neither
+            raw, raw_firsts = pattern, firsts
             pattern, _, firsts = self.added.matcher_and_first_chars(True)
+            if raw is not None:
+                pattern = _EitherPattern(raw, pattern)
+                firsts = tuple(sorted({*raw_firsts, *firsts})) if raw_firsts is not None and firsts is not None \
+                    else None
         first = firsts[0] if firsts is not None and len(firsts) == 1 else None
         return pattern, first
 
