@@ -16,10 +16,10 @@ import gguf_files as gf
 
 # llama.cpp's tokenizer models other than 'gpt2' and 'llama' (llama-vocab.cpp), and what each is
 OTHER_MODELS = {"bert": "WordPiece", "t5": "Unigram", "rwkv": "greedy trie", "plamo2": "Unigram",
-                "gemma4": "raw UTF-8", "hybriddna": "DNA", "whitespace": "whitespace", "none": "no vocabulary",
+                "hybriddna": "DNA", "whitespace": "whitespace", "none": "no vocabulary",
                 "no_vocab": "no vocabulary", "test": "test vocabulary"}
 # llama.cpp's own test files of those types: file -> its tokenizer.ggml.model
-REAL_FILES = {"gemma-4": "gemma4", "bert-bge": "bert", "nomic-bert-moe": "t5"}
+REAL_FILES = {"bert-bge": "bert", "nomic-bert-moe": "t5"}
 
 
 def _written(tmp_path, model: str, **extra):
@@ -70,3 +70,26 @@ def test_files_without_expected_ids_load_on_the_kernel(name):
     for text in ["Hello world", " leading and trailing  ", "日本語 中文 한국어", "x = f(1, 2)\n\treturn y", "naïve café"]:
         ids = tok.encode_ids(text)
         assert ids and tok.decode(ids).strip() == text.strip()
+
+
+def test_gemma4_gives_llama_cpp_ids():
+    """llama.cpp's Gemma4 tokenizer (BPE over characters, " " as ▁, merges in file order, <0xNN>
+    fallback, newline runs apart) on the char-level kernel: its test file's expected ids."""
+    path, why_not = ds.llama_cpp_vocab("gemma-4")
+    if path is None:
+        pytest.skip(why_not)
+    tok = GGUFTokenizer.from_file(path)
+    assert tok.engine == "kernel", tok.engine
+    texts = open(f"{path}.inp", encoding="utf-8").read().split("\n__ggml_vocab_test__\n")
+    lines = open(f"{path}.out", encoding="utf-8").read().split("\n")
+    wrong = [t for t, line in zip(texts, lines) if tok.encode_ids(t) != [int(x) for x in line.split()]]
+    assert not wrong and len(texts) > 40, wrong[:3]
+    ids = tok.encode_ids("Hello  world\n\n\tx", add_special_tokens=True)
+    assert ids[0] == tok.bos_token_id and tok.decode(ids[1:]) == "Hello  world\n\n\tx"
+
+
+def test_gemma4_without_byte_tokens_is_refused(tmp_path):
+    path = _written(tmp_path, "gemma4")
+    with pytest.raises(ValueError, match="byte tokens are missing") as e:
+        GGUFTokenizer.from_file(path)
+    assert str(path) in str(e.value)

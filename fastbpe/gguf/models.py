@@ -285,6 +285,54 @@ class SentencePieceBPE:
         return out
 
 
+class Gemma4BPE:
+    """llama.cpp's Gemma4 tokenizer (`tokenizer.ggml.model = "gemma4"`): BPE over the characters of
+    the text with " " as ▁ (no prefix), merges by their order in tokenizer.ggml.merges, a final
+    symbol that is no token as its <0xNN> byte tokens; the text is cut into runs of newlines and of
+    the rest, and a newline run that is a token is taken whole.  That is the char-level kernel's
+    model (`_char_bpe.CharBPE`, as SentencePiece-style files) when no merge joins a newline to
+    another character and every newline run that is a token is what its merges make (checked
+    here: else the file is refused, naming which)."""
+
+    def __init__(self, vocab: Vocab, merges):
+        path, t2i = vocab.path, vocab.text_to_id
+        if not isinstance(merges, list):
+            raise ValueError(f"{path}: tokenizer.ggml.merges is missing (a 'gemma4' vocabulary needs it)")
+        rows, seen = [], set()
+        for k, merge in enumerate(merges):
+            cut = merge.find(" ", 1)
+            left, right = (merge[:cut], merge[cut + 1:]) if cut >= 0 else ("", "")
+            if (left, right) in seen:
+                continue       # llama.cpp's emplace keeps the first
+            seen.add((left, right))
+            ids = t2i.get(left), t2i.get(right), t2i.get(left + right)
+            if None in ids:
+                raise ValueError(f"{path}: merge {k} {merge!r} has a part or a result that is no token "
+                                 "(the char-level kernel merges tokens)")
+            if left.startswith("<0x") or right.startswith("<0x"):
+                raise ValueError(f"{path}: merge {k} {merge!r} joins a byte token (llama.cpp merges characters)")
+            if "\n" in left + right and (left + right).strip("\n"):
+                raise ValueError(f"{path}: merge {k} {merge!r} joins a newline to another character "
+                                 "(llama.cpp cuts the text at newline runs first)")
+            rows.append((*ids, k))
+        if any(f"<0x{b:02X}>" not in t2i for b in range(256)):
+            raise ValueError(f"{path}: some <0xNN> byte tokens are missing")
+        table = np.array(rows, dtype=np.int64).reshape(-1, 4)
+        self.vocab, self.n_tokens = vocab, len(vocab.tokens)
+        self.compiled = CharBPE.build(t2i, np.ascontiguousarray(table[:, :3]), None, True, False, False, _SPM_SPACE,
+                                      ranks=np.ascontiguousarray(table[:, 3]))
+        self.compiled_refusal = None
+        for n in range(1, 257):
+            run = "\n" * n
+            if run in t2i and self.compiled.encode_text(run, 0) != [t2i[run]]:
+                raise ValueError(f"{path}: the newline run of {n} is a token its merges do not make "
+                                 "(llama.cpp takes such a run whole)")
+
+    def encode(self, text: str) -> list[int]:
+        """Gemma4's ids of text (spaces already escaped as ▁)."""
+        return self.compiled.encode_text(text, 0)
+
+
 _SPM_SPACE = "\u2581"
 _GLUED_SPACE = re.compile(f"[^{_SPM_SPACE}]{_SPM_SPACE}")
 _SPM_WORDS = re.compile(f"{_SPM_SPACE}*[^{_SPM_SPACE}]+|{_SPM_SPACE}+")

@@ -21,7 +21,7 @@ import numpy as np
 import regex
 
 from ..threads import available_cores, check_threads, parallel_map
-from .models import ByteLevelBPE, SentencePieceBPE
+from .models import ByteLevelBPE, Gemma4BPE, SentencePieceBPE
 from .pretokenizers import FOLD_TRAP, Splitter, has_marks
 from .reader import read_metadata
 from .vocab import BYTE, CONTROL, KEYS, LSTRIP, NORMAL, RSTRIP, UNKNOWN, USER_DEFINED, Vocab
@@ -40,7 +40,8 @@ class GGUFTokenizer:
             self.model = ByteLevelBPE(vocab, meta.get("tokenizer.ggml.merges"))
             self.splitter = Splitter(vocab.pre)
         else:
-            self.model = SentencePieceBPE(vocab)
+            self.model = Gemma4BPE(vocab, meta.get("tokenizer.ggml.merges")) if vocab.model == "gemma4" \
+                else SentencePieceBPE(vocab)
             self.splitter = None
         self._specials_by_mode = {}
         # token_to_piece per id, filled as ids are decoded (llama.cpp keeps such a cache too)
@@ -133,7 +134,7 @@ class GGUFTokenizer:
             if vocab.ids["bos"] is None:
                 raise ValueError(f"{self.path}: the file asks for a BOS token but has none")
             out.append(vocab.ids["bos"])
-        if vocab.model == "llama":
+        if vocab.meta_spaces:
             prev_special = True  # a leading space before the first text and after each special token
             for frag in fragments:
                 if type(frag) is int:
@@ -253,7 +254,7 @@ class GGUFTokenizer:
         spaces its lstrip / rstrip removed; BOS / EOS cover (0, 0).  With SentencePiece, the
         leading space llama.cpp adds belongs to the fragment's first character."""
         vocab = self.vocab
-        spm = vocab.model == "llama"
+        spm = vocab.meta_spaces
         out, k = [], 0
         if add_special_tokens and vocab.add_bos:
             out.append((0, 0))
@@ -286,7 +287,7 @@ class GGUFTokenizer:
 
     def _merged_size(self, token_id: int) -> int:
         """How many bytes of the merged text one token holds."""
-        if self.vocab.model == "llama":
+        if self.vocab.meta_spaces:
             return 1 if self.vocab.attrs[token_id] & BYTE else len(self.vocab.token_bytes(token_id))
         return len(self._pieces[True][token_id])
 
@@ -304,7 +305,7 @@ class GGUFTokenizer:
         if attr & (UNKNOWN | CONTROL | USER_DEFINED):
             return text.encode("utf-8", "surrogateescape")
         if attr & NORMAL:
-            if vocab.model == "llama":
+            if vocab.meta_spaces:
                 return text.replace(_SPM_SPACE, " ").encode("utf-8", "surrogateescape")
             return _bytelevel_decode(text)
         if attr & BYTE:

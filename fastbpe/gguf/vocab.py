@@ -18,7 +18,7 @@ UNKNOWN, UNUSED, NORMAL, CONTROL, USER_DEFINED, BYTE = 1, 2, 4, 8, 16, 32
 LSTRIP, RSTRIP = 128, 256
 # llama.cpp's other tokenizer models (llama-vocab.cpp), what each is
 _OTHER_MODELS = {"bert": "WordPiece", "t5": "Unigram", "rwkv": "RWKV's greedy trie", "plamo2": "PLaMo-2's Unigram",
-                 "gemma4": "SentencePiece-style BPE on raw UTF-8", "hybriddna": "HybriDNA's DNA k-mers and BPE",
+                 "hybriddna": "HybriDNA's DNA k-mers and BPE",
                  "whitespace": "whitespace-split words", "none": "no vocabulary", "no_vocab": "no vocabulary",
                  "test": "llama.cpp's test vocabulary"}
 # tokenizer.ggml.token_type values -> attributes
@@ -83,10 +83,11 @@ class Vocab:
     def __init__(self, meta: dict, path: str):
         self.path = path
         self.model = _get(meta, "tokenizer.ggml.model", str, path)
-        if self.model not in ("gpt2", "llama"):
+        if self.model not in ("gpt2", "llama", "gemma4"):
             what = f", {_OTHER_MODELS[self.model]}" if self.model in _OTHER_MODELS else ""
             raise ValueError(f"{path}: tokenizer model {self.model!r} (tokenizer.ggml.model{what}) is not supported "
-                             "by fastbpe (only 'gpt2', byte-level BPE, and 'llama', SentencePiece BPE)")
+                             "by fastbpe (only 'gpt2', byte-level BPE, 'llama', SentencePiece BPE, and 'gemma4', "
+                             "BPE on raw UTF-8 with ▁ for spaces)")
         tokens = meta.get("tokenizer.ggml.tokens")
         if not isinstance(tokens, list) or not tokens:
             raise ValueError(f"{path}: tokenizer.ggml.tokens is missing or not an array of strings")
@@ -102,6 +103,7 @@ class Vocab:
                 table[t] = a
             self.attrs = table[np.where((types >= 0) & (types < 8), types, 0)].tolist()
         self.text_to_id = {t: i for i, t in enumerate(self.tokens)}  # the last of equal texts wins, as llama.cpp
+        self.meta_spaces = self.model in ("llama", "gemma4")   # " " as ▁ in the model's text and tokens
         self.pre: PreTokenizer | None = None
         if self.model == "gpt2":
             self.pre = pre_tokenizer(_get(meta, "tokenizer.ggml.pre", str, path), path)
@@ -129,12 +131,15 @@ class Vocab:
     def _set_flags(self, meta: dict) -> None:
         if self.model == "llama":
             self.add_space_prefix, self.clean_spaces, self.add_bos, self.add_eos = True, False, True, False
+        elif self.model == "gemma4":    # llama.cpp's BPE defaults; add_bos forced on below
+            self.add_space_prefix, self.clean_spaces, self.add_bos, self.add_eos = False, True, True, False
         else:
             self.add_space_prefix, self.clean_spaces = False, self.pre.clean_spaces
             self.add_bos, self.add_eos = self.pre.add_bos, False
         self.ignore_merges = self.pre.ignore_merges if self.pre else False
         self.add_space_prefix = _get(meta, "tokenizer.ggml.add_space_prefix", bool, self.path, self.add_space_prefix)
         self.add_bos = _get(meta, "tokenizer.ggml.add_bos_token", bool, self.path, self.add_bos)
+        self.add_bos = self.add_bos or self.model == "gemma4"   # llama.cpp overrides a false one for Gemma4
         self.add_eos = _get(meta, "tokenizer.ggml.add_eos_token", bool, self.path, self.add_eos)
         self.chat_template = _get(meta, "tokenizer.chat_template", str, self.path)
 
@@ -143,6 +148,8 @@ class Vocab:
         ids = dict.fromkeys(_SPECIAL_KEYS)
         if self.model == "llama":
             ids.update(bos=1, eos=2, unknown=0)
+        elif self.model == "gemma4":
+            pass    # only the file's ids
         else:
             ids.update(bos=11, eos=11)
         if self.pre is not None and self.pre.no_bos_id:
