@@ -391,3 +391,22 @@ def test_a_write_leaves_folders_fastbpe_did_not_make(cache_dir):
     made = [p for p in cache_dir.iterdir()
             if p.name.startswith(("programs-", "kept-")) and p not in [t.parent for t in theirs]]
     assert len(made) == 2 and all((p / program_cache.MARKER).is_file() for p in made)
+
+
+def test_lead_bytes_of_random_tables_as_numpy_finds_them():
+    """_lead_bytes counts empty blocks over the index (list.count): random class tables with
+    one, several or no empty blocks, members anywhere, give numpy's answer."""
+    import random
+
+    from fastbpe import _scan_program
+    rng = random.Random(28)
+    for _ in range(60):
+        n_blocks = rng.randint(1, 12)
+        blocks = bytearray(32 * n_blocks)
+        for k in range(n_blocks):
+            if rng.random() < 0.6:
+                for _ in range(rng.randint(1, 4)):
+                    blocks[32 * k + rng.randrange(32)] |= 1 << rng.randrange(8)
+        index = [rng.randrange(n_blocks) if rng.random() < 0.2 else 0 for _ in range(0x1100)]
+        table = (0, 0, array("H", index), array("B", bytes(blocks)))
+        assert _scan_program._lead_bytes(table) == _lead_bytes_numpy(table)
