@@ -13,8 +13,8 @@ from libc.stdint cimport uint8_t, uint32_t
 from fastbpe._scan_chars cimport (
     CH_CR, CH_LF, CH_QUOTE, CH_SPACE, FB_L, FB_LM, FB_LT, FB_M, FB_N, FB_REGEX_UNICODE_VERSION, FB_REGEX_VERSION,
     FB_S, FB_U, FB_UNICODE_SOURCE, FB_UNICODE_VERSION, FB_W, LM_FLAGS, LMNS, LNS, contraction_ci, fb_ascii_flags,
-    char_at, decode_multi, fb_cp_flags, o200k_tail, piece_cl100k, piece_o200k, piece_qwen2, piece_qwen35, piece_r50k,
-    piece_tekken, run_any,
+    char_at, decode_multi, fb_cp_flags, fb_o200k_word_end, fb_word_end, o200k_tail, piece_cl100k, piece_o200k,
+    piece_qwen2, piece_qwen35, piece_r50k, piece_tekken, run_any,
     run_digits3, run_newlines, run_none, run_space,
 )
 
@@ -364,28 +364,34 @@ cdef Py_ssize_t scan_block(int kind, const uint8_t* s, Py_ssize_t n, Py_ssize_t 
 cdef Py_ssize_t scan_chars(int kind, const unsigned char* s, Py_ssize_t n, Py_ssize_t pos,
                            Py_ssize_t stop, Py_ssize_t* ends, Py_ssize_t cap) noexcept nogil:
     """scan_pieces with the per-character matchers, for the pieces that start before stop."""
-    # One loop per matcher so that the matcher inlines into it.
-    cdef Py_ssize_t k = 0
+    # One loop per matcher so that the matcher inlines into it; the cl100k family's takes a
+    # word (a letter run, with or without a space before it) without calling its matcher,
+    # the o200k family's a word its first letter alternative ends without backtracking.
+    cdef Py_ssize_t k = 0, e
     if stop > n:
         stop = n
     if kind == PAT_CL100K:
         while pos < stop and k < cap:
-            pos = piece_cl100k(s, n, pos, True)
+            e = fb_word_end(s, n, pos, FB_L)
+            pos = e if e else piece_cl100k(s, n, pos, True)
             ends[k] = pos
             k += 1
     elif kind == PAT_O200K:
         while pos < stop and k < cap:
-            pos = piece_o200k(s, n, pos)
+            e = fb_o200k_word_end(s, n, pos)
+            pos = e if e else piece_o200k(s, n, pos)
             ends[k] = pos
             k += 1
     elif kind == PAT_TEKKEN:
         while pos < stop and k < cap:
-            pos = piece_tekken(s, n, pos)
+            e = fb_o200k_word_end(s, n, pos)
+            pos = e if e else piece_tekken(s, n, pos)
             ends[k] = pos
             k += 1
     elif kind == PAT_GPT4 or kind == PAT_LLAMA3:
         while pos < stop and k < cap:
-            pos = piece_cl100k(s, n, pos, False)
+            e = fb_word_end(s, n, pos, FB_L)
+            pos = e if e else piece_cl100k(s, n, pos, False)
             ends[k] = pos
             k += 1
     elif kind == PAT_R50K or kind == PAT_GPT2 or kind == PAT_HF_GPT2:
@@ -395,12 +401,14 @@ cdef Py_ssize_t scan_chars(int kind, const unsigned char* s, Py_ssize_t n, Py_ss
             k += 1
     elif kind == PAT_QWEN2:
         while pos < stop and k < cap:
-            pos = piece_qwen2(s, n, pos)
+            e = fb_word_end(s, n, pos, FB_L)
+            pos = e if e else piece_qwen2(s, n, pos)
             ends[k] = pos
             k += 1
     elif kind == PAT_QWEN35:
         while pos < stop and k < cap:
-            pos = piece_qwen35(s, n, pos)
+            e = fb_word_end(s, n, pos, LM_FLAGS)
+            pos = e if e else piece_qwen35(s, n, pos)
             ends[k] = pos
             k += 1
     elif kind == PAT_DEEPSEEK_V3:

@@ -35,35 +35,128 @@ cdef enum:
 # UTF-8 decoding
 # ---------------------------------------------------------------------------------------
 
+cdef extern from * nogil:
+    """
+    /* UTF-8 for the per-character matchers (after _unicode_tables.h: fb_cp_flags).  Invalid
+       or truncated sequences decode as a 1-byte U+FFFD, so reads never pass s[n-1] and the
+       code point always indexes the tables. */
+    #if defined(_MSC_VER)
+    #define FB_FORCE_INLINE static __forceinline
+    #define FB_NOINLINE static __declspec(noinline)
+    #elif defined(__GNUC__) || defined(__clang__)
+    #define FB_FORCE_INLINE static inline __attribute__((always_inline))
+    #define FB_NOINLINE static __attribute__((noinline))
+    #else
+    #define FB_FORCE_INLINE static inline
+    #define FB_NOINLINE static
+    #endif
+    FB_FORCE_INLINE Py_ssize_t fb_decode_multi(const uint8_t* s, Py_ssize_t n, Py_ssize_t p, uint32_t* cp) {
+        uint32_t b0 = s[p], c;
+        if (b0 < 0xC2) { *cp = 0xFFFD; return 1; }
+        if (b0 < 0xE0) {
+            if (p + 1 < n) { *cp = ((b0 & 0x1F) << 6) | (s[p + 1] & 0x3F); return 2; }
+        } else if (b0 < 0xF0) {
+            if (p + 2 < n) {
+                *cp = ((b0 & 0x0F) << 12) | ((uint32_t)(s[p + 1] & 0x3F) << 6) | (s[p + 2] & 0x3F);
+                return 3;
+            }
+        } else if (b0 < 0xF5) {
+            if (p + 3 < n) {
+                c = ((b0 & 0x07) << 18) | ((uint32_t)(s[p + 1] & 0x3F) << 12)
+                    | ((uint32_t)(s[p + 2] & 0x3F) << 6) | (s[p + 3] & 0x3F);
+                if (c <= 0x10FFFF) { *cp = c; return 4; }
+            }
+        }
+        *cp = 0xFFFD;
+        return 1;
+    }
+    /* Out of line: 4-byte characters, invalid and truncated sequences. */
+    FB_NOINLINE Py_ssize_t fb_multi_flags_rare(const uint8_t* s, Py_ssize_t n, Py_ssize_t p, uint8_t* flags) {
+        uint32_t cp;
+        Py_ssize_t length = fb_decode_multi(s, n, p, &cp);
+        *flags = fb_cp_flags(cp);
+        return length;
+    }
+    /* The end of " ?" and a run of characters with a flag in `letters` at pos, or 0 when the
+       character at pos (after one optional space) has none: the letter alternative of the
+       cl100k family ([^\r\n\p{L}\p{N}]?+\p{L}++; Qwen3.5's [\p{L}\p{M}]+), which no earlier
+       alternative takes at a space or a letter.  Forced into the scan loop: one call per
+       piece of the words of every script, 2- and 3-byte characters decoded in line. */
+    FB_FORCE_INLINE Py_ssize_t fb_word_end(const uint8_t* s, Py_ssize_t n, Py_ssize_t pos, uint8_t letters) {
+        Py_ssize_t start = pos + (s[pos] == 0x20), p = start;
+        uint32_t b;
+        uint8_t f;
+        while (p < n) {
+            b = s[p];
+            if (b < 0x80) {
+                if (!(fb_ascii_flags[b] & letters)) break;
+                p += 1;
+            } else if (b - 0xC2u < 0x1Eu && p + 1 < n) {
+                if (!(fb_cp_flags(((b & 0x1F) << 6) | (s[p + 1] & 0x3F)) & letters)) break;
+                p += 2;
+            } else if (b - 0xE0u < 0x10u && p + 2 < n) {
+                if (!(fb_cp_flags(((b & 0x0F) << 12) | ((uint32_t)(s[p + 1] & 0x3F) << 6) | (s[p + 2] & 0x3F)) & letters)) break;
+                p += 3;
+            } else {
+                Py_ssize_t length = fb_multi_flags_rare(s, n, p, &f);
+                if (!(f & letters)) break;
+                p += length;
+            }
+        }
+        return p > start ? p : 0;
+    }
+    /* Flag byte and length of the character at s[p] (p < n), 2- and 3-byte characters in line. */
+    FB_FORCE_INLINE Py_ssize_t fb_char_flags(const uint8_t* s, Py_ssize_t n, Py_ssize_t p, uint8_t* f) {
+        uint32_t b = s[p];
+        if (b < 0x80) { *f = fb_ascii_flags[b]; return 1; }
+        if (b - 0xC2u < 0x1Eu && p + 1 < n) { *f = fb_cp_flags(((b & 0x1F) << 6) | (s[p + 1] & 0x3F)); return 2; }
+        if (b - 0xE0u < 0x10u && p + 2 < n) {
+            *f = fb_cp_flags(((b & 0x0F) << 12) | ((uint32_t)(s[p + 1] & 0x3F) << 6) | (s[p + 2] & 0x3F));
+            return 3;
+        }
+        return fb_multi_flags_rare(s, n, p, f);
+    }
+    /* o200k: the end of " ?" and its first letter alternative, U*W+ (U = FB_U, W = FB_W), in
+       the two cases that need no backtracking beyond one character: a W run after the U run
+       (the match ends with it), or none after a U run whose last character is also W (Lm, Lo,
+       M: caseless scripts; W+ takes that one).  0 when the matcher must decide (the second
+       alternative, a character of both classes further back, a quote: a contraction may
+       follow).  A space is the optional first character; a mark there ends where this does. */
+    FB_FORCE_INLINE Py_ssize_t fb_o200k_word_end(const uint8_t* s, Py_ssize_t n, Py_ssize_t pos) {
+        Py_ssize_t start = pos + (s[pos] == 0x20), p = start, u, length = 0;
+        uint8_t f = 0;
+        int last_both = 0;
+        while (p < n) {
+            length = fb_char_flags(s, n, p, &f);
+            if (!(f & FB_U)) break;
+            last_both = (f & FB_W) != 0;
+            p += length;
+        }
+        u = p;
+        if (p < n && (f & FB_W)) {
+            p += length;
+            while (p < n) {
+                length = fb_char_flags(s, n, p, &f);
+                if (!(f & FB_W)) break;
+                p += length;
+            }
+        } else if (u == start || !last_both) {
+            return 0;
+        }
+        if (p < n && s[p] == 0x27) return 0;
+        return p;
+    }
+    """
+    Py_ssize_t fb_decode_multi(const uint8_t* s, Py_ssize_t n, Py_ssize_t p, uint32_t* cp)
+    Py_ssize_t fb_word_end(const uint8_t* s, Py_ssize_t n, Py_ssize_t pos, uint8_t letters)
+    Py_ssize_t fb_o200k_word_end(const uint8_t* s, Py_ssize_t n, Py_ssize_t pos)
+
+
 cdef inline Py_ssize_t decode_multi(const uint8_t* s, Py_ssize_t n, Py_ssize_t p,
                                     uint32_t* cp) noexcept nogil:
-    """Decode the non-ASCII character at s[p]; return its length in bytes.
-
-    Invalid or truncated sequences decode as a 1-byte U+FFFD, so reads never pass s[n-1]
-    and the code point always indexes the tables.
-    """
-    cdef uint32_t b0 = s[p]
-    cdef uint32_t c
-    if b0 < 0xC2:
-        cp[0] = 0xFFFD
-        return 1
-    if b0 < 0xE0:
-        if p + 1 < n:
-            cp[0] = ((b0 & 0x1F) << 6) | (s[p + 1] & 0x3F)
-            return 2
-    elif b0 < 0xF0:
-        if p + 2 < n:
-            cp[0] = ((b0 & 0x0F) << 12) | ((s[p + 1] & 0x3F) << 6) | (s[p + 2] & 0x3F)
-            return 3
-    elif b0 < 0xF5:
-        if p + 3 < n:
-            c = (((b0 & 0x07) << 18) | ((s[p + 1] & 0x3F) << 12)
-                 | ((s[p + 2] & 0x3F) << 6) | (s[p + 3] & 0x3F))
-            if c <= 0x10FFFF:
-                cp[0] = c
-                return 4
-    cp[0] = 0xFFFD
-    return 1
+    """Decode the non-ASCII character at s[p]; return its length in bytes (fb_decode_multi:
+    invalid or truncated sequences decode as a 1-byte U+FFFD)."""
+    return fb_decode_multi(s, n, p, cp)
 
 
 cdef inline Py_ssize_t char_at(const uint8_t* s, Py_ssize_t n, Py_ssize_t p,
