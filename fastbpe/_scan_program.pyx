@@ -84,7 +84,7 @@ cdef bint program_known(int kind) noexcept nogil:
     return PROGRAM_BASE <= kind < PROGRAM_BASE + MAX_PROGRAMS and chains[kind - PROGRAM_BASE] != NULL
 
 
-cdef Py_ssize_t match_at(Ctx* x, Py_ssize_t pos) noexcept nogil:
+cdef inline Py_ssize_t match_at(Ctx* x, Py_ssize_t pos) noexcept nogil:
     """The end of the match at pos, or -1.  The automaton where the pattern has one, except
     where a run of it read far past its result: a search (or the next piece) starting inside
     what it read would read it again, quadratic in a long run (`\\s+\\Z` on spaces then a
@@ -138,7 +138,7 @@ cdef inline Py_ssize_t cut_piece(const Level* lv, Ctx* x, fb_chain_state* st, in
     if P.run_class >= 0:
         while q < B and q < W:
             if not (st.nf[j] <= q <= st.na[j]):
-                st.na[j] = class_next(P, &P.classes[P.run_class], P.run_swar, P.run_tab, s, n, q)
+                st.na[j] = class_near(P, &P.classes[P.run_class], P.run_swar, P.run_tab, s, n, q)
                 st.nf[j] = q
             e = st.na[j]
             if e > q and (e >= B or char_length(P, s, B, e) == char_length(P, s, n, e)):
@@ -158,7 +158,7 @@ cdef inline Py_ssize_t cut_piece(const Level* lv, Ctx* x, fb_chain_state* st, in
     while q < B and q < W:
         if P.need >= 0:     # no character every match holds is left in the piece: no match
             if not (st.nf[j] <= q <= st.na[j]):
-                st.na[j] = class_next(P, &P.classes[P.need], False, P.need_tab, s, n, q)
+                st.na[j] = class_near(P, &P.classes[P.need], False, P.need_tab, s, n, q)
                 st.nf[j] = q
             if st.na[j] >= B:
                 out[k] = B | on_gap
@@ -252,7 +252,7 @@ cdef Py_ssize_t chain_window(const Chain* ch, Ctx* xs, fb_chain_state* st, const
                     continue
                 if sk >= 0:
                     if not (st.nf[j] <= q <= st.na[j]):
-                        st.na[j] = class_next(P, &P.classes[sk], swar, sk_tab, s, n, q)
+                        st.na[j] = class_near(P, &P.classes[sk], swar, sk_tab, s, n, q)
                         st.nf[j] = q
                     if st.na[j] >= B:       # this piece and the next ones before na: copied
                         na = st.na[j]

@@ -120,6 +120,18 @@ cdef Py_ssize_t class_next(const Prog* P, const Cls* c, bint swar, const uint8_t
         stop = min(p + 8, n)
 
 
+cdef inline Py_ssize_t class_near(const Prog* P, const Cls* c, bint swar, const uint8_t* tab, const uint8_t* s,
+                                  Py_ssize_t n, Py_ssize_t p) noexcept nogil:
+    """class_next, without a call when the character at p or the one after it is an ASCII
+    member (a word's first letter after its space: what a chain level asks after each match)."""
+    if p < n and s[p] < 0x80:
+        if tab[s[p]]:
+            return p
+        if p + 1 < n and s[p + 1] < 0x80 and tab[s[p + 1]]:
+            return p + 1
+    return class_next(P, c, swar, tab, s, n, p)
+
+
 cdef inline int char_length(const Prog* P, const uint8_t* s, Py_ssize_t B, Py_ssize_t p) noexcept nogil:
     return 1 if P.byte_level or s[p] < 0x80 else utf8_length(s, B, p)
 
@@ -133,7 +145,7 @@ cdef inline Py_ssize_t gap_end(const Prog* P, Ctx* x, fb_chain_state* st, int j,
     while p < B:
         if P.root_first >= 0:
             if not (st.ff[j] <= p <= st.fa[j]):
-                st.fa[j] = class_next(P, &P.classes[P.root_first], False, P.first_tab, s, n, p)
+                st.fa[j] = class_near(P, &P.classes[P.root_first], False, P.first_tab, s, n, p)
                 st.ff[j] = p
             p = st.fa[j]
             if p >= B:
