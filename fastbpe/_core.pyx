@@ -531,7 +531,7 @@ cdef class BPETable:
             utf8_text_close(&u)
             if out.cap <= KEPT_IDS and cache.kept_out.data == NULL:
                 out.len = 0
-                cache.kept_out = out   # back for the next short call
+                cache.kept_out = out   # back for the next call
             else:
                 idbuf_free(&out)
             if w.cap > SCRATCH_KEPT:
