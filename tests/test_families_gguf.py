@@ -93,3 +93,26 @@ def test_gemma4_without_byte_tokens_is_refused(tmp_path):
     with pytest.raises(ValueError, match="byte tokens are missing") as e:
         GGUFTokenizer.from_file(path)
     assert str(path) in str(e.value)
+
+
+def _tiny_gemma4(tmp_path, add_space_prefix: bool):
+    tokens = ["<bos>", "\u2581", "a", "b", "\u2581a", "ab"] + [f"<0x{b:02X}>" for b in range(256)]
+    kv = [("general.architecture", gf.STRING, "gemma4"), ("tokenizer.ggml.model", gf.STRING, "gemma4"),
+          ("tokenizer.ggml.tokens", gf.ARRAY, tokens, gf.STRING),
+          ("tokenizer.ggml.merges", gf.ARRAY, ["\u2581 a", "a b"], gf.STRING),
+          ("tokenizer.ggml.bos_token_id", gf.UINT32, 0),
+          ("tokenizer.ggml.add_space_prefix", gf.BOOL, add_space_prefix)]
+    path = tmp_path / f"gemma4-{add_space_prefix}.gguf"
+    path.write_bytes(gf.gguf_bytes(kv))
+    return path
+
+
+@pytest.mark.parametrize("add_space_prefix", [False, True])
+def test_gemma4_never_prefixes_a_space(tmp_path, add_space_prefix):
+    # llama.cpp reads add_space_prefix in its SentencePiece branch only; gemma4 is its BPE type
+    # ("a b" -> a ▁ b: no merge applies; a prefixed "▁a" would be id 4)
+    tok = GGUFTokenizer.from_file(_tiny_gemma4(tmp_path, add_space_prefix))
+    assert tok.encode_ids("a b") == [2, 1, 3]
+    assert tok.encode_ids("a b", add_special_tokens=True) == [0, 2, 1, 3]
+    enc = tok.encode("a b")
+    assert enc.ids == [2, 1, 3] and enc.offsets == [(0, 1), (1, 2), (2, 3)]

@@ -141,7 +141,7 @@ class GGUFTokenizer:
                     out.append(frag)
                     prev_special = True
                     continue
-                if vocab.add_space_prefix and prev_special:
+                if vocab.encode_space_prefix and prev_special:
                     frag = " " + frag
                 out.extend(self.model.encode(frag.replace(" ", _SPM_SPACE)))
                 prev_special = False
@@ -266,7 +266,7 @@ class GGUFTokenizer:
                 k += 1
                 prev_special = True
                 continue
-            prefix = 1 if spm and vocab.add_space_prefix and prev_special else 0
+            prefix = 1 if spm and vocab.encode_space_prefix and prev_special else 0
             prev_special = False
             # the text the model merged (SentencePiece: ▁ for spaces, the prefix), as UTF-8
             merged = (_SPM_SPACE * prefix + frag.replace(" ", _SPM_SPACE) if spm else frag).encode("utf-8", "surrogateescape")

@@ -138,6 +138,9 @@ class Vocab:
             self.add_bos, self.add_eos = self.pre.add_bos, False
         self.ignore_merges = self.pre.ignore_merges if self.pre else False
         self.add_space_prefix = _get(meta, "tokenizer.ggml.add_space_prefix", bool, self.path, self.add_space_prefix)
+        # llama.cpp prefixes a space only in its SentencePiece branch ("llama"); gemma4 is its BPE type,
+        # where the key changes decoding (remove_space) alone
+        self.encode_space_prefix = self.add_space_prefix and self.model == "llama"
         self.add_bos = _get(meta, "tokenizer.ggml.add_bos_token", bool, self.path, self.add_bos)
         self.add_bos = self.add_bos or self.model == "gemma4"   # llama.cpp overrides a false one for Gemma4
         self.add_eos = _get(meta, "tokenizer.ggml.add_eos_token", bool, self.path, self.add_eos)
