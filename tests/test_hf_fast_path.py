@@ -365,7 +365,7 @@ def test_short_call_results_in_cycles_are_freed():
         enc = ours.encode("hello world")
         box = Box()
         box.enc = enc
-        enc.ids.append(box)
+        enc._ids.append(box)   # (its own list: `ids` gives a copy)
         return weakref.ref(box)
 
     for make in (kept_on_its_tokenizer, cycle_through_ids):
@@ -507,7 +507,8 @@ def test_lazy_objects_are_what_the_short_call_makes():
     made = lazy_objects(Encoding, LAZY_FIELDS, bodies, [7, 8, 900], maker, True, shape, ("s",))
     for enc, body, index in zip(made, bodies, [7, 8, 900]):
         want = lazy_encoding(body, (maker, index, True, shape, len(body), len(body), None), ("s",))
-        assert type(enc) is Encoding and enc.ids is body
+        assert type(enc) is Encoding and enc._ids is body
+        assert enc.ids == body and enc.ids is not body   # a copy a read, as HF
         assert enc.lazy_source == want.lazy_source and enc._sequences == ("s",)
     plain = lazy_objects(Plain, ("ids", "source", "seqs"), [[5]], [0], maker, False, shape, None)
     assert plain[0].ids == [5] and plain[0].source == (maker, 0, False, shape, 1, 1, None) and plain[0].seqs is None

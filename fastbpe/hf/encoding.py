@@ -21,18 +21,25 @@ def gc_paused():
             gc.enable()
 
 
+def _stored(enc: "Encoding", slot: str) -> list:
+    """The Encoding's own list in `slot`, made first if it is pending (see Encoding): what its
+    methods and the pipeline read and change.  A field already set is taken as it is
+    (transformers reads ids, attention_mask and overflowing of every Encoding, and those
+    must not make the offsets)."""
+    if enc._pending is not None:
+        value = getattr(enc, slot, None)   # unset (lazy) or None (pending): not made yet
+        if value is not None:
+            return value
+        enc._make(slot)
+    return getattr(enc, slot)
+
+
 def _pending_field(slot: str) -> property:
-    """A field that may be pending (see Encoding): made on first read.  A field already set is
-    read as it is (transformers reads ids, attention_mask and overflowing of every Encoding,
-    and those must not make the offsets); a write just sets it (a later make fills only the
-    fields still unset)."""
+    """A field that may be pending (see Encoding): made on first read.  A read gives a new
+    list, as HF's (`ids = enc.ids; ids.append(eos)` leaves enc as it was); a write just sets
+    it (a later make fills only the fields still unset)."""
     def get(self):
-        if self._pending is not None:
-            value = getattr(self, slot, None)   # unset (lazy) or None (pending): not made yet
-            if value is not None:
-                return value
-            self._make(slot)
-        return getattr(self, slot)
+        return _stored(self, slot)[:]
 
     def set_(self, value) -> None:
         setattr(self, slot, value)
@@ -40,8 +47,28 @@ def _pending_field(slot: str) -> property:
     return property(get, set_)
 
 
+def _ids_get(enc: "Encoding") -> list:
+    return enc._ids[:]
+
+
+def _ids_set(enc: "Encoding", value) -> None:
+    """A pending Encoding makes its other fields first: they follow the ids it was made with
+    (a short call's take their length from its ids), not the caller's."""
+    if enc._pending is not None:
+        enc._make()
+    enc._ids = value
+
+
+def _overflowing_get(enc: "Encoding") -> list:
+    """Copies, as HF's: padding or changing one leaves this Encoding's parts as they were."""
+    return [o.copy() for o in _stored(enc, "_overflowing")]
+
+
 # the fields a single sequence's shape gives without encoding again (see single_sequence_shape)
 SHAPED = ("_type_ids", "_attention_mask", "_special_tokens_mask", "_sequence_ids")
+# every per-token field's slot, in Encoding's order
+_FIELDS = ("_ids", "_type_ids", "_tokens", "_offsets", "_attention_mask", "_special_tokens_mask", "_word_ids",
+           "_sequence_ids")
 # what padding puts in them (Encoding.pad; type ids take the padding's pad_type_id)
 _PAD_VALUES = {"_attention_mask": 0, "_special_tokens_mask": 1, "_sequence_ids": None}
 
@@ -51,10 +78,10 @@ def single_sequence_shape(processed: "Encoding") -> tuple[dict, frozenset | None
     Encoding of a one-token sequence whose id is -1.  Every post-processor treats each token
     of a sequence alike (type id, sequence id, masks) and only adds tokens around it, so each
     shaped field of any single sequence is before + [value] * n + after."""
-    k = processed.ids.index(-1)
+    k = processed._ids.index(-1)
     shape = {}
     for slot in SHAPED:
-        field = getattr(processed, slot[1:])
+        field = _stored(processed, slot)
         shape[slot] = (field[:k], field[k], field[k + 1:])
     return shape, processed._sequences
 
@@ -74,13 +101,15 @@ class Encoding:
     them and calls it the first time one is read, so a caller that needs only ids never pays
     for the rest.  `pending` leaves tokens, offsets and word ids (kernel_encodings.py);
     `lazy` leaves every field but ids (the short-call path of Tokenizer.encode).  Every
-    method reads fields through the properties, so nothing sees a pending field."""
-    __slots__ = ("ids", "_type_ids", "_tokens", "_offsets", "_attention_mask", "_special_tokens_mask",
+    method reads fields through `_stored` (or makes them first), so nothing sees a pending
+    field.  A caller's read of a list field is a new list, as HF's: changing it leaves the
+    Encoding as it was (`own(field)` is the Encoding's own list, for the pipeline)."""
+    __slots__ = ("_ids", "_type_ids", "_tokens", "_offsets", "_attention_mask", "_special_tokens_mask",
                  "_word_ids", "_sequence_ids", "_overflowing", "_pending", "_sequences", "_text")
 
     def __init__(self, ids, type_ids, tokens, offsets, attention_mask, special_tokens_mask,
                  word_ids, sequence_ids, overflowing=None):
-        self.ids, self._type_ids, self._tokens, self._offsets = ids, type_ids, tokens, offsets
+        self._ids, self._type_ids, self._tokens, self._offsets = ids, type_ids, tokens, offsets
         self._attention_mask, self._special_tokens_mask = attention_mask, special_tokens_mask
         self._word_ids, self._sequence_ids = word_ids, sequence_ids
         self._overflowing = overflowing if overflowing is not None else []
@@ -89,8 +118,10 @@ class Encoding:
 
     def __reduce__(self):
         """Pickles (multiprocessing, datasets.map) with every field made."""
-        return (Encoding, (self.ids, self.type_ids, self.tokens, self.offsets, self.attention_mask,
-                           self.special_tokens_mask, self.word_ids, self.sequence_ids, self.overflowing),
+        if self._pending is not None:
+            self._make()
+        return (Encoding, (self._ids, self._type_ids, self._tokens, self._offsets, self._attention_mask,
+                           self._special_tokens_mask, self._word_ids, self._sequence_ids, self._overflowing),
                 (None, {"_sequences": self._sequences}))   # (HF's sequence ranges: its pads' None)
 
     @classmethod
@@ -116,6 +147,17 @@ class Encoding:
     def lazy_source(self, source) -> None:
         self._pending = source
 
+    def own(self, field: str) -> list:
+        """The Encoding's own list of `field` ("ids", "offsets", "overflowing", ...), made if
+        pending, not a copy: for the pipeline that builds Encodings and changes them in place.
+        A caller's read (`enc.ids`) gets a new list, as HF's."""
+        return _stored(self, "_" + field)
+
+    def set_lazy(self, ids: list, source: tuple) -> None:
+        """A lazy Encoding's ids and source at once, its other fields still not made
+        (encode_batch pads a batch of them to its longest; `enc.ids = ...` makes them first)."""
+        self._ids, self._pending = ids, source
+
     def _make(self, slot: str | None = None) -> None:
         # fields first, then _pending cleared: a thread reading at the same time makes them
         # again (the same values) instead of finding a field not yet set
@@ -124,7 +166,7 @@ class Encoding:
             tokenizer, text, add_special_tokens, shape, n, total, options = make
             if text is None:   # a short call's shared source (SHORT_FIELDS): the text is kept apart
                 text = self._text
-                n = total = len(self.ids)
+                n = total = len(self._ids)   # (a caller's list is a copy: this one keeps its length)
             if slot in SHAPED:
                 before, value, after = shape[slot]
                 field = [value] * (n - len(before) - len(after))
@@ -162,11 +204,12 @@ class Encoding:
                     setattr(self, name, value)
         self._pending = None
 
+    ids = property(_ids_get, _ids_set)
     type_ids = _pending_field("_type_ids")
     attention_mask = _pending_field("_attention_mask")
     special_tokens_mask = _pending_field("_special_tokens_mask")
     sequence_ids = _pending_field("_sequence_ids")
-    overflowing = _pending_field("_overflowing")
+    overflowing = property(_overflowing_get, _pending_field("_overflowing").fset)
     tokens = _pending_field("_tokens")
     offsets = _pending_field("_offsets")
     word_ids = _pending_field("_word_ids")
@@ -193,7 +236,7 @@ class Encoding:
         # transformers reads it for every call: it must not make pending fields it does not need
         if getattr(self, "_sequences", None):   # known without the fields (set before any make)
             return len(self._sequences)
-        seq = self.sequence_ids
+        seq = _stored(self, "_sequence_ids")
         if self._sequences:
             return len(self._sequences)
         if seq.count(0) + seq.count(None) == len(seq):  # one sequence (the common case), quickly
@@ -207,11 +250,11 @@ class Encoding:
     def _sequence_range(self, sequence_index: int) -> tuple[int, int]:
         """The token span of one input sequence (the whole encoding when it has none)."""
         _unsigned(sequence_index)
-        seq = self.sequence_ids
+        seq = _stored(self, "_sequence_ids")
         try:
             first = seq.index(sequence_index)
         except ValueError:  # an empty sequence has an empty span; no sequence at all, everything
-            return (0, 0) if self._sequences and sequence_index in self._sequences else (0, len(self.ids))
+            return (0, 0) if self._sequences and sequence_index in self._sequences else (0, len(self._ids))
         last = first
         for k in range(first + 1, len(seq)):
             if seq[k] == sequence_index:
@@ -220,21 +263,22 @@ class Encoding:
 
     def token_to_sequence(self, token_index: int) -> int | None:
         """The input sequence a token belongs to (None for an added special token)."""
-        n = len(self.ids)
+        n = len(self._ids)
         if _unsigned(token_index) > n:
             return None
         if self._pending is not None:
             self._make()
-        if not self._sequences and all(s is None or s == 0 for s in self.sequence_ids):
+        seq = self._sequence_ids
+        if not self._sequences and all(s is None or s == 0 for s in seq):
             return 0  # no sequence recorded: HF counts every position as sequence 0 (pads too)
-        return self.sequence_ids[token_index] if token_index < n else None
+        return seq[token_index] if token_index < n else None
 
     def word_to_tokens(self, word_index: int, sequence_index: int = 0) -> tuple[int, int] | None:
         """(first token, last token + 1) of a word of one sequence, or None."""
         start, end = self._sequence_range(sequence_index)
         _unsigned(word_index)
         first = last = None
-        for k, w in enumerate(self.word_ids[start:end]):
+        for k, w in enumerate(_stored(self, "_word_ids")[start:end]):
             if w is not None and w > word_index:
                 break  # word ids only grow within a sequence (as HF stops there)
             if w == word_index:
@@ -247,23 +291,23 @@ class Encoding:
         span = self.word_to_tokens(word_index, sequence_index)
         if span is None:
             return None
-        offsets = self.offsets
+        offsets = _stored(self, "_offsets")
         return offsets[span[0]][0], offsets[span[1] - 1][1]
 
     def token_to_chars(self, token_index: int) -> tuple[int, int] | None:
-        if self.token_to_sequence(token_index) is None or not 0 <= token_index < len(self.ids):
+        if self.token_to_sequence(token_index) is None or not 0 <= token_index < len(self._ids):
             return None
-        return self.offsets[token_index]
+        return _stored(self, "_offsets")[token_index]
 
     def token_to_word(self, token_index: int) -> int | None:
-        if self.token_to_sequence(token_index) is None or not 0 <= token_index < len(self.ids):
+        if self.token_to_sequence(token_index) is None or not 0 <= token_index < len(self._ids):
             return None
-        return self.word_ids[token_index]
+        return _stored(self, "_word_ids")[token_index]
 
     def char_to_token(self, char_pos: int, sequence_index: int = 0) -> int | None:
         start, end = self._sequence_range(sequence_index)
         _unsigned(char_pos)
-        for k, (s, e) in enumerate(self.offsets[start:end]):
+        for k, (s, e) in enumerate(_stored(self, "_offsets")[start:end]):
             if s <= char_pos < e:
                 return start + k
         return None
@@ -273,7 +317,7 @@ class Encoding:
         return None if token is None else self.token_to_word(token)
 
     def set_sequence_id(self, sequence_id: int) -> None:
-        self.sequence_ids = [sequence_id] * len(self.ids)
+        self.sequence_ids = [sequence_id] * len(self._ids)
         self._sequences = frozenset((sequence_id,))
 
     @staticmethod
@@ -288,57 +332,57 @@ class Encoding:
     def _merge_with(self, pair: "Encoding", growing_offsets: bool) -> None:
         """HF's Encoding::merge_with: every overflowing part meets the pair and its parts."""
         overflowing = []
-        for mine in self.overflowing:
-            for theirs in [pair, *pair.overflowing]:
+        for mine in _stored(self, "_overflowing"):
+            for theirs in [pair, *_stored(pair, "_overflowing")]:
                 o = mine.copy()
                 o._merge_with(theirs.copy(), growing_offsets)
                 overflowing.append(o)
-        for theirs in pair.overflowing:
+        for theirs in _stored(pair, "_overflowing"):
             o = self.copy()
             o._merge_with(theirs.copy(), growing_offsets)
             overflowing.append(o)
-        shift = self.offsets[-1][1] if growing_offsets and self.offsets else 0
+        offsets = _stored(self, "_offsets")
+        shift = offsets[-1][1] if growing_offsets and offsets else 0
         pair = pair.copy()
         common = self._sequences and pair._sequences and self._sequences & pair._sequences
         if common:   # HF keeps one range a sequence id, the pair's: these tokens are in none
-            self.sequence_ids = [None if s in common else s for s in self.sequence_ids]
+            self.sequence_ids = [None if s in common else s for s in _stored(self, "_sequence_ids")]
         if shift:
-            pair.offsets = [(s + shift, e + shift) for s, e in pair.offsets]
+            pair.offsets = [(s + shift, e + shift) for s, e in pair._offsets]
         self.extend(pair)
         self.overflowing = overflowing
 
     def __len__(self) -> int:
-        return len(self.ids)
+        return len(self._ids)
 
     def __repr__(self) -> str:
-        return (f"Encoding(num_tokens={len(self.ids)}, attributes=[ids, type_ids, tokens, offsets, "
+        return (f"Encoding(num_tokens={len(self._ids)}, attributes=[ids, type_ids, tokens, offsets, "
                 f"attention_mask, special_tokens_mask, overflowing])")
 
     def copy(self) -> "Encoding":
-        out = Encoding(list(self.ids), list(self.type_ids), list(self.tokens), list(self.offsets),
-                       list(self.attention_mask), list(self.special_tokens_mask), list(self.word_ids),
-                       list(self.sequence_ids), [o.copy() for o in self.overflowing])
+        if self._pending is not None:
+            self._make()
+        out = Encoding(self._ids[:], self._type_ids[:], self._tokens[:], self._offsets[:],
+                       self._attention_mask[:], self._special_tokens_mask[:], self._word_ids[:],
+                       self._sequence_ids[:], [o.copy() for o in self._overflowing])
         out._sequences = self._sequences
         return out
 
     def _slice(self, start: int, end: int) -> "Encoding":
-        return Encoding(self.ids[start:end], self.type_ids[start:end], self.tokens[start:end],
-                        self.offsets[start:end], self.attention_mask[start:end],
-                        self.special_tokens_mask[start:end], self.word_ids[start:end], self.sequence_ids[start:end])
+        if self._pending is not None:
+            self._make()
+        return Encoding(self._ids[start:end], self._type_ids[start:end], self._tokens[start:end],
+                        self._offsets[start:end], self._attention_mask[start:end],
+                        self._special_tokens_mask[start:end], self._word_ids[start:end],
+                        self._sequence_ids[start:end])
 
     def set_type_id(self, type_id: int, sequence_id: int) -> None:
-        self.type_ids = [type_id] * len(self.ids)
+        self.type_ids = [type_id] * len(self._ids)
         self.set_sequence_id(sequence_id)
 
     def extend(self, other: "Encoding") -> None:
-        self.ids += other.ids
-        self.type_ids += other.type_ids
-        self.tokens += other.tokens
-        self.offsets += other.offsets
-        self.attention_mask += other.attention_mask
-        self.special_tokens_mask += other.special_tokens_mask
-        self.word_ids += other.word_ids
-        self.sequence_ids += other.sequence_ids
+        for slot in _FIELDS:   # each own list grows in place (a word at a time: no copies)
+            _stored(self, slot).extend(_stored(other, slot))
         if other._sequences:
             self._sequences = other._sequences | self._sequences if self._sequences else other._sequences
 
@@ -347,7 +391,7 @@ class Encoding:
         `stride` tokens, as HF's Encoding::truncate."""
         if direction not in ("right", "left"):
             raise ValueError(f"Invalid truncation direction value : {direction}")
-        n = len(self.ids)
+        n = len(self._ids)
         if max_length >= n:
             return
         if max_length == 0:
@@ -376,8 +420,8 @@ class Encoding:
         else:
             raise ValueError(f"truncation direction must be 'right' or 'left', got {direction!r}")
         first = parts[0]
-        self.__init__(first.ids, first.type_ids, first.tokens, first.offsets, first.attention_mask,
-                      first.special_tokens_mask, first.word_ids, first.sequence_ids, parts[1:])
+        self.__init__(first._ids, first._type_ids, first._tokens, first._offsets, first._attention_mask,
+                      first._special_tokens_mask, first._word_ids, first._sequence_ids, parts[1:])
 
     def pad(self, length: int, direction: str = "right", pad_id: int = 0, pad_type_id: int = 0,
             pad_token: str = "[PAD]") -> None:
@@ -386,19 +430,17 @@ class Encoding:
             raise ValueError(f"Invalid padding direction value : {direction}")
         if self._pending is not None:
             self._make()   # before ids grow: a short call's pending fields are as long as its ids
-        for o in self.overflowing:
+        for o in self._overflowing:
             o.pad(length, direction, pad_id, pad_type_id, pad_token)
-        k = length - len(self.ids)
+        k = length - len(self._ids)
         if k <= 0:
             return
         # with no sequence recorded, HF counts every position as sequence 0, pads too
         fill = (([pad_id] * k, [pad_type_id] * k, [pad_token] * k, [(0, 0)] * k, [0] * k, [1] * k,
                  [None] * k, [None if self._sequences else 0] * k))
-        fields = ("ids", "type_ids", "tokens", "offsets", "attention_mask", "special_tokens_mask",
-                  "word_ids", "sequence_ids")
-        for name, pad in zip(fields, fill):
-            cur = getattr(self, name)
-            setattr(self, name, cur + pad if direction == "right" else pad + cur)
+        for slot, pad in zip(_FIELDS, fill):
+            cur = getattr(self, slot)
+            setattr(self, slot, cur + pad if direction == "right" else pad + cur)
 
 
 def lazy_encoding(ids: list, source: tuple, sequences) -> Encoding:
@@ -412,14 +454,14 @@ def lazy_encoding(ids: list, source: tuple, sequences) -> Encoding:
     shape's input sequences.  A module function, not only `Encoding.lazy`: the short call
     makes one per call, and a global is found without the class's attribute lookup."""
     enc = new_object(Encoding)
-    enc.ids = ids
+    enc._ids = ids
     enc._pending = source
     enc._sequences = sequences
     return enc
 
 
 # the fields fastbpe._short_call.lazy_objects fills to make lazy Encodings (as lazy_encoding)
-LAZY_FIELDS = ("ids", "_pending", "_sequences")
+LAZY_FIELDS = ("_ids", "_pending", "_sequences")
 # and ShortCall: its source is one tuple for every call, (tokenizer, None, ...): the text in _text
 SHORT_FIELDS = (*LAZY_FIELDS, "_text")
 

@@ -173,7 +173,7 @@ class IdsPath:
             for flag in (False, True):
                 probe = Encoding([-1], [0], [""], [(0, 0)], [1], [0], [0], [0])
                 processed = self._post_process_plain([probe], add_special_tokens=flag)
-                ids = processed.ids
+                ids = processed.own("ids")
                 k = ids.index(-1)
                 wraps[flag] = ((ids[:k], ids[k + 1:]), *single_sequence_shape(processed))
             self._fast_wraps = wraps
@@ -333,7 +333,7 @@ class IdsPath:
         if self._char_kernel():
             return self._finish_ids(self._char_path.body_ids(self, text), add_special_tokens)
         if not self._uses_fast_path():
-            return self.encode(text, add_special_tokens=add_special_tokens).ids
+            return self.encode(text, add_special_tokens=add_special_tokens).own("ids")   # (no copy)
         body = self._body_ids(self._fast_segments(text))
         if self._truncation is None and self._padding is None and not any(self._wraps(add_special_tokens)):
             return body
@@ -360,7 +360,7 @@ class IdsPath:
         if self._char_kernel():
             bodies = self._char_path.bodies(self, texts, num_threads)
         elif not self._uses_fast_path():
-            return [e.ids for e in self.encode_batch(texts, add_special_tokens=add_special_tokens)]
+            return [e.own("ids") for e in self.encode_batch(texts, add_special_tokens=add_special_tokens)]
         elif self._kind < 0:
             # the regex split re-takes the GIL per match: threads would only contend
             bodies = [self._body_ids(self._fast_segments(t)) for t in texts]
@@ -415,15 +415,15 @@ class IdsPath:
         else:
             out = parallel_map(chunk, range(len(texts)), num_threads, keep_threads=True)
         if padding is not None and padding["length"] is None and out:   # to the batch's longest
-            longest = max(len(e.ids) for e in out)
+            longest = max(len(e) for e in out)
             for e in out:
                 source = e.lazy_source
                 if type(source) is not tuple:
                     self._pad(e, longest)
                     continue
-                e.ids = self._pad_ids(e.ids, longest)
+                ids = self._pad_ids(e.own("ids"), longest)
                 maker, index, add, shape_, n, _, (trunc, pad, _, cut) = source
-                e.lazy_source = (maker, index, add, shape_, n, len(e.ids), (trunc, pad, longest, cut))
+                e.set_lazy(ids, (maker, index, add, shape_, n, len(ids), (trunc, pad, longest, cut)))
             batch.options = (truncation, padding, longest)
         return out
 
@@ -447,7 +447,7 @@ class IdsPath:
             for e in out:
                 if longest is not None:
                     self._pad(e, longest, padding)
-                e.tokens   # noqa: B018 - made here, under the one GC pause, not one by one
+                e.own("tokens")   # made here, under the one GC pause, not one by one
         return out
 
     def _truncated(self, body: list, add_special_tokens: bool) -> tuple[list, bool]:

@@ -13,7 +13,8 @@ _SPACE = BYTE_TO_CHAR[ord(" ")]
 
 def trim_offsets(enc: Encoding, add_prefix_space: bool) -> None:
     """HF's ByteLevel process_offsets: offsets leave out a token's leading/trailing spaces."""
-    for i, (token, (start, end)) in enumerate(zip(enc.tokens, enc.offsets)):
+    offsets = enc.offsets   # (a copy: set back below)
+    for i, (token, (start, end)) in enumerate(zip(enc.tokens, offsets)):
         lead = 0
         for c in token:
             if c != _SPACE and not is_whitespace(c):
@@ -32,7 +33,8 @@ def trim_offsets(enc: Encoding, add_prefix_space: bool) -> None:
             start = min(start + lead, end)
         if trail > 0 and end >= trail:
             end = max(end - trail, start)
-        enc.offsets[i] = (start, end)
+        offsets[i] = (start, end)
+    enc.offsets = offsets
 
 
 def _merge(encodings: list) -> Encoding:

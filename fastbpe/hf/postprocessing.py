@@ -14,7 +14,7 @@ class PostProcessing:
         truncation, padding = options if options is not None else (self._truncation, self._padding)
         if truncation:
             self._truncate(encodings, add_special_tokens, truncation)
-        overflow = [e.overflowing for e in encodings]
+        overflow = [e.own("overflowing") for e in encodings]   # (their own: each is set to [] next)
         for e in encodings:
             e.overflowing = []
         # (sequences of an overflow, the sequences of its own overflows); each sequence as
@@ -34,14 +34,15 @@ class PostProcessing:
                            [[(a_o.copy(), True), (b_o.copy(), True)] for a_o in overflow[0]])
                           for b_o in overflow[1])
         out = self._post_process_plain(encodings, add_special_tokens=add_special_tokens)
-        out.overflowing = []
+        overflowing = []
         for seqs, nested in combos:
             o = self._post_process_plain(*zip(*seqs), add_special_tokens=add_special_tokens)
             o.overflowing = [self._post_process_plain(*zip(*n), add_special_tokens=add_special_tokens)
                              for n in nested]
-            out.overflowing.append(o)
+            overflowing.append(o)
+        out.overflowing = overflowing
         if padding:
-            length = padding["length"] if padding["length"] is not None else len(out.ids)
+            length = padding["length"] if padding["length"] is not None else len(out)
             self._pad(out, length, padding)
         return out
 
