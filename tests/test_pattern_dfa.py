@@ -29,6 +29,18 @@ MINIMAX = (r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{L
            r"|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+")
 
 
+def chain_reference(levels):
+    """The chain cut level by level with `regex`: each level's pattern inside the pieces of the one before."""
+    steps = [regex.compile(level.pattern) for level in levels]
+
+    def reference(text):
+        pieces = [text]
+        for rx in steps:
+            pieces = [p for piece in pieces for p in with_gaps(rx, piece)]
+        return pieces
+    return reference
+
+
 def _zoo() -> list[str]:
     out = [getattr(patterns, k) for k in dir(patterns) if k.endswith("_PATTERN")]
     for exprs in REGEXES.values():
@@ -169,13 +181,7 @@ def test_run_levels_skip_ascii_exactly():
     levels = [Level(r"\p{N}{1,3}", "regex"), Level(r"[一-龥぀-ゟ゠-ヿ]+", "regex"), Level(DEEPSEEK_V3, "regex")]
     kind, why = chain_kind(levels)
     assert kind >= 64, why
-    steps = [regex.compile(level.pattern) for level in levels]
-
-    def reference(text):
-        pieces = [text]
-        for rx in steps:
-            pieces = [p for piece in pieces for p in with_gaps(rx, piece)]
-        return pieces
+    reference = chain_reference(levels)
 
     for k in range(40):
         for c in ["中", "7", "é", "\n", ""]:
@@ -212,13 +218,7 @@ def test_levels_that_keep_the_outer_matches_whole(outer, inner, whole):
     kind, why = chain_kind(levels)
     assert kind >= 64, why
     assert _scan_program.whole_levels(kind)[2:] == [whole, False]
-    steps = [regex.compile(level.pattern) for level in levels]
-
-    def reference(text):
-        pieces = [text]
-        for rx in steps:
-            pieces = [p for piece in pieces for p in with_gaps(rx, piece)]
-        return pieces
+    reference = chain_reference(levels)
 
     import random
     rng = random.Random(sum(map(ord, outer + inner)))
