@@ -33,11 +33,11 @@ from libc.stdlib cimport malloc, calloc, free
 from libc.string cimport memcmp, memcpy, memset
 
 from fastbpe._char_cuts cimport CUT_AFTER, CUT_BEFORE, CUT_META, CUT_TOKEN
-from fastbpe._char_cache cimport META_KEY, PieceKey, cache_keep, cache_probe
+from fastbpe._char_cache cimport META_KEY, PieceKey, cache_keep, cache_probe, char_hash
 from fastbpe._char_offsets cimport token_offsets
 from fastbpe._char_symbols cimport FALLBACK_ID, CharSymbols, char_id, initial_symbols
 from fastbpe._core cimport BPETable, thread_cache
-from fastbpe._hash cimport FB_LITTLE_ENDIAN, PACKED_MAX, load_word, packed_hash, packed_key
+from fastbpe._hash cimport FB_LITTLE_ENDIAN, PACKED_MAX, load_word, packed_key
 from fastbpe._id_output cimport idbuf_to_array, idbuf_to_list, idbuf_to_numpy
 from fastbpe._merge cimport merge_paired_parts, merge_parts
 from fastbpe._meta_text cimport (F_PREPEND, F_PREPEND_UNLESS_META, F_REPLACE_SPACE, F_SPLIT, KIND_MAX, fb_ctz64,
@@ -307,8 +307,7 @@ cdef class CharBPE:
                 start = run
                 continue
             probes += 1
-            h = packed_hash(k0, k1)
-            h ^= h >> 16
+            h = char_hash(k0, k1)
             pe = &w.packed[h & w.packed_mask]
             idbuf_reserve(out, stop - start + 8)
             if pe.k0 == k0 and pe.k1 == k1 and pe.n_ids:
@@ -379,8 +378,7 @@ cdef class CharBPE:
                     run = stop
                 continue
             probes += 1
-            h = packed_hash(k0, k1)
-            h ^= h >> 16
+            h = char_hash(k0, k1)
             pe = &w.packed[h & w.packed_mask]
             idbuf_reserve(out, ln + 8)
             if pe.k0 == k0 and pe.k1 == k1 and pe.n_ids:

@@ -25,6 +25,15 @@ cdef struct PieceKey:    # a piece's key in the piece cache (cache_probe sets it
     bint packed
 
 
+cdef inline uint64_t char_hash(uint64_t k0, uint64_t k1) noexcept nogil:
+    # packed_hash's low bits (the slot) depend only on the key's first 6 bytes:
+    # "▁▁▁III." and "▁▁▁VII." would share a slot; fold its high half in.  (Entries
+    # that PieceCache.lend moves when it grows the table then land elsewhere, and
+    # are lost once: misses, never wrong ids, since a hit compares the whole key.)
+    cdef uint64_t h = packed_hash(k0, k1)
+    return h ^ (h >> 16)
+
+
 cdef inline bint cache_probe(const uint8_t* meta, Py_ssize_t ml, const uint8_t* p, Py_ssize_t n,
                              const uint8_t* end, IdBuf* out, Work* w, PieceKey* key) noexcept nogil:
     """Append the ids of the piece p[:n] (n >= 1) from the thread's piece cache and return
@@ -45,12 +54,7 @@ cdef inline bint cache_probe(const uint8_t* meta, Py_ssize_t ml, const uint8_t* 
     else:
         key.packed = False
     if key.packed:
-        # packed_hash's low bits (the slot) depend only on the key's first 6 bytes:
-        # "▁▁▁III." and "▁▁▁VII." would share a slot; fold its high half in.  (Entries
-        # that PieceCache.lend moves when it grows the table then land elsewhere, and
-        # are lost once: misses, never wrong ids, since a hit compares the whole key.)
-        key.h = packed_hash(key.k0, key.k1)
-        key.h ^= key.h >> 16
+        key.h = char_hash(key.k0, key.k1)
         pe = &w.packed[key.h & w.packed_mask]
         if pe.k0 == key.k0 and pe.k1 == key.k1:
             if pe.n_ids:
