@@ -4,7 +4,8 @@ the alignment HF keeps (each output character's span in the input).
 
 A program is a list of ops (fastbpe/normalize.py builds it from named steps): a Unicode form
 (NFC/NFD/NFKC/NFKD, only the spans its stability table flags are normalized: _nfc.find_spans),
-Lowercase, Replace of a literal or of runs of a character class, Prepend, Strip, StripAccents, ByteLevel.  Every op reads the
+Lowercase, Replace of a literal or of runs of a character class, a class's members padded
+(BertNormalizer's " c "), Prepend, Strip, StripAccents, ByteLevel.  Every op reads the
 current text (the input str in place, then a UCS-4 buffer), and either says "unchanged" after
 a read-only scan (most text under most ops: nothing is copied, and a text no op changes comes
 back as the same str object) or writes its output with, for each output character, the index
@@ -40,6 +41,7 @@ cdef enum:
     OP_STRIP_ACCENTS = 6
     OP_BYTELEVEL = 7
     OP_REPLACE_RUN = 8   # a regex that is one class repeated 1..run_max times (`\\s+`) -> content
+    OP_PAD_CLASS = 9     # each member c of a class -> content c content (BertNormalizer's " c ")
     SPAN_GAP = 8         # spans a form may change closer than this are normalized together
 
 
@@ -210,6 +212,27 @@ cdef int op_replace_run(const Op* op, View v, Buf* out) except -1 nogil:
     return 1
 
 
+cdef int op_pad_class(const Op* op, View v, Buf* out) except -1 nogil:
+    """HF's BertNormalizer handle_chinese_chars: each member c of the class becomes content, c,
+    content (" c "), all three taking c's span (HF's transform: the first replaces c, the other
+    two are inserted after it)."""
+    cdef Py_ssize_t at = 0
+    cdef const uint64_t* ascii = <const uint64_t*>op.ascii
+    cdef Py_ssize_t i = view_class_skip(v, 0, v.n, ascii, op.index, op.blocks, True)
+    if i == v.n:
+        return 0
+    out.n = 0
+    while i < v.n:
+        copy_same(out, v, at, i)
+        put_content(out, op, i)
+        put(out, code_point(v.kind, v.data, i), i)
+        put_content(out, op, i)
+        at = i + 1
+        i = view_class_skip(v, at, v.n, ascii, op.index, op.blocks, True)
+    copy_same(out, v, at, v.n)
+    return 1
+
+
 cdef int op_prepend(const Op* op, View v, Buf* out) except -1 nogil:
     """HF's Prepend: on a non-empty text, content first, taking the first character's span
     (arg 1, ByteLevel's add_prefix_space: unless the text starts with content's first character)."""
@@ -301,6 +324,8 @@ cdef int apply_op(const Op* op, View v, Buf* out) except -1 nogil:
         return op_replace(op, v, out)
     if op.kind == OP_REPLACE_RUN:
         return op_replace_run(op, v, out)
+    if op.kind == OP_PAD_CLASS:
+        return op_pad_class(op, v, out)
     if op.kind == OP_PREPEND:
         return op_prepend(op, v, out)
     if op.kind == OP_STRIP:
@@ -362,7 +387,8 @@ cdef class Program:
     """A compiled normalizer program.  Program(ops), each op a tuple:
     ("form", 0..3 for NFC/NFD/NFKC/NFKD, its stability table as bytes), ("lowercase",),
     ("replace", literal, content), ("replace_run", ascii_lo, ascii_hi, block index (uint16
-    bytes), blocks (bytes), run_max, content), ("prepend", content[, unless_first]), ("strip", left, right),
+    bytes), blocks (bytes), run_max, content), ("pad_class", ascii_lo, ascii_hi, block index, blocks,
+    content), ("prepend", content[, unless_first]), ("strip", left, right),
     ("strip_accents",), ("bytelevel",)."""
 
     def __cinit__(self, ops):
@@ -378,7 +404,9 @@ cdef class Program:
         cdef Op* op
         for spec in ops:
             self._add(tuple(spec))
-            if self.ops[self.n_ops - 1].kind not in (OP_FORM, OP_STRIP_ACCENTS):
+            op = &self.ops[self.n_ops - 1]
+            if op.kind not in (OP_FORM, OP_STRIP_ACCENTS) and not (op.kind == OP_PAD_CLASS and op.ascii[0] == 0
+                                                                   and op.ascii[1] == 0):
                 self.ascii_stable = False
         for j in range(self.n_ops - 1):
             op = &self.ops[j]
@@ -429,13 +457,17 @@ cdef class Program:
             op.pattern = self._chars(spec[1], &op.pattern_n)
             op.fail = self._failure_table(op.pattern, op.pattern_n)
             op.content = self._chars(spec[2], &op.content_n)
-        elif name == "replace_run":
-            lo, hi, index_b, blocks_b, run_max, content = spec[1:]
+        elif name == "replace_run" or name == "pad_class":
+            if name == "pad_class":
+                lo, hi, index_b, blocks_b, content = spec[1:]
+                run_max = 1
+            else:
+                lo, hi, index_b, blocks_b, run_max, content = spec[1:]
             index, blocks = bytes(index_b), bytes(blocks_b)
             if len(index) != 2 * 4352 or len(blocks) % 32 or max(memoryview(index).cast("H"), default=0) * 32 >= len(blocks) or run_max < 1:
-                raise ValueError("a replace_run op needs a class table (pattern_program's) and run_max >= 1")
+                raise ValueError(f"a {name} op needs a class table (pattern_program's) and run_max >= 1")
             self.keep += [index, blocks]
-            op.kind, op.run_max = OP_REPLACE_RUN, run_max
+            op.kind, op.run_max = OP_PAD_CLASS if name == "pad_class" else OP_REPLACE_RUN, run_max
             op.ascii[0], op.ascii[1] = lo, hi
             op.index = <const unsigned short*><const char*>index
             op.blocks = <const unsigned char*><const char*>blocks

@@ -78,6 +78,21 @@ class ReplaceRun(_Op):
         return ("replace_run", lo, hi, bytes(index), bytes(blocks), self.run_max, self.content)
 
 
+class PadClass(_Op):
+    """Each member c of a character class becomes content, c, content, all three with c's span
+    (HF's BertNormalizer handle_chinese_chars: " c " around each CJK ideograph).  `table` as
+    ReplaceRun's; `name` says which class (not compared: it names the table)."""
+    __slots__ = ("name", "table", "content")
+    _shown = ("name", "content")
+
+    def __init__(self, name: str, table: tuple, content: str = " "):
+        self._set(name=name, table=table, content=content)
+
+    def spec(self) -> tuple:
+        lo, hi, index, blocks = self.table
+        return ("pad_class", lo, hi, bytes(index), bytes(blocks), self.content)
+
+
 class Prepend(_Op):
     """HF's Prepend; unless_first: not before a text that starts with the prefix's first
     character (ByteLevel's add_prefix_space, which hf's lowering puts last in the program)."""

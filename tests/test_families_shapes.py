@@ -102,14 +102,15 @@ SHAPES = {
     "char-metaspace-digits": ("yi", "pre_tokenizer", _seq(_METASPACE, {"type": "Digits", "individual_digits": True}),
                               "Metaspace, Digits"),
     # HF's UnicodeScripts: two scanner levels (unicode_scripts.py); BertNormalizer: a normalizer program
-    # unless handle_chinese_chars (" c " around each CJK ideograph), which the pipeline runs
+    # (handle_chinese_chars, " c " around each CJK ideograph: a PadClass op)
     "unicode-scripts": ("gpt-j", "pre_tokenizer", _seq({"type": "UnicodeScripts"}, _BL_NO_REGEX), KERNEL),
     "unicode-scripts-bytelevel-regex": ("gpt-j", "pre_tokenizer", _seq({"type": "UnicodeScripts"}, _BL), KERNEL),
     "unicode-scripts-after-digits": ("gpt-j", "pre_tokenizer", _seq({"type": "Digits", "individual_digits": True},
                                                                     {"type": "UnicodeScripts"}, _BL), KERNEL),
     "unicode-scripts-after-bytelevel": ("gpt-j", "pre_tokenizer", _seq(_BL_NO_REGEX, {"type": "UnicodeScripts"}),
                                         "UnicodeScripts after ByteLevel"),
-    "bert-normalizer": ("gpt-j", "normalizer", _BERT, "handle_chinese_chars"),
+    "bert-normalizer": ("gpt-j", "normalizer", _BERT, KERNEL),
+    "bert-normalizer-chinese-cased": ("gpt-j", "normalizer", dict(_BERT, lowercase=False, strip_accents=False), KERNEL),
     "bert-normalizer-no-chinese": ("gpt-j", "normalizer", dict(_BERT, handle_chinese_chars=False), KERNEL),
     "bert-normalizer-cased": ("gpt-j", "normalizer", dict(_BERT, handle_chinese_chars=False, lowercase=False),
                               KERNEL),

@@ -6,12 +6,17 @@ tools/gen_hf_scripts.py and tools/gen_hf_bert.py; these tests fail when a new to
 character otherwise (then rerun the tools)."""
 from __future__ import annotations
 
+import functools
+import json
+
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from tokenizers import normalizers as hf_normalizers, pre_tokenizers as hf_pre_tokenizers
+from tokenizers import Tokenizer as HFTokenizer, normalizers as hf_normalizers, pre_tokenizers as hf_pre_tokenizers
 
 from fastbpe import _pretokenize
+from fastbpe._normalize import Program
+from fastbpe.formats.bytelevel import BYTE_TO_CHAR
 from fastbpe.hf import normalizers, pre_tokenizers
 from fastbpe.hf.normalizers import program_of
 from fastbpe.pretokenize import chain_kind
@@ -63,32 +68,71 @@ def _bert(settings_):
             normalizers.BertNormalizer(clean, chinese, strip, lower))
 
 
-@pytest.mark.parametrize("settings_", [(True, True, None, True), (True, False, None, True)])
+def _hf_aligned(settings_, text: str) -> tuple:
+    """HF's normalized text and each character's span in text: a tokenizer whose tokens are
+    single bytes (ByteLevel without its regex, no merges) gives every byte of a normalized
+    character that character's span, as its offsets."""
+    clean, chinese, strip, lower = settings_
+    tok = _byte_tokenizer(json.dumps({"type": "BertNormalizer", "clean_text": clean, "handle_chinese_chars": chinese,
+                                      "strip_accents": strip, "lowercase": lower}))
+    normalized = tok.normalizer.normalize_str(text)
+    offsets = tok.encode(text, add_special_tokens=False).offsets
+    spans, k = [], 0
+    for c in normalized:
+        spans.append(offsets[k])
+        k += len(c.encode("utf-8"))
+    assert k == len(offsets)
+    return normalized, spans
+
+
+@functools.lru_cache(maxsize=None)
+def _byte_tokenizer(normalizer: str) -> HFTokenizer:
+    return HFTokenizer.from_str(json.dumps({
+        "version": "1.0", "added_tokens": [], "normalizer": json.loads(normalizer),
+        "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False, "use_regex": False},
+        "model": {"type": "BPE", "vocab": {c: i for i, c in enumerate(BYTE_TO_CHAR[b] for b in range(256))},
+                  "merges": []}}))
+
+
+def _kernel_aligned(settings_, text: str) -> tuple:
+    program = program_of(_bert(settings_)[1])
+    if program is None:    # a program that changes nothing
+        return text, [(i, i + 1) for i in range(len(text))]
+    out, starts, ends = program.normalize_aligned(text)
+    return out, [(i, i + 1) for i in range(len(out))] if starts is None else list(zip(starts, ends))
+
+
+@pytest.mark.parametrize("settings_", [(True, True, None, True), (True, False, None, True), (False, True, False, False)])
 def test_bert_normalizer_every_code_point(settings_):
-    """Every step on every code point: the Python stage with handle_chinese_chars (the
-    pipeline's), the normalizer program without it (every other step lowers)."""
+    """Every step on every code point: the Python stage (the pipeline's reference) and the
+    normalizer program (handle_chinese_chars: a PadClass op) give HF's text."""
     ref, ours = _bert(settings_)
     text = "".join(map(chr, EVERY))
     want = ref.normalize_str(text)
-    if settings_[1]:
-        assert ours.normalize_str(text) == want
-    else:
-        assert program_of(ours).normalize(text) == want
+    assert ours.normalize_str(text) == want
+    assert program_of(ours).normalize(text) == want
 
 
 @pytest.mark.parametrize("settings_", BERT_SETTINGS)
 @settings(max_examples=40, deadline=None)
 @given(text=MIXED)
 def test_bert_normalizer_generated(settings_, text):
+    """HF's text from the Python stage, HF's text and alignment from the normalizer program."""
     ref, ours = _bert(settings_)
     want = ref.normalize_str(text)
     assert ours.normalize_str(text) == want
-    if not settings_[1]:
-        program = program_of(ours)    # None: a program that changes nothing
-        assert (program.normalize(text) if program else text) == want
+    assert _kernel_aligned(settings_, text) == _hf_aligned(settings_, text)
 
 
-def test_bert_normalizer_kernel_reason():
-    _, ours = _bert((True, True, None, True))
-    with pytest.raises(ValueError, match="handle_chinese_chars"):
-        program_of(ours)
+@pytest.mark.parametrize("settings_", [(True, True, None, True), (False, True, False, False)])
+def test_bert_normalizer_chinese_aligned(settings_):
+    """CJK ideographs of every range HF pads (each range's ends), beside kana, Hangul, marks and
+    text a step removes: the kernel's alignment is HF's; an ASCII text is left as it is."""
+    edges = "".join(chr(c) for first, last in normalizers.CHINESE for c in (first - 1, first, last, last + 1))
+    for text in (edges, "a\u4eac\u0301b \u4eac\u4eac\x00\u4e00x い한", "\u3000\u4eac\t", "\ufffd\u4eac", "京"):
+        assert _kernel_aligned(settings_, text) == _hf_aligned(settings_, text)
+    program = program_of(_bert((False, True, False, False))[1])
+    text = "plain ascii text"
+    assert program.normalize(text) is text and program.normalize_aligned(text) == (text, None, None)
+    with pytest.raises(ValueError, match="pad_class"):
+        Program([("pad_class", 0, 0, b"", b"", " ")])

@@ -150,31 +150,41 @@ class StripAccents:
         return [_ops().StripAccents()]
 
 
+# HF's BertNormalizer is_chinese_char: the CJK Unified Ideographs blocks and extensions (not Hangul nor kana)
+CHINESE = ((0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0x20000, 0x2A6DF), (0x2A700, 0x2B73F), (0x2B740, 0x2B81F),
+           (0x2B920, 0x2CEAF), (0xF900, 0xFAFF), (0x2F800, 0x2FA1F))
+
+
 @functools.lru_cache(maxsize=None)
 def _bert_table(name: str) -> bytes:
-    """One byte per code point, 1 inside the bert_ranges table `name` (HF's, asked of tokenizers)."""
+    """One byte per code point, 1 inside the bert_ranges table `name` (HF's, asked of tokenizers;
+    "CHINESE": the ranges above)."""
     from . import bert_ranges
     table = bytearray(0x110000)
-    for first, last in getattr(bert_ranges, name):
+    for first, last in CHINESE if name == "CHINESE" else getattr(bert_ranges, name):
         table[first:last + 1] = b"\x01" * (last - first + 1)
     return bytes(table)
 
 
-def _bert_run(name: str, run_max: int, content: str):
-    """A ReplaceRun op over the bert_ranges table `name` (its class table made by pattern_program)."""
+def _bert_class(name: str) -> tuple:
+    """The class table (pattern_program's) of the bert_ranges table `name`, for a normalizer op."""
     import numpy as np
 
     from .. import pattern_program
     bits = np.packbits(np.frombuffer(_bert_table(name), dtype=np.uint8).astype(bool), bitorder="little")
     prog = pattern_program.compile_pattern("[\\U000F0000]+", members=lambda atom: bits)
-    return _ops().ReplaceRun(f"BertNormalizer {name}", prog.tables[prog.run[0]], run_max, content)
+    return prog.tables[prog.run[0]]
+
+
+def _bert_run(name: str, run_max: int, content: str):
+    """A ReplaceRun op over the bert_ranges table `name`."""
+    return _ops().ReplaceRun(f"BertNormalizer {name}", _bert_class(name), run_max, content)
 
 
 def is_chinese_char(c: str) -> bool:
-    """HF's BertNormalizer: the CJK Unified Ideographs blocks and extensions (not Hangul nor kana)."""
+    """HF's BertNormalizer: the CJK Unified Ideographs blocks and extensions (CHINESE)."""
     o = ord(c)
-    return (0x4E00 <= o <= 0x9FFF or 0x3400 <= o <= 0x4DBF or 0x20000 <= o <= 0x2A6DF or 0x2A700 <= o <= 0x2B81F
-            or 0x2B920 <= o <= 0x2CEAF or 0xF900 <= o <= 0xFAFF or 0x2F800 <= o <= 0x2FA1F)
+    return any(first <= o <= last for first, last in CHINESE)
 
 
 class BertNormalizer:
@@ -199,9 +209,9 @@ class BertNormalizer:
         return Lowercase().normalize(t) if self.lowercase else t
 
     def lower(self) -> list:
-        if self.handle_chinese_chars:
-            raise NotLowered("BertNormalizer handle_chinese_chars (spaces put around each CJK ideograph)")
         ops = [_bert_run("REMOVED", 1 << 62, ""), _bert_run("SPACES", 1, " ")] if self.clean_text else []
+        if self.handle_chinese_chars:
+            ops.append(_ops().PadClass("BertNormalizer CJK ideographs", _bert_class("CHINESE"), " "))
         if self.strip_accents:
             ops += [_ops().UnicodeForm("NFD"), _bert_run("MARKS", 1 << 62, "")]
         return ops + ([_ops().Lowercase()] if self.lowercase else [])
