@@ -33,6 +33,7 @@ cdef extern from "Python.h":
     PyObject* PyList_GET_ITEM(object o, Py_ssize_t i)
     bint PyLong_CheckExact(object o)
     long long PyLong_AsLongLong(object o) except? -1
+    long long PyLong_AsLongLongAndOverflow(object o, int* overflow) except? -1
 
 cdef signed char B64[256]
 
@@ -272,7 +273,7 @@ def hf_merge_rows(merges, dict vocab, Py_ssize_t n_prefix, tuple token_bytes=Non
             ib = index.find(&spans[1], 1)
             spans[1].start = min(b0 + n_prefix, b1)   # a + b[n_prefix:]
             ic = index.find(spans, 2)
-            if ia < 0 or ib < 0 or ic < 0 or ia > 0xFFFFFFFF or ib > 0xFFFFFFFF:
+            if ia < 0 or ib < 0 or ic < 0 or ia > 0xFFFFFFFFLL or ib > 0xFFFFFFFFLL:
                 a = a_str[a0:a1]
                 b = b_str[b0:b1]
                 merged = a + b[n_prefix:]
@@ -514,11 +515,12 @@ def checked_vocab(vocab):
     cdef Py_ssize_t pos = 0
     cdef PyObject* key
     cdef PyObject* value
+    cdef int overflow = 0
     if type(vocab) is not dict:
         raise ValueError("tokenizer.json: model.vocab must be an object {token: id}")
     while PyDict_Next(vocab, &pos, &key, &value):
         if not PyUnicode_CheckExact(<object>key) or not PyLong_CheckExact(<object>value) \
-                or not 0 <= <object>value <= 0xFFFFFFFF:
+                or not 0 <= PyLong_AsLongLongAndOverflow(<object>value, &overflow) <= 0xFFFFFFFFLL or overflow:
             raise ValueError(f"tokenizer.json: model.vocab[{<object>key!r}] must be an id "
                              f"(an integer from 0 to 2**32-1), got {<object>value!r}")
     return vocab

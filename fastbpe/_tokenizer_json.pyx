@@ -477,7 +477,7 @@ def vocab_and_merge_rows(const uint8_t[::1] data, spans, Py_ssize_t n_prefix):
             value = 0
             while i < ve and 0x30 <= s[i] <= 0x39:
                 value = value * 10 + (s[i] - 0x30)
-                if value > 0xFFFFFFFF:
+                if value > 0xFFFFFFFFULL:   # (a C constant: a bare literal past int's range is a Python int)
                     return None
                 i += 1
             if i < ve and (s[i] == 0x2E or s[i] == 0x65 or s[i] == 0x45):   # a float: checked_vocab's error

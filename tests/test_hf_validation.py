@@ -59,6 +59,9 @@ BAD = [
     (["decoder"], {"type": "Strip", "content": " ", "start": -1, "stop": 0}, "decoder.start"),
     (["model", "vocab", "a"], -1, "model.vocab['a']"),
     (["model", "vocab", "a"], 2**40, "model.vocab['a']"),
+    (["model", "vocab", "a"], 2**32, "model.vocab['a']"),   # one past u32 (checked in C, no Python compare)
+    (["model", "vocab", "a"], 2**70, "model.vocab['a']"),   # past a C long long
+    (["model", "vocab", "a"], True, "model.vocab['a']"),
     (["model", "vocab", "a"], 1.0, "model.vocab['a']"),
     (["model", "fuse_unk"], "false", "model.fuse_unk"),
     (["model", "byte_fallback"], 1, "model.byte_fallback"),

@@ -89,6 +89,14 @@ def test_other_shapes_are_left_to_json(text):
     assert read_document(text.encode("utf-8")) is None
 
 
+@pytest.mark.parametrize("value", [0, 9, 10, 4294967295])
+def test_ids_up_to_u32_max_are_read(value):
+    """The digit loop's bound (2**32 - 1, as HF's u32) is a C comparison: the largest id reads,
+    one past it is left to json (test_other_shapes_are_left_to_json)."""
+    data = json.dumps(_doc({"a": value, "b": 1}, [])).encode()
+    assert read_document(data)["model"]["vocab"] == {"a": value, "b": 1}
+
+
 @pytest.mark.parametrize("key", [b"\xc3(", b"\xe0\x80\x80", b"\xed\xa0\x80", b"\xc0\xaf", b"\xf4\x90\x80\x80",
                                  b"\xe2\x82", b"\xff"])
 def test_keys_not_utf8_are_left_to_json(key):
