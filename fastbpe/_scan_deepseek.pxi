@@ -31,6 +31,49 @@ cdef enum:
 cdef uint8_t ds_ascii[128]
 
 
+cdef extern from * nogil:
+    """
+    /* DeepSeek-V3: 1 if the character at s[p] (p < n) is [\\p{L}\\p{M}] outside level 2's CJK ranges,
+       2 if inside them, else 0; its length goes to *len (fb_decode_multi's: 1 for a bad byte). */
+    FB_NOINLINE int fb_ds_letter_rare(const uint8_t* s, Py_ssize_t n, Py_ssize_t p, Py_ssize_t* len) {
+        uint32_t cp;
+        *len = fb_decode_multi(s, n, p, &cp);
+        return (fb_cp_flags(cp) & (FB_L | FB_M)) ? 1 : 0;      /* 4-byte or bad: never CJK */
+    }
+    FB_FORCE_INLINE int fb_ds_letter(const uint8_t* s, Py_ssize_t n, Py_ssize_t p, Py_ssize_t* len) {
+        uint32_t b = s[p], cp;
+        if (b < 0x80) { *len = 1; return (fb_ascii_flags[b] & FB_L) != 0; }
+        if (b - 0xC2u < 0x1Eu && p + 1 < n) {                   /* < U+0800: never CJK */
+            *len = 2;
+            return (fb_cp_flags(((b & 0x1F) << 6) | (s[p + 1] & 0x3F)) & (FB_L | FB_M)) != 0;
+        }
+        if (b - 0xE0u < 0x10u && p + 2 < n) {
+            cp = ((b & 0x0F) << 12) | ((uint32_t)(s[p + 1] & 0x3F) << 6) | (s[p + 2] & 0x3F);
+            *len = 3;
+            if (!(fb_cp_flags(cp) & (FB_L | FB_M))) return 0;
+            return (cp - 0x4E00u <= 0x9FA5u - 0x4E00u || cp - 0x3040u <= 0x30FFu - 0x3040u) ? 2 : 1;
+        }
+        return fb_ds_letter_rare(s, n, p, len);
+    }
+    /* The end of level 3's alternative b, " ?[\\p{L}\\p{M}]+", at pos when its run is the piece
+       piece_deepseek_v3 cuts there, else 0: a letter at pos (the run of letters of its segment:
+       CJK or not), or a space then a non-CJK letter (a CJK letter after a space starts another
+       segment).  Forced into the scan loop: one step a word of every script. */
+    FB_FORCE_INLINE Py_ssize_t fb_ds_word_end(const uint8_t* s, Py_ssize_t n, Py_ssize_t pos) {
+        Py_ssize_t start = pos + (s[pos] == 0x20), p = start, len;
+        int kind;
+        if (start >= n) return 0;
+        kind = fb_ds_letter(s, n, start, &len);
+        if (!kind || (kind == 2 && start > pos)) return 0;
+        p += len;
+        while (p < n && fb_ds_letter(s, n, p, &len) == kind)
+            p += len;
+        return p;
+    }
+    """
+    Py_ssize_t fb_ds_word_end(const uint8_t* s, Py_ssize_t n, Py_ssize_t pos)
+
+
 cdef inline uint8_t ds_class_cp(uint32_t cp) noexcept nogil:
     """The DS_* bits of a code point >= 0x80."""
     cdef uint8_t f = fb_cp_flags(cp), c
