@@ -53,6 +53,22 @@ LLAMA3 = ("(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3
           "|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+")
 QWEN35 = ("(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?[\\p{L}\\p{M}]+|\\p{N}| ?[^\\s\\p{L}\\p{M}\\p{N}]+[\\r\\n]*"
           "|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+")
+QWEN2 = ("(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*"
+         "|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+")
+# GPT-OSS (o200k_harmony), Llama-4, MiniMax: o200k's; Mistral-Nemo (tekken) and Nemotron: without contractions
+O200K = ("[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?"
+         "|[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?"
+         "|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+")
+NEMO = ("[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+"
+        "|[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*"
+        "|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+")
+MINICPM = ("(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}+| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*"
+           "|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+")   # after a Split of \\p{N}{1,3}
+KANA_HAN = "[\u4e00-\u9fa5\u3040-\u309f\u30a0-\u30ff]+"   # DeepSeek-V3's second Split (Spark, A.X too)
+SPARK = ("[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+"
+         "| ?[\\p{P}\\p{S}]+|[\r\n]|\\s+(?!\\S)|\\s+")
+CL100K_TIKTOKEN = ("'(?i:[sdmt]|ll|ve|re)|[^\\r\\n\\p{L}\\p{N}]?+\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]++[\\r\\n]*"
+                   "|\\s*[\\r\\n]|\\s+(?!\\S)|\\s+")
 
 BLOOM = " ?[^(\\s|[.,!?…。，、।۔،])]+"
 _ROBERTA_SPECIALS = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]
@@ -119,6 +135,10 @@ FAMILIES: dict[str, dict] = {
         pre=_seq({"type": "Punctuation", "behavior": "Contiguous"},
                  {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True},
                  {"type": "Digits", "individual_digits": False}, _split("[0-9][0-9][0-9]"))),
+    "command-r": dict(   # Command-R / R+ (Cohere): NFC, single digits, then ByteLevel with its regex (256k vocabulary)
+        vocab="command-r", merges_as="str", post="bos", normalizer={"type": "NFC"},
+        pre=_seq({"type": "Digits", "individual_digits": True},
+                 {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True})),
     "gpt-neox": dict(   # GPT-NeoX / Pythia / Falcon-Mamba: NFC, ByteLevel
         vocab="gpt-neox", merges_as="str", post=_BL_POST, normalizer={"type": "NFC"},
         pre={"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True}),

@@ -118,6 +118,30 @@ SHAPES = {
                                                                strip_accents=True, lowercase=False), KERNEL),
     "bert-normalizer-clean-only": ("gpt-j", "normalizer", dict(_BERT, handle_chinese_chars=False,
                                                                strip_accents=False, lowercase=False), KERNEL),
+    # pre-tokenizer chains of other real files, as they spell them (tests/family_files.py's patterns)
+    "gpt-oss": ("gpt-j", "pre_tokenizer", _seq(ff._split(ff.O200K), _BL_NO_REGEX), KERNEL),
+    "mistral-nemo": ("gpt-j", "pre_tokenizer", _seq(ff._split(ff.NEMO), _BL_NO_REGEX), KERNEL),   # Nemotron too
+    "smollm2": ("gpt-j", "pre_tokenizer", _seq({"type": "Digits", "individual_digits": True}, _BL), KERNEL),
+    "phi-4": ("gpt-j", "pre_tokenizer", _seq(ff._split(ff.LLAMA3, "Removed", True), _BL_NO_REGEX), KERNEL),
+    "minicpm": ("gpt-j", "pre_tokenizer", _seq(ff._split("\\p{N}{1,3}"), ff._split(ff.MINICPM), _BL_NO_REGEX), KERNEL),
+    "minimax-m2": ("gpt-j", "pre_tokenizer", _seq(ff._split(ff.O200K, "Removed", True), _BL_NO_REGEX), KERNEL),
+    "spark": ("gpt-j", "pre_tokenizer", _seq(ff._split("\\p{N}{1,3}"), ff._split(ff.KANA_HAN), ff._split(ff.SPARK),
+                                              {"type": "Digits", "individual_digits": True}, _BL_NO_REGEX), KERNEL),
+    "a.x": ("gpt-j", "pre_tokenizer", _seq(ff._split(ff.KANA_HAN), ff._split(ff.QWEN2), _BL_NO_REGEX), KERNEL),
+    "one-char": ("gpt-j", "pre_tokenizer", _seq(ff._split("."), _BL_NO_REGEX), KERNEL),
+    "byte-fallback-bytelevel": ("gpt-j", "model", {"byte_fallback": True}, KERNEL),
+    # sarvam: Gemma's file with Split(Regex " ") for String " " (a regex of one literal)
+    "sarvam": ("gemma", "pre_tokenizer", {"type": "Split", "pattern": {"Regex": " "}, "behavior": "MergedWithPrevious",
+                                          "invert": False}, KERNEL),
+    # tiktoken's cl100k spelling (LLaDA): (?i:[sdmt]) sets case-folded, on Oniguruma; the kernel merges
+    "cl100k-tiktoken-spelling": ("gpt-j", "pre_tokenizer", _seq(ff._split(ff.CL100K_TIKTOKEN), _BL_NO_REGEX),
+                                 "kernel+matcher"),
+    # Command-R7B (Cohere2): digits by three from the right, a group repeated without bound in a lookahead
+    "cohere2": ("gpt-j", "pre_tokenizer", _seq(ff._split("\\d{1,3}(?=(?:\\d{3})*\\b)"), ff._split(ff.O200K),
+                                               _BL_NO_REGEX), "outside the compiled subset"),
+    # Laguna: runs of newlines merged with the next piece, a group repeated without bound
+    "laguna": ("gpt-j", "pre_tokenizer", _seq(ff._split("(?:\\r?\\n)+(?!\\r?\\n)", "MergedWithNext"), ff._split(ff.QWEN2),
+                                              _BL_NO_REGEX), "outside the compiled subset"),
 }
 # a tokenizer.json HF runs whose stage fastbpe does not have: refused at load, naming the stage
 UNSUPPORTED = {

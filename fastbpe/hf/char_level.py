@@ -49,10 +49,9 @@ def text_form(ops: tuple, steps: list, meta: str) -> tuple[int, int]:
 def _finds_no_space(step) -> bool:
     """Whether step is a Split on a literal holding a space that leaves every piece as it is
     once Replace(" " -> meta) has run: no match, so each piece stays whole (Gemma's
-    Split(" ", MergedWithPrevious)); not with Removed + invert, which would drop the piece."""
-    from .pre_tokenizers import Split
-    node = getattr(step, "pattern_node", None)
-    return (type(step) is Split and isinstance(node, dict) and " " in (node.get("String") or "")
+    Split(" ", MergedWithPrevious), sarvam's Regex " "); not with Removed + invert, which would drop the piece."""
+    from .pre_tokenizers import Split, literal_of
+    return (type(step) is Split and " " in (literal_of(step.pattern_node) or "")
             and not (step.behavior == "Removed" and step.invert))
 
 

@@ -213,6 +213,18 @@ def _regex_of(node) -> str:
     raise NotLowered(f"Split pattern {node!r}")
 
 
+_REGEX_SYNTAX = set("\\^$.|?*+()[]{}")
+
+
+def literal_of(node) -> str | None:
+    """The text a Split pattern node matches, and only it: a String, or a non-empty Regex with
+    no character Oniguruma reads as syntax (sarvam's Split(Regex " ") as Gemma's String " ")."""
+    if isinstance(node, dict) and isinstance(node.get("String"), str):
+        return node["String"]
+    regex = node.get("Regex") if isinstance(node, dict) else None
+    return regex if isinstance(regex, str) and regex and not _REGEX_SYNTAX.intersection(regex) else None
+
+
 class Split:
     def __init__(self, pattern, behavior: str, invert: bool):
         if behavior not in BEHAVIORS:
