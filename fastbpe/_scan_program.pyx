@@ -39,6 +39,8 @@ cdef extern from *:
         int dropped[8];   /* the level's current piece is removed (a Removed level) */
         Py_ssize_t nf[8], na[8];  /* from nf on, the level's next run (need) class character is at na */
         Py_ssize_t ff[8], fa[8];  /* from ff on, the next character that can start a match is at fa */
+        Py_ssize_t sf[8], sa[8];  /* from sf on, the anchored level's next stop byte is at sa */
+        Py_ssize_t xf, xa;        /* from xf on, the next non-ASCII byte is at xa */
     } fb_chain_state;
     #if defined(_MSC_VER)
     static __declspec(thread) fb_chain_state fb_chain_tls;
@@ -64,6 +66,9 @@ cdef extern from *:
         Py_ssize_t na[8]
         Py_ssize_t ff[8]
         Py_ssize_t fa[8]
+        Py_ssize_t sf[8]
+        Py_ssize_t sa[8]
+        Py_ssize_t xf, xa
     fb_chain_state* fb_chain_state_get() noexcept nogil
     const Py_ssize_t MATCHED "FB_MATCHED"
     const Py_ssize_t FLAGS "FB_FLAGS"
@@ -205,7 +210,7 @@ cdef Py_ssize_t chain_window(const Chain* ch, Ctx* xs, fb_chain_state* st, const
     cdef Py_ssize_t n_prev = 0, c, i, B, q, e, on_gap, on_match, na
     cdef const Prog* P
     cdef const uint8_t* sk_tab
-    cdef bint swar, whole
+    cdef bint swar, whole, anchored
     for j in range(L):
         # the class without whose characters an outer piece is one gap of this level: the
         # run's class, or one every match needs (where the next is, is kept: st.nf/na)
@@ -219,6 +224,7 @@ cdef Py_ssize_t chain_window(const Chain* ch, Ctx* xs, fb_chain_state* st, const
         on_gap = DROPPED if ch.levels[j].drop == DROP_GAPS else 0
         on_match = (DROPPED if ch.levels[j].drop == DROP_MATCHES else 0) | (MATCHED if ch.levels[j].mark else 0)
         whole = ch.levels[j].whole
+        anchored = ch.levels[j].builtin < 0 and P.last >= 0
         out = ends if j == L - 1 else bufs + (j & 1) * (W - pos)
         c = 0
         q = pos
@@ -244,12 +250,15 @@ cdef Py_ssize_t chain_window(const Chain* ch, Ctx* xs, fb_chain_state* st, const
                     c += 1
                     q = B
                     continue
-                if (whole and e & MATCHED and i > 0 and q == (prev[i - 1] & ~FLAGS)
-                        and ascii_only(s, q, B)):    # a whole match here too (Level.whole)
-                    out[c] = B | on_match
-                    c += 1
-                    q = B
-                    continue
+                if whole and e & MATCHED and i > 0 and q == (prev[i - 1] & ~FLAGS):
+                    if not (st.xf <= q <= st.xa):
+                        st.xa = ascii_end(s, n, q)
+                        st.xf = q
+                    if B <= st.xa:      # an ASCII match: a whole match here too (Level.whole)
+                        out[c] = B | on_match
+                        c += 1
+                        q = B
+                        continue
                 if sk >= 0:
                     if not (st.nf[j] <= q <= st.na[j]):
                         st.na[j] = class_near(P, &P.classes[sk], swar, sk_tab, s, n, q)
@@ -259,6 +268,23 @@ cdef Py_ssize_t chain_window(const Chain* ch, Ctx* xs, fb_chain_state* st, const
                         out[c] = (e & ~MATCHED) | on_gap
                         c += 1
                         while i + 1 < n_prev and (prev[i + 1] & ~FLAGS) <= na:
+                            i += 1
+                            out[c] = (prev[i] & ~MATCHED) | on_gap
+                            c += 1
+                        q = prev[i] & ~FLAGS
+                        continue
+                if anchored:        # an anchored level: a piece before the next stop byte whose
+                    if not (st.sf[j] <= q <= st.sa[j]):     # last character is not in P.last
+                        st.sa[j] = byte_next(P.stop_tab, s, n, q)       # holds no match (may_match)
+                        st.sf[j] = q
+                    na = st.sa[j]
+                    if na >= B and not (P.classes[P.last].ascii[s[B - 1] >> 6] >> (s[B - 1] & 63)) & 1:
+                        out[c] = (e & ~MATCHED) | on_gap
+                        c += 1
+                        while i + 1 < n_prev:
+                            B = prev[i + 1] & ~FLAGS
+                            if B > na or (P.classes[P.last].ascii[s[B - 1] >> 6] >> (s[B - 1] & 63)) & 1:
+                                break
                             i += 1
                             out[c] = (prev[i] & ~MATCHED) | on_gap
                             c += 1
@@ -283,6 +309,10 @@ cdef void state_reset(fb_chain_state* st, Py_ssize_t pos) noexcept nogil:
         st.na[j] = 0
         st.ff[j] = 1
         st.fa[j] = 0
+        st.sf[j] = 1
+        st.sa[j] = 0
+    st.xf = 1
+    st.xa = 0
 
 
 cdef enum:

@@ -2,7 +2,7 @@
 # match or class character is. The run of a one-class pattern (run_next), the next character of
 # a class (class_next: eight ASCII bytes at a time, by a byte table or by range arithmetic),
 # the next match after a position at which none starts (gap_end), and whether an anchored
-# level can match in a piece at all (may_match).
+# level can match in a piece at all (may_match), where the next non-ASCII or flagged byte is.
 
 cdef inline int utf8_length(const uint8_t* s, Py_ssize_t n, Py_ssize_t p) noexcept nogil:
     """The length _scan_dfa.decode gives the character at s[p] >= 0x80 (1 for an invalid byte),
@@ -175,14 +175,25 @@ cdef inline bint may_match(const Prog* P, const uint8_t* s, Py_ssize_t q, Py_ssi
     return False
 
 
-cdef inline bint ascii_only(const uint8_t* s, Py_ssize_t q, Py_ssize_t B) noexcept nogil:
-    """Whether s[q:B] is ASCII (eight bytes at a time)."""
-    cdef uint64_t word, seen = 0
-    while q + 8 <= B:
-        memcpy(&word, s + q, 8)
-        seen |= word
-        q += 8
-    while q < B:
-        seen |= s[q]
-        q += 1
-    return (seen & 0x8080808080808080ULL) == 0
+cdef inline Py_ssize_t ascii_end(const uint8_t* s, Py_ssize_t n, Py_ssize_t p) noexcept nogil:
+    """The first non-ASCII byte at or after p, or n (eight bytes at a time)."""
+    cdef uint64_t word
+    while p + 8 <= n:
+        memcpy(&word, s + p, 8)
+        word &= 0x8080808080808080ULL
+        if word:
+            return p + (fb_ctz64(word) >> 3)
+        p += 8
+    while p < n and s[p] < 0x80:
+        p += 1
+    return p
+
+
+cdef inline Py_ssize_t byte_next(const uint8_t* tab, const uint8_t* s, Py_ssize_t n, Py_ssize_t p) noexcept nogil:
+    """The first byte at or after p flagged in tab, or n (eight bytes a test)."""
+    while p + 8 <= n and not (tab[s[p]] | tab[s[p + 1]] | tab[s[p + 2]] | tab[s[p + 3]]
+                              | tab[s[p + 4]] | tab[s[p + 5]] | tab[s[p + 6]] | tab[s[p + 7]]):
+        p += 8
+    while p < n and not tab[s[p]]:
+        p += 1
+    return p

@@ -227,3 +227,25 @@ def test_levels_that_keep_the_outer_matches_whole(outer, inner, whole):
         size = rng.choice([3, 10, 40, 700 if k % 4 else 1500])
         text = "".join(rng.choice(alphabet) for _ in range(size))
         assert _pretokenize.split(text, kind) == reference(text), (outer, inner, text)
+
+
+@pytest.mark.parametrize("outer", [[r"\s?[A-Za-z]+", r"\s?[!-/:-~]+"], [r"[a-z]+"]])
+@pytest.mark.parametrize("anchored", [r"\s+(?:(?=\n)|(?![\s\S]))", r"\s+$", r"\s+\Z", r"[a ]+(?=\n)", r"\s+(?=[\n.])"])
+def test_anchored_levels_skip_pieces_exactly(outer, anchored):
+    """A level whose matches end before a stop or at the piece's end (DeepSeek-LLM's `\\s+$`)
+    copies the outer pieces before the next stop byte whose last character is outside its class
+    without matching them (chain_window): cut as the levels one by one, with stops, non-ASCII
+    characters and pieces ending in the class anywhere, on texts longer than a window."""
+    levels = ([Level(r"[\r\n]", "regex")] + [Level(p, "regex") for p in outer]
+              + [Level(anchored, "regex"), Level(r"\p{N}", "regex")])
+    kind, why = chain_kind(levels)
+    assert kind >= 64, why
+    reference = chain_reference(levels)
+
+    import random
+    rng = random.Random(sum(map(ord, anchored)))
+    alphabet = list("abcAZ09 .,!-\n\t\x7f") + [" the", "  ", "a ", "\x01 ", "é", " \u00a0", "中", " . ", "x" * 9]
+    for k in range(int(150 * FUZZ)):
+        size = rng.choice([2, 8, 40, 700 if k % 4 else 1500])
+        text = "".join(rng.choice(alphabet) for _ in range(size))
+        assert _pretokenize.split(text, kind) == reference(text), (anchored, text)
