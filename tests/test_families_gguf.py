@@ -95,14 +95,39 @@ def test_gemma4_without_byte_tokens_is_refused(tmp_path):
     assert str(path) in str(e.value)
 
 
-def _tiny_gemma4(tmp_path, add_space_prefix: bool):
+def test_gemma4_merge_rows_in_c_are_the_python_rows():
+    """Gemma-4's 514,906 merges looked up in C (`_formats.hf_merge_rows`): the table the Python
+    loop makes (the loop stays for files the C lookup leaves to it)."""
+    path, why_not = ds.llama_cpp_vocab("gemma-4")
+    if path is None:
+        pytest.skip(why_not)
+    from fastbpe.gguf import read_metadata
+    from fastbpe.gguf.models import Gemma4BPE
+    merges, vocab = read_metadata(path)["tokenizer.ggml.merges"], GGUFTokenizer.from_file(path).vocab
+    table = Gemma4BPE._rows_in_c(vocab, merges)
+    assert table is not None and table.shape == (len(merges), 4)
+    assert (table == Gemma4BPE._rows(vocab, merges)).all()
+
+
+def test_gemma4_pair_listed_twice_keeps_its_first_place(tmp_path):
+    """llama.cpp keeps a merge's first place (HF's reading keeps the last): the C lookup leaves
+    such a file to the Python loop.  " ab" = ▁ a b: (a, b) at rank 0 merges first -> ▁ ab."""
+    from fastbpe.gguf.models import Gemma4BPE
+    path = _tiny_gemma4(tmp_path, False, ["a b", "\u2581 a", "a b"])
+    tok = GGUFTokenizer.from_file(path)
+    assert tok.encode_ids(" ab") == [1, 5]
+    assert Gemma4BPE._rows_in_c(tok.vocab, ["a b", "\u2581 a", "a b"]) is None
+    assert GGUFTokenizer.from_file(_tiny_gemma4(tmp_path, False, ["\u2581 a", "a b"])).encode_ids(" ab") == [4, 3]
+
+
+def _tiny_gemma4(tmp_path, add_space_prefix: bool, merges=("\u2581 a", "a b")):
     tokens = ["<bos>", "\u2581", "a", "b", "\u2581a", "ab"] + [f"<0x{b:02X}>" for b in range(256)]
     kv = [("general.architecture", gf.STRING, "gemma4"), ("tokenizer.ggml.model", gf.STRING, "gemma4"),
           ("tokenizer.ggml.tokens", gf.ARRAY, tokens, gf.STRING),
-          ("tokenizer.ggml.merges", gf.ARRAY, ["\u2581 a", "a b"], gf.STRING),
+          ("tokenizer.ggml.merges", gf.ARRAY, list(merges), gf.STRING),
           ("tokenizer.ggml.bos_token_id", gf.UINT32, 0),
           ("tokenizer.ggml.add_space_prefix", gf.BOOL, add_space_prefix)]
-    path = tmp_path / f"gemma4-{add_space_prefix}.gguf"
+    path = tmp_path / f"gemma4-{add_space_prefix}-{len(merges)}.gguf"
     path.write_bytes(gf.gguf_bytes(kv))
     return path
 

@@ -22,6 +22,7 @@ import numpy as np
 
 from .._char_bpe import CharBPE
 from .._core import BPETable
+from .._formats import hf_merge_rows
 from .._merge_ids import merge_ids
 from .._spm_model import split_rows
 from ..formats.bytelevel import BYTE_TO_CHAR
@@ -298,6 +299,48 @@ class Gemma4BPE:
         path, t2i = vocab.path, vocab.text_to_id
         if not isinstance(merges, list):
             raise ValueError(f"{path}: tokenizer.ggml.merges is missing (a 'gemma4' vocabulary needs it)")
+        table = self._rows_in_c(vocab, merges)
+        if table is None:
+            table = self._rows(vocab, merges)
+        if any(f"<0x{b:02X}>" not in t2i for b in range(256)):
+            raise ValueError(f"{path}: some <0xNN> byte tokens are missing")
+        self.vocab, self.n_tokens = vocab, len(vocab.tokens)
+        self.compiled = CharBPE.build(t2i, np.ascontiguousarray(table[:, :3]), None, True, False, False, _SPM_SPACE,
+                                      ranks=np.ascontiguousarray(table[:, 3]))
+        self.compiled_refusal = None
+        for n in range(1, 257):
+            run = "\n" * n
+            if run in t2i and self.compiled.encode_text(run, 0) != [t2i[run]]:
+                raise ValueError(f"{path}: the newline run of {n} is a token its merges do not make "
+                                 "(llama.cpp takes such a run whole)")
+
+    @staticmethod
+    def _rows_in_c(vocab: Vocab, merges: list):
+        """The (left, right, merged, rank) rows by `_formats.hf_merge_rows` (the lookups in C:
+        Gemma-4's 514,906 merges), or None for `_rows` to judge: a merge not "a b" of two tokens,
+        a pair listed twice (llama.cpp keeps the first place, HF's reading the last), an empty
+        token (`_rows` cuts at the first space after the first character), or a merge `_rows`
+        refuses (its message names the merge)."""
+        if "" in vocab.text_to_id:
+            return None
+        try:
+            flat = hf_merge_rows(merges, vocab.text_to_id, 0)
+        except ValueError:
+            return None
+        if len(flat) != 3 * len(merges):
+            return None
+        rows = np.frombuffer(flat, dtype=np.int64).reshape(-1, 3)
+        tokens = vocab.tokens
+        refused = np.zeros(len(tokens), dtype=bool)   # a byte token, or a newline beside another character
+        refused[[i for i, t in enumerate(tokens) if t.startswith("<0x") or ("\n" in t and t.strip("\n"))]] = True
+        if refused[rows].any():
+            return None
+        return np.column_stack([rows, np.arange(len(rows), dtype=np.int64)])
+
+    @staticmethod
+    def _rows(vocab: Vocab, merges: list):
+        """The rows merge by merge in Python, refusing what the char-level kernel cannot run."""
+        path, t2i = vocab.path, vocab.text_to_id
         rows, seen = [], set()
         for k, merge in enumerate(merges):
             cut = merge.find(" ", 1)
@@ -315,18 +358,7 @@ class Gemma4BPE:
                 raise ValueError(f"{path}: merge {k} {merge!r} joins a newline to another character "
                                  "(llama.cpp cuts the text at newline runs first)")
             rows.append((*ids, k))
-        if any(f"<0x{b:02X}>" not in t2i for b in range(256)):
-            raise ValueError(f"{path}: some <0xNN> byte tokens are missing")
-        table = np.array(rows, dtype=np.int64).reshape(-1, 4)
-        self.vocab, self.n_tokens = vocab, len(vocab.tokens)
-        self.compiled = CharBPE.build(t2i, np.ascontiguousarray(table[:, :3]), None, True, False, False, _SPM_SPACE,
-                                      ranks=np.ascontiguousarray(table[:, 3]))
-        self.compiled_refusal = None
-        for n in range(1, 257):
-            run = "\n" * n
-            if run in t2i and self.compiled.encode_text(run, 0) != [t2i[run]]:
-                raise ValueError(f"{path}: the newline run of {n} is a token its merges do not make "
-                                 "(llama.cpp takes such a run whole)")
+        return np.array(rows, dtype=np.int64).reshape(-1, 4)
 
     def encode(self, text: str) -> list[int]:
         """Gemma4's ids of text (spaces already escaped as ▁)."""
