@@ -52,29 +52,86 @@ cdef inline Py_ssize_t utf8_encode(int kind, const void* data, Py_ssize_t n, uin
     """Write the UTF-8 of n code units to out (utf8_capacity bytes); return its length.
     A lone surrogate stops it: returns -1 with its index in bad[0].
 
-    ASCII runs are copied a block at a time (_ascii_runs.h); the units between them one at a
-    time, staying in that loop while they are non-ASCII (CJK text has no runs to look for)."""
-    cdef const uint8_t* u1 = <const uint8_t*>data
-    cdef const uint16_t* u2 = <const uint16_t*>data
-    cdef const uint32_t* u4 = <const uint32_t*>data
-    cdef Py_ssize_t i = 0, o = 0, w, k
+    One loop per kind (the kind is the str's, fixed for the whole text).  ASCII runs are
+    copied a block at a time (_ascii_runs.h); the units between them one at a time, staying
+    in that loop while they are non-ASCII (CJK text has no runs to look for) and past a lone
+    ASCII unit (the space between two words of Cyrillic or Greek) without a block call."""
+    if kind == 1:
+        return latin1_utf8(<const uint8_t*>data, n, out)
+    if kind == 2:
+        return ucs2_utf8(<const uint16_t*>data, n, out, bad)
+    return ucs4_utf8(<const uint32_t*>data, n, out, bad)
+
+
+cdef inline Py_ssize_t latin1_utf8(const uint8_t* u, Py_ssize_t n, uint8_t* out) noexcept nogil:
+    cdef Py_ssize_t i = 0, o = 0, k
     cdef uint32_t c
     while i < n:
-        if kind == 1:
-            k = fb_latin1_ascii_prefix(u1 + i, n - i, out + o)
-        elif kind == 2:
-            k = fb_ucs2_ascii_prefix(u2 + i, n - i, out + o)
-        else:
-            k = fb_ucs4_ascii_prefix(u4 + i, n - i, out + o)
+        k = fb_latin1_ascii_prefix(u + i, n - i, out + o)
         i += k
         o += k
         while i < n:
-            c = u1[i] if kind == 1 else (u2[i] if kind == 2 else u4[i])
+            c = u[i]
             i += 1
             if c < 0x80:
                 out[o] = <uint8_t>c
                 o += 1
-                break     # maybe the start of an ASCII run: back to the block copy
+                if i < n and u[i] < 0x80:
+                    break     # a run of ASCII: the block copy
+                continue
+            out[o] = <uint8_t>(0xC0 | (c >> 6))
+            out[o + 1] = <uint8_t>(0x80 | (c & 0x3F))
+            o += 2
+    return o
+
+
+cdef inline Py_ssize_t ucs2_utf8(const uint16_t* u, Py_ssize_t n, uint8_t* out, Py_ssize_t* bad) noexcept nogil:
+    cdef Py_ssize_t i = 0, o = 0, k
+    cdef uint32_t c
+    while i < n:
+        k = fb_ucs2_ascii_prefix(u + i, n - i, out + o)
+        i += k
+        o += k
+        while i < n:
+            c = u[i]
+            i += 1
+            if c < 0x80:
+                out[o] = <uint8_t>c
+                o += 1
+                if i < n and u[i] < 0x80:
+                    break     # a run of ASCII: the block copy
+                continue
+            if c < 0x800:
+                out[o] = <uint8_t>(0xC0 | (c >> 6))
+                out[o + 1] = <uint8_t>(0x80 | (c & 0x3F))
+                o += 2
+                continue
+            if (c & 0xF800) == 0xD800:   # a lone surrogate
+                bad[0] = i - 1
+                return -1
+            out[o] = <uint8_t>(0xE0 | (c >> 12))
+            out[o + 1] = <uint8_t>(0x80 | ((c >> 6) & 0x3F))
+            out[o + 2] = <uint8_t>(0x80 | (c & 0x3F))
+            o += 3
+    return o
+
+
+cdef inline Py_ssize_t ucs4_utf8(const uint32_t* u, Py_ssize_t n, uint8_t* out, Py_ssize_t* bad) noexcept nogil:
+    cdef Py_ssize_t i = 0, o = 0, k, w
+    cdef uint32_t c
+    while i < n:
+        k = fb_ucs4_ascii_prefix(u + i, n - i, out + o)
+        i += k
+        o += k
+        while i < n:
+            c = u[i]
+            i += 1
+            if c < 0x80:
+                out[o] = <uint8_t>c
+                o += 1
+                if i < n and u[i] < 0x80:
+                    break     # a run of ASCII: the block copy
+                continue
             w = utf8_put(c, out + o)
             if w == 0:
                 bad[0] = i - 1

@@ -224,6 +224,26 @@ def test_utf8_of_lone_surrogate_raises_like_str_encode(at, filler):
     assert (ours.value.start, ours.value.end) == (theirs.value.start, theirs.value.end)
 
 
+# the edges of each UTF-8 length and of the surrogates, in each storage width (the second
+# character only widens the str), between lone ASCII units and runs of them
+_EDGES = ["\x80", "\xff", "\u07ff", "\u0800", "\ud7ff", "\ue000", "\uffff", "\U00010000"]
+
+
+@pytest.mark.parametrize("widen", ["", "\u0100", "\U0001f600"])
+@pytest.mark.parametrize("edge", _EDGES)
+def test_utf8_of_edges_between_lone_ascii_units(edge, widen):
+    from fastbpe._testing import utf8_of
+
+    for text in (edge + widen, f"{edge} {edge}x{widen}y z", f"a{edge}{edge} b{widen}  " * 5 + "end",
+                 f"{widen}{edge}" + " w" * 20 + edge):
+        assert utf8_of(text) == text.encode("utf-8"), ascii(text)
+    if widen:   # a lone surrogate after a lone ASCII unit in a non-ASCII run
+        text = f"{widen}{edge} \udfff" + "b" * 5
+        with pytest.raises(UnicodeEncodeError) as ours:
+            utf8_of(text)
+        assert ours.value.start == text.index("\udfff")
+
+
 def _make_python_keep_utf8(text: str) -> None:
     """What a binding's PyUnicode_AsUTF8AndSize does: CPython makes the str's UTF-8 and keeps it."""
     import ctypes
