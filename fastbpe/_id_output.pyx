@@ -205,6 +205,31 @@ cdef object _np():
     return numpy
 
 
+cdef enum:
+    ADDRESS_BLOCK = 256   # ids checked, then turned into addresses, a block at a time
+
+
+cdef Py_ssize_t immortal_addresses(const tok_t* ids, Py_ssize_t n, PyObject** dst, char* base,
+                                   uint32_t known) noexcept nogil:
+    """dst[i] = the immortal int of ids[i] for the blocks of ids before the first block that
+    has an id of known or more; returns how many were written.  Each loop has no branch in
+    its body, so the compiler makes both vector loops (~10 instructions an id before, one
+    compare and a branch per id)."""
+    cdef Py_ssize_t i = 0, k, end
+    cdef uint32_t past
+    while i < n:
+        end = min(n, i + ADDRESS_BLOCK)
+        past = 0
+        for k in range(i, end):
+            past |= <uint32_t>(ids[k] >= known)
+        if past:
+            break
+        for k in range(i, end):
+            dst[k] = <PyObject*>(base + <size_t>ids[k] * FB_ID_STRIDE)
+        i = end
+    return i
+
+
 cdef object idbuf_to_list(IdBuf* b, tuple id_objects):
     """A list of Python ints: the immortal block's (see id_ints), else id_objects[i] for the
     int i; an id past them (an added token's past the table's) is made.  The item array is
@@ -229,6 +254,8 @@ cdef object idbuf_to_list(IdBuf* b, tuple id_objects):
     cdef PyObject* v
     known = fb_id_count if immortal else len(id_objects)
     i = 0
+    if immortal:   # blocks whose ids are all in the block of ints, in two loops without branches
+        i = immortal_addresses(ids, b.len, <PyObject**>dst, base, <uint32_t>min(known, <Py_ssize_t>0xFFFFFFFF))
     while i < b.len:
         if immortal:   # immortal ints: an address per id, no reference counted
             while i < b.len and <Py_ssize_t>ids[i] < known:
