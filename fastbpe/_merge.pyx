@@ -5,10 +5,11 @@ Both merge the pair of lowest rank first and the leftmost on ties, until nothing
 (DESIGN.md §3), so they give identical ids; they differ only in how they find that pair:
 
 * `merge_scan` (pieces up to SCAN_PIECE bytes, see merge_piece): the parts' ids and the pairs they
-  start in two dense arrays, a linear scan for the lowest rank and a shift of the tail per
-  merge.  O(n^2) with a tiny constant, for the short pieces of real text.  (A vector scan of
-  ranks at fixed positions, tried in this round, ran fewer instructions but was 5-15%
-  slower in wall time: its vector loads read ranks just stored one by one.)
+  start in two dense arrays, a linear scan for the lowest rank and a shift of the shorter
+  side (head or tail) per merge.  O(n^2) with a tiny constant, for the short pieces of real
+  text.  (A vector scan of ranks at fixed positions, tried in this round, ran fewer
+  instructions but was 5-15% slower in wall time: its vector loads read ranks just stored
+  one by one.)
 * `merge_heap` (longer pieces): a linked list and candidate merges in sorted runs and a heap,
   O(n log n): never quadratic however long the piece.
 
@@ -25,6 +26,16 @@ from fastbpe._workspace cimport IdBuf, SmallPart, Work
 
 cdef extern from "_portable.h":   # __builtin_prefetch, or MSVC's, or nothing
     void prefetch "fb_prefetch"(const void* p) noexcept nogil
+
+cdef extern from *:   # keeps a loop that moves a few parts a loop, not a memmove call
+    """
+    #if defined(__GNUC__) || defined(__clang__)
+    #define fb_no_memmove() __asm__ __volatile__("" ::: "memory")
+    #else
+    #define fb_no_memmove() ((void)0)
+    #endif
+    """
+    void no_memmove "fb_no_memmove"() noexcept nogil
 
 cdef enum:
     SCAN_PIECE = 48          # merge_piece: pieces of up to this many bytes use merge_scan
@@ -96,9 +107,9 @@ cdef void merge_scan(const MergeTables* t, const uint8_t* p, Py_ssize_t n, IdBuf
 
     The parts are one dense array of (pair, id) (w.parts): parts[i].pair is (rank << 32 |
     new id) of parts i and i+1.  The scan compares ranks alone with a strict <, so equal
-    ranks (SentencePiece scores) merge leftmost first, as merge_heap does; a merge shifts
-    the tail down by one part.  One array, not separate ids and pairs: one move of the tail
-    a merge instead of two (the compiler makes each a memmove call)."""
+    ranks (SentencePiece scores) merge leftmost first, as merge_heap does; a merge moves
+    the shorter side of the array by one part.  One array, not separate ids and pairs: one
+    move a merge instead of two."""
     cdef SmallPart* parts = w.parts
     cdef const int32_t* byte_id = t.byte_id
     cdef const uint64_t* byte_pairs = t.byte_pairs
@@ -138,6 +149,7 @@ cdef inline void scan_parts(const PairTable* table, SmallPart* parts, Py_ssize_t
     cdef Py_ssize_t i, best_i
     cdef uint32_t best, r
     cdef uint64_t bp, key_r = 0, h_r = 0, key_l = 0, h_l = 0
+    cdef tok_t merged
     cdef bint right, left
     while m > 1:
         best = <uint32_t>(parts[0].pair >> 32)
@@ -150,28 +162,37 @@ cdef inline void scan_parts(const PairTable* table, SmallPart* parts, Py_ssize_t
         bp = parts[best_i].pair
         if bp >= NO_PAIR:
             break
-        # parts best_i and best_i+1 become one: the tail moves down by one
-        parts[best_i].id = <tok_t>(bp & 0xFFFFFFFFU)
+        merged = <tok_t>(bp & 0xFFFFFFFFU)
         # the two pairs the new part makes: the filter asked now, and only a pair it lets
-        # through has its slot fetched from memory while the tail moves (a large
+        # through has its slot fetched from memory while the parts move (a large
         # vocabulary's pair table is several MiB) and looked up after the move
         right = best_i + 2 < m
         if right:
-            key_r = (<uint64_t>parts[best_i].id << 32) | parts[best_i + 2].id
+            key_r = (<uint64_t>merged << 32) | parts[best_i + 2].id
             h_r = pair_hash(key_r)
             right = pair_maybe(&pairs, h_r)
             if right:
                 prefetch(&pairs.slots[h_r >> pairs.shift])
         left = best_i > 0
         if left:
-            key_l = (<uint64_t>parts[best_i - 1].id << 32) | parts[best_i].id
+            key_l = (<uint64_t>parts[best_i - 1].id << 32) | merged
             h_l = pair_hash(key_l)
             left = pair_maybe(&pairs, h_l)
             if left:
                 prefetch(&pairs.slots[h_l >> pairs.shift])
+        # parts best_i and best_i+1 become one: the shorter side moves by one part, part by
+        # part (a memmove call cost more than the two or three parts it usually moves)
         m -= 1
-        for i in range(best_i + 1, m):
-            parts[i] = parts[i + 1]
+        if 2 * best_i < m:   # the head moves up; the array then starts one part later
+            for i in range(best_i, 0, -1):
+                parts[i] = parts[i - 1]
+                no_memmove()
+            parts += 1
+        else:
+            for i in range(best_i + 1, m):
+                parts[i] = parts[i + 1]
+                no_memmove()
+        parts[best_i].id = merged
         parts[best_i].pair = pair_probe(&pairs, key_r, h_r) if right else NO_PAIR
         if best_i > 0:
             parts[best_i - 1].pair = pair_probe(&pairs, key_l, h_l) if left else NO_PAIR
