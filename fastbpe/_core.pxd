@@ -35,6 +35,6 @@ cdef class BPETable:
     cdef int _load_tokens(self, list token_bytes, dict special_bytes, bint unique) except -1
     cdef int _finish(self) except -1
     cdef int require_byte_pairs(self) except -1
-    cpdef object encode_text(self, str text, int kind, bint as_numpy=*)
+    cpdef object encode_text(self, str text, int kind, int as_numpy=*)
 
 cdef PieceCache thread_cache(BPETable table)

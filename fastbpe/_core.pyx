@@ -494,9 +494,10 @@ cdef class BPETable:
             out.len = ol
         return 0
 
-    cpdef object encode_text(self, str text, int kind, bint as_numpy=False):
+    cpdef object encode_text(self, str text, int kind, int as_numpy=0):
         """Encode text whose split pattern the C scanner knows (`kind`, see _pretokenize).
         UTF-8 conversion, scanning and merging run in one call with the GIL released.
+        as_numpy: 0 a list, 1 a numpy uint32 array, 2 bytes of uint32s (what hf.Encoding holds).
         Raises UnicodeEncodeError for lone surrogates."""
         self.require_byte_pairs()
         cdef IdBuf out
@@ -526,7 +527,8 @@ cdef class BPETable:
                     if utf8_text_convert(&u) == 0:
                         self.encode_utf8(u.s, u.n, kind, &out, w)
             utf8_text_check(text, &u)
-            return idbuf_to_numpy(&out) if as_numpy else idbuf_to_list(&out, self.id_objects)
+            return idbuf_to_list(&out, self.id_objects) if not as_numpy else \
+                idbuf_to_numpy(&out) if as_numpy == 1 else PyBytes_FromStringAndSize(<char*>out.data, out.len * sizeof(tok_t))
         finally:
             utf8_text_close(&u)
             if out.cap <= KEPT_IDS and cache.kept_out.data == NULL:
@@ -537,14 +539,15 @@ cdef class BPETable:
             if w.cap > SCRATCH_KEPT:
                 work_free(w)   # a long piece's scratch (40 bytes a byte) is not kept
 
-    def encode_texts(self, list texts, int kind, bint with_pieces=False):
+    def encode_texts(self, list texts, int kind, bint with_pieces=False, bint as_bytes=False):
         """Encode many texts (exact str; see encode_text) with the C scanner in one GIL-free
         pass; returns a list of lists of ids.  Batch encoding calls this once per thread's
         share, so the threads rarely meet at the GIL.  With `with_pieces`, each text gives
         (ids, piece ends) instead: the list of ids and an array.array('I') of the ends, in
         bytes of its UTF-8, that the same scan cut: what fastbpe.hf builds Encodings from
         (offsets and word ids, made only when read).  Raises UnicodeEncodeError if
-        any text has a lone surrogate; with pieces, ValueError for a text of 4 GiB or more."""
+        any text has a lone surrogate; with pieces, ValueError for a text of 4 GiB or more.
+        as_bytes: each text's ids as bytes of uint32s (what hf.Encoding holds), not a list."""
         self.require_byte_pairs()
         cdef Py_ssize_t n = PyList_GET_SIZE(texts), i
         cdef Utf8Text* us = <Utf8Text*>calloc(n + 1, sizeof(Utf8Text))
@@ -580,6 +583,8 @@ cdef class BPETable:
             if with_pieces:
                 return [(idbuf_to_list(&outs[i], self.id_objects), idbuf_to_array(&piece_ends[i]))
                         for i in range(n)]
+            if as_bytes:
+                return [PyBytes_FromStringAndSize(<char*>outs[i].data, outs[i].len * sizeof(tok_t)) for i in range(n)]
             return [idbuf_to_list(&outs[i], self.id_objects) for i in range(n)]
         finally:
             idbufs_free(outs, n)

@@ -10,12 +10,17 @@ general path".  Nothing here knows a front end: the class to make, its three fie
 what goes into them are given by the caller.  `CompiledEncode` makes hf.Tokenizer's `encode`
 a C method that calls it; `OrdinaryCall` does the same for tiktoken's `Encoding.encode_ordinary`."""
 cimport cython
+from array import array
+from cpython.list cimport PyList_GetSlice
 from cpython.object cimport PyObject, PyTypeObject
 from cpython.ref cimport Py_INCREF, Py_XDECREF
 from libc.string cimport memchr
 
 from fastbpe._core cimport BPETable
+from fastbpe._id_output cimport idbuf_to_list
 from fastbpe._normalize cimport Program
+from fastbpe._vocab cimport tok_t
+from fastbpe._workspace cimport IdBuf
 
 cdef extern from "Python.h":
     bint PyUnicode_IS_ASCII(object u)
@@ -31,19 +36,90 @@ cdef extern from "Python.h":
         PyMemberDef* d_member
     PyTypeObject PyMemberDescr_Type
     bint PyObject_TypeCheck(object o, PyTypeObject* t)
+    char* PyBytes_AS_STRING(object o)
+    Py_ssize_t PyBytes_GET_SIZE(object o)
 
 cdef extern from *:
     """
-    /* object.__new__(cls) for a class that takes no arguments: what object_new does after
-       its argument checks, with the type's own allocator */
-    static PyObject* fb_new_instance(PyObject* cls) {
+    /* cls.__new__(cls) without __init__, through the type's own tp_new (an EncodingIds
+       subclass's sets its C field to None; object's takes the empty arguments) */
+    static PyObject* fb_new_instance(PyObject* cls, PyObject* no_args) {
         PyTypeObject* t = (PyTypeObject*)cls;
-        return t->tp_alloc(t, 0);
+        return t->tp_new(t, no_args, NULL);
     }
     """
-    object fb_new_instance(object cls)
+    object fb_new_instance(object cls, object no_args)
 
 cdef object _new_object = object.__new__
+cdef tuple _no_args = ()
+cdef tuple _no_ints = ()   # idbuf_to_list's tuple of ints: none (the immortal block, else each made)
+cdef Py_ssize_t HELD = -3   # the ids field is EncodingIds' C field (see ids_offset)
+
+
+cdef list ids_from(object held):
+    """A new list of the ids `held`: bytes of the kernel's uint32s (encode_text's as_numpy=2),
+    a list, or any other iterable of ints; from bytes built as the kernel builds its lists
+    (idbuf_to_list: the immortal ints)."""
+    cdef IdBuf b
+    if type(held) is list:
+        return PyList_GetSlice(held, 0, len(<list>held))
+    if type(held) is bytes:
+        b.data = <tok_t*>PyBytes_AS_STRING(held)
+        b.len = b.cap = PyBytes_GET_SIZE(held) // sizeof(tok_t)
+        return idbuf_to_list(&b, _no_ints)
+    return list(held)
+
+
+@cython.auto_pickle(False)   # hf.Encoding pickles itself (its __reduce__)
+@cython.final(False)
+cdef class EncodingIds:
+    """The base of hf.Encoding (and GGUFEncoding): its ids in one C field, as the kernel
+    gave them (bytes of uint32s: one allocation, nothing for the cycle collector to count or
+    walk, no list to free) or as a list once the pipeline asked for its own (`own_ids`);
+    `ids` is a new list each read, as HF's (built from the buffer as the kernel builds its
+    lists).  A copy a read from a stored list cost a Qwen2.5 `encode_batch` + `.ids` 18% more
+    instructions (a list to copy, free and walk twice), and a Python property ~400
+    instructions a short call.  Every reader goes through `ids`, `own_ids()` or len()."""
+    cdef object held
+
+    @property
+    def _ids(self):
+        """The ids as held (bytes of uint32s or a list): for constructors and tests; readers
+        use `ids`, `own_ids()` or len()."""
+        return self.held
+
+    @_ids.setter
+    def _ids(self, value):
+        self.held = value
+
+    @property
+    def ids(self):
+        return ids_from(self.held)
+
+    @ids.setter
+    def ids(self, value):
+        # a copy, as HF's (the Python class's _set_ids makes its other fields first)
+        self._set_ids(ids_from(value) if type(value) is not bytes else list(value))
+
+    cpdef list own_ids(self):
+        """The Encoding's own list of ids (made from the buffer once): for the pipeline, which
+        changes it in place."""
+        held = self.held
+        if type(held) is not list:
+            held = self.held = ids_from(held)
+        return held
+
+    def __len__(self):
+        held = self.held
+        return PyBytes_GET_SIZE(held) // sizeof(tok_t) if type(held) is bytes else len(held)
+
+
+cdef Py_ssize_t ids_offset(cls, str name) except -2:
+    """slot_offset of the ids field, or HELD: EncodingIds' own `_ids` (set in C, the kernel's
+    bytes)."""
+    if name == "_ids" and isinstance(cls, type) and issubclass(cls, EncodingIds):
+        return HELD
+    return slot_offset(cls, name)
 
 
 cdef extern from "structmember.h":
@@ -67,9 +143,13 @@ cdef Py_ssize_t slot_offset(cls, str name) except -2:
 
 cdef inline int set_field(object obj, Py_ssize_t offset, str name, object value) except -1:
     """obj.name = value: straight into its slot when offset >= 0 (what the member
-    descriptor does, without looking the name up on every call)."""
+    descriptor does, without looking the name up on every call), into EncodingIds' C field
+    when HELD."""
     cdef PyObject** field
     cdef PyObject* old
+    if offset == HELD:
+        (<EncodingIds>obj).held = value
+        return 0
     if offset < 0:
         setattr(obj, name, value)
         return 0
@@ -118,8 +198,9 @@ def plain_texts(list texts, bint checks_added, first, changes=None):
     return [is_plain(text, checks_added, first, changes_fn, changes_arg) for text in texts]
 
 
-def lazy_objects(cls, fields, list bodies, list indexes, maker, flag, shape, sequences):
-    """For each body (a list of ids) and its index, what `ShortCall.make` makes for one call:
+def lazy_objects(cls, fields, list bodies, list indexes, maker, flag, shape, sequences, wraps=None):
+    """For each body (a list of ids or the kernel's bytes of them) and its index, what `ShortCall.make`
+    makes for one call (with `wraps`, (before, after) ids: the body wrapped in them, as its):
     new_object(cls) with ids_field = body, source_field = (maker, index, flag, shape, n, n,
     None) (n = len(body)) and sequences_field = sequences, set straight into cls's __slots__.
     With a fourth field (the text field, as ShortCall's), the source is one tuple for the
@@ -136,15 +217,18 @@ def lazy_objects(cls, fields, list bodies, list indexes, maker, flag, shape, seq
         ids_field, source_field, sequences_field, text_field = fields
     else:
         (ids_field, source_field, sequences_field), text_field = fields, None
-    cdef Py_ssize_t ids_at = slot_offset(cls, ids_field), source_at = slot_offset(cls, source_field)
+    cdef Py_ssize_t ids_at = ids_offset(cls, ids_field), source_at = slot_offset(cls, source_field)
     cdef Py_ssize_t sequences_at = slot_offset(cls, sequences_field)
     cdef Py_ssize_t text_at = slot_offset(cls, text_field) if text_field is not None else -1
-    cdef bint slots = ids_at >= 0
+    cdef bint slots = ids_at >= 0 or ids_at == HELD
     cdef tuple shared = (maker, None, flag, shape, None, None, None) if text_field is not None else None
+    held = held_wraps(wraps)
     out = [None] * n
     for i in range(n):
         body = bodies[i]
-        obj = fb_new_instance(cls) if slots else _new_object(cls)
+        if held is not None:
+            body = wrapped(held, body)
+        obj = fb_new_instance(cls, _no_args) if slots else _new_object(cls)
         set_field(obj, ids_at, ids_field, body)
         if shared is not None:
             set_field(obj, source_at, source_field, shared)
@@ -155,6 +239,28 @@ def lazy_objects(cls, fields, list bodies, list indexes, maker, flag, shape, seq
         set_field(obj, sequences_at, sequences_field, sequences)
         out[i] = obj
     return out
+
+
+cdef object wrapped(tuple held, object ids):
+    """ids (bytes of uint32s or a list) between held_wraps' before and after."""
+    before, after = held
+    if type(before) is type(ids):
+        return before + ids + after
+    return ids_from(before) + ids_from(ids) + ids_from(after)
+
+
+cdef object held_wraps(object wraps):
+    """(before, after) ids as bytes of uint32s for ShortCall.held, or None when both are
+    empty; a wrap id outside 0..2^32-1 (never a real one) takes a list-of-ids wrap instead."""
+    if wraps is None or not (wraps[0] or wraps[1]):
+        return None
+    try:
+        before, after = array("I", wraps[0]), array("I", wraps[1])
+        if before.itemsize == sizeof(tok_t):
+            return before.tobytes(), after.tobytes()
+    except OverflowError:
+        pass
+    return list(wraps[0]), list(wraps[1])
 
 
 cdef class ShortCall:
@@ -171,7 +277,8 @@ cdef class ShortCall:
     the source is one tuple a flag, made here once, so the object's maker finds the text in
     text_field and n = len(ids) (a tuple a call was ~265 of a Qwen2.5 call's ~8,760
     instructions); `results_alive` says whether any such object is still alive.
-    The ids are table.encode_text(text, kind), called in C; the fields, when cls keeps them
+    The ids are table.encode_text(text, kind), called in C (bytes of uint32s when cls is
+    an EncodingIds with ids_field "_ids": its C field holds them); the fields, when cls keeps them
     in __slots__, are set straight into their slots (a short call makes one object: the
     name lookups of setattr and a Python-level call cost as much as a fifth of it)."""
     cdef BPETable table
@@ -180,6 +287,7 @@ cdef class ShortCall:
     cdef int kind
     cdef bint checks_added
     cdef object wraps_false, wraps_true
+    cdef object held_false, held_true   # the wraps as arrays (HELD), or None: no wraps
     cdef tuple shapes_false, shapes_true
     cdef str ids_field, source_field, sequences_field, text_field
     cdef Py_ssize_t ids_at, source_at, sequences_at, text_at
@@ -201,7 +309,11 @@ cdef class ShortCall:
         self.cls = cls
         self.owner = owner
         self.ids_field, self.source_field, self.sequences_field, self.text_field = fields
-        self.ids_at = slot_offset(cls, self.ids_field)
+        self.ids_at = ids_offset(cls, self.ids_field)
+        self.held_false = self.held_true = None
+        if self.ids_at == HELD:
+            self.held_false = held_wraps(self.wraps_false)
+            self.held_true = held_wraps(self.wraps_true)
         self.source_at = slot_offset(cls, self.source_field)
         self.sequences_at = slot_offset(cls, self.sequences_field)
         self.text_at = slot_offset(cls, self.text_field)
@@ -231,12 +343,22 @@ cdef class ShortCall:
                 ids = before + ids + after
         return ids
 
+    cdef object held(self, object text, bint flag):
+        """`ids` as bytes of uint32s, for an EncodingIds' C field."""
+        if not is_plain(text, self.checks_added, self.first, self.changes_fn, self.changes_arg):
+            return None
+        ids = self.table.encode_text(text if self.normalize is None else self.normalize.normalize(text),
+                                     self.kind, 2)
+        wraps = self.held_true if flag else self.held_false
+        return ids if wraps is None else wrapped(wraps, ids)
+
     cdef object make(self, object text, bint flag):
         """__call__ for a caller in C (CompiledEncode): no argument tuple, no Python call."""
-        ids = self.ids(text, flag)
+        ids = self.held(text, flag) if self.ids_at == HELD else self.ids(text, flag)
         if ids is None:
             return None
-        obj = fb_new_instance(self.cls) if self.ids_at >= 0 else _new_object(self.cls)
+        obj = fb_new_instance(self.cls, _no_args) if self.ids_at >= 0 or self.ids_at == HELD \
+            else _new_object(self.cls)
         set_field(obj, self.ids_at, self.ids_field, ids)
         set_field(obj, self.source_at, self.source_field, self.pending_true if flag else self.pending_false)
         set_field(obj, self.sequences_at, self.sequences_field, (self.shapes_true if flag else self.shapes_false)[1])

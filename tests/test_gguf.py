@@ -15,7 +15,7 @@ import fastbpe
 from fastbpe import patterns
 from fastbpe.gguf import GGUFTokenizer, is_gguf, read_metadata
 from fastbpe.gguf.pretokenizers import PRE_TOKENIZERS, REGEXES, Splitter, to_python
-from fastbpe.gguf.tokenizer import _clean_spaces
+from fastbpe.gguf.tokenizer import GGUFEncoding, _clean_spaces
 
 import datasources as ds
 import gguf_files as gf
@@ -412,6 +412,31 @@ def test_encode_batch_equals_one_by_one(bytelevel_vocab, tmp_path):
     assert tok.encode_ids_batch([]) == []
     with pytest.raises(ValueError, match="num_threads"):
         tok.encode_ids_batch(texts, num_threads=0)
+
+
+def test_encoding_fields_are_copies_as_hf(bytelevel_vocab, tmp_path):
+    """A GGUFEncoding's list fields are a new list each read, as HF's Encoding's: changing one
+    (`ids.append(eos)`) leaves the Encoding, its masks and its offsets as they were."""
+    import pickle
+
+    spec, tokens, merges = bytelevel_vocab
+    path = tmp_path / "vocab.gguf"
+    path.write_bytes(gf.gguf_bytes(gf.gpt2_kv(tokens, merges, "llama-bpe")))
+    tok = GGUFTokenizer.from_file(path)
+    text = max(gf.TEXTS, key=len)
+    for enc in (tok.encode(text), tok.encode_batch([text])[0]):
+        want_ids, want_tokens, want_offsets = enc.ids, enc.tokens, enc.offsets
+        for field in (enc.ids, enc.tokens, enc.offsets, enc.attention_mask, enc.type_ids):
+            field.append(field[0])
+        assert (enc.ids, enc.tokens, enc.offsets) == (want_ids, want_tokens, want_offsets)
+        assert len(enc) == len(enc.attention_mask) == len(enc.type_ids) == len(want_ids)
+        assert enc.ids is not enc.ids and enc.tokens is not enc.tokens
+        kept = [7, 8]
+        enc.ids = kept   # a copy, as HF's setter: the caller's list stays the caller's
+        kept.append(9)
+        assert enc.ids == [7, 8] and len(enc) == 2
+    bare = pickle.loads(pickle.dumps(GGUFEncoding([5, 6], ["a", "b"])))
+    assert (bare.ids, bare.tokens, len(bare)) == ([5, 6], ["a", "b"], 2)
 
 
 def test_clean_spaces_equals_llama_cpp_loops():

@@ -365,7 +365,7 @@ def test_short_call_results_in_cycles_are_freed():
         enc = ours.encode("hello world")
         box = Box()
         box.enc = enc
-        enc._ids.append(box)   # (its own list: `ids` gives a copy)
+        enc.own_ids().append(box)   # (its own list: `ids` gives a copy)
         return weakref.ref(box)
 
     for make in (kept_on_its_tokenizer, cycle_through_ids):
@@ -491,6 +491,26 @@ def test_short_call_sets_only_its_own_classes_slots():
         assert type(made) is cls and made.ids == table.encode_text("some text", kind) and made.seqs == ()
     with pytest.raises(TypeError):   # setattr through Owner's descriptor on a Borrowing: refused, not written
         ShortCall(table, kind, False, None, None, shapes, Borrowing, "owner", ("ids", "source", "seqs", "text"))("text", False)
+
+
+def test_kernel_encodings_hold_ids_as_a_buffer():
+    """A short call's and a plain batch's Encodings hold the kernel's ids as bytes of uint32s
+    (nothing for the cycle collector to count or walk); `ids` builds a new list from them each
+    read; the pipeline's own list (`own("ids")`) is made once and then kept; a post-
+    processor's ids around the sequence (BOS) are in the buffer too; pickles hold a list."""
+    import pickle
+
+    for post in (None, PP.TemplateProcessing(single="<s> $A", special_tokens=[("<s>", 1)])):
+        ref, ours = _ref(None, ADDED[:3], post)
+        text = "hello world, held as a buffer"
+        want = ref.encode(text).ids
+        for enc in (ours.encode(text), ours.encode_batch([text, "x"], num_threads=1)[0]):
+            assert type(enc._ids) is bytes
+            ids = enc.ids
+            assert ids == want and type(ids) is list and ids is not enc.ids and len(enc) == len(want)
+            own = enc.own("ids")
+            assert own == want and type(own) is list and enc.own("ids") is own and enc.ids is not own
+            assert pickle.loads(pickle.dumps(enc)).ids == want and type(pickle.loads(pickle.dumps(enc))._ids) is list
 
 
 def test_lazy_objects_are_what_the_short_call_makes():

@@ -20,6 +20,7 @@ import re
 import numpy as np
 import regex
 
+from .._short_call import EncodingIds
 from ..threads import available_cores, check_threads, parallel_map
 from .models import ByteLevelBPE, Gemma4BPE, SentencePieceBPE
 from .pretokenizers import FOLD_TRAP, Splitter, has_marks
@@ -349,14 +350,31 @@ class _Pieces(dict):
         return piece
 
 
-class GGUFEncoding:
+class GGUFEncoding(EncodingIds):
     """The ids of one text, their token texts and character offsets (made when first read:
-    llama.cpp does not track them), with the HF Encoding fields that make sense here."""
-    __slots__ = ("ids", "tokens", "_source", "_offsets")
+    llama.cpp does not track them), with the HF Encoding fields that make sense here.  Each
+    read of a list field is a new list, as HF's (`ids = enc.ids; ids.append(eos)` leaves the
+    Encoding as it was); `ids` is EncodingIds' (a list built in C a read)."""
+    __slots__ = ("_tokens", "_source", "_offsets")
 
     def __init__(self, ids: list[int], tokens: list[str], source: tuple | None = None):
         # source: (tokenizer, text, add_special_tokens, parse_special) the ids came from
-        self.ids, self.tokens, self._source, self._offsets = ids, tokens, source, None
+        self._ids, self._tokens, self._source, self._offsets = ids, tokens, source, None
+
+    def _set_ids(self, ids: list) -> None:
+        """`enc.ids = value` (EncodingIds' setter, ids a copy): the offsets follow the new ids."""
+        self._ids, self._offsets = ids, None
+
+    def __reduce__(self):
+        return (GGUFEncoding, (self.ids, self._tokens, self._source))
+
+    @property
+    def tokens(self) -> list[str]:
+        return self._tokens[:]
+
+    @tokens.setter
+    def tokens(self, value) -> None:
+        self._tokens = list(value)
 
     @property
     def offsets(self) -> list[tuple[int, int]]:
@@ -364,22 +382,19 @@ class GGUFEncoding:
             if self._source is None:
                 raise ValueError("this GGUFEncoding was built without its text: no offsets")
             tok, text, add_special_tokens, parse_special = self._source
-            self._offsets = tok.offsets(text, self.ids, add_special_tokens, parse_special)
-        return self._offsets
+            self._offsets = tok.offsets(text, self.own_ids(), add_special_tokens, parse_special)
+        return self._offsets[:]
 
     @property
     def attention_mask(self) -> list[int]:
-        return [1] * len(self.ids)
+        return [1] * len(self)
 
     @property
     def type_ids(self) -> list[int]:
-        return [0] * len(self.ids)
-
-    def __len__(self) -> int:
-        return len(self.ids)
+        return [0] * len(self)
 
     def __repr__(self) -> str:
-        return f"GGUFEncoding(num_tokens={len(self.ids)})"
+        return f"GGUFEncoding(num_tokens={len(self)})"
 
 
 def _char_spans(data: bytes, lengths: list, shift: int, low: int, prefix: int) -> list:

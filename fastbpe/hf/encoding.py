@@ -6,6 +6,8 @@ import gc
 import sys
 import warnings
 
+from .._short_call import EncodingIds
+
 
 @contextlib.contextmanager
 def gc_paused():
@@ -25,7 +27,9 @@ def _stored(enc: "Encoding", slot: str) -> list:
     """The Encoding's own list in `slot`, made first if it is pending (see Encoding): what its
     methods and the pipeline read and change.  A field already set is taken as it is
     (transformers reads ids, attention_mask and overflowing of every Encoding, and those
-    must not make the offsets)."""
+    must not make the offsets).  Ids are never pending: the C base's own list of them."""
+    if slot == "_ids":
+        return enc.own_ids()
     if enc._pending is not None:
         value = getattr(enc, slot, None)   # unset (lazy) or None (pending): not made yet
         if value is not None:
@@ -47,18 +51,6 @@ def _pending_field(slot: str) -> property:
     return property(get, set_)
 
 
-def _ids_get(enc: "Encoding") -> list:
-    return enc._ids[:]
-
-
-def _ids_set(enc: "Encoding", value) -> None:
-    """A pending Encoding makes its other fields first: they follow the ids it was made with
-    (a short call's take their length from its ids), not the caller's."""
-    if enc._pending is not None:
-        enc._make()
-    enc._ids = value
-
-
 def _overflowing_get(enc: "Encoding") -> list:
     """Copies, as HF's: padding or changing one leaves this Encoding's parts as they were."""
     return [o.copy() for o in _stored(enc, "_overflowing")]
@@ -78,7 +70,7 @@ def single_sequence_shape(processed: "Encoding") -> tuple[dict, frozenset | None
     Encoding of a one-token sequence whose id is -1.  Every post-processor treats each token
     of a sequence alike (type id, sequence id, masks) and only adds tokens around it, so each
     shaped field of any single sequence is before + [value] * n + after."""
-    k = processed._ids.index(-1)
+    k = processed.own_ids().index(-1)
     shape = {}
     for slot in SHAPED:
         field = _stored(processed, slot)
@@ -86,7 +78,7 @@ def single_sequence_shape(processed: "Encoding") -> tuple[dict, frozenset | None
     return shape, processed._sequences
 
 
-new_object = object.__new__  # an Encoding without __init__ (the short-call path fills two slots)
+new_object = EncodingIds.__new__  # an Encoding without __init__ (the short-call path fills its fields)
 
 
 def _unsigned(index: int) -> int:
@@ -96,15 +88,17 @@ def _unsigned(index: int) -> int:
     return index
 
 
-class Encoding:
-    """Fields may be pending: an Encoding built from the kernels keeps a function that makes
+class Encoding(EncodingIds):
+    """Ids are held by the C base (_short_call.EncodingIds: the kernel's bytes of uint32s,
+    a new list each read of `ids`, `own_ids()` the Encoding's own list, len() the count).
+    Fields may be pending: an Encoding built from the kernels keeps a function that makes
     them and calls it the first time one is read, so a caller that needs only ids never pays
     for the rest.  `pending` leaves tokens, offsets and word ids (kernel_encodings.py);
     `lazy` leaves every field but ids (the short-call path of Tokenizer.encode).  Every
     method reads fields through `_stored` (or makes them first), so nothing sees a pending
     field.  A caller's read of a list field is a new list, as HF's: changing it leaves the
     Encoding as it was (`own(field)` is the Encoding's own list, for the pipeline)."""
-    __slots__ = ("_ids", "_type_ids", "_tokens", "_offsets", "_attention_mask", "_special_tokens_mask",
+    __slots__ = ("_type_ids", "_tokens", "_offsets", "_attention_mask", "_special_tokens_mask",
                  "_word_ids", "_sequence_ids", "_overflowing", "_pending", "_sequences", "_text")
 
     def __init__(self, ids, type_ids, tokens, offsets, attention_mask, special_tokens_mask,
@@ -120,7 +114,7 @@ class Encoding:
         """Pickles (multiprocessing, datasets.map) with every field made."""
         if self._pending is not None:
             self._make()
-        return (Encoding, (self._ids, self._type_ids, self._tokens, self._offsets, self._attention_mask,
+        return (Encoding, (self.ids, self._type_ids, self._tokens, self._offsets, self._attention_mask,
                            self._special_tokens_mask, self._word_ids, self._sequence_ids, self._overflowing),
                 (None, {"_sequences": self._sequences}))   # (HF's sequence ranges: its pads' None)
 
@@ -158,6 +152,14 @@ class Encoding:
         (encode_batch pads a batch of them to its longest; `enc.ids = ...` makes them first)."""
         self._ids, self._pending = ids, source
 
+    def _set_ids(self, ids: list) -> None:
+        """`enc.ids = value` (EncodingIds' setter, ids a copy of value): a pending Encoding
+        makes its other fields first: they follow the ids it was made with (a short call's
+        take their length from its ids), not the caller's."""
+        if self._pending is not None:
+            self._make()
+        self._ids = ids
+
     def _make(self, slot: str | None = None) -> None:
         # fields first, then _pending cleared: a thread reading at the same time makes them
         # again (the same values) instead of finding a field not yet set
@@ -166,7 +168,7 @@ class Encoding:
             tokenizer, text, add_special_tokens, shape, n, total, options = make
             if text is None:   # a short call's shared source (SHORT_FIELDS): the text is kept apart
                 text = self._text
-                n = total = len(self._ids)   # (a caller's list is a copy: this one keeps its length)
+                n = total = len(self)   # (a caller's list is a copy: this one keeps its length)
             if slot in SHAPED:
                 before, value, after = shape[slot]
                 field = [value] * (n - len(before) - len(after))
@@ -193,7 +195,7 @@ class Encoding:
             if made._pending is not None:
                 made._make()
             # only the fields not set yet: one already set may have been written since
-            for name in Encoding.__slots__[1:-3]:
+            for name in Encoding.__slots__[:-3]:
                 if getattr(self, name, None) is None:
                     setattr(self, name, getattr(made, name))
             if getattr(self, "_sequences", None) is None:
@@ -204,7 +206,6 @@ class Encoding:
                     setattr(self, name, value)
         self._pending = None
 
-    ids = property(_ids_get, _ids_set)
     type_ids = _pending_field("_type_ids")
     attention_mask = _pending_field("_attention_mask")
     special_tokens_mask = _pending_field("_special_tokens_mask")
@@ -254,7 +255,7 @@ class Encoding:
         try:
             first = seq.index(sequence_index)
         except ValueError:  # an empty sequence has an empty span; no sequence at all, everything
-            return (0, 0) if self._sequences and sequence_index in self._sequences else (0, len(self._ids))
+            return (0, 0) if self._sequences and sequence_index in self._sequences else (0, len(self))
         last = first
         for k in range(first + 1, len(seq)):
             if seq[k] == sequence_index:
@@ -263,7 +264,7 @@ class Encoding:
 
     def token_to_sequence(self, token_index: int) -> int | None:
         """The input sequence a token belongs to (None for an added special token)."""
-        n = len(self._ids)
+        n = len(self)
         if _unsigned(token_index) > n:
             return None
         if self._pending is not None:
@@ -295,12 +296,12 @@ class Encoding:
         return offsets[span[0]][0], offsets[span[1] - 1][1]
 
     def token_to_chars(self, token_index: int) -> tuple[int, int] | None:
-        if self.token_to_sequence(token_index) is None or not 0 <= token_index < len(self._ids):
+        if self.token_to_sequence(token_index) is None or not 0 <= token_index < len(self):
             return None
         return _stored(self, "_offsets")[token_index]
 
     def token_to_word(self, token_index: int) -> int | None:
-        if self.token_to_sequence(token_index) is None or not 0 <= token_index < len(self._ids):
+        if self.token_to_sequence(token_index) is None or not 0 <= token_index < len(self):
             return None
         return _stored(self, "_word_ids")[token_index]
 
@@ -317,7 +318,7 @@ class Encoding:
         return None if token is None else self.token_to_word(token)
 
     def set_sequence_id(self, sequence_id: int) -> None:
-        self.sequence_ids = [sequence_id] * len(self._ids)
+        self.sequence_ids = [sequence_id] * len(self)
         self._sequences = frozenset((sequence_id,))
 
     @staticmethod
@@ -352,17 +353,14 @@ class Encoding:
         self.extend(pair)
         self.overflowing = overflowing
 
-    def __len__(self) -> int:
-        return len(self._ids)
-
     def __repr__(self) -> str:
-        return (f"Encoding(num_tokens={len(self._ids)}, attributes=[ids, type_ids, tokens, offsets, "
+        return (f"Encoding(num_tokens={len(self)}, attributes=[ids, type_ids, tokens, offsets, "
                 f"attention_mask, special_tokens_mask, overflowing])")
 
     def copy(self) -> "Encoding":
         if self._pending is not None:
             self._make()
-        out = Encoding(self._ids[:], self._type_ids[:], self._tokens[:], self._offsets[:],
+        out = Encoding(self.ids, self._type_ids[:], self._tokens[:], self._offsets[:],
                        self._attention_mask[:], self._special_tokens_mask[:], self._word_ids[:],
                        self._sequence_ids[:], [o.copy() for o in self._overflowing])
         out._sequences = self._sequences
@@ -371,13 +369,13 @@ class Encoding:
     def _slice(self, start: int, end: int) -> "Encoding":
         if self._pending is not None:
             self._make()
-        return Encoding(self._ids[start:end], self._type_ids[start:end], self._tokens[start:end],
+        return Encoding(self.own_ids()[start:end], self._type_ids[start:end], self._tokens[start:end],
                         self._offsets[start:end], self._attention_mask[start:end],
                         self._special_tokens_mask[start:end], self._word_ids[start:end],
                         self._sequence_ids[start:end])
 
     def set_type_id(self, type_id: int, sequence_id: int) -> None:
-        self.type_ids = [type_id] * len(self._ids)
+        self.type_ids = [type_id] * len(self)
         self.set_sequence_id(sequence_id)
 
     def extend(self, other: "Encoding") -> None:
@@ -391,7 +389,7 @@ class Encoding:
         `stride` tokens, as HF's Encoding::truncate."""
         if direction not in ("right", "left"):
             raise ValueError(f"Invalid truncation direction value : {direction}")
-        n = len(self._ids)
+        n = len(self)
         if max_length >= n:
             return
         if max_length == 0:
@@ -420,7 +418,7 @@ class Encoding:
         else:
             raise ValueError(f"truncation direction must be 'right' or 'left', got {direction!r}")
         first = parts[0]
-        self.__init__(first._ids, first._type_ids, first._tokens, first._offsets, first._attention_mask,
+        self.__init__(first.own_ids(), first._type_ids, first._tokens, first._offsets, first._attention_mask,
                       first._special_tokens_mask, first._word_ids, first._sequence_ids, parts[1:])
 
     def pad(self, length: int, direction: str = "right", pad_id: int = 0, pad_type_id: int = 0,
@@ -432,14 +430,14 @@ class Encoding:
             self._make()   # before ids grow: a short call's pending fields are as long as its ids
         for o in self._overflowing:
             o.pad(length, direction, pad_id, pad_type_id, pad_token)
-        k = length - len(self._ids)
+        k = length - len(self)
         if k <= 0:
             return
         # with no sequence recorded, HF counts every position as sequence 0, pads too
         fill = (([pad_id] * k, [pad_type_id] * k, [pad_token] * k, [(0, 0)] * k, [0] * k, [1] * k,
                  [None] * k, [None if self._sequences else 0] * k))
         for slot, pad in zip(_FIELDS, fill):
-            cur = getattr(self, slot)
+            cur = _stored(self, slot)
             setattr(self, slot, cur + pad if direction == "right" else pad + cur)
 
 

@@ -396,17 +396,18 @@ class IdsPath:
                                        options and (*options, cut)), sequences)
 
         char_path = self._char_path if self._char_kernel() else None
-        plain = truncation is None and padding is None and not before and not after   # finish keeps the body
+        plain = truncation is None and padding is None   # finish only wraps the body
 
         def chunk(indexes: list) -> list[Encoding]:
             share = [texts[i] for i in indexes]
             if char_path is not None:   # the char-level kernel, a call for the share
                 bodies = char_path.share_bodies(self, share)
             else:
-                bodies = self._fast_bodies(share)   # as encode_ids_batch
-            if plain:   # finish's result, made in C (a batch of 2 kB documents: ~2%)
+                bodies = self._fast_bodies(share, plain)   # as encode_ids_batch (bytes: Encodings' ids)
+            if plain:   # finish's result, made in C (a batch of 2 kB documents: ~2%); one source
+                # tuple for the batch, each index in _text; ids the kernel's bytes, wrapped
                 return lazy_objects(Encoding, SHORT_FIELDS, bodies, indexes, batch, add_special_tokens, shape,
-                                    sequences)   # (one source tuple for the batch, each index in _text)
+                                    sequences, (before, after))
             return list(map(finish, indexes, bodies))
 
         if 1 < num_threads and len(texts) < 2 * num_threads and self._pattern in CUTTABLE_PATTERNS \
@@ -493,18 +494,19 @@ class IdsPath:
             bodies.append(ids)
         return bodies
 
-    def _fast_bodies(self, texts: list) -> list[list[int]]:
+    def _fast_bodies(self, texts: list, as_bytes: bool = False) -> list:
         """One GIL-free kernel call for the texts that hold no added token (most of them: a
         plain test in C), each whole, normalized in one GIL-free call too; the others are cut
         at their added tokens (and normalized) inside one more kernel call (in Python when a
         token strips or matches single words), then stitched.  Only those others pay for the
-        automaton: run over every text, it was 10% of a batch of 2 kB documents."""
+        automaton: run over every text, it was 10% of a batch of 2 kB documents.  With
+        `as_bytes`, the whole texts' ids are bytes of uint32s (what an Encoding holds, EncodingIds)."""
         plain = self._plain_texts(texts)
         program = self._normalize_program
         whole = [t for t, ok in zip(texts, plain) if ok] if not all(plain) else texts
         if whole and program is not None:
             whole = program.normalize_batch(whole)
-        encoded = self.model.table.encode_texts(whole, self._kind) if whole else []
+        encoded = self.model.table.encode_texts(whole, self._kind, False, as_bytes) if whole else []
         if len(whole) == len(texts):
             return encoded
         rest = [t for t, ok in zip(texts, plain) if not ok]
