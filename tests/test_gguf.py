@@ -432,7 +432,7 @@ def test_encoding_fields_are_copies_as_hf(bytelevel_vocab, tmp_path):
         assert len(enc) == len(enc.attention_mask) == len(enc.type_ids) == len(want_ids)
         assert enc.ids is not enc.ids and enc.tokens is not enc.tokens
         kept = [7, 8]
-        enc.ids = kept   # a copy, as HF's setter: the caller's list stays the caller's
+        enc.ids = kept   # kept as a copy: the caller's list stays the caller's
         kept.append(9)
         assert enc.ids == [7, 8] and len(enc) == 2
     bare = pickle.loads(pickle.dumps(GGUFEncoding([5, 6], ["a", "b"])))
