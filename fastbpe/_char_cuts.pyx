@@ -16,22 +16,31 @@ never depend on each other, so the kernel cuts the piece there: each part merges
   token ends with the first, or none's right token starts with the second (unspaced CJK and
   Thai text then falls into its characters, mostly single tokens, instead of one long
   first-seen piece a sentence).
+
+And one rule for a run of meta characters before a word (indentation), `runs_apart`: when
+every merge of two all-meta tokens ranks after every other merge (and makes an all-meta
+token), and no other merge has an all-meta left token but a single meta character before a
+token that starts with another character (Llama-2 / Phi-3 files: their whitespace merges come
+last), a piece of k >= 2 meta characters and a word merges as "▁" + word on its own, first,
+and the run of k - 1 after it; the last meta character joins the run instead only when "▁" +
+word keeps it as its own token.
 """
 from cpython.unicode cimport PyUnicode_GET_LENGTH, PyUnicode_READ_CHAR
-from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libc.stdint cimport INT64_MAX, INT64_MIN, int32_t, int64_t, uint8_t, uint32_t, uint64_t
 
 from fastbpe._char_cuts cimport CUT_AFTER, CUT_BEFORE, CUT_META, CUT_TOKEN
 
 import array
 
 
-def merge_cuts(dict vocab, const int64_t[::1] rows, str meta, Py_ssize_t n_ids):
-    """vocab {token text: id} (ids < n_ids), rows the merges' (left, right, new) ids flat:
-    (cut_before_meta, ascii_cut, cut_flags): ascii_cut 256 uint64 words as bytes (bit (a, b)
-    at word 2a + b // 64: cut between ASCII characters a and b), cut_flags the CUT_* flags of
-    each BMP character (0x10000 bytes; a merge whose token has no text here: no flags)."""
+def merge_cuts(dict vocab, const int64_t[::1] rows, str meta, Py_ssize_t n_ids, const int64_t[::1] ranks=None):
+    """vocab {token text: id} (ids < n_ids), rows the merges' (left, right, new) ids flat, ranks
+    row i's rank (None: i): (cut_before_meta, ascii_cut, cut_flags, runs_apart): ascii_cut 256
+    uint64 words as bytes (bit (a, b) at word 2a + b // 64: cut between ASCII characters a and
+    b), cut_flags the CUT_* flags of each BMP character (0x10000 bytes; a merge whose token has
+    no text here: no flags), runs_apart the rule for meta runs above."""
     cdef Py_ssize_t m = rows.shape[0] // 3, i, k
-    cdef int64_t a, b
+    cdef int64_t a, b, c, rank, meta_min = INT64_MAX, other_max = INT64_MIN
     cdef unsigned char[::1] all_meta = bytearray(n_ids)
     cdef unsigned char[::1] starts_meta = bytearray(n_ids)
     # the first and last character of each token (0x10000: above the BMP; -1: no text), and
@@ -68,7 +77,7 @@ def merge_cuts(dict vocab, const int64_t[::1] rows, str meta, Py_ssize_t n_ids):
             while k < n and PyUnicode_READ_CHAR(text, k) == meta_cp:
                 k += 1
             if k == n:
-                all_meta[i] = 1
+                all_meta[i] = min(n, 2)   # (2: two or more)
         if c_first < 0x80:
             first_ascii[i] = c_first
         if c_last < 0x80:
@@ -76,10 +85,19 @@ def merge_cuts(dict vocab, const int64_t[::1] rows, str meta, Py_ssize_t n_ids):
         first_cp[i] = min(c_first, 0x10000)
         last_cp[i] = min(c_last, 0x10000)
     cut = meta in vocab
+    runs_apart = True
     for i in range(m):
-        a, b = rows[3 * i], rows[3 * i + 1]
+        a, b, c = rows[3 * i], rows[3 * i + 1], rows[3 * i + 2]
         if starts_meta[b] and not all_meta[a]:
             cut = False
+        rank = i if ranks is None else ranks[i]
+        if all_meta[a] and all_meta[b]:
+            meta_min = min(meta_min, rank)
+            runs_apart = runs_apart and all_meta[c] != 0
+        else:
+            other_max = max(other_max, rank)
+            if all_meta[c] or (all_meta[a] and (all_meta[a] > 1 or starts_meta[b])):
+                runs_apart = False
         joined[last_ascii[a] * 0x81 + first_ascii[b]] = 1
         if last_cp[a] < 0 or first_cp[b] < 0:
             texts_known = False
@@ -99,4 +117,4 @@ def merge_cuts(dict vocab, const int64_t[::1] rows, str meta, Py_ssize_t n_ids):
             for i in range(0x80):
                 if i != ord(meta):
                     ac[2 * i + (ord(meta) >> 6)] |= 1ULL << (ord(meta) & 63)
-    return cut, ascii_cut.tobytes(), bytes(flags)
+    return cut, ascii_cut.tobytes(), bytes(flags), cut and runs_apart and other_max < meta_min

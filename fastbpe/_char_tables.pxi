@@ -83,8 +83,12 @@ cdef CharBPE build_char_bpe(dict vocab, merges, unk_token, bint byte_fallback, b
                 self.token_nbytes[c] = self.token_nbytes[a] + self.token_nbytes[b]
                 grew = True
     # where merges never reach across (_char_cuts): a piece is cut there
-    cut, ascii_cut, cut_flags = merge_cuts(vocab, r, meta, n_ids)
+    if ranks is not None and not (isinstance(ranks, array.array) and ranks.typecode == "q"):
+        import numpy
+        ranks = numpy.ascontiguousarray(ranks, dtype="int64").reshape(-1)
+    cut, ascii_cut, cut_flags, self.runs_apart = merge_cuts(vocab, r, meta, n_ids, ranks)
     self.cut_before_meta = cut
+    self.meta_id = self.sym.bmp_ids[ord(meta)] if ord(meta) < 0x10000 else -1
     self.spaced = cut and 2 <= self.meta_len <= 3 and not ignore_merges
     memcpy(self.ascii_cut, <const char*>ascii_cut, sizeof(self.ascii_cut))
     self.cut_flags = <uint8_t*>malloc(0x10000)

@@ -355,3 +355,39 @@ def test_phi3_meta_character_beside_spaces_in_mostly_ascii_text():
     texts += [t + " more words here" * 5 for t in texts]
     assert ours.encode_ids_batch(texts, add_special_tokens=False) == [
         e.ids for e in ref.encode_batch(texts, add_special_tokens=False)]
+
+
+_RUN_MERGES = {   # the merges of "▁" runs (mm) placed last, first, or with a run token joined to a word
+    "last": ["\u2581 a", "a b", "\u2581 ab", "\u2581 b", "\u2581 \u2581", "\u2581\u2581 \u2581\u2581", "\u2581\u2581 \u2581"],
+    "first": ["\u2581 \u2581", "\u2581\u2581 \u2581\u2581", "\u2581\u2581 \u2581", "\u2581 a", "a b", "\u2581 ab", "\u2581 b"],
+    "joined": ["\u2581 a", "a b", "\u2581 ab", "\u2581 b", "\u2581\u2581 c", "\u2581 \u2581", "\u2581\u2581 \u2581\u2581",
+               "\u2581\u2581 \u2581"],
+    "meta-word": ["\u2581 a", "a b", "\u2581 ab", "\u2581 b", "\u2581 \u2581a", "\u2581 \u2581", "\u2581\u2581 \u2581\u2581",
+                  "\u2581\u2581 \u2581"],
+}
+
+
+@pytest.mark.parametrize("order", sorted(_RUN_MERGES))
+def test_runs_of_meta_characters_before_a_word_merge_apart_only_when_exact(order):
+    """A run of k "▁" and a word (code's indentation) is merged as "▁" + word and the run of
+    k - 1 (or k) apart when every merge of "▁" runs ranks last and none joins a run to a word
+    (runs_apart); the other orders keep merging the piece whole.  Each order against HF."""
+    vocab = {"<unk>": 0, "\u2581": 1, "a": 2, "b": 3, "\u2581a": 4, "ab": 5, "\u2581ab": 6, "\u2581b": 7, "\u2581\u2581": 8,
+             "\u2581\u2581\u2581\u2581": 9, "\u2581\u2581\u2581": 10, "\u2581\u2581a": 11, "c": 12, "\u2581\u2581c": 13}
+    for b in range(256):
+        vocab[f"<0x{b:02X}>"] = len(vocab)
+    doc = {"version": "1.0", "truncation": None, "padding": None, "added_tokens": [], "normalizer": PREPEND_REPLACE,
+           "pre_tokenizer": None, "post_processor": None, "decoder": None,
+           "model": {"type": "BPE", "dropout": None, "unk_token": "<unk>", "continuing_subword_prefix": None,
+                     "end_of_word_suffix": None, "fuse_unk": True, "byte_fallback": True, "ignore_merges": False,
+                     "vocab": vocab, "merges": _RUN_MERGES[order]}}
+    ref, ours = HFTokenizer.from_str(json.dumps(doc)), Tokenizer.from_str(json.dumps(doc))
+    assert ours.engine == "kernel"
+    assert ours.model.char_model.runs_apart == (order == "last")
+    words = ["a", "b", "ab", "ba", "abab", "c", "\u00e9a", "x ab", "a\u2581", "\u2581"]
+    texts = [" " * k + w + " " * j for k in range(12) for w in words for j in (0, 1, 3)]
+    texts += [" ".join(texts[i:i + 7]) for i in range(0, len(texts), 7)]
+    for text in texts[:40]:
+        assert_same(ref, ours, text)
+    assert ours.encode_ids_batch(texts) == [e.ids for e in ref.encode_batch(texts)]
+    assert ours.encode_ids_batch(texts) == [e.ids for e in ref.encode_batch(texts)]   # from the cache
