@@ -130,7 +130,7 @@ def test_real_vocabulary_family(name):
         assert ours.decode(ids) == ref.decode(ids)
 
 
-@pytest.mark.parametrize("name", ["deepseek-llm", "chatglm3", "phi-2"])
+@pytest.mark.parametrize("name", ["deepseek-llm", "chatglm3", "phi-2", "command-r"])
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(text=TEXT)
 def test_real_vocabulary_generated(name, text):

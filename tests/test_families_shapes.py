@@ -107,8 +107,12 @@ SHAPES = {
     "unicode-scripts-bytelevel-regex": ("gpt-j", "pre_tokenizer", _seq({"type": "UnicodeScripts"}, _BL), KERNEL),
     "unicode-scripts-after-digits": ("gpt-j", "pre_tokenizer", _seq({"type": "Digits", "individual_digits": True},
                                                                     {"type": "UnicodeScripts"}, _BL), KERNEL),
+    # after ByteLevel: the levels read each byte as its byte-level character's script, as HF
     "unicode-scripts-after-bytelevel": ("gpt-j", "pre_tokenizer", _seq(_BL_NO_REGEX, {"type": "UnicodeScripts"}),
-                                        "UnicodeScripts after ByteLevel"),
+                                        KERNEL),
+    "unicode-scripts-after-bytelevel-regex": ("gpt-j", "pre_tokenizer", _seq(_BL, {"type": "UnicodeScripts"},
+                                                                             {"type": "Digits", "individual_digits": True}),
+                                              KERNEL),
     "bert-normalizer": ("gpt-j", "normalizer", _BERT, KERNEL),
     "bert-normalizer-chinese-cased": ("gpt-j", "normalizer", dict(_BERT, lowercase=False, strip_accents=False), KERNEL),
     "bert-normalizer-no-chinese": ("gpt-j", "normalizer", dict(_BERT, handle_chinese_chars=False), KERNEL),

@@ -14,7 +14,7 @@ from __future__ import annotations
 import zlib
 from functools import lru_cache
 
-from ..plan import Level, NotLowered
+from ..plan import Level
 from .normalized import NormalizedText
 from .script_ranges import RANGES
 
@@ -70,11 +70,11 @@ class UnicodeScripts:
         return [p for t in pieces for p in self.cut(t)]
 
     def lower(self, byte_level: bool) -> list:
-        if byte_level:
-            raise NotLowered("UnicodeScripts after ByteLevel (it reads the byte-level alphabet's scripts)")
+        """After ByteLevel (byte_level) the levels read each byte as its byte-level character,
+        whose script the table gives (pattern_program.byte_level_members), as HF reads them."""
         levels = []
         for level, count in ((0, SCRIPTS // BASE + 1), (1, BASE)):
             at = 256 * level
             pattern = "|".join(f"[{chr(_ONE + at + d)}][{chr(_WITH_ANY + at + d)}]*" for d in range(count))
-            levels.append(Level(pattern, DIALECT, members=_members, drop="gaps"))
+            levels.append(Level(pattern, DIALECT, byte_level=byte_level, members=_members, drop="gaps"))
         return levels
