@@ -145,6 +145,41 @@ def compiled(key, build):
     return prog
 
 
+# A Split/Replace regex HF compiles at load (an invalid one fails there) is compiled at load by
+# Oniguruma too (hf/oniguruma.py): ~5M instructions with cffi's import, for a check whose answer
+# depends only on the pattern and the Oniguruma build.  Once it compiled, a file in the
+# programs folder (whose version stamps that build) says so, and later loads skip it.
+_ONIG_MAGIC = b"FBONIG1\n"
+
+
+def _regex_path(pattern: str) -> tuple[str | None, bytes]:
+    text = pattern.encode("utf-8", "surrogatepass")
+    root = cache_root()
+    if root is None:
+        return None, text
+    name = _Digest(b"oniguruma compiles " + text).hexdigest()
+    return os.path.join(root, f"programs-{code_version()}", f"{name}.onig"), text
+
+
+def regex_compiled_before(pattern: str) -> bool:
+    """Whether this Oniguruma build compiled `pattern` in an earlier process (note_regex_compiled)."""
+    path, text = _regex_path(pattern)
+    if path is None:
+        return False
+    try:
+        with open(path, "rb") as f:
+            return f.read() == _ONIG_MAGIC + text
+    except OSError:
+        return False
+
+
+def note_regex_compiled(pattern: str) -> None:
+    """Keep that Oniguruma compiled `pattern` (a read-only or full cache: compiled again next time)."""
+    path, text = _regex_path(pattern)
+    if path is not None:
+        store(path, _ONIG_MAGIC + text)
+
+
 STALE_DAYS = 7   # another version's folder unwritten this long is removed by the next write
 # written into every version folder fastbpe makes: only a folder holding it is ever removed (the
 # cache root may be a folder shared with other programs, whose `programs-2024/` is not ours)

@@ -247,3 +247,14 @@ def test_engine_says_pipeline_while_a_char_level_file_matches_in_normalized_text
     assert ours.engine.startswith("pipeline (an added token matched in normalized text"), ours.engine
     for text in ("xa b <s>xa", "ab xab", "b b▁"):
         assert_same_as_hf(ref, ours, text)
+
+
+@pytest.mark.parametrize("content", ["AB", "a  b", "E\u0301x", " <S> ", "x\t\nb", "\u00c9\u00c9"])
+def test_normalized_tokens_under_a_regex_normalizer_match_hf(content):
+    """A normalized added token's content goes through the normalizer's C program (CLIP's NFC,
+    Replace(\\s+ -> " ") with a regex, Lowercase: no Oniguruma at its first encode): the same
+    tokens and ids as HF, which runs its normalizer on the content."""
+    normalizer = {"type": "Sequence", "normalizers": [
+        {"type": "NFC"}, {"type": "Replace", "pattern": {"Regex": r"\s+"}, "content": " "}, {"type": "Lowercase"}]}
+    spec = _spec([_token(content, normalized=True), _token("<S>", special=True)], normalizer=normalizer)
+    _assert_same(spec, [f"a{content}b", content, f"{content}{content} ab <S>", content.lower() + " x"])

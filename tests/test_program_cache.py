@@ -160,7 +160,7 @@ def test_a_second_process_loads_a_program_file_without_numpy_or_regex(tmp_path):
         import json, sys, fastbpe
         tok = fastbpe.Tokenizer.from_file(sys.argv[1])
         ids = tok.encode_ids(sys.argv[2]); tok.encode("hello world")
-        print(json.dumps([tok.engine, ids, sorted(m for m in ("numpy", "regex") if m in sys.modules)]))
+        print(json.dumps([tok.engine, ids, sorted(m for m in ("numpy", "regex", "onigurumacffi") if m in sys.modules)]))
     """
     text = "Hello, world! 12345 東京 it's\n\n  x"
     env = {"FASTBPE_CACHE_DIR": str(tmp_path / "cache")}
@@ -169,8 +169,36 @@ def test_a_second_process_loads_a_program_file_without_numpy_or_regex(tmp_path):
     want = ref.encode(text, add_special_tokens=False).ids
     assert first[:2] == second[:2] == ["kernel", want]
     assert "numpy" in first[2] or "regex" in first[2]      # it compiled
-    assert second[2] == []
+    assert "onigurumacffi" in first[2]                      # and Oniguruma checked the regexes, as HF at load
+    assert second[2] == []                                  # the cache knows both compile
     assert os.listdir(tmp_path / "cache")
+
+
+def test_a_regex_oniguruma_compiled_before_is_not_compiled_at_load(cache_dir, monkeypatch):
+    """A Split / Replace regex is compiled by Oniguruma at load (an invalid one is a ValueError
+    there, as HF's); once it compiled, the cache says so and a later load compiles it at its
+    first match; an invalid regex is never noted, and a note for another pattern is not trusted."""
+    pytest.importorskip("onigurumacffi")
+    from fastbpe.hf import oniguruma
+    pattern = r"\s+(?=x)"
+    assert not program_cache.regex_compiled_before(pattern)
+    first = oniguruma.compile_split_pattern("pre-tokenizer Split", {"Regex": pattern})
+    assert first._pattern is not None and program_cache.regex_compiled_before(pattern)
+    compiles = []
+    monkeypatch.setattr(oniguruma.OnigPattern, "_compile",
+                        lambda self, real=oniguruma.OnigPattern._compile: compiles.append(self.pattern) or real(self))
+    later = oniguruma.compile_split_pattern("pre-tokenizer Split", {"Regex": pattern})
+    assert later._pattern is None and compiles == []
+    text = "a  x b \t\nx  c"
+    assert later.spans(text) == first.spans(text) == [(1, 3), (6, 9)] and compiles == [pattern]
+    for bad in ("(", "[a-"):
+        for _ in range(2):
+            with pytest.raises(ValueError, match="tokenizer.json: pre-tokenizer Split has an invalid regex"):
+                oniguruma.compile_split_pattern("pre-tokenizer Split", {"Regex": bad})
+        assert not program_cache.regex_compiled_before(bad)
+    [note] = cache_dir.glob("programs-*/*.onig")
+    note.write_bytes(note.read_bytes() + b"(")            # a note whose pattern is another one
+    assert not program_cache.regex_compiled_before(pattern)
 
 
 def _lead_bytes_numpy(table):

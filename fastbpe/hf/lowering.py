@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ..plan import Level, NotLowered, Plan, pipeline
 from ..pretokenize import chain_kind, scanner_kind
-from . import char_level, pre_tokenizers
+from . import pre_tokenizers
 
 WHOLE_TEXT = Level(r"[\s\S]+")   # no split: the whole segment is one piece
 
@@ -62,6 +62,15 @@ def prefix_space(program, steps: list, added) -> tuple:
     return NormalizerProgram(ops), [pre_tokenizers.ByteLevel(False, first.use_regex, first.trim_offsets)] + steps[1:]
 
 
+def char_level_path(plan: Plan, model):
+    """The char-level kernel's runner (char_level.CharLevelPath) of a plan that has one, else
+    None: char_level and _char_bpe are imported for those files only."""
+    if plan.char_kinds is None:
+        return None
+    from .char_level import CharLevelPath
+    return CharLevelPath(plan, model)
+
+
 def _char_level_plan(model, program, normalizer_refusal: str | None, steps: list) -> Plan:
     """A char-level model's plan: the normalizer's ops and the pre-tokenizer lowered to the
     text form its kernel makes (CharBPE's kind flags), or the refusal."""
@@ -69,6 +78,7 @@ def _char_level_plan(model, program, normalizer_refusal: str | None, steps: list
         return pipeline("BPE dropout")
     if normalizer_refusal is not None:
         return pipeline(normalizer_refusal)
+    from . import char_level   # (char-level files only, with _char_bpe)
     try:
         kinds = char_level.text_form(program.ops if program is not None else (), steps, model.char_model.meta_char)
     except NotLowered as e:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import random
 
-from .._char_bpe import CharBPE
 from .._core import BPETable
 from ..formats.bytelevel import BYTE_TO_CHAR, token_bytes as bytelevel_token_bytes
 from .._formats import (bytelevel_token_bytes as bytelevel_vocab_bytes, checked_vocab, frozen_merges,
@@ -173,6 +172,7 @@ class BPE:
         compiled char-level model the SentencePiece-style files run on (hf/char_level.py)."""
         if self.prefix or self.suffix:
             return None, "a char-level model with continuing_subword_prefix / end_of_word_suffix"
+        from .._char_bpe import CharBPE   # (char-level models only)
         try:
             return CharBPE.build(self.vocab, merges, self.unk_token, self.byte_fallback, self.fuse_unk,
                                  self.ignore_merges, table=self.table), None

@@ -337,3 +337,16 @@ def is_nfc_or_none(normalizer) -> bool:
     if isinstance(normalizer, Unicode):
         return normalizer.form == "NFC"
     return isinstance(normalizer, Sequence) and normalizer.is_nfc_only()
+
+
+def token_normalizer(norm, program):
+    """What normalizes an added token's content: the normalizer's C program, else (none, or
+    a text it refuses) the Python stages."""
+    def normalize(text: str) -> str:
+        if program is not None:
+            try:
+                return program.normalize(text)
+            except ValueError:   # (UnicodeEncodeError: a lone surrogate)
+                pass
+        return norm.normalize(NormalizedText.from_original(text)).text
+    return normalize

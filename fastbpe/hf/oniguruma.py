@@ -57,15 +57,23 @@ def _require():
 
 
 class OnigPattern:
-    """A compiled Oniguruma regex with HF's find_iter."""
+    """A compiled Oniguruma regex with HF's find_iter.  Compiled now (an invalid regex is a
+    ValueError at load, as HF's), or at its first match when `checked`: this Oniguruma build
+    compiled it in an earlier process (program_cache.regex_compiled_before), so a load whose
+    regexes all run as scanner programs needs neither cffi nor Oniguruma."""
 
-    def __init__(self, pattern: str):
+    def __init__(self, pattern: str, checked: bool = False):
+        self.pattern = pattern
+        self._pattern = None
+        if not checked:
+            self._compile()
+
+    def _compile(self) -> None:
         onig = _require()
         try:
-            self._pattern = onig.compile(pattern)
+            self._pattern = onig.compile(self.pattern)
         except onig.OnigError as e:
-            raise ValueError(f"invalid regex {pattern!r}: {e}") from None
-        self.pattern = pattern
+            raise ValueError(f"invalid regex {self.pattern!r}: {e}") from None
         # the package's C entry point: one call per match on the text encoded once (its
         # `search` re-encodes the whole text and re-decodes a prefix per match: quadratic)
         lib = getattr(onig, "_lib", None)
@@ -76,6 +84,8 @@ class OnigPattern:
 
     def _byte_spans(self, raw: bytes):
         """Oniguruma's (start, end) byte spans of raw, as the onig crate's FindMatches."""
+        if self._pattern is None:
+            self._compile()
         n, last_end, last_match_end = len(raw), 0, -1
         fast = None not in (self._search, self._regex_t, self._region, self._mismatch)
         region = self._region() if fast else None
@@ -142,10 +152,16 @@ def compile_split_pattern(stage: str, node):
         literal = node["String"]
         return LiteralPattern(literal) if literal else OnigPattern("")
     if isinstance(node, dict) and len(node) == 1 and isinstance(node.get("Regex"), str):
+        from ..program_cache import note_regex_compiled, regex_compiled_before
+        pattern = node["Regex"]
+        if available() and regex_compiled_before(pattern):
+            return OnigPattern(pattern, checked=True)
         try:
-            return OnigPattern(node["Regex"])
+            compiled = OnigPattern(pattern)
         except ValueError as e:
             raise ValueError(f"tokenizer.json: {stage} has an {e}") from None
+        note_regex_compiled(pattern)
+        return compiled
     raise ValueError(f"tokenizer.json: {stage} pattern must be {{\"String\": ...}} or {{\"Regex\": ...}}, got {node!r}")
 
 

@@ -16,7 +16,6 @@ from functools import lru_cache
 # `regex` and pattern_program are imported where used: a file whose split the C scanner knows
 # loads without them (importing regex alone is ~60M instructions)
 from .. import _pretokenize, patterns
-from .._char_bpe import PREPEND_UNLESS_META, REPLACE_SPACE, SPLIT
 from ..plan import Level, NotLowered
 from ..pretokenize import builtin_chain_kind, chain_kind, clip_kind, scanner_kind
 from ..formats.bytelevel import BYTELEVEL_PATTERN
@@ -28,7 +27,6 @@ from . import oniguruma
 from .oniguruma import OnigPattern, compile_split_pattern, onig_text
 from .punctuation_ranges import RANGES as PUNCTUATION_RANGES
 from .split_behavior import BEHAVIORS, INVERTED, isolating as _isolating, split_by
-from .unicode_scripts import UnicodeScripts
 
 class RegexSpans:
     """A Python `regex` pattern as a matcher (`spans(text)`): for the fixed patterns HF runs
@@ -408,6 +406,7 @@ class Metaspace:
         token; NotLowered when its replacement is not the model's meta character."""
         if self.replacement != meta:
             raise NotLowered(f"Metaspace's replacement {self.replacement!r} is not the model's {meta!r}")
+        from .._char_bpe import PREPEND_UNLESS_META, REPLACE_SPACE, SPLIT   # (char-level files only)
         flags = REPLACE_SPACE | (SPLIT if self.split else 0)
         if self.prepend_scheme == "always":
             return flags | PREPEND_UNLESS_META, flags | PREPEND_UNLESS_META
@@ -576,7 +575,7 @@ def from_json(node, path: str = "pre_tokenizer"):
     if kind == "BertPreTokenizer":   # HF's: white space removed, then punctuation isolated
         return Sequence([WhitespaceSplit(), Punctuation("Isolated")])
     if kind == "UnicodeScripts":
-        return UnicodeScripts()
+        return _unicode_scripts()()
     if kind == "FixedLength":
         return FixedLength(node.get("length", 5))
     if kind == "Sequence":
@@ -591,3 +590,17 @@ def steps_of(pre_tokenizer) -> list:
     if isinstance(pre_tokenizer, Sequence):
         return [s for step in pre_tokenizer.steps for s in steps_of(step)]
     return [pre_tokenizer]
+
+
+def _unicode_scripts() -> type:
+    """The UnicodeScripts class (unicode_scripts.py), imported on first use: its tables cost a
+    load ~6M instructions, and only its files need them; with the component API as the rest."""
+    from .unicode_scripts import UnicodeScripts
+    UnicodeScripts.pre_tokenize_str = pre_tokenize_str
+    return UnicodeScripts
+
+
+def __getattr__(name: str):
+    if name == "UnicodeScripts":
+        return _unicode_scripts()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

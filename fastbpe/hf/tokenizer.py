@@ -25,7 +25,7 @@ import weakref
 
 from ..threads import available_cores, batch_threads
 from .._short_call import CompiledEncode
-from . import _nodes, char_level, decoders, lowering, normalizers, post_processors, pre_tokenizers, spec
+from . import _nodes, decoders, lowering, normalizers, post_processors, pre_tokenizers, spec
 from ._nodes import UnsupportedError
 from .added_tokens import AddedToken, AddedVocabulary
 from .api_extras import HFExtras, hf_tokenizer_class
@@ -98,9 +98,8 @@ class Tokenizer(IdsPath, PostProcessing, HFExtras, CompiledEncode):
         else:
             self._byte_split, self._steps_before = None, None
         self.added = AddedVocabulary()
-        if self._normalizer is not None:
-            norm = self._normalizer
-            self.added.set_normalizer(lambda text: norm.normalize(NormalizedText.from_original(text)).text)
+        if self._normalizer is not None:   # (its C program when it has one: no Oniguruma for CLIP's tokens)
+            self.added.set_normalizer(normalizers.token_normalizer(self._normalizer, self._normalize_program))
         # as HF: the file's ids are not read back; each token gets the id HF assigns
         self.added.add_tokens(_added_tokens_of(doc), self.model.vocab)
         self._apply_special_token_encoding()
@@ -115,7 +114,7 @@ class Tokenizer(IdsPath, PostProcessing, HFExtras, CompiledEncode):
             self.model, self._normalize_program, self._normalizer_not_lowered, steps, self.added)
         self._kernel_plan = plan
         # SentencePiece-style files: the char-level kernel's runner
-        self._char_path = char_level.CharLevelPath(plan, self.model) if plan.char_kinds is not None else None
+        self._char_path = lowering.char_level_path(plan, self.model)
         self._pattern, self._kind, self._pattern_regex = plan.pattern, plan.kind, plan.matcher
         self._fast_wraps = None
         self._kernel = None   # KernelEncoder, made on first use
