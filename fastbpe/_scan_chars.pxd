@@ -77,15 +77,45 @@ cdef extern from * nogil:
         *flags = fb_cp_flags(cp);
         return length;
     }
-    /* The end of " ?" and a run of characters with a flag in `letters` at pos, or 0 when the
-       character at pos (after one optional space) has none: the letter alternative of the
-       cl100k family ([^\r\n\p{L}\p{N}]?+\p{L}++; Qwen3.5's [\p{L}\p{M}]+), which no earlier
-       alternative takes at a space or a letter.  Forced into the scan loop: one call per
-       piece of the words of every script, 2- and 3-byte characters decoded in line. */
+    /* Flag byte and length of the character at s[p] (p < n), 2- and 3-byte characters in line. */
+    FB_FORCE_INLINE Py_ssize_t fb_char_flags(const uint8_t* s, Py_ssize_t n, Py_ssize_t p, uint8_t* f) {
+        uint32_t b = s[p];
+        if (b < 0x80) { *f = fb_ascii_flags[b]; return 1; }
+        if (b - 0xC2u < 0x1Eu && p + 1 < n) { *f = fb_cp_flags(((b & 0x1F) << 6) | (s[p + 1] & 0x3F)); return 2; }
+        if (b - 0xE0u < 0x10u && p + 2 < n) {
+            *f = fb_cp_flags(((b & 0x0F) << 12) | ((uint32_t)(s[p + 1] & 0x3F) << 6) | (s[p + 2] & 0x3F));
+            return 3;
+        }
+        return fb_multi_flags_rare(s, n, p, f);
+    }
+    /* Where a word's letters start at pos: pos when the character there has a flag in
+       `letters`, after it when it is the optional first character [^\r\n\p{L}\p{N}] (not a
+       quote: a contraction is tried before), else -1. */
+    FB_FORCE_INLINE Py_ssize_t fb_word_start(const uint8_t* s, Py_ssize_t n, Py_ssize_t pos, uint8_t letters) {
+        uint32_t b = s[pos];
+        uint8_t f;
+        Py_ssize_t length;
+        if (b == 0x20) return pos + 1;          /* the most common first character */
+        if (b < 0x80) {
+            f = fb_ascii_flags[b];
+            if (f & letters) return pos;
+            if ((f & FB_N) || b == 0x0A || b == 0x0D || b == 0x27) return -1;
+            return pos + 1;
+        }
+        length = fb_char_flags(s, n, pos, &f);
+        if (f & letters) return pos;
+        return (f & FB_N) ? -1 : pos + length;
+    }
+    /* The end of the letter alternative of the cl100k family at pos,
+       [^\r\n\p{L}\p{N}]?+\p{L}++ (Qwen3.5's [\p{L}\p{M}]+: `letters`), or 0 when it does not
+       match there or a contraction may (a quote); no earlier alternative takes a letter or
+       the optional first character.  Forced into the scan loop: one call per piece of the
+       words of every script, 2- and 3-byte characters decoded in line. */
     FB_FORCE_INLINE Py_ssize_t fb_word_end(const uint8_t* s, Py_ssize_t n, Py_ssize_t pos, uint8_t letters) {
-        Py_ssize_t start = pos + (s[pos] == 0x20), p = start;
+        Py_ssize_t start = fb_word_start(s, n, pos, letters), p = start;
         uint32_t b;
         uint8_t f;
+        if (start < 0) return 0;
         while (p < n) {
             b = s[p];
             if (b < 0x80) {
@@ -105,23 +135,13 @@ cdef extern from * nogil:
         }
         return p > start ? p : 0;
     }
-    /* Flag byte and length of the character at s[p] (p < n), 2- and 3-byte characters in line. */
-    FB_FORCE_INLINE Py_ssize_t fb_char_flags(const uint8_t* s, Py_ssize_t n, Py_ssize_t p, uint8_t* f) {
-        uint32_t b = s[p];
-        if (b < 0x80) { *f = fb_ascii_flags[b]; return 1; }
-        if (b - 0xC2u < 0x1Eu && p + 1 < n) { *f = fb_cp_flags(((b & 0x1F) << 6) | (s[p + 1] & 0x3F)); return 2; }
-        if (b - 0xE0u < 0x10u && p + 2 < n) {
-            *f = fb_cp_flags(((b & 0x0F) << 12) | ((uint32_t)(s[p + 1] & 0x3F) << 6) | (s[p + 2] & 0x3F));
-            return 3;
-        }
-        return fb_multi_flags_rare(s, n, p, f);
-    }
     /* o200k: the end of " ?" and its first letter alternative, U*W+ (U = FB_U, W = FB_W), in
        the two cases that need no backtracking beyond one character: a W run after the U run
        (the match ends with it), or none after a U run whose last character is also W (Lm, Lo,
        M: caseless scripts; W+ takes that one).  0 when the matcher must decide (the second
        alternative, a character of both classes further back, a quote: a contraction may
-       follow).  A space is the optional first character; a mark there ends where this does. */
+       follow).  A space is the optional first character (any other, as fb_word_end takes it,
+       cost o200k more than it saved); a mark there ends where this does. */
     FB_FORCE_INLINE Py_ssize_t fb_o200k_word_end(const uint8_t* s, Py_ssize_t n, Py_ssize_t pos) {
         Py_ssize_t start = pos + (s[pos] == 0x20), p = start, u, length = 0;
         uint8_t f = 0;
