@@ -161,12 +161,13 @@ class CharLevelPath:
         return parallel_map(lambda share: self.share_bodies(tokenizer, share), texts, num_threads,
                             keep_threads=True)
 
-    def share_bodies(self, tokenizer, texts: list) -> list[list[int]]:
+    def share_bodies(self, tokenizer, texts: list, as_bytes: bool = False) -> list:
         """body_ids of one thread's share of texts: those without an added token in one kernel
-        call (what encode_ids_batch and encode_batch's ids come from)."""
+        call (what encode_ids_batch and encode_batch's ids come from; with `as_bytes` those
+        are bytes of uint32s, what an Encoding holds: _short_call.EncodingIds)."""
         added = tokenizer.added
         plain = [type(t) is str and not self._has_added(added, t) for t in texts]
-        encoded = iter(self.char.encode_texts([t for t, ok in zip(texts, plain) if ok], self.kind))
+        encoded = iter(self.char.encode_texts([t for t, ok in zip(texts, plain) if ok], self.kind, False, as_bytes))
         return [next(encoded) if ok else self.body_ids(tokenizer, t) for t, ok in zip(texts, plain)]
 
     # -- Encodings --------------------------------------------------------------------------

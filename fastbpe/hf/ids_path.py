@@ -401,7 +401,7 @@ class IdsPath:
         def chunk(indexes: list) -> list[Encoding]:
             share = [texts[i] for i in indexes]
             if char_path is not None:   # the char-level kernel, a call for the share
-                bodies = char_path.share_bodies(self, share)
+                bodies = char_path.share_bodies(self, share, plain)
             else:
                 bodies = self._fast_bodies(share, plain)   # as encode_ids_batch (bytes: Encodings' ids)
             if plain:   # finish's result, made in C (a batch of 2 kB documents: ~2%); one source
