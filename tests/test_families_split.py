@@ -25,7 +25,8 @@ _HF_BEHAVIOR = {"Isolated": "isolated", "Removed": "removed", "MergedWithPreviou
 PATTERNS = [("String", "ab"), ("String", "aa"), ("String", "--"), ("String", " x"), ("String", "."),
             ("Regex", "[a-z]+"), ("Regex", "ab|a"), ("Regex", "a+b"), ("Regex", "\\d+\\.\\d+"), ("Regex", "(?:ab)+"),
             ("Regex", "x(?=y)"), ("Regex", "\\s+$"), ("Regex", "[,.]"), ("Regex", "'s|'t|\\s+"),
-            ("Regex", "\\p{L}{2,3}"), ("Regex", "a[^a]"), ("Regex", "\\d+\\.\\d+|q"), ("Regex", "[|]x|(?:a|b)y")]
+            ("Regex", "\\p{L}{2,3}"), ("Regex", "a[^a]"), ("Regex", "\\d+\\.\\d+|q"), ("Regex", "[|]x|(?:a|b)y"),
+            ("Regex", "[a-z][a-z0-9]+"), ("Regex", "x[a-z]*"), ("Regex", "\\p{L}+|\\p{N}+")]
 ALPHABET = "aabbxy -,.\n12.3's\tAé京q|"
 TEXT = st.text(st.sampled_from(ALPHABET), max_size=40)
 
@@ -68,14 +69,15 @@ def _pair(case):
     return _BUILT[case]
 
 
-# one character, or one class repeated without bound (never followed by another match)
-_ONE_OR_RUN = {"[,.]", ".", "[a-z]+"}
+# one character, or never followed by another match: every alternative ends with a class repeated without
+# bound that holds every character a match starts with (split_behavior.never_adjacent)
+_ONE_OR_RUN = {"[,.]", ".", "[a-z]+", "\\d+\\.\\d+", "[a-z][a-z0-9]+", "x[a-z]*"}
 
 
 def engine(case) -> str:
     """The engine each case gets: every behavior lowers (MergedWith*: the gap taken lazily up
-    to the next match), but Contiguous over a longer pattern, `(?:P)+`, a group repeated without
-    bound, which the scanner-program matcher does not take."""
+    to the next match), but Contiguous over a longer pattern whose matches can be adjacent, `(?:P)+`,
+    a group repeated without bound, which the scanner-program matcher does not take."""
     _, pattern, behavior, invert = case
     if pattern == "(?:ab)+":     # itself a group repeated without bound: Oniguruma cuts
         return "kernel+matcher" if behavior == "Isolated" and not invert else "pipeline (Split regex '(?:ab)+' (outside the compiled subset"

@@ -26,7 +26,7 @@ from .normalizers import char_to_bytelevel
 from . import oniguruma
 from .oniguruma import OnigPattern, compile_split_pattern, onig_text
 from .punctuation_ranges import RANGES as PUNCTUATION_RANGES
-from .split_behavior import BEHAVIORS, INVERTED, isolating as _isolating, split_by
+from .split_behavior import BEHAVIORS, INVERTED, isolating as _isolating, never_adjacent, split_by
 
 class RegexSpans:
     """A Python `regex` pattern as a matcher (`spans(text)`): for the fixed patterns HF runs
@@ -281,7 +281,8 @@ class Split:
             behavior = INVERTED.get(behavior, behavior)
         alt_start, alt_end, _ = prog.alt_arrays     # the root's alternatives (a cached program has no tree)
         branches = int(alt_end[prog.root]) - int(alt_start[prog.root])
-        return [_onig_level(_isolating(pattern, behavior, prog.run, branches), byte_level)]
+        adjacent = behavior != "Contiguous" or not never_adjacent(prog)
+        return [_onig_level(_isolating(pattern, behavior, prog.run, branches, adjacent), byte_level)]
 
 
 class ByteLevel:

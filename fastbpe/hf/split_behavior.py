@@ -61,9 +61,44 @@ def split_by(t: NormalizedText, matcher, behavior: str, invert: bool = False) ->
     return [t.slice(s, e) for s, e, removed in spans if not removed and e > s]
 
 
-def isolating(pattern: str, behavior: str, run, alternatives: int = 1) -> str:
+def never_adjacent(prog) -> bool:
+    """Whether no match of a compiled pattern can start where one ends: every top-level
+    alternative ends with a class repeated without bound (not lazily: nothing after it, so a
+    match ends where that run of the class does) holding every character a match can start
+    with.  Contiguous then cuts as Isolated does (`\\d+\\.\\d+`, `[a-z][a-z0-9]+`)."""
+    import numpy as np
+
+    from ..pattern_program import LAZY, T_CLASS
+    if prog.root_first < 0:
+        return False
+
+    def bits(cls: int):    # (ascii lo, hi, the 256-code-point blocks of code points 128 and up)
+        lo, hi, index, blocks = prog.tables[cls]
+        table = np.frombuffer(bytes(blocks), dtype=np.uint8).reshape(-1, 32)[np.frombuffer(bytes(index), dtype=np.uint16)]
+        table[0, :16] = 0
+        return lo, hi, table
+
+    first_lo, first_hi, first = bits(prog.root_first)
+    alt_start, alt_end, alt_seqs = prog.alt_arrays
+    seq_start, seq_end, _ = prog.seq_arrays
+    items = prog.item_array
+    for a in range(int(alt_start[prog.root]), int(alt_end[prog.root])):
+        seq = int(alt_seqs[a])
+        if seq_end[seq] <= seq_start[seq]:
+            return False
+        kind, cls, _, most, mode = (int(x) for x in items[5 * (int(seq_end[seq]) - 1):5 * int(seq_end[seq])])
+        if kind != T_CLASS or most < 1 << 30 or mode == LAZY:
+            return False
+        lo, hi, table = bits(cls)
+        if first_lo & ~lo or first_hi & ~hi or (first & ~table).any():
+            return False
+    return True
+
+
+def isolating(pattern: str, behavior: str, run, alternatives: int = 1, adjacent: bool = True) -> str:
     """The pattern whose Isolated cut is `behavior`'s cut by `pattern` (never empty: compiled;
-    `run`: its program's (class, max) when it is one class repeated): Contiguous joins runs of
+    `run`: its program's (class, max) when it is one class repeated; `adjacent`: False when
+    `never_adjacent` holds): Contiguous joins runs of
     matches, MergedWithPrevious ends a piece after each match, MergedWithNext starts one at it
     (the gap is taken lazily up to where the next match starts: the matcher repeats no group
     without bound); a longer pattern's text after its last match is one piece (second branch).
@@ -75,8 +110,8 @@ def isolating(pattern: str, behavior: str, run, alternatives: int = 1) -> str:
     one_char = run is not None and run[1] == 1
     if behavior == "Contiguous" and one_char:
         return f"(?:{pattern})+"
-    if behavior == "Contiguous" and run is not None and run[1] >= 1 << 30:
-        return pattern    # a run without bound is never followed by another match: Isolated's cut
+    if behavior == "Contiguous" and (not adjacent or (run is not None and run[1] >= 1 << 30)):
+        return pattern    # no match starts where one ends (a run without bound...): Isolated's cut
     if behavior == "MergedWithPrevious" and one_char:
         return f"(?:(?!{pattern})[\\s\\S])*(?:{pattern})"
     if behavior == "MergedWithPrevious":
