@@ -90,6 +90,23 @@ def test_generated_text(text):
     assert pt.split(text * 2, KIND) == hf_pieces(text * 2)     # long enough for the ASCII blocks
 
 
+# Words of several scripts, CJK and kana next to other letters, marks, zero-width characters:
+# the per-character scan's word step (fb_ds_word_end) against tokenizers.
+_WORDS = _ALPHABET + ["Привет", " мир", " 東京", "カタカナ", "ひらがな", " ภาษาไทย", " हिन्दी", "مرحبا", " 한국어",
+                      "\u200d", " \u0301", "'s"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=st.lists(st.sampled_from(_WORDS), max_size=60).map("".join))
+def test_words_of_every_script_on_the_char_path(text):
+    was = pt.scanner_in_use()
+    try:
+        pt.use_scanner("char")
+        assert pt.split(text, KIND) == hf_pieces(text)
+    finally:
+        pt.use_scanner("auto" if was in ("avx2", "sse2", "swar") else was)
+
+
 @settings(max_examples=100, deadline=None)
 @given(text=st.lists(st.sampled_from(list("ab Z09.,!'\n\r\t\x0b\x01\x1c\x7f")), min_size=60, max_size=300).map("".join))
 def test_generated_ascii_on_every_path(text):
