@@ -6,7 +6,7 @@ from libc.stdint cimport uint8_t, uint64_t, int32_t
 from fastbpe._merge cimport MergeTables
 from fastbpe._piece_cache cimport PieceCache
 from fastbpe._vocab cimport PairTable, TokenTable
-from fastbpe._workspace cimport IdBuf, PackedEntry, Work
+from fastbpe._workspace cimport IdBuf, Work
 
 
 cdef class BPETable:
@@ -20,7 +20,6 @@ cdef class BPETable:
     cdef uint8_t* self_merging   # merge lists: per token, whether merging its bytes gives it (see encode_piece_hashed)
     cdef int word_marks      # _word_marks.MARK_* bits: pieces merge between marks (HF's prefix / suffix)
     cdef int32_t piece_byte_id[256]   # the id of a one-byte piece (-1: none): its byte's token, or merged between marks
-    cdef PackedEntry byte_entries[256]   # a one-byte piece as a packed cache entry that always hits (encode_utf8)
     cdef readonly Py_ssize_t n_bpe_tokens
     cdef tuple id_objects    # _id_output.id_ints: () or a Python int per id; a list allocates nothing per token
     cdef readonly uint64_t serial   # unique per table in this process: names its piece caches

@@ -53,11 +53,6 @@ cdef extern from "_portable.h":   # __builtin_prefetch, or MSVC's, or nothing; r
     uint8_t fb_load_u8(const uint8_t* p) noexcept nogil
     void fb_store_u8(uint8_t* p, uint8_t v) noexcept nogil
 
-cdef extern from *:   # a if c else b, without a branch
-    "#define fb_pick(c, a, b) ((void*)((uintptr_t)(b) ^ (((uintptr_t)(a) ^ (uintptr_t)(b)) & ((uintptr_t)0 - (uintptr_t)(c)))))"
-    PackedEntry* fb_pick(bint c, PackedEntry* a, PackedEntry* b) noexcept nogil
-
-
 cdef extern from "Python.h":
     const char* PyUnicode_AsUTF8AndSize(object s, Py_ssize_t* size) except NULL
     bint PyUnicode_IS_ASCII(object s)
@@ -164,7 +159,6 @@ cdef class BPETable:
 
     cdef int _finish(self) except -1:
         """The single-byte pair table and the merge loops' view, once both tables are full."""
-        cdef int i
         self.byte_pairs = build_byte_pairs(&self.tok, &self.pairs)
         if not self.word_marks:   # (its proof knows no marks: a marked merge starts from bytes)
             self.char_tokens = build_char_tokens(&self.tok, &self.pairs, self.byte_pairs)
@@ -173,11 +167,6 @@ cdef class BPETable:
         self.merge.byte_id = self.tok.byte_id
         self.merge.char_tokens = self.char_tokens
         marked_byte_ids(&self.merge, self.word_marks, self.partial_bytes, self.piece_byte_id)
-        memset(self.byte_entries, 0, sizeof(self.byte_entries))   # k1 = 0 never hits: no id
-        for i in range(256):
-            if self.piece_byte_id[i] >= 0:
-                self.byte_entries[i].k0, self.byte_entries[i].k1 = i, <uint64_t>1 << 56   # packed_key's
-                self.byte_entries[i].ids[0], self.byte_entries[i].n_ids = self.piece_byte_id[i], 1
         return 0
 
     @staticmethod
@@ -419,7 +408,7 @@ cdef class BPETable:
         cdef uint64_t hs[SCAN_BATCH]
         cdef uint64_t k0s[SCAN_BATCH]
         cdef uint64_t k1s[SCAN_BATCH]
-        cdef PackedEntry* pes[SCAN_BATCH]   # a short piece's entry: in the cache, or its byte's
+        cdef PackedEntry* pes[SCAN_BATCH]   # a short piece's entry in the cache
         cdef Py_ssize_t pos = 0, k, i, ln, start
         cdef uint64_t h
         cdef PackedEntry* packed = w.packed
@@ -444,11 +433,10 @@ cdef class BPETable:
             for i in range(k):
                 ln = ends[i] - start
                 if ln <= PACKED_MAX:
-                    # a one-byte piece probes its byte's entry, the others the cache: chosen
-                    # without a branch (which length comes next is a coin toss in text)
+                    # one-byte pieces too: a byte's id is remembered as any short piece's
                     packed_key(s + start, ln, end, &k0s[i], &k1s[i])
                     h = hs[i] = packed_hash(k0s[i], k1s[i])
-                    pe = pes[i] = fb_pick(ln == 1, &self.byte_entries[s[start]], &packed[h & packed_mask])
+                    pe = pes[i] = &packed[h & packed_mask]
                     prefetch(pe)
                     prefetch(&slots[h & slot_mask])
                 elif ln <= CACHE_MAX_PIECE:
@@ -486,8 +474,10 @@ cdef class BPETable:
                 out.len = ol
                 if 1 < ln <= CACHE_MAX_PIECE:
                     encode_uncached(self, s + pos, ln, hs[i], k0, k1, out, w)
-                else:   # (one byte without a token: nothing, as HF)
+                else:   # a long piece, or one byte (without a token: nothing, as HF)
                     self.encode_piece(s + pos, ln, out, w)
+                    if ln == 1 and out.len > ol:
+                        packed_store(packed, packed_mask, hs[i], k0, k1, out.data + ol, 1)
                 od = out.data
                 ol = out.len
                 pos = ends[i]
