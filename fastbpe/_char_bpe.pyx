@@ -207,10 +207,13 @@ cdef class CharBPE:
         indentation: else one first-seen piece per depth and word, merged from ~20 parts.)
         (No end of the text is passed for the cache keys: merge_word with one more argument
         cost English ~0.5%.)"""
-        cdef Py_ssize_t ml = self.meta_len, before = out.len, n_word, n_run, k = 1
+        cdef Py_ssize_t ml = self.meta_len, before = out.len, n_word, n_run, k = 1, j = ml
         cdef const uint8_t* end = p + n
-        while is_meta(self.meta, ml, p, k * ml, n):
-            k += 1
+        cdef uint8_t m0 = self.meta[0], m1 = self.meta[1], m2 = self.meta[2]
+        while j + ml <= n and p[j] == m0 and (ml < 2 or p[j + 1] == m1) and (ml < 3 or p[j + 2] == m2) and (
+                ml < 4 or p[j + 3] == self.meta[3]):   # (is_meta's byte loop: ~16 instructions a character)
+            j += ml
+        k = j // ml
         if k < 2 or k * ml == n:
             return 0
         self.encode_piece(p + (k - 1) * ml, n - (k - 1) * ml, end, out, w)
