@@ -265,3 +265,22 @@ cdef bint _whole_matches(const Prog* A, const Prog* Bp) except -1:
     free(seen)
     free(stack)
     return ok
+
+
+def _optional_then_run(program):
+    """(S, C) when the pattern is one sequence `S? C+` of two greedy class items (DeepSeek's
+    `\\s?\\p{L}+`, Bloom's ` ?[^...]+`): opt_run_match matches it without the automaton;
+    (-1, -1) otherwise."""
+    items = memoryview(program.item_array).tolist()
+    alt_start, alt_end, alt_seqs = (memoryview(a).tolist() for a in program.alt_arrays)
+    seq_start, seq_end = (memoryview(a).tolist() for a in program.seq_arrays[:2])
+    root = program.root
+    if alt_end[root] - alt_start[root] != 1:
+        return -1, -1
+    seq = alt_seqs[alt_start[root]]
+    if seq_end[seq] - seq_start[seq] != 2:
+        return -1, -1
+    a, b = (items[5 * i:5 * i + 5] for i in range(seq_start[seq], seq_end[seq]))
+    if a[0] == T_CLASS and a[2:] == [0, 1, M_GREEDY] and b[0] == T_CLASS and b[2:] == [1, UNBOUNDED, M_GREEDY]:
+        return a[1], b[1]
+    return -1, -1

@@ -22,7 +22,8 @@ from libc.string cimport memcpy
 from fastbpe._scan_backtrack cimport dec, m_alt
 from fastbpe._scan_dfa cimport Cls, Dfa, back_one, decode, dfa_match, has
 from fastbpe._scan_types cimport (
-    DROP_GAPS, DROP_MATCHES, MAX_ITEMS, MAX_LEVELS, T_CLASS, T_DOLLAR, T_END, T_GROUP, T_LOOK, T_NLOOK,
+    DROP_GAPS, DROP_MATCHES, M_GREEDY, MAX_ITEMS, MAX_LEVELS, T_CLASS, T_DOLLAR, T_END, T_GROUP, T_LOOK, T_NLOOK,
+    UNBOUNDED,
     Chain, Ctx, Item, Level, Prog,
 )
 
@@ -89,6 +90,13 @@ cdef bint program_known(int kind) noexcept nogil:
     return PROGRAM_BASE <= kind < PROGRAM_BASE + MAX_PROGRAMS and chains[kind - PROGRAM_BASE] != NULL
 
 
+# ---------------------------------------------------------------------------------------
+# Scanning: matches and the text between them, level by level
+# ---------------------------------------------------------------------------------------
+
+include "_scan_search.pxi"
+
+
 cdef inline Py_ssize_t match_at(Ctx* x, Py_ssize_t pos) noexcept nogil:
     """The end of the match at pos, or -1.  The automaton where the pattern has one, except
     where a run of it read far past its result: a search (or the next piece) starting inside
@@ -96,6 +104,10 @@ cdef inline Py_ssize_t match_at(Ctx* x, Py_ssize_t pos) noexcept nogil:
     letter), so positions up to where it stopped go to the backtracking matcher, whose memo
     keeps such runs linear."""
     cdef Py_ssize_t r, stop = 0
+    if x.p.opt_run >= 0:
+        r = opt_run_match(x.p, x.s, x.n, pos)
+        x.steps += (r if r > pos else pos) - pos + 1
+        return r
     if x.p.dfa.trans != NULL and pos >= x.dfa_until:
         r = dfa_match(&x.p.dfa, x.p.byte_level, x.s, x.n, pos, &stop)
         x.steps += stop - pos + 1
@@ -104,12 +116,6 @@ cdef inline Py_ssize_t match_at(Ctx* x, Py_ssize_t pos) noexcept nogil:
         return r
     return m_alt(x, x.p.root, pos, NULL)
 
-
-# ---------------------------------------------------------------------------------------
-# Scanning: matches and the text between them, level by level
-# ---------------------------------------------------------------------------------------
-
-include "_scan_search.pxi"
 
 
 cdef inline Py_ssize_t cut_piece(const Level* lv, Ctx* x, fb_chain_state* st, int j, const uint8_t* s,
@@ -427,6 +433,7 @@ cdef int _fill(_Owner owner, Prog* P, object program) except -1:
     P.run_swar, P.run_k1, P.run_k2 = _ascii_range_test(program.tables[P.run_class][:2] if P.run_class >= 0 else None)
     lead = _lead_bytes(program.tables[P.run_class]) if P.run_class >= 0 else (1 << 256) - 1
     P.need = _needed_class(program) if P.run_class < 0 else -1
+    P.opt_class, P.opt_run = _optional_then_run(program) if P.run_class < 0 else (-1, -1)
     P.last, stops = _anchored_end(program) if P.run_class < 0 else (-1, 0)
     for i in range(256):        # may_match's bytes that end its shortcut: the stops, non-ASCII
         P.stop_tab[i] = i >= 128 or (stops >> i) & 1

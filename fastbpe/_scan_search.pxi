@@ -132,6 +132,45 @@ cdef inline Py_ssize_t class_near(const Prog* P, const Cls* c, bint swar, const 
     return class_next(P, c, swar, tab, s, n, p)
 
 
+cdef inline bint char_in(const Prog* P, const Cls* c, const uint8_t* s, Py_ssize_t n, Py_ssize_t p,
+                         int* ln) noexcept nogil:
+    """Whether the character at s[p] (p < n) is in c; its length in ln."""
+    cdef uint8_t b = s[p]
+    if b < 0x80:
+        ln[0] = 1
+        return (c.ascii[b >> 6] >> (b & 63)) & 1
+    return has(c, dec(P, s, n, p, ln))
+
+
+cdef inline Py_ssize_t opt_run_match(const Prog* P, const uint8_t* s, Py_ssize_t n, Py_ssize_t q) noexcept nogil:
+    """The end of the match at q of a pattern `S?C+` (Prog.opt_class, opt_run; greedy), or -1:
+    S's character when a character of C follows it, else none; then C's longest run.  ASCII
+    is tested by the class's bits, without a call."""
+    cdef const Cls* c = &P.classes[P.opt_run]
+    cdef int ln = 0, ln2 = 0
+    cdef Py_ssize_t p
+    cdef uint8_t b
+    if q >= n:
+        return -1
+    if char_in(P, &P.classes[P.opt_class], s, n, q, &ln) and q + ln < n and char_in(P, c, s, n, q + ln, &ln2):
+        p = q + ln + ln2
+    elif char_in(P, c, s, n, q, &ln):
+        p = q + ln
+    else:
+        return -1
+    while p < n:
+        b = s[p]
+        if b < 0x80:
+            if not (c.ascii[b >> 6] >> (b & 63)) & 1:
+                break
+            p += 1
+        elif has(c, dec(P, s, n, p, &ln)):
+            p += ln
+        else:
+            break
+    return p
+
+
 cdef inline int char_length(const Prog* P, const uint8_t* s, Py_ssize_t B, Py_ssize_t p) noexcept nogil:
     return 1 if P.byte_level or s[p] < 0x80 else utf8_length(s, B, p)
 

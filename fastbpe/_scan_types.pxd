@@ -43,6 +43,8 @@ ctypedef struct Prog:
     uint64_t run_k1, run_k2      # ASCII characters are one range or none (_ascii_range_test)
     uint64_t run_lead[4]         # the UTF-8 lead bytes that start a character of the class
     int need                     # a class every non-empty match holds a character of, or -1
+    int opt_class, opt_run       # >= 0: the pattern is opt_class? opt_run+, greedy (`\s?\p{L}+`):
+                                 # matched by opt_run_match, not the automaton; -1: not so
     int last                     # every match ends with a character of class last, at the text's
     uint8_t stop_tab[256]        # end or before a byte flagged here (_anchored_end); -1: unknown
     uint8_t run_tab[256]         # per byte: a character of the run class can start there;

@@ -249,3 +249,20 @@ def test_anchored_levels_skip_pieces_exactly(outer, anchored):
         size = rng.choice([2, 8, 40, 700 if k % 4 else 1500])
         text = "".join(rng.choice(alphabet) for _ in range(size))
         assert _pretokenize.split(text, kind) == reference(text), (anchored, text)
+
+
+@pytest.mark.parametrize("pat", [r"\s?\p{L}+", r" ?[^\s.,!?]+", r"[ab]?[bc]+", r"a?a+", r"\s?[a \t]+", r"\d?\D+",
+                                 r"[^a]?[^b]+", r"é?[a-zé中]+"])
+def test_optional_then_run_levels_cut_as_regex(pat):
+    """A level `S?C+` (DeepSeek's `\\s?\\p{L}+`, Bloom's) is matched by opt_run_match, not the
+    automaton: S's character only when C's follows, then C's longest run, S and C overlapping
+    or not; alone and as the second level of a chain, on text with every UTF-8 length."""
+    rng = __import__("random").Random(sum(map(ord, pat)))
+    alphabet = list("abc \t.,!?19\n") + ["é", "中", "\U0001f600", " é", "  ", "ab" * 5]
+    for levels in ([Level(pat, "regex")], [Level(r"[\r\n]", "regex"), Level(pat, "regex"), Level(r"\p{N}", "regex")]):
+        kind, why = chain_kind(levels)
+        assert kind >= 64, why
+        reference = chain_reference(levels)
+        for k in range(int(150 * FUZZ)):
+            text = "".join(rng.choice(alphabet) for _ in range(rng.choice([1, 3, 12, 60, 1300])))
+            assert _pretokenize.split(text, kind) == reference(text), (pat, text)
