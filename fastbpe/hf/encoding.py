@@ -417,6 +417,8 @@ class Encoding(EncodingIds):
                 e -= step
         else:
             raise ValueError(f"truncation direction must be 'right' or 'left', got {direction!r}")
+        for part in parts:   # HF drops the sequence ranges: every position (specials, pads) is sequence 0
+            part._sequence_ids = [0] * len(part._sequence_ids)
         first = parts[0]
         self.__init__(first.own_ids(), first._type_ids, first._tokens, first._offsets, first._attention_mask,
                       first._special_tokens_mask, first._word_ids, first._sequence_ids, parts[1:])

@@ -179,7 +179,10 @@ class Roberta(PostProcessor):
         if not add_special_tokens:
             # Roberta sets type id 0 on the sequences but not on their overflow pieces, which
             # keep the type id they were encoded with; Bert leaves all as they are
+            # (HF's process sets sequence k on every part first, overflow pieces too: their
+            # pads are outside the range)
             for k, e in enumerate(encodings):
+                e.set_sequence_id(k)
                 if self.pair_type_id == 0 and not overflows[k]:
                     e.set_type_id(0, k)
             return encodings
