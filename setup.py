@@ -1,6 +1,7 @@
 """Build the Cython kernels.  Every ``fastbpe/*.pyx`` becomes one extension module."""
 import glob
 import os
+import re
 import sys
 
 import numpy
@@ -22,10 +23,29 @@ for pyx in glob.glob(os.path.join("fastbpe", "*.pyx")):
         os.makedirs(os.path.dirname(new_c), exist_ok=True)
         os.replace(old_c, new_c)
 
+
+def headers_read_by(path, seen=None):
+    """The C headers a module's C reads, through its .pxd/.pxi and nested #includes:
+    setuptools recompiles a module only when a file in ``depends`` is newer, and a
+    header change leaves Cython's .c as it was."""
+    seen = set() if seen is None else seen
+    if path in seen or not os.path.exists(path):
+        return seen
+    seen.add(path)
+    with open(path, encoding="utf-8", errors="replace") as f:
+        text = f.read()
+    for name in re.findall(r'["<]([\w./]+\.(?:h|pxi|pxd))[">]', text):
+        headers_read_by(os.path.join("fastbpe", os.path.basename(name)), seen)
+    for a, b in re.findall(r"cimport\s+([\w.]+)|from\s+([\w.]+)\s+cimport", text):
+        headers_read_by(os.path.join("fastbpe", (a or b).split(".")[-1] + ".pxd"), seen)
+    return seen
+
+
 extensions = [
     Extension(
         "fastbpe." + os.path.splitext(os.path.basename(path))[0],
         [path],
+        depends=sorted(h for h in headers_read_by(path) if h.endswith(".h")),
         include_dirs=["fastbpe", numpy.get_include()],
         extra_compile_args=compile_args,
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
