@@ -417,6 +417,7 @@ def test_encode_batch_equals_one_by_one(bytelevel_vocab, tmp_path):
 def test_encoding_fields_are_copies_as_hf(bytelevel_vocab, tmp_path):
     """A GGUFEncoding's list fields are a new list each read, as HF's Encoding's: changing one
     (`ids.append(eos)`) leaves the Encoding, its masks and its offsets as they were."""
+    import copy
     import pickle
 
     spec, tokens, merges = bytelevel_vocab
@@ -431,12 +432,19 @@ def test_encoding_fields_are_copies_as_hf(bytelevel_vocab, tmp_path):
         assert (enc.ids, enc.tokens, enc.offsets) == (want_ids, want_tokens, want_offsets)
         assert len(enc) == len(enc.attention_mask) == len(enc.type_ids) == len(want_ids)
         assert enc.ids is not enc.ids and enc.tokens is not enc.tokens
-        kept = [7, 8]
-        enc.ids = kept   # kept as a copy: the caller's list stays the caller's
-        kept.append(9)
-        assert enc.ids == [7, 8] and len(enc) == 2
+        with pytest.raises(AttributeError):   # read-only, as HF's: tokens and offsets are of these ids
+            enc.ids = [7, 8]
+        with pytest.raises(AttributeError):
+            enc.tokens = ["x"]
+        assert (enc.ids, enc.tokens, enc.offsets) == (want_ids, want_tokens, want_offsets)
+        # pickle / deepcopy: plain fields, offsets made now (the tokenizer in it does not pickle)
+        for back in (pickle.loads(pickle.dumps(enc)), copy.deepcopy(enc), copy.copy(enc)):
+            assert (back.ids, back.tokens, back.offsets, len(back)) == (want_ids, want_tokens, want_offsets,
+                                                                        len(want_ids))
     bare = pickle.loads(pickle.dumps(GGUFEncoding([5, 6], ["a", "b"])))
     assert (bare.ids, bare.tokens, len(bare)) == ([5, 6], ["a", "b"], 2)
+    with pytest.raises(ValueError, match="without its text"):
+        bare.offsets
 
 
 def test_clean_spaces_equals_llama_cpp_loops():

@@ -357,24 +357,24 @@ class GGUFEncoding(EncodingIds):
     Encoding as it was); `ids` is EncodingIds' (a list built in C a read)."""
     __slots__ = ("_tokens", "_source", "_offsets")
 
-    def __init__(self, ids: list[int], tokens: list[str], source: tuple | None = None):
+    def __init__(self, ids: list[int], tokens: list[str], source: tuple | None = None,
+                 offsets: list | None = None):
         # source: (tokenizer, text, add_special_tokens, parse_special) the ids came from
-        self._ids, self._tokens, self._source, self._offsets = ids, tokens, source, None
+        self._ids, self._tokens, self._source, self._offsets = ids, tokens, source, offsets
 
     def _set_ids(self, ids: list) -> None:
-        """`enc.ids = value` (EncodingIds' setter, ids a copy): the offsets follow the new ids."""
-        self._ids, self._offsets = ids, None
+        """`enc.ids = value` (EncodingIds' setter): read-only, as HF's (tokens and offsets
+        are of these ids)."""
+        raise AttributeError("GGUFEncoding.ids is read-only (as HF's Encoding.ids)")
 
     def __reduce__(self):
-        return (GGUFEncoding, (self.ids, self._tokens, self._source))
+        # plain fields, offsets made now: the tokenizer in _source does not pickle
+        offsets = self.offsets if self._source is not None or self._offsets is not None else None
+        return (GGUFEncoding, (self.ids, self._tokens, None, offsets))
 
     @property
     def tokens(self) -> list[str]:
         return self._tokens[:]
-
-    @tokens.setter
-    def tokens(self, value) -> None:
-        self._tokens = list(value)
 
     @property
     def offsets(self) -> list[tuple[int, int]]:
