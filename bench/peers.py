@@ -65,6 +65,7 @@ sys.path.insert(0, str(HERE))
 import charts  # noqa: E402
 import common as c  # noqa: E402
 from common import WORST_CASES, fmt_mbs, log, read_text, speed, timed_parts  # noqa: E402
+import gguf_libs  # noqa: E402
 import models_section  # noqa: E402
 
 SECTIONS = ["encode", "short", "batch", "encodings", "load", "transformers", "gguf", "models", "worst",
@@ -373,7 +374,7 @@ def child_encodings(job: dict) -> dict:
 
 def child_gguf(job: dict) -> dict:
     try:
-        fn, how = c.gguf_encoder(job["lib"], job["name"])
+        fn, how = gguf_libs.gguf_encoder(job["lib"], job["name"])
     except c.Unavailable as e:
         return {"unavailable": str(e)}
     out = {"how": how, "rows": {}}
@@ -886,7 +887,7 @@ def gguf_rows(run: Run, corpora: list) -> list[str]:
     parts = {label: run.parts(c.CORPORA[label], run.args.mb) for label in corpora}
     lines = ["| GGUF vocab | fastbpe path | corpus | fastbpe `GGUFTokenizer` | HF tokenizers | fastbpe / HF |",
              "|---|---|---|---:|---:|---:|"]
-    for name in c.GGUF_NAMES:
+    for name in gguf_libs.GGUF_NAMES:
         res = {lib: run.child({"kind": "gguf", "lib": lib, "name": name, "parts": parts})
                for lib in ("fastbpe", "HF tokenizers")}
         log(f"gguf   {name:<16} " + " | ".join(f"{lib}: {summary(r)}" for lib, r in res.items()))
