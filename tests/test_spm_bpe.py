@@ -73,6 +73,24 @@ PREPEND_REPLACE = {"type": "Sequence", "normalizers": [{"type": "Prepend", "prep
 REPLACE_ONLY = {"type": "Replace", "pattern": {"String": " "}, "content": META}
 
 
+def char_level_doc(vocab: dict, merges: list) -> dict:
+    """A Llama-2-style tokenizer.json over this small vocabulary (the 256 <0xNN> byte tokens
+    added after it) and these merges: Prepend + Replace, byte fallback, fused <unk>."""
+    vocab = dict(vocab)
+    for b in range(256):
+        vocab[f"<0x{b:02X}>"] = len(vocab)
+    return {"version": "1.0", "truncation": None, "padding": None, "added_tokens": [], "normalizer": PREPEND_REPLACE,
+            "pre_tokenizer": None, "post_processor": None, "decoder": None,
+            "model": {"type": "BPE", "dropout": None, "unk_token": "<unk>", "continuing_subword_prefix": None,
+                      "end_of_word_suffix": None, "fuse_unk": True, "byte_fallback": True, "ignore_merges": False,
+                      "vocab": vocab, "merges": merges}}
+
+
+def both_from(doc: dict):
+    """(HF tokenizers, fastbpe) loaded from the same document."""
+    return HFTokenizer.from_str(json.dumps(doc)), Tokenizer.from_str(json.dumps(doc))
+
+
 def metaspace(scheme: str, split: bool) -> dict:
     return {"type": "Metaspace", "replacement": META, "prepend_scheme": scheme, "split": split}
 
@@ -335,14 +353,7 @@ def test_offsets_when_a_merge_takes_a_later_merges_token(text):
     # Baichuan's vocabulary ranks "-- -" before "- -": the merged token's byte length was read in
     # one pass in merge order, left unknown, and its end offset became the rest of the word
     vocab = {"<unk>": 0, "a": 1, "\u2581": 2, "-": 3, "--": 4, "---": 5, "\u2581a": 6}
-    for b in range(256):
-        vocab[f"<0x{b:02X}>"] = len(vocab)
-    doc = {"version": "1.0", "truncation": None, "padding": None, "added_tokens": [], "normalizer": PREPEND_REPLACE,
-           "pre_tokenizer": None, "post_processor": None, "decoder": None,
-           "model": {"type": "BPE", "dropout": None, "unk_token": "<unk>", "continuing_subword_prefix": None,
-                     "end_of_word_suffix": None, "fuse_unk": True, "byte_fallback": True, "ignore_merges": False,
-                     "vocab": vocab, "merges": ["\u2581 a", "-- -", "- -"]}}
-    ref, ours = HFTokenizer.from_str(json.dumps(doc)), Tokenizer.from_str(json.dumps(doc))
+    ref, ours = both_from(char_level_doc(vocab, ["\u2581 a", "-- -", "- -"]))
     assert ours.engine == "kernel"
     want, got = ref.encode(text), ours.encode(text)
     assert (got.ids, got.offsets) == (want.ids, want.offsets), (want.tokens, want.offsets, got.offsets)
@@ -376,14 +387,7 @@ def test_runs_of_meta_characters_before_a_word_merge_apart_only_when_exact(order
     (runs_apart); the other orders keep merging the piece whole.  Each order against HF."""
     vocab = {"<unk>": 0, "\u2581": 1, "a": 2, "b": 3, "\u2581a": 4, "ab": 5, "\u2581ab": 6, "\u2581b": 7, "\u2581\u2581": 8,
              "\u2581\u2581\u2581\u2581": 9, "\u2581\u2581\u2581": 10, "\u2581\u2581a": 11, "c": 12, "\u2581\u2581c": 13}
-    for b in range(256):
-        vocab[f"<0x{b:02X}>"] = len(vocab)
-    doc = {"version": "1.0", "truncation": None, "padding": None, "added_tokens": [], "normalizer": PREPEND_REPLACE,
-           "pre_tokenizer": None, "post_processor": None, "decoder": None,
-           "model": {"type": "BPE", "dropout": None, "unk_token": "<unk>", "continuing_subword_prefix": None,
-                     "end_of_word_suffix": None, "fuse_unk": True, "byte_fallback": True, "ignore_merges": False,
-                     "vocab": vocab, "merges": _RUN_MERGES[order]}}
-    ref, ours = HFTokenizer.from_str(json.dumps(doc)), Tokenizer.from_str(json.dumps(doc))
+    ref, ours = both_from(char_level_doc(vocab, _RUN_MERGES[order]))
     assert ours.engine == "kernel"
     assert ours.model.char_model.runs_apart == (order == "last")
     words = ["a", "b", "ab", "ba", "abab", "c", "\u00e9a", "x ab", "a\u2581", "\u2581"]
