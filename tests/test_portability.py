@@ -45,7 +45,8 @@ def _c_blocks() -> str:
     """The C inside `cdef extern from *:` blocks of the .pyx/.pxd files, after the few Python
     types they name."""
     out = ["typedef ptrdiff_t Py_ssize_t;", "typedef struct _object PyObject;",
-           "typedef struct _typeobject { PyObject* (*tp_alloc)(struct _typeobject*, Py_ssize_t); } PyTypeObject;"]
+           "typedef struct _typeobject { PyObject* (*tp_alloc)(struct _typeobject*, Py_ssize_t);\n"
+           "    PyObject* (*tp_new)(struct _typeobject*, PyObject*, PyObject*); } PyTypeObject;"]
     for path in sorted([*FASTBPE.glob("*.pyx"), *FASTBPE.glob("*.pxd")]):
         for m in re.finditer(r'cdef extern from \*:\n\s+"""(.*?)"""', path.read_text(encoding="utf-8"), re.S):
             out.append(f"/* {path.name} */\n{m.group(1)}")
