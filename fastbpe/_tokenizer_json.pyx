@@ -225,6 +225,28 @@ def model_spans(const uint8_t[::1] data):
     return spans[0], spans[1], spans[2], spans[3]
 
 
+def nesting_depth(const uint8_t[::1] data):
+    """How deep the containers of this valid JSON text nest (the top-level one is 1; strings
+    skipped): _nodes.check_nesting's bound read from the bytes, not by walking the document."""
+    cdef const uint8_t* s = &data[0] if data.shape[0] else NULL
+    cdef Py_ssize_t n = data.shape[0], i = 0, depth = 0, deepest = 0
+    while i < n:
+        if not _STRUCTURAL[s[i]]:   # indentation, digits, colons, commas
+            pass
+        elif s[i] == 0x22:
+            i = _skip_string(s, i, n)
+            if i < 0:
+                break
+            continue
+        elif s[i] == 0x7B or s[i] == 0x5B:
+            depth += 1
+            deepest = max(deepest, depth)
+        else:
+            depth -= 1
+        i += 1
+    return deepest
+
+
 # -- the token table: UTF-8 -> id, open addressing over an arena of the keys' bytes ---------
 
 cdef struct Slot:

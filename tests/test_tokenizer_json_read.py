@@ -13,7 +13,8 @@ import datasources as ds
 
 from fastbpe._formats import hf_merge_rows, kept_merge_rows
 from fastbpe.hf import Tokenizer
-from fastbpe.hf._nodes import LazyMerges, parse, read_document
+from fastbpe._tokenizer_json import nesting_depth
+from fastbpe.hf._nodes import MAX_DEPTH, LazyMerges, parse, read_document
 
 
 def _doc(vocab: dict, merges: list, **model) -> dict:
@@ -128,6 +129,39 @@ def test_errors_as_before(tmp_path, text):
         Tokenizer.from_file(path)
     assert type(from_file.value) is type(from_str.value)
     assert str(from_file.value) in (str(from_str.value), f"{path}: {from_str.value}")
+
+
+def _walk_depth(node) -> int:
+    if isinstance(node, (dict, list)):
+        return 1 + max([_walk_depth(v) for v in (node.values() if isinstance(node, dict) else node)], default=0)
+    return 0
+
+
+_json_value = st.recursive(st.none() | st.integers() | st.text(alphabet='"\\[]{}ab'),
+                           lambda kids: st.lists(kids, max_size=3) | st.dictionaries(st.text('"\\[]{}', max_size=3), kids, max_size=3))
+
+
+@settings(max_examples=200, deadline=None)
+@given(_json_value)
+def test_nesting_depth_is_the_documents(value):
+    """read_document bounds the nesting from the bytes (`nesting_depth`), as check_nesting walks it."""
+    assert nesting_depth(json.dumps(value).encode()) == _walk_depth(value)
+
+
+@pytest.mark.parametrize("depth", [MAX_DEPTH - 2, MAX_DEPTH - 1])
+def test_nesting_past_the_bound_is_the_same_error(tmp_path, depth):
+    doc = _tiny()
+    doc["padding"] = {"x": json.loads("[" * depth + "]" * depth)}   # the top-level object is level 1
+    text = json.dumps(doc)
+    if depth + 2 <= MAX_DEPTH:
+        assert read_document(text.encode())["padding"] == doc["padding"]
+        return
+    assert read_document(text.encode()) is None
+    path = tmp_path / "tokenizer.json"
+    path.write_text(text, encoding="utf-8")
+    for load in (lambda: Tokenizer.from_str(text), lambda: Tokenizer.from_file(path)):
+        with pytest.raises(ValueError, match=f"nested more than {MAX_DEPTH} levels deep"):
+            load()
 
 
 _token = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=6)

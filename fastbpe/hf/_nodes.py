@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from .._formats import frozen_merges
-from .._tokenizer_json import model_spans, vocab_and_merge_rows
+from .._tokenizer_json import model_spans, nesting_depth, vocab_and_merge_rows
 
 
 class UnsupportedError(ValueError):
@@ -116,11 +116,13 @@ def read_document(data: bytes) -> dict | None:
         return None
     vs, ve, ms, me = spans
     (s1, e1, f1), (s2, e2, f2) = sorted([(vs, ve, b"{}"), (ms, me, b"[]")])   # in file order
+    rest = data[:s1] + f1 + data[e1:s2] + f2 + data[e2:]
     try:
-        doc = json.loads((data[:s1] + f1 + data[e1:s2] + f2 + data[e2:]).decode("utf-8"))
-        check_nesting(doc)
+        doc = json.loads(rest.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError, ValueError):
         return None
+    if nesting_depth(rest) > MAX_DEPTH:   # check_nesting's bound (Whisper's walk: ~9M instructions)
+        return None   # (parse says so)
     model = doc.get("model") if isinstance(doc, dict) else None
     if not isinstance(model, dict):
         return None
