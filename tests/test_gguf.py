@@ -185,6 +185,63 @@ def test_written_file_user_defined_tokens_always_split(bytelevel_vocab, tmp_path
     assert tokens.index("<|endoftext|>") in tok.encode_ids("x<|endoftext|>", parse_special=True)
 
 
+def _python_partition(tok: GGUFTokenizer) -> GGUFTokenizer:
+    """tok with its special tokens cut in Python (llama.cpp's longest-first partition), not in C."""
+    tok._cut_by_mode = {False: None, True: None}
+    return tok
+
+
+def test_special_tokens_cut_in_c_equal_llama_cpp_partition(bytelevel_vocab, tmp_path):
+    """User-defined tokens that occur everywhere (DeepSeek-Coder's file has u-umlaut, o-umlaut, ... as
+    user-defined tokens) are cut inside the kernel call, leftmost-longest: the same ids as the
+    longest-first partition in Python, on texts dense with them, one by one and in batches."""
+    import random
+
+    spec, tokens, merges = bytelevel_vocab
+    extra = ["\u00fc", "\u00f6", "\u00e9", "zz", "z", "<tool>", "<tool_call>", "<|fim hole|>", "[PAD7]", "[PAD77]", "\u00e9t\u00e9"]
+    tokens = tokens + extra
+    types = [3 if t == "<|endoftext|>" else 1 for t in tokens[:-len(extra)]] + [4] * len(extra)
+    path = tmp_path / "vocab.gguf"
+    path.write_bytes(gf.gguf_bytes(gf.gpt2_kv(tokens, merges, "deepseek-coder", types)))
+    fast, slow = GGUFTokenizer.from_file(path), _python_partition(GGUFTokenizer.from_file(path))
+    assert fast._cut_plan(False) is not None and fast._cut_plan(True) is not None
+    rng = random.Random(5)
+    bits = extra + ["<|endoftext|>", "<tool", "PAD7]", "\u00e9t", " ", "a", "Z\u00fcrich", "\n", "9", "\u00e9", "\u0301", "zzz"]
+    texts = ["".join(rng.choice(bits) for _ in range(rng.randrange(0, 30))) for _ in range(300)] + gf.TEXTS
+    for special in (False, True):
+        for add in (False, True):
+            want = [slow.encode_ids(t, add, special) for t in texts]
+            assert [fast.encode_ids(t, add, special) for t in texts] == want
+            assert fast.encode_ids_batch(texts, add, special, num_threads=2) == want
+    with pytest.raises(TypeError):
+        fast.encode_ids_batch(["a", b"b"])
+
+
+def test_overlapping_special_tokens_stay_longest_first(bytelevel_vocab, tmp_path):
+    """Tokens whose occurrences can overlap ("ab" / "bcd") keep llama.cpp's longest-first cut
+    (leftmost-longest would take "ab" in "abcd"): no C cut for such a file."""
+    spec, tokens, merges = bytelevel_vocab
+    tokens = tokens + ["ab", "bcd"]
+    types = [3 if t == "<|endoftext|>" else 1 for t in tokens[:-2]] + [4, 4]
+    path = tmp_path / "vocab.gguf"
+    path.write_bytes(gf.gguf_bytes(gf.gpt2_kv(tokens, merges, "deepseek-coder", types)))
+    tok = GGUFTokenizer.from_file(path)
+    assert tok._cut_plan(False) is None
+    ids = tok.encode_ids("xabcd")
+    assert ids[-1] == len(tokens) - 1 and len(tokens) - 2 not in ids
+
+
+@pytest.mark.parametrize("name", ["deepseek-coder", "command-r", "qwen2"])
+def test_shared_vocab_special_cut_in_c_equals_partition(name, shared_tokenizers):
+    tok = _load_shared(shared_tokenizers, name)
+    slow = _python_partition(GGUFTokenizer.from_file(tok.path))
+    texts = [t for t, _ in _cases(tok.path)] + ["M\u00fcnchen \u00f6l \u00fc\u00fc<|EOT|>[PAD32022]x\u00e9", "\u00fc" * 50]
+    for special in (False, True):
+        want = [slow.encode_ids(t, True, special) for t in texts]
+        assert [tok.encode_ids(t, True, special) for t in texts] == want
+        assert tok.encode_ids_batch(texts, True, special) == want
+
+
 @pytest.fixture(scope="module")
 def spm_vocab():
     pytest.importorskip("tokenizers")

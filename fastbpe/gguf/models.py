@@ -83,6 +83,10 @@ class ByteLevelBPE:
         """The ids of texts one after the other, each scanned on its own (one kernel call)."""
         return self._fix_stand_ins(list(chain.from_iterable(self.table.encode_texts(texts, kind))))
 
+    def fix_stand_ins_lists(self, lists: list) -> list:
+        """_fix_stand_ins of each list of ids (a batch's)."""
+        return lists if not self.stand_ins else [self._fix_stand_ins(ids) for ids in lists]
+
     def _fix_stand_ins(self, ids: list[int]) -> list[int]:
         if not self.stand_ins or not ids or max(ids) < self.n_tokens:
             return ids
