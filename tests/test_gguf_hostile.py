@@ -399,3 +399,31 @@ def test_spm_ties_match_the_reference_rule():
             assert tok.encode_ids(text) == want, (learned, text)
 
     check()
+
+
+@pytest.mark.parametrize("order", ["<", ">"])
+@pytest.mark.parametrize("read", [True, False])
+def test_string_arrays_read_in_c_refuse_lengths_past_the_end(tmp_path, order, read):
+    """Arrays of strings are read (or stepped over, for a key the tokenizer does not read) in C
+    (`_gguf_strings`): invalid UTF-8 round-trips as surrogateescape, as llama.cpp keeps raw
+    bytes; a length cut by the end of the file, or claiming more bytes than are left, is a
+    ValueError naming the file, the key and the string's index, in either byte order."""
+    def array(count: int, parts: list) -> bytes:
+        out = gf._string("k", order) + struct.pack(order + "IIQ", gf.ARRAY, gf.STRING, count)
+        for p in parts:
+            out += p if isinstance(p, bytes) else struct.pack(order + "Q", p)
+        return b"GGUF" + struct.pack(order + "IQQ", 3, 0, 1) + out
+
+    keys = {"k": None} if read else {"other": None}
+    words = [b"a", b"", b"\xff\xfe", "\u00fc\u2581".encode(), b"x" * 300]
+    good = tmp_path / "good.gguf"
+    good.write_bytes(array(len(words), [q for w in words for q in (len(w), w)]))
+    meta = read_metadata(good, keys)
+    assert meta.get("k") == ([w.decode("utf-8", "surrogateescape") for w in words] if read else None)
+    for data, problem in [(array(2, [1, b"a", 300, b"x" * 10]), r"'k'\[1\] claims 300 bytes, only 10 are left"),
+                          (array(2, [1, b"a", 1 << 62, b"x" * 10]), r"'k'\[1\] claims 4611686018427387904 bytes"),
+                          (array(2, [50, b"x" * 50, b"\x01\x00"]), r"file ends inside 'k'\[1\]")]:
+        bad = tmp_path / "bad.gguf"
+        bad.write_bytes(data)
+        with pytest.raises(ValueError, match="bad.gguf: not a valid GGUF file: " + problem):
+            read_metadata(bad, keys)

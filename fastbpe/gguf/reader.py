@@ -22,6 +22,8 @@ import struct
 
 import numpy as np
 
+from .._gguf_strings import read_strings
+
 MAGIC = b"GGUF"
 
 # value types of the GGUF spec: (struct code, size) of the fixed-size ones
@@ -84,26 +86,16 @@ class _Cursor:
         self.pos += n
         return raw.decode("utf-8", "surrogateescape")
 
-    def strings(self, count: int, what: str) -> list[str]:
-        """count length-prefixed strings: one tight loop (a vocabulary has 10^5 of them)."""
-        buf, pos, end = self.buf, self.pos, self.end
-        length_at = struct.Struct(self.order + "Q").unpack_from
-        raw = []
-        append = raw.append
-        for k in range(count):
-            if pos + 8 > end:
-                self.pos = pos
-                raise self.fail(f"file ends inside {what}[{k}]")
-            n = length_at(buf, pos)[0]
-            pos += 8
-            if n > end - pos:
-                self.pos = pos
-                raise self.fail(f"{what}[{k}] claims {n} bytes, only {end - pos} are left")
-            append(buf[pos:pos + n])
-            pos += n
+    def strings(self, count: int, what: str, make: bool = True) -> list[str] | None:
+        """count length-prefixed strings, read in C (`_gguf_strings`: a vocabulary has 10^5 of
+        them, Gemma-4's merges 5 * 10^5); make=False steps over them, each length checked."""
+        out, pos, bad, claimed = read_strings(self.buf, self.pos, count, self.order == ">", make)
         self.pos = pos
-        # llama.cpp keeps token text as raw bytes; surrogateescape keeps invalid UTF-8 round-trippable
-        return [b.decode("utf-8", "surrogateescape") for b in raw]
+        if bad >= 0:
+            if claimed < 0:
+                raise self.fail(f"file ends inside {what}[{bad}]")
+            raise self.fail(f"{what}[{bad}] claims {claimed} bytes, only {self.end - pos} are left")
+        return out
 
     def value(self, vtype: int, etype: int | None, count: int, what: str):
         if vtype in _FIXED:
@@ -147,18 +139,7 @@ class _Cursor:
             self.pos += size
         elif etype == _STRING:
             self.need(count * 8, f"{what} ({count} strings)")
-            buf, pos, end = self.buf, self.pos, self.end
-            length_at = struct.Struct(self.order + "Q").unpack_from
-            for k in range(count):
-                if pos + 8 > end:
-                    self.pos = pos
-                    raise self.fail(f"file ends inside {what}[{k}]")
-                n = length_at(buf, pos)[0]
-                if n > end - pos - 8:
-                    self.pos = pos
-                    raise self.fail(f"{what}[{k}] claims {n} bytes, only {end - pos - 8} are left")
-                pos += 8 + n
-            self.pos = pos
+            self.strings(count, what, make=False)
         elif etype == _ARRAY:
             raise self.fail(f"{what} is an array of arrays (llama.cpp's gguf reader refuses them too)")
         else:
