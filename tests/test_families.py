@@ -139,8 +139,8 @@ def test_real_vocabulary_generated(name, text):
 
 # families whose file is the model its llama.cpp vocabulary came from (Llama-3.2's is Llama-3's, Mistral's
 # legacy file Llama-2's): llama.cpp's expected ids, made by that model's own HF tokenizer, check that the
-# family's stages are its real file's.  (qwen3.5 is not here: llama.cpp's qwen35 ids keep "e\u0301"
-# decomposed, which the NFC the issue names for Qwen3.5 composes.)
+# family's stages are its real file's.  (qwen3.5 is checked below: llama.cpp's qwen35 ids keep "e\u0301"
+# decomposed, where HF's Qwen3.5 pipeline composes it by NFC.)
 OWN_MODEL = ["command-r", "deepseek-coder", "deepseek-llm", "falcon", "llama-3", "llama-3.2", "mistral", "starcoder"]
 
 
@@ -155,6 +155,39 @@ def test_family_gives_the_real_models_ids(name):
     wrong = [t for t, line in zip(texts, lines)
              if ours.encode_ids(t, add_special_tokens=False) != [int(x) for x in line.split()]]
     assert not wrong and len(texts) > 40, wrong[:3]
+
+
+def test_qwen35_family_is_transformers_qwen3_5_tokenizer():
+    """The qwen3.5 family is the pipeline transformers writes for Qwen3.5 (`Qwen3_5Tokenizer`: NFC,
+    Qwen3.5's split with marks as letters, ByteLevel) over the same vocabulary: equal ids on
+    llama.cpp's qwen35 test texts and decomposed ones.  llama.cpp's own expected ids equal them
+    on every text NFC leaves alone and keep "e\u0301" decomposed on the three it changes
+    (llama.cpp's BPE path has no normalizer; the GGUF front end gives llama.cpp's ids:
+    test_gguf's shared qwen35 file), so the two references differ there and each front end
+    follows its own."""
+    import unicodedata
+
+    qwen = pytest.importorskip("transformers.models.qwen3_5.tokenization_qwen3_5")
+    gguf, why_not = ds.llama_cpp_vocab(ff.FAMILIES["qwen3.5"]["vocab"])
+    if gguf is None:
+        pytest.skip(f"qwen3.5: {why_not}")
+    ref, ours = _real_cached("qwen3.5")
+    model = json.loads(ref.to_str())["model"]
+    tf = qwen.Qwen3_5Tokenizer(vocab=model["vocab"], merges=[tuple(m) for m in model["merges"]])
+    texts = open(f"{gguf}.inp", encoding="utf-8").read().split("\n__ggml_vocab_test__\n")
+    lines = open(f"{gguf}.out", encoding="utf-8").read().split("\n")
+    changed = 0
+    for text, line in zip(texts, lines):
+        want = tf.encode(text, add_special_tokens=False)
+        assert ours.encode_ids(text, add_special_tokens=False) == want, text
+        if unicodedata.normalize("NFC", text) == text:
+            assert want == [int(x) for x in line.split()], text
+        else:
+            changed += 1
+            assert want != [int(x) for x in line.split()], text
+    assert changed == 3 and len(texts) > 40
+    for text in ["re\u0301sume\u0301 cafe\u0301", "\u1100\u1161\u11a8 n\u0303", "x\u0301\u0301y"]:
+        assert ours.encode_ids(text, add_special_tokens=False) == tf.encode(text, add_special_tokens=False)
 
 
 _REAL: dict = {}
