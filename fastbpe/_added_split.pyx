@@ -18,6 +18,7 @@ callgrind, its code part, 171M instructions against GPT-2's 37M."""
 from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t
 from libc.stdlib cimport calloc, free
 from libc.string cimport memset
+from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
 
 from fastbpe._core cimport BPETable, thread_cache
@@ -173,11 +174,12 @@ cdef int normalize_stretch(BPETable table, int kind, TokenTrie normalized, Progr
 
 
 def encode_cut_texts(BPETable table, int kind, TokenTrie raw, TokenTrie normalized, list texts,
-                     Program program=None):
+                     Program program=None, bint as_bytes=False):
     """The ids of each text (exact str) with its added tokens cut out as HF cuts them: `raw`
     (or None) over the whole text, then, in each stretch between them normalized by `program`
     (a `_normalize.Program` or None), `normalized` (or None); the other stretches encoded with
-    scanner `kind`.  One GIL-free pass; a list of ids per text.  Raises UnicodeEncodeError
+    scanner `kind`.  One GIL-free pass; a list of ids per text (as_bytes: bytes of uint32s,
+    what an Encoding holds, as `BPETable.encode_texts` gives them).  Raises UnicodeEncodeError
     for a lone surrogate (in the text, or put by the normalizer)."""
     table.require_byte_pairs()
     cdef Py_ssize_t n = PyList_GET_SIZE(texts), i, total = 0, pos, s, e, steps = 0, bad_text = 0
@@ -225,6 +227,8 @@ def encode_cut_texts(BPETable table, int kind, TokenTrie raw, TokenTrie normaliz
             utf8_text_check(<object>PyList_GET_ITEM(texts, i), &us[i])
         if sc.bad:
             raise UnicodeEncodeError("utf-8", program.normalize(texts[bad_text]), 0, 1, "surrogates not allowed")
+        if as_bytes:
+            return [PyBytes_FromStringAndSize(<char*>outs[i].data, outs[i].len * sizeof(tok_t)) for i in range(n)]
         return [idbuf_to_list(&outs[i], table.id_objects) for i in range(n)]
     finally:
         idbufs_free(outs, n)

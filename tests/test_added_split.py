@@ -154,3 +154,32 @@ def test_a_surrogate_the_normalizer_puts_raises():
     assert ours.encode_ids_batch(["a  b"]) == ours.encode_ids_batch(["a  b"])
     with pytest.raises(UnicodeEncodeError):
         ours.encode_ids_batch(["a  q b"])
+
+
+def test_cut_ids_as_bytes_are_the_lists():
+    """`as_bytes` (what encode_batch's Encodings hold: no list copied on each read of .ids) gives
+    the same ids as uint32s, text by text."""
+    from array import array
+
+    from fastbpe._added_split import encode_cut_texts
+    _, ours = _pairs(MIXED)
+    texts = ["", "a  b <tag>", "中文 é é  ag>x", "x" * 300 + "     " * 40, "😀<ta"]
+    args = (ours.model.table, ours._kind, *ours.added.plain_matchers(), texts)
+    lists, held = encode_cut_texts(*args), encode_cut_texts(*args, None, True)
+    assert all(type(h) is bytes for h in held)
+    assert [array("I", h).tolist() for h in held] == lists
+    assert [e.ids for e in ours.encode_batch(texts)] == lists
+
+
+def test_an_empty_normalizer_and_several_first_characters_keep_plain_texts_whole():
+    """A normalizer that changes nothing (DeepSeek-V3's empty Sequence) lets normalized tokens be
+    looked for in the text itself, and tokens starting with two characters (GLM-4's "[PAD..]" and
+    "<|...|>") are tested for both: a text holding neither goes to the kernel whole; HF's ids."""
+    tokens = [{"content": "<tag>", "normalized": False, "special": True}, {"content": "[x]", "normalized": True},
+              {"content": "~~", "normalized": True}]
+    ref, ours = _with_added(tokens, hn.Sequence([]))
+    texts = ["plain text", "a <tag> b", "b [x] c", "c [y", "d ~~ e", "é <ta", "中文"]
+    assert ours._plain_texts(texts) == [True, False, False, False, False, False, True]
+    _assert_batches_are_hfs(ref, ours, texts)
+    assert [ours.encode(t).ids for t in texts] == [ref.encode(t).ids for t in texts]
+    assert [ours.encode_ids(t) for t in texts] == [ref.encode(t).ids for t in texts]

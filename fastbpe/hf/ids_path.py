@@ -105,16 +105,18 @@ class IdsPath:
 
     def _plain_test(self) -> tuple | None:
         """What tells a text that goes to the kernel whole, normalized by the normalizer
-        program (no added token can be in it): (the raw added tokens' pattern or None, the one
-        first character they all start with or None); None when an added token matched after
+        program (no added token can be in it): (the raw added tokens' pattern or None, a str
+        of the 1-4 characters they start with, or None); None when an added token matched after
         normalizing makes every text take the plan.  With lone surrogates the kernel raises
         str.encode's error."""
         pattern, _, firsts = self.added.matcher_and_first_chars(False)
         if self.added.matcher(normalized=True)[0] is not None:
-            if self._normalizer is not None:
+            if self._normalizer is not None and (self._normalize_program is not None
+                                                 or self._normalizer_not_lowered is not None):
                 return None
-            # no normalizer: the normalized text is the text, so a normalized token (GPT-2's
-            # <|endoftext|>) is looked for in the text itself, as a raw one would be; with raw
+            # no normalizer, or one that changes nothing (DeepSeek-V3's empty Sequence: no
+            # program and nothing left unlowered): the normalized text is the text, so a normalized
+            # token (GPT-2's <|endoftext|>) is looked for in the text itself, as a raw one would be; with raw
             # ones too (GPT-J's <|endoftext|> and <|extratoken_N|>), a text holding neither
             raw, raw_firsts = pattern, firsts
             pattern, _, firsts = self.added.matcher_and_first_chars(True)
@@ -122,8 +124,7 @@ class IdsPath:
                 pattern = _EitherPattern(raw, pattern)
                 firsts = tuple(sorted({*raw_firsts, *firsts})) if raw_firsts is not None and firsts is not None \
                     else None
-        first = firsts[0] if firsts is not None and len(firsts) == 1 else None
-        return pattern, first
+        return pattern, "".join(firsts) if firsts and len(firsts) <= 4 else None   # (_short_call.first_chars)
 
     def _plain_texts(self, texts: list) -> list:
         """For each text, whether it goes to the kernel whole (`_plain_test`; the short call's
@@ -140,7 +141,7 @@ class IdsPath:
         """encode(text).ids in one kernel call (on the normalized text), or None when text
         holds an added token."""
         encode_text, kind, program, pattern, first, wraps, _, _ = short
-        if pattern is not None and (first is None or first in text) and pattern.contains_any(text):
+        if pattern is not None and (first is None or any(c in text for c in first)) and pattern.contains_any(text):
             return None
         # no text.encode check for lone surrogates: encode_text raises str.encode's error
         ids = encode_text(text if program is None else program.normalize(text), kind, False)
@@ -500,7 +501,8 @@ class IdsPath:
         at their added tokens (and normalized) inside one more kernel call (in Python when a
         token strips or matches single words), then stitched.  Only those others pay for the
         automaton: run over every text, it was 10% of a batch of 2 kB documents.  With
-        `as_bytes`, the whole texts' ids are bytes of uint32s (what an Encoding holds, EncodingIds)."""
+        `as_bytes`, the ids of the texts whole or cut in the kernel are bytes of uint32s (what an
+        Encoding holds, EncodingIds; a list held instead is copied on each read of `ids`)."""
         plain = self._plain_texts(texts)
         program = self._normalize_program
         whole = [t for t, ok in zip(texts, plain) if ok] if not all(plain) else texts
@@ -513,7 +515,7 @@ class IdsPath:
         matchers = self.added.plain_matchers()
         if matchers is not None and all(type(t) is str for t in rest):   # cut (and normalized) in the kernel call
             cut = encode_cut_texts(self.model.table, self._kind, *matchers, rest,
-                                   program.kernel if program is not None else None)
+                                   program.kernel if program is not None else None, as_bytes)
         else:
             plans = [self._fast_segments(text) for text in rest]
             pieces = iter(self.model.table.encode_texts([s for plan in plans for s in plan if type(s) is str],
