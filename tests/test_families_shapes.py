@@ -137,9 +137,23 @@ SHAPES = {
     # sarvam: Gemma's file with Split(Regex " ") for String " " (a regex of one literal)
     "sarvam": ("gemma", "pre_tokenizer", {"type": "Split", "pattern": {"Regex": " "}, "behavior": "MergedWithPrevious",
                                           "invert": False}, KERNEL),
-    # tiktoken's cl100k spelling (LLaDA): (?i:[sdmt]) sets case-folded, on Oniguruma; the kernel merges
-    "cl100k-tiktoken-spelling": ("gpt-j", "pre_tokenizer", _seq(ff._split(ff.CL100K_TIKTOKEN), _BL_NO_REGEX),
-                                 "kernel+matcher"),
+    # tiktoken's cl100k spelling (LLaDA, Ling-3.0): (?i:[sdmt]) a class case-folded as Oniguruma folds it
+    # (its members asked of Oniguruma: s is s, S and U+017F); possessive ?+ and ++
+    "cl100k-tiktoken-spelling": ("gpt-j", "pre_tokenizer", _seq(ff._split(ff.CL100K_TIKTOKEN), _BL_NO_REGEX), KERNEL),
+    # ... but a class beside a letter in (?i:) may meet a two-letter fold ("fi" of U+FB01): Oniguruma splits
+    "ci-class-beside-letter": ("gpt-j", "pre_tokenizer", _seq(ff._split("'(?i:[sf]i|ll)|\\s+|[^\\s']+"), _BL_NO_REGEX),
+                               "kernel+matcher"),
+    # Zeta / Seed-Coder's spelling: \p{N}{1}, \r\n as characters inside the classes
+    "zeta": ("gpt-j", "pre_tokenizer", _seq(ff._split("(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1}"
+                                                      "| ?[^\\s\\p{L}\\p{N}\r\n]+|\\s*[\r\n]+|\\s+(?!\\S)|\\s+"),
+                                             _BL_NO_REGEX), KERNEL),
+    # char-level: Yi-Coder / sarashina (Metaspace never, no split), Gemma 1 (Replace, no pre-tokenizer),
+    # Metaspace always with split (multilingual-e5 / bge-m3's, on a BPE model)
+    "metaspace-never": ("yi", "pre_tokenizer", {"type": "Metaspace", "replacement": "▁", "prepend_scheme": "never",
+                                                "split": False}, KERNEL),
+    "metaspace-always-split": ("yi", "pre_tokenizer", {"type": "Metaspace", "replacement": "▁",
+                                                       "prepend_scheme": "always", "split": True}, KERNEL),
+    "gemma-1": ("gemma", "pre_tokenizer", None, KERNEL),
     # Command-R7B (Cohere2): digits by three from the right, a group repeated without bound in a lookahead
     "cohere2": ("gpt-j", "pre_tokenizer", _seq(ff._split("\\d{1,3}(?=(?:\\d{3})*\\b)"), ff._split(ff.O200K),
                                                _BL_NO_REGEX), "outside the compiled subset"),
@@ -151,7 +165,7 @@ SHAPES = {
 UNSUPPORTED = {
     "nmt": ("gpt-j", "normalizer", {"type": "Nmt"}, "Nmt"),
 }
-EXTRA = ["Hello, wo-rld!!  x\u00a0y\u3000z。a\x1cb", " Привет мир hello 123 京い ok\u0301é\x00\ufffd\u200b", "abcdefghijkl", "a(b|c)d [x] (y)", "。，、।۔، a.b,c", "AbC aBc",
+EXTRA = ["'S '\u017f '\ufb01 'FI x'll\r\n\r\n", "Hello, wo-rld!!  x\u00a0y\u3000z。a\x1cb", " Привет мир hello 123 京い ok\u0301é\x00\ufffd\u200b", "abcdefghijkl", "a(b|c)d [x] (y)", "。，、।۔، a.b,c", "AbC aBc",
          " ▁x", "x<mask>y", "  "]
 
 _BASES: dict = {}

@@ -148,17 +148,19 @@ _CI_GROUP = r"\(\?i:([^()]*)\)"
 
 
 def _onig_case_ok(pattern: str) -> bool:
-    """Whether every `(?i:...)` group of pattern is ASCII letters, apostrophes and `|` with no
-    pair of letters that a single character folds to (then each literal's members, asked of
-    Oniguruma, say exactly what the group matches: "s" is s, S and U+017F)."""
+    """Whether every `(?i:...)` group of pattern has alternatives of ASCII letters and
+    apostrophes with no pair of letters that a single character folds to, or of one class of
+    ASCII letters (tiktoken's cl100k spelling `'(?i:[sdmt]|ll|ve|re)`, LLaDA's and Ling's files:
+    a class is one character, never beside a letter of the group): then each atom's members,
+    asked of Oniguruma, say exactly what the group matches ("s" is s, S and U+017F)."""
     import regex
 
     for m in regex.finditer(_CI_GROUP, pattern):
-        body = m.group(1)
-        if not regex.fullmatch(r"[A-Za-z'|]*", body):
-            return False
-        if any(pair in body.lower() for pair in _MULTI_CHAR_FOLDS):
-            return False
+        for alt in m.group(1).split("|"):
+            if regex.fullmatch(r"\[[A-Za-z]+\]", alt):
+                continue
+            if not regex.fullmatch(r"[A-Za-z']*", alt) or any(pair in alt.lower() for pair in _MULTI_CHAR_FOLDS):
+                return False
     return "(?i:" not in regex.sub(_CI_GROUP, "", pattern)
 
 
