@@ -184,10 +184,11 @@ cdef int op_replace(const Op* op, View v, Buf* out) except -1 nogil:
 
 
 cdef int op_replace_run(const Op* op, View v, Buf* out) except -1 nogil:
-    """HF's Replace with a regex that is one class repeated (`\\s+`): its leftmost greedy
-    matches (runs of members, cut every run_max) become content, aligned as a literal's.  A
-    match of one character that is the content (CLIP's single spaces) changes nothing, not
-    even its span: a text with only such matches is unchanged (no copy)."""
+    """HF's Replace with a regex that is one class repeated (`\\s+`, `" {2,}"`): its leftmost
+    greedy matches (runs of members, cut every run_max; a run or a run's rest shorter than
+    op.arg, the least count, is no match) become content, aligned as a literal's.  A match of
+    one character that is the content (CLIP's single spaces) changes nothing, not even its
+    span: a text with only such matches is unchanged (no copy)."""
     cdef Py_ssize_t i = 0, at = 0, j
     cdef bint changed = False
     cdef const uint64_t* ascii = <const uint64_t*>op.ascii
@@ -197,7 +198,7 @@ cdef int op_replace_run(const Op* op, View v, Buf* out) except -1 nogil:
             break
         j = view_class_skip(v, i + 1, i + op.run_max if op.run_max < v.n - i else v.n, ascii, op.index,
                             op.blocks, False)
-        if j == i + 1 and op.content_n == 1 and code_point(v.kind, v.data, i) == op.content[0]:
+        if j - i < op.arg or (j == i + 1 and op.content_n == 1 and code_point(v.kind, v.data, i) == op.content[0]):
             i = j
             continue
         if not changed:
@@ -387,7 +388,7 @@ cdef class Program:
     """A compiled normalizer program.  Program(ops), each op a tuple:
     ("form", 0..3 for NFC/NFD/NFKC/NFKD, its stability table as bytes), ("lowercase",),
     ("replace", literal, content), ("replace_run", ascii_lo, ascii_hi, block index (uint16
-    bytes), blocks (bytes), run_max, content), ("pad_class", ascii_lo, ascii_hi, block index, blocks,
+    bytes), blocks (bytes), run_max, content[, run_min]), ("pad_class", ascii_lo, ascii_hi, block index, blocks,
     content), ("prepend", content[, unless_first]), ("strip", left, right),
     ("strip_accents",), ("bytelevel",)."""
 
@@ -410,7 +411,7 @@ cdef class Program:
                 self.ascii_stable = False
         for j in range(self.n_ops - 1):
             op = &self.ops[j]
-            if op.kind == OP_REPLACE_RUN and op.content_n == 1 and self.ops[j + 1].kind == OP_LOWERCASE:
+            if op.kind == OP_REPLACE_RUN and op.arg == 1 and op.content_n == 1 and self.ops[j + 1].kind == OP_LOWERCASE:
                 m = lower_of(op.content[0], &seq)
                 if m <= 1:
                     op.then_lower, op.lower_content = True, seq[0] if m == 1 else op.content[0]
@@ -460,14 +461,16 @@ cdef class Program:
         elif name == "replace_run" or name == "pad_class":
             if name == "pad_class":
                 lo, hi, index_b, blocks_b, content = spec[1:]
-                run_max = 1
+                run_max = run_min = 1
             else:
-                lo, hi, index_b, blocks_b, run_max, content = spec[1:]
+                lo, hi, index_b, blocks_b, run_max, content = spec[1:7]
+                run_min = spec[7] if len(spec) > 7 else 1
             index, blocks = bytes(index_b), bytes(blocks_b)
-            if len(index) != 2 * 4352 or len(blocks) % 32 or max(memoryview(index).cast("H"), default=0) * 32 >= len(blocks) or run_max < 1:
-                raise ValueError(f"a {name} op needs a class table (pattern_program's) and run_max >= 1")
+            if len(index) != 2 * 4352 or len(blocks) % 32 or max(memoryview(index).cast("H"), default=0) * 32 >= len(blocks) or not 1 <= run_min <= run_max:
+                raise ValueError(f"a {name} op needs a class table (pattern_program's) and 1 <= run_min <= run_max")
             self.keep += [index, blocks]
             op.kind, op.run_max = OP_PAD_CLASS if name == "pad_class" else OP_REPLACE_RUN, run_max
+            op.arg = run_min   # (the least run a match of OP_REPLACE_RUN takes)
             op.ascii[0], op.ascii[1] = lo, hi
             op.index = <const unsigned short*><const char*>index
             op.blocks = <const unsigned char*><const char*>blocks

@@ -64,18 +64,19 @@ class ReplaceLiteral(_Op):
 
 
 class ReplaceRun(_Op):
-    """Replace by a regex that is one character class repeated 1..run_max times (`\\s+` ->
-    " "): `table` is the class as pattern_program keeps it (ascii lo, ascii hi, block index,
-    blocks), read in the dialect the file's regex is in (not compared: the pattern says it)."""
-    __slots__ = ("pattern", "table", "run_max", "content")
-    _shown = ("pattern", "run_max", "content")
+    """Replace by a regex that is one character class repeated run_min..run_max times (`\\s+`
+    -> " ", `" {2,}"` -> "▁"): `table` is the class as pattern_program keeps it (ascii lo,
+    ascii hi, block index, blocks), read in the dialect the file's regex is in (not compared:
+    the pattern says it)."""
+    __slots__ = ("pattern", "table", "run_max", "content", "run_min")
+    _shown = ("pattern", "run_max", "content", "run_min")
 
-    def __init__(self, pattern: str, table: tuple, run_max: int = 1, content: str = ""):
-        self._set(pattern=pattern, table=table, run_max=run_max, content=content)
+    def __init__(self, pattern: str, table: tuple, run_max: int = 1, content: str = "", run_min: int = 1):
+        self._set(pattern=pattern, table=table, run_max=run_max, content=content, run_min=run_min)
 
     def spec(self) -> tuple:
         lo, hi, index, blocks = self.table
-        return ("replace_run", lo, hi, bytes(index), bytes(blocks), self.run_max, self.content)
+        return ("replace_run", lo, hi, bytes(index), bytes(blocks), self.run_max, self.content, self.run_min)
 
 
 class PadClass(_Op):

@@ -87,16 +87,20 @@ class Plan(FrozenFields):
     stage did not lower, and why).  `model` says which kernel: "byte-level" (the scanner
     chain `kind`, then the byte-level merge) or "char-level" (`_char_bpe.CharBPE`: the
     normalizer and pre-tokenizer lower to its text form, `char_kinds`)."""
-    __slots__ = _shown = ("engine", "kind", "pattern", "matcher", "levels", "refusal", "model", "char_kinds")
+    __slots__ = _shown = ("engine", "kind", "pattern", "matcher", "levels", "refusal", "model", "char_kinds",
+                          "char_program")
 
     def __init__(self, engine: str, kind: int = -1, pattern: str | None = None, matcher=None, levels: tuple = (),
-                 refusal: str | None = None, model: str = "byte-level", char_kinds: tuple | None = None):
+                 refusal: str | None = None, model: str = "byte-level", char_kinds: tuple | None = None,
+                 char_program=None):
         # kind: the scanner kind of the pre-tokenizer chain; pattern: the one split pattern, when
         # the chain is one level; matcher: spans(text) of that pattern, for "kernel+matcher";
         # char_kinds (char-level): CharBPE's kind flags for a segment at a text's start and for
-        # one after an added token (they differ for Metaspace's prepend_scheme "first")
+        # one after an added token (they differ for Metaspace's prepend_scheme "first");
+        # char_program (char-level): the normalizer's ops before that text form (NFKC, Strip,
+        # Replace " {2,}", ...) as a normalize.NormalizerProgram, run before CharBPE; or None
         self._set(engine=engine, kind=kind, pattern=pattern, matcher=matcher, levels=levels, refusal=refusal,
-                  model=model, char_kinds=char_kinds)
+                  model=model, char_kinds=char_kinds, char_program=char_program)
 
     def _key(self) -> tuple:
         return tuple(getattr(self, n) for n in self._shown)

@@ -20,30 +20,34 @@ from . import normalizers
 from .encoding import Encoding
 
 
-def text_form(ops: tuple, steps: list, meta: str) -> tuple[int, int]:
+def text_form(ops: tuple, steps: list, meta: str) -> tuple[int, int, tuple]:
     """CharBPE's kind flags (at a text's start, after an added token) of a file's lowered
     normalizer (its program's ops) and pre-tokenizer steps before a char-level model whose
-    meta character is meta; NotLowered names the op or step the kernel does not run."""
+    meta character is meta, and the ops before Prepend(meta) / Replace(" " -> meta), which
+    run first as a normalizer program (NFKC, Strip, transformers' Replace(" {2,}" -> meta));
+    NotLowered names the op or step the kernel does not run."""
     from .. import normalize as program_ops
-    flags = 0
+    flags, before = 0, []
     for op in ops:
         if op == program_ops.Prepend(meta) and not flags & PREPEND:
             flags |= PREPEND
         elif op == program_ops.ReplaceLiteral(" ", meta) and not flags & REPLACE_SPACE:
             flags |= REPLACE_SPACE
+        elif flags:
+            raise NotLowered(f"the normalizer op {op} after Prepend({meta!r}) / Replace(' ', {meta!r}) "
+                             "(the char-level kernel runs those last)")
         else:
-            raise NotLowered(f"the normalizer op {op} (the char-level kernel runs Prepend({meta!r}) "
-                             f"and Replace(' ', {meta!r}))")
+            before.append(op)
     if flags & REPLACE_SPACE and meta != " ":
         steps = [step for step in steps if not _finds_no_space(step)]
     if not steps:
-        return flags, flags
+        return flags, flags, tuple(before)
     lower = getattr(steps[0], "lower_char_level", None)
     if len(steps) > 1 or lower is None:
         names = ", ".join(type(step).__name__ for step in steps)
         raise NotLowered(f"the pre-tokenizer {names} (the char-level kernel runs none or one Metaspace)")
     first, later = lower(meta)
-    return flags | first, flags | later
+    return flags | first, flags | later, tuple(before)
 
 
 def _finds_no_space(step) -> bool:
@@ -61,6 +65,7 @@ class CharLevelPath:
 
     def __init__(self, plan: Plan, model):
         self.kind, self.later_kind = plan.char_kinds
+        self.program = plan.char_program   # ops run before the kernel's text form, or None
         self.char = model.char_model
         self._model = model   # (its tokens_by_id list is made on first use, not at load)
 
@@ -71,7 +76,11 @@ class CharLevelPath:
         lone Replace(" " -> "▁") with tokens holding neither character (they match where their
         text is); Llama-2/Mistral's Prepend("▁") + Replace(" " -> "▁") (`_legacy`)."""
         added = tokenizer.added
-        if added.matcher(normalized=True)[0] is None or tokenizer.normalizer is None or self._legacy():
+        if added.matcher(normalized=True)[0] is None or tokenizer.normalizer is None:
+            return True
+        if self.program is not None:
+            return False
+        if self._legacy():
             return True
         norm, meta = tokenizer.normalizer, tokenizer.model.char_model.meta_char
         return (type(norm) is normalizers.Replace and norm.pattern_node == {"String": " "}
@@ -82,7 +91,8 @@ class CharLevelPath:
         """The file's normalizer is Prepend(meta) + Replace(" " -> meta) and nothing else cuts
         (Llama-2 / Mistral legacy files): a stretch between raw tokens normalizes to meta + the
         stretch with its spaces as meta, where `_normalized_cuts` finds the normalized tokens."""
-        return self.kind == self.later_kind == PREPEND | REPLACE_SPACE and self.char.meta_char != " "
+        return (self.kind == self.later_kind == PREPEND | REPLACE_SPACE and self.char.meta_char != " "
+                and self.program is None)
 
     def _has_added(self, added, text: str) -> bool:
         if added.occurs_in(text, normalized=False):
@@ -139,6 +149,10 @@ class CharLevelPath:
                 out.append((start, end, None, kind & ~PREPEND, text[start:end]))
         return out
 
+    def _normal(self, piece: str) -> str:
+        """What the kernel encodes of a segment: piece through the ops before the text form."""
+        return piece if self.program is None else self.program.normalize(piece)
+
     # -- ids --------------------------------------------------------------------------------
 
     def body_ids(self, tokenizer, text: str) -> list[int]:
@@ -147,11 +161,11 @@ class CharLevelPath:
         encode = self.char.encode_text
         if len(segments) == 1 and segments[0][2] is None:
             piece = segments[0][4]
-            return encode(piece if type(piece) is str else str(piece), segments[0][3])
+            return encode(self._normal(piece if type(piece) is str else str(piece)), segments[0][3])
         ids = []
         for _, _, aid, kind, piece in segments:
             if aid is None:
-                ids += encode(piece, kind)
+                ids += encode(self._normal(piece), kind)
             else:
                 ids.append(aid)
         return ids
@@ -167,7 +181,10 @@ class CharLevelPath:
         are bytes of uint32s, what an Encoding holds: _short_call.EncodingIds)."""
         added = tokenizer.added
         plain = [type(t) is str and not self._has_added(added, t) for t in texts]
-        encoded = iter(self.char.encode_texts([t for t, ok in zip(texts, plain) if ok], self.kind, False, as_bytes))
+        kept = [t for t, ok in zip(texts, plain) if ok]
+        if self.program is not None:
+            kept = self.program.normalize_batch(kept)
+        encoded = iter(self.char.encode_texts(kept, self.kind, False, as_bytes))
         return [next(encoded) if ok else self.body_ids(tokenizer, t) for t, ok in zip(texts, plain)]
 
     # -- Encodings --------------------------------------------------------------------------
@@ -177,7 +194,7 @@ class CharLevelPath:
         thread's share); tokens, offsets and word ids when first read, from a second call
         that gives the offsets too (its pieces are in the thread's cache by then)."""
         plans = [self._segments(tokenizer, t) for t in texts]
-        jobs = [(piece if type(piece) is str else str(piece), kind)
+        jobs = [(self._normal(piece if type(piece) is str else str(piece)), kind)
                 for plan in plans for _, _, aid, kind, piece in plan if aid is None]
         outputs = iter(parallel_map(lambda share: self._outputs(share, False), jobs, num_threads, keep_threads=True))
         return [self._sequence(t, plan, outputs, k) for t, plan, k in zip(texts, plans, type_ids)]
@@ -210,7 +227,12 @@ class CharLevelPath:
         """(tokens, offsets, word_ids): an added token is its matched text and a word of its
         own, as HF; the kernel gives each segment's (start, end, word) per token, then its
         number of words."""
-        outputs = iter(self._outputs([(piece, kind) for _, _, aid, kind, piece in plan if aid is None], True))
+        program, segments = self.program, [(piece, kind) for _, _, aid, kind, piece in plan if aid is None]
+        # (normalized, starts, ends) of each segment: starts None where the ops change nothing
+        aligned = [program.normalize_aligned_bytes(piece) if program is not None else (piece, None, None)
+                   for piece, _ in segments]
+        outputs = iter(self._outputs([(seg, kind) for (seg, _, _), (_, kind) in zip(aligned, segments)], True))
+        aligns = iter(aligned)
         tokens, offsets, words = [], [], []
         word = 0
         id_to_token = self._model.tokens_by_id   # (by id: a list)
@@ -222,13 +244,25 @@ class CharLevelPath:
                 word += 1
                 continue
             seg_ids, spans = next(outputs)
+            _, at, to = next(aligns)
             n = len(seg_ids)
             flat = spans.tolist()
             tokens += map(id_to_token.__getitem__, seg_ids)
             starts, ends = flat[0:3 * n:3], flat[1:3 * n:3]
+            if at is not None:   # normalized characters -> their spans in the segment
+                starts, ends = _through(starts, ends, memoryview(at).cast("q"), memoryview(to).cast("q"))
             if start:
                 starts, ends = [x + start for x in starts], [x + start for x in ends]
             offsets += zip(starts, ends)
             words += [w + word for w in flat[2:3 * n:3]] if word else flat[2:3 * n:3]
             word += flat[3 * n]
         return tokens, offsets, words
+
+
+def _through(starts: list, ends: list, at, to) -> tuple[list, list]:
+    """Token spans in a normalized segment -> spans in the segment: from the first character's
+    start to the last one's end, as HF aligns them (at / to: each normalized character's
+    span); an empty span stays at its character's start."""
+    return ([at[a] if a < len(at) else (to[-1] if len(to) else 0) for a in starts],
+            [to[b - 1] if b > a else (at[a] if a < len(at) else (to[-1] if len(to) else 0))
+             for a, b in zip(starts, ends)])

@@ -80,10 +80,17 @@ def _char_level_plan(model, program, normalizer_refusal: str | None, steps: list
         return pipeline(normalizer_refusal)
     from . import char_level   # (char-level files only, with _char_bpe)
     try:
-        kinds = char_level.text_form(program.ops if program is not None else (), steps, model.char_model.meta_char)
+        first, later, before = char_level.text_form(program.ops if program is not None else (), steps,
+                                                    model.char_model.meta_char)
     except NotLowered as e:
         return pipeline(str(e))
-    return Plan("kernel", model="char-level", char_kinds=kinds)
+    return Plan("kernel", model="char-level", char_kinds=(first, later),
+                char_program=_program_of(before) if before else None)
+
+
+def _program_of(ops: tuple):
+    from ..normalize import NormalizerProgram
+    return NormalizerProgram(ops)
 
 
 def _matcher_plan(steps: list, refusal: str) -> Plan:

@@ -107,11 +107,30 @@ class Replace:
             return [_ops().ReplaceLiteral(self.pattern_node["String"], self.content)]
         pattern = self.pattern_node.get("Regex")
         prog = regex_program(pattern) if regex_program is not None and isinstance(pattern, str) else None
-        if prog is not None and prog.run is not None:   # one class repeated: CLIP's \s+
-            cls, run_max = prog.run
-            return [_ops().ReplaceRun(pattern, prog.tables[cls], min(run_max, 1 << 62), self.content)]
+        run = _class_run(prog) if prog is not None else None
+        if run is not None:   # one class repeated: CLIP's \s+, transformers' " {2,}"
+            cls, run_min, run_max = run
+            return [_ops().ReplaceRun(pattern, prog.tables[cls], min(run_max, 1 << 62), self.content, run_min)]
         raise NotLowered(f"normalizer Replace with the regex {pattern!r} (the kernel runs a String "
                          "pattern, or a regex that is one character class repeated)")
+
+
+def _class_run(prog) -> tuple | None:
+    """(class, least, most) of a scanner program that is one class repeated greedily or
+    possessively (`\\s+`, `" {2,}"`), else None: read off its item arrays, which a program
+    read back from the cache has too."""
+    from ..pattern_program import LAZY, T_CLASS
+    alt_start, alt_end, alt_seqs = prog.alt_arrays
+    seq_start, seq_end, _ = prog.seq_arrays
+    if alt_end[prog.root] - alt_start[prog.root] != 1:
+        return None
+    seq = alt_seqs[alt_start[prog.root]]
+    if seq_end[seq] - seq_start[seq] != 1:
+        return None
+    kind, cls, least, most, mode = (int(x) for x in prog.item_array[5 * seq_start[seq]:5 * seq_start[seq] + 5])
+    if kind != T_CLASS or mode == LAZY or not 1 <= least <= most:
+        return None
+    return cls, least, most
 
 
 # Oniguruma's reading of a regex as a scanner program, or None (pre_tokenizers.oniguruma_program:
