@@ -161,6 +161,10 @@ cdef inline Py_ssize_t cut_piece(const Level* lv, Ctx* x, fb_chain_state* st, in
             k += 1
         c[0] = k
         return q
+    if P.opt_run >= 0:
+        i = opt_cut(P, s, q, B, W, out + k, on_match, on_gap, &x.steps)
+        c[0] = k + i
+        return out[k + i - 1] & ~FLAGS if i else q
     x.n = B
     if not may_match(P, s, q, B):
         out[k] = B | on_gap
@@ -455,6 +459,9 @@ cdef int _fill(_Owner owner, Prog* P, object program) except -1:
     lead = _lead_bytes(program.tables[P.run_class]) if P.run_class >= 0 else (1 << 256) - 1
     P.need = _needed_class(program) if P.run_class < 0 else -1
     P.opt_class, P.opt_run = _optional_then_run(program) if P.run_class < 0 else (-1, -1)
+    for i in range(256):        # opt_cut's byte classes
+        P.opt_tab[i] = 0 if P.opt_run < 0 else 4 if i >= 128 else (
+            ((program.tables[P.opt_run][i >> 6] >> (i & 63)) & 1) | ((program.tables[P.opt_class][i >> 6] >> (i & 63)) & 1) << 1)
     P.last, stops = _anchored_end(program) if P.run_class < 0 else (-1, 0)
     for i in range(256):        # may_match's bytes that end its shortcut: the stops, non-ASCII
         P.stop_tab[i] = i >= 128 or (stops >> i) & 1

@@ -171,6 +171,54 @@ cdef inline Py_ssize_t opt_run_match(const Prog* P, const uint8_t* s, Py_ssize_t
     return p
 
 
+cdef inline Py_ssize_t opt_cut(const Prog* P, const uint8_t* s, Py_ssize_t q, Py_ssize_t B, Py_ssize_t W,
+                               Py_ssize_t* out, Py_ssize_t on_match, Py_ssize_t on_gap,
+                               Py_ssize_t* steps) noexcept nogil:
+    """A level `S?C+` (opt_run_match's) cutting [q, B): its matches and the gaps between them
+    into out (on_match / on_gap set) until one ends at B or at or after W; returns how many.
+    A gap runs to the first character that is in C or is in S with one of C after it (where
+    opt_run_match finds a match), ASCII by P.opt_tab, without a call: cut_piece's generic
+    loop asked class_near, gap_end and match_at per piece (~220 instructions a DeepSeek-LLM
+    English word)."""
+    cdef const Cls* C = &P.classes[P.opt_run]
+    cdef const Cls* S = &P.classes[P.opt_class]
+    cdef const uint8_t* t = P.opt_tab
+    cdef Py_ssize_t k = 0, e, p, q0 = q
+    cdef uint8_t f
+    cdef int ln = 0, ln2 = 0
+    while q < B and q < W:
+        e = opt_run_match(P, s, B, q)
+        if e > q:
+            out[k] = e | on_match
+            k += 1
+            q = e
+            continue
+        p = q + char_length(P, s, B, q)
+        while p < B:
+            f = t[s[p]]
+            if f == 0:
+                p += 1
+            elif f == 1:
+                break
+            elif f & 1:         # ASCII, in C and S
+                break
+            elif f == 2:        # ASCII, in S: a match when one of C follows
+                if p + 1 < B and char_in(P, C, s, B, p + 1, &ln2):
+                    break
+                p += 1
+            elif char_in(P, C, s, B, p, &ln):
+                break
+            elif char_in(P, S, s, B, p, &ln) and p + ln < B and char_in(P, C, s, B, p + ln, &ln2):
+                break
+            else:
+                p += ln
+        out[k] = p | on_gap
+        k += 1
+        q = p
+    steps[0] += q - q0 + k
+    return k
+
+
 cdef inline int char_length(const Prog* P, const uint8_t* s, Py_ssize_t B, Py_ssize_t p) noexcept nogil:
     return 1 if P.byte_level or s[p] < 0x80 else utf8_length(s, B, p)
 

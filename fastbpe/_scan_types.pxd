@@ -45,6 +45,8 @@ ctypedef struct Prog:
     int need                     # a class every non-empty match holds a character of, or -1
     int opt_class, opt_run       # >= 0: the pattern is opt_class? opt_run+, greedy (`\s?\p{L}+`):
                                  # matched by opt_run_match, not the automaton; -1: not so
+    uint8_t opt_tab[256]         # per byte, for opt_cut: 1 an ASCII character of opt_run, 2 of
+                                 # opt_class, 4 a byte >= 0x80 (decoded: char_in)
     int last                     # every match ends with a character of class last, at the text's
     uint8_t stop_tab[256]        # end or before a byte flagged here (_anchored_end); -1: unknown
     uint8_t run_tab[256]         # per byte: a character of the run class can start there;
