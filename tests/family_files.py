@@ -156,6 +156,16 @@ FAMILIES: dict[str, dict] = {
     "internlm2": dict(   # InternLM2 written before prepend_scheme: Metaspace add_prefix_space (always), split
         vocab="baichuan", char_level=True, post="bos",
         pre={"type": "Metaspace", "replacement": "▁", "add_prefix_space": True}, decoder_strip=True),
+    "gemma-4": dict(   # Gemma 4's own file over its own vocabulary and merges (llama.cpp's gemma-4 GGUF, 262k):
+        # Replace, Split " " merged with the previous piece, byte fallback, merges in file order, no BOS
+        vocab="gemma-4", char_level=True, file_merges=True, merges_as="pair", post={
+            "type": "TemplateProcessing", "single": [{"Sequence": {"id": "A", "type_id": 0}}],
+            "pair": [{"Sequence": {"id": "A", "type_id": 0}}, {"Sequence": {"id": "B", "type_id": 1}}],
+            "special_tokens": {}},
+        normalizer={"type": "Replace", "pattern": {"String": " "}, "content": "▁"},
+        pre={"type": "Split", "pattern": {"String": " "}, "behavior": "MergedWithPrevious", "invert": False}),
+    "llada": dict(   # LLaDA / Ling-3.0: tiktoken's cl100k spelling as one Split (over Llama-3's vocabulary)
+        vocab="llama-bpe", merges_as="pair", post=_BL_POST, pre=_seq(_split(CL100K_TIKTOKEN), _BL_PRE)),
     "yi": dict(   # Yi without legacy: Metaspace prepend first, no split; no fuse_unk
         vocab="llama-spm", char_level=True, post="bos", model={"fuse_unk": False},
         pre={"type": "Metaspace", "replacement": "▁", "prepend_scheme": "first", "split": False},
@@ -287,7 +297,8 @@ def from_gguf(name: str, path) -> dict:
     types = [_NORMAL] * len(vocab) if types is None else [int(t) for t in types]
     merges = meta.get("tokenizer.ggml.merges")
     scores = meta.get("tokenizer.ggml.scores")
-    return document(name, vocab, types, None if FAMILIES[name].get("char_level") else list(merges or []),
+    fam = FAMILIES[name]
+    return document(name, vocab, types, None if fam.get("char_level") and not fam.get("file_merges") else list(merges or []),
                     [float(s) for s in scores] if scores is not None else None, _bos_of(meta, vocab))
 
 
