@@ -98,7 +98,7 @@ SHAPES = {
     "char-dropout-zero": ("baichuan", "model", {"dropout": 0.0}, KERNEL),
     "char-nfkc-prepend-replace": ("baichuan", "normalizer", _norm(
         {"type": "NFKC"}, {"type": "Prepend", "prepend": "▁"},
-        {"type": "Replace", "pattern": {"String": " "}, "content": "▁"}), "UnicodeForm"),
+        {"type": "Replace", "pattern": {"String": " "}, "content": "▁"}), KERNEL),   # 21e4f68: NFKC first, on the kernel
     "char-metaspace-digits": ("yi", "pre_tokenizer", _seq(_METASPACE, {"type": "Digits", "individual_digits": True}),
                               "Metaspace, Digits"),
     # HF's UnicodeScripts: two scanner levels (unicode_scripts.py); BertNormalizer: a normalizer program
@@ -147,12 +147,7 @@ SHAPES = {
     "zeta": ("gpt-j", "pre_tokenizer", _seq(ff._split("(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1}"
                                                       "| ?[^\\s\\p{L}\\p{N}\r\n]+|\\s*[\r\n]+|\\s+(?!\\S)|\\s+"),
                                              _BL_NO_REGEX), KERNEL),
-    # char-level: Yi-Coder / sarashina (Metaspace never, no split), Gemma 1 (Replace, no pre-tokenizer),
-    # Metaspace always with split (multilingual-e5 / bge-m3's, on a BPE model)
-    "metaspace-never": ("yi", "pre_tokenizer", {"type": "Metaspace", "replacement": "▁", "prepend_scheme": "never",
-                                                "split": False}, KERNEL),
-    "metaspace-always-split": ("yi", "pre_tokenizer", {"type": "Metaspace", "replacement": "▁",
-                                                       "prepend_scheme": "always", "split": True}, KERNEL),
+    # char-level: Gemma 1 (Replace, no pre-tokenizer; Yi-Coder's Metaspace never is metaspace-never-whole above)
     "gemma-1": ("gemma", "pre_tokenizer", None, KERNEL),
     # Command-R7B (Cohere2): digits by three from the right, a group repeated without bound in a lookahead
     "cohere2": ("gpt-j", "pre_tokenizer", _seq(ff._split("\\d{1,3}(?=(?:\\d{3})*\\b)"), ff._split(ff.O200K),
