@@ -183,3 +183,18 @@ def test_an_empty_normalizer_and_several_first_characters_keep_plain_texts_whole
     _assert_batches_are_hfs(ref, ours, texts)
     assert [ours.encode(t).ids for t in texts] == [ref.encode(t).ids for t in texts]
     assert [ours.encode_ids(t) for t in texts] == [ref.encode(t).ids for t in texts]
+
+
+def test_texts_plain_after_normalizing_go_whole():
+    """With a normalizer (Qwen3.5's NFC), a text is encoded whole when none of the raw tokens'
+    first characters is in it and none of the normalized tokens' is in its normalized text; a
+    normalizer that makes a token's first character ("q" -> "<") still sends the text to the cut."""
+    tokens = [{"content": "<t>", "normalized": True}, {"content": "[p]", "normalized": True},
+              {"content": "<raw>", "normalized": False, "special": True}]
+    ref, ours = _with_added(tokens, hn.Sequence([hn.NFC(), hn.Replace("q", "<")]))
+    texts = ["plain text", "Cafe\u0301 au lait", "a qt> b", "a <t> b", "b [p] c", "<raw>", "c [y", "中文 e\u0301"]
+    plain, whole = ours._plain_after_normalizing(texts)
+    assert plain == [True, True, False, False, False, False, False, True]
+    assert whole == ["plain text", "Caf\u00e9 au lait", "中文 \u00e9"]
+    _assert_batches_are_hfs(ref, ours, texts)
+    assert ours._plain_after_normalizing(texts + [b"x"]) is None

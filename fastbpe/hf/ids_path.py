@@ -12,7 +12,7 @@ import re
 from ..patterns import BY_NAME
 from ..threads import available_cores, batch_threads, parallel_map
 from .._added_split import encode_cut_texts
-from .._short_call import ShortCall, lazy_objects, plain_texts
+from .._short_call import ShortCall, lazy_objects, plain_normalized, plain_texts
 from .encoding import SHORT_FIELDS, Encoding, ShortSource, gc_paused, lazy_encoding, single_sequence_shape
 
 
@@ -125,6 +125,26 @@ class IdsPath:
                 firsts = tuple(sorted({*raw_firsts, *firsts})) if raw_firsts is not None and firsts is not None \
                     else None
         return pattern, "".join(firsts) if firsts and len(firsts) <= 4 else None   # (_short_call.first_chars)
+
+    def _plain_after_normalizing(self, texts: list) -> tuple | None:
+        """(for each text whether it holds no added token, the normalized texts of those) for a
+        file whose normalized tokens make `_plain_test` None (Qwen3.5's NFC), or None when it
+        cannot tell (no program, a text not a str, more first characters than `plain_normalized`
+        takes).  HF finds the raw tokens in the text, then the normalized ones in the normalized
+        stretches between them: with none of the raw ones' first characters in the text and none
+        of the normalized ones' in its normalized text there is no token and the normalized text
+        is encoded whole (every English 2 kB document went through the automaton's cut before)."""
+        if self._normalizer_not_lowered is not None or self._plain_test() is not None \
+                or not all(type(t) is str for t in texts):
+            return None
+        raw, _, raw_firsts = self.added.matcher_and_first_chars(False)
+        normalized, _, firsts = self.added.matcher_and_first_chars(True)
+        if normalized is None or not firsts or len(firsts) > 4 \
+                or (raw is not None and (not raw_firsts or len(raw_firsts) > 4)):
+            return None
+        done = plain_normalized(texts, self._normalize_program.kernel, "".join(firsts),
+                                "".join(raw_firsts) if raw is not None else None)
+        return [t is not None for t in done], [t for t in done if t is not None]
 
     def _plain_texts(self, texts: list) -> list:
         """For each text, whether it goes to the kernel whole (`_plain_test`; the short call's
@@ -505,9 +525,13 @@ class IdsPath:
         Encoding holds, EncodingIds; a list held instead is copied on each read of `ids`)."""
         plain = self._plain_texts(texts)
         program = self._normalize_program
-        whole = [t for t, ok in zip(texts, plain) if ok] if not all(plain) else texts
-        if whole and program is not None:
-            whole = program.normalize_batch(whole)
+        found = self._plain_after_normalizing(texts) if program is not None and not any(plain) else None
+        if found is not None:   # the plain texts normalized already (Qwen3.5's NFC)
+            plain, whole = found
+        else:
+            whole = [t for t, ok in zip(texts, plain) if ok] if not all(plain) else texts
+            if whole and program is not None:
+                whole = program.normalize_batch(whole)
         encoded = self.model.table.encode_texts(whole, self._kind, False, as_bytes) if whole else []
         if len(whole) == len(texts):
             return encoded
