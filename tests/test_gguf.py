@@ -216,6 +216,13 @@ def test_special_tokens_cut_in_c_equal_llama_cpp_partition(bytelevel_vocab, tmp_
     with pytest.raises(TypeError):
         fast.encode_ids_batch(["a", b"b"])
 
+    class Text(str):   # a str subclass is read as its text (its __str__ is not asked), as on the Python path
+        def __str__(self):
+            return "other"
+
+    assert fast.encode_ids(Text(texts[3])) == slow.encode_ids(texts[3])
+    assert fast.encode_ids_batch([Text(texts[3])]) == [slow.encode_ids(texts[3])]
+
 
 def test_overlapping_special_tokens_stay_longest_first(bytelevel_vocab, tmp_path):
     """Tokens whose occurrences can overlap ("ab" / "bcd") keep llama.cpp's longest-first cut

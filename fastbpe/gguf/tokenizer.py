@@ -133,9 +133,7 @@ class GGUFTokenizer:
             raise TypeError(f"expected str, not {type(text).__name__}")
         cut = self._cut_plan(parse_special)
         if cut is not None and not (self.splitter.fold_guard and FOLD_TRAP in text):
-            return self._with_bos_eos(self.model.fix_stand_ins_lists(
-                encode_cut_texts(self.model.table, self.splitter.scanner_kind, cut, None, [text]))[0],
-                add_special_tokens)
+            return self._encode_cut([text], cut, add_special_tokens)[0]
         fragments = self._partition(text, parse_special)
         vocab = self.vocab
         out = []
@@ -196,11 +194,15 @@ class GGUFTokenizer:
             for t in part:
                 if not isinstance(t, str):
                     raise TypeError(f"expected str, not {type(t).__name__}")
-            lists = self.model.fix_stand_ins_lists(
-                encode_cut_texts(self.model.table, self.splitter.scanner_kind, cut, None, part))
-            return [self._with_bos_eos(ids, add_special_tokens) for ids in lists]
+            return self._encode_cut(part, cut, add_special_tokens)
 
         return parallel_map(chunk, texts, num_threads, keep_threads=True)
+
+    def _encode_cut(self, texts: list, cut, add_special_tokens: bool) -> list:
+        """encode_ids of each text (str or a subclass) in one kernel call, specials cut by `cut`."""
+        texts = [t if type(t) is str else str.__str__(t) for t in texts]
+        lists = encode_cut_texts(self.model.table, self.splitter.scanner_kind, cut, None, texts)
+        return [self._with_bos_eos(ids, add_special_tokens) for ids in self.model.fix_stand_ins_lists(lists)]
 
     def _with_bos_eos(self, ids: list, add_special_tokens: bool) -> list:
         """ids with BOS / EOS added as encode_ids adds them (ids: a list this call owns)."""
@@ -220,7 +222,7 @@ class GGUFTokenizer:
         (`_added_split.encode_cut_texts`: the tokens found leftmost-longest in C, each stretch
         between them scanned and merged from UTF-8), else None.  That needs a byte-level
         model on a scanner kind and tokens without lstrip / rstrip whose occurrences can never
-        overlap (no token's proper suffix is a token's proper prefix): then leftmost-longest
+        overlap (no token's proper suffix is another token's proper prefix): then leftmost-longest
         cuts what llama.cpp's longest-token-first partition cuts (any two occurrences are
         apart or one holds the other, and both keep the outermost).  DeepSeek-Coder's file
         has 251 user-defined tokens, 13 of them Latin-1 letters (u-umlaut, o-umlaut, ...): cut in
