@@ -198,7 +198,8 @@ def test_special_tokens_cut_in_c_equal_llama_cpp_partition(bytelevel_vocab, tmp_
     import random
 
     spec, tokens, merges = bytelevel_vocab
-    extra = ["\u00fc", "\u00f6", "\u00e9", "zz", "z", "<tool>", "<tool_call>", "<|fim hole|>", "[PAD7]", "[PAD77]", "\u00e9t\u00e9"]
+    extra = ["\u00fc", "\u00f6", "\u00e9", "zz", "z", "<tool>", "<tool_call>", "<|fim hole|>", "[PAD7]", "[PAD77]", "\u00e9t\u00e9",
+             "  ", "   ", "     ", "\t\t", "\t\t\t\t"]   # runs of one character overlap each other: GPT-NeoX's spaces
     tokens = tokens + extra
     types = [3 if t == "<|endoftext|>" else 1 for t in tokens[:-len(extra)]] + [4] * len(extra)
     path = tmp_path / "vocab.gguf"
@@ -206,7 +207,7 @@ def test_special_tokens_cut_in_c_equal_llama_cpp_partition(bytelevel_vocab, tmp_
     fast, slow = GGUFTokenizer.from_file(path), _python_partition(GGUFTokenizer.from_file(path))
     assert fast._cut_plan(False) is not None and fast._cut_plan(True) is not None
     rng = random.Random(5)
-    bits = extra + ["<|endoftext|>", "<tool", "PAD7]", "\u00e9t", " ", "a", "Z\u00fcrich", "\n", "9", "\u00e9", "\u0301", "zzz"]
+    bits = extra + ["<|endoftext|>", "<tool", "PAD7]", "\u00e9t", " ", "a", "Z\u00fcrich", "\n", "9", "\u00e9", "\u0301", "zzz", "        ", "\t\t\t", " \t  "]
     texts = ["".join(rng.choice(bits) for _ in range(rng.randrange(0, 30))) for _ in range(300)] + gf.TEXTS
     for special in (False, True):
         for add in (False, True):
@@ -238,11 +239,13 @@ def test_overlapping_special_tokens_stay_longest_first(bytelevel_vocab, tmp_path
     assert ids[-1] == len(tokens) - 1 and len(tokens) - 2 not in ids
 
 
-@pytest.mark.parametrize("name", ["deepseek-coder", "command-r", "qwen2"])
+@pytest.mark.parametrize("name", ["deepseek-coder", "command-r", "qwen2", "gpt-neox"])
 def test_shared_vocab_special_cut_in_c_equals_partition(name, shared_tokenizers):
     tok = _load_shared(shared_tokenizers, name)
     slow = _python_partition(GGUFTokenizer.from_file(tok.path))
-    texts = [t for t, _ in _cases(tok.path)] + ["M\u00fcnchen \u00f6l \u00fc\u00fc<|EOT|>[PAD32022]x\u00e9", "\u00fc" * 50]
+    texts = ([t for t, _ in _cases(tok.path)] if os.path.exists(f"{tok.path}.inp") else list(gf.TEXTS)) + ["M\u00fcnchen \u00f6l \u00fc\u00fc<|EOT|>[PAD32022]x\u00e9", "\u00fc" * 50,
+                                                "def f():\n" + " " * 37 + "x\n\t\t  y" + " " * 25 + "<|endoftext|>"]
+    assert tok._cut_plan(False) is not None
     for special in (False, True):
         want = [slow.encode_ids(t, True, special) for t in texts]
         assert [tok.encode_ids(t, True, special) for t in texts] == want

@@ -458,13 +458,24 @@ class GGUFEncoding(EncodingIds):
 
 def _can_overlap(words: list) -> bool:
     """Whether occurrences of two different tokens can overlap without one holding the other:
-    a token's proper suffix is another token's proper prefix.  (Occurrences of one token that
-    overlap, "ete" in "etete", are cut leftmost first by both ways.)"""
+    a token's proper suffix is another token's proper prefix.  Two exceptions cut alike both
+    ways, leftmost first: occurrences of one token ("ete" in "etete"), and runs of one
+    character (GPT-NeoX's and MPT's user-defined runs of 2 to 24 spaces: in a run, llama.cpp's
+    longest-first and leftmost-longest both take the longest run token that fits, from the left)."""
+    def run_of(w: str) -> str | None:
+        return w[0] if w and w.count(w[0]) == len(w) else None
+
     prefixes = {}
     for w in words:
         for k in range(1, len(w)):
             prefixes.setdefault(w[:k], set()).add(w)
-    return any(prefixes.get(w[k:], {w}) - {w} for w in words for k in range(1, len(w)))
+    for w in words:
+        c = run_of(w)
+        for k in range(1, len(w)):
+            for other in prefixes.get(w[k:], ()):
+                if other != w and (c is None or run_of(other) != c):
+                    return True
+    return False
 
 
 def _char_spans(data: bytes, lengths: list, shift: int, low: int, prefix: int) -> list:
