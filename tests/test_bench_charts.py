@@ -18,8 +18,8 @@ if not (BENCH / "charts.py").is_file():   # an unpacked sdist carries tests/ but
 sys.path.insert(0, str(BENCH))
 
 import charts  # noqa: E402
+import encode_sections  # noqa: E402
 import models_section  # noqa: E402
-import peers  # noqa: E402
 
 needs_matplotlib = pytest.mark.skipif(not charts.available(),
                                       reason="matplotlib is not installed (it is in the bench extra)")
@@ -57,7 +57,7 @@ def _runs():
 
 
 def test_encode_chart_rows_are_the_tables_exact_medians():
-    rows = peers.encode_chart_rows(RUN, _runs(), ["fastbpe", "fastokens", "kitoken", "tiktoken", "HF tokenizers"],
+    rows = encode_sections.encode_chart_rows(RUN, _runs(), ["fastbpe", "fastokens", "kitoken", "tiktoken", "HF tokenizers"],
                                    VOCABS, ["English", "code"])
     assert [(r["group"], r["corpus"]) for r in rows] == [
         ("cl100k_base", "English"), ("cl100k_base", "code"),
@@ -81,7 +81,7 @@ def test_models_chart_rows_keep_only_measured_exact_cells():
 
 @needs_matplotlib
 def test_encode_chart_is_an_svg_of_the_rows_and_reproducible(tmp_path):
-    rows = peers.encode_chart_rows(RUN, _runs(), ["fastbpe", "fastokens", "kitoken", "tiktoken", "HF tokenizers"],
+    rows = encode_sections.encode_chart_rows(RUN, _runs(), ["fastbpe", "fastokens", "kitoken", "tiktoken", "HF tokenizers"],
                                    VOCABS, ["English", "code"])
     a = charts.encode_chart(rows, tmp_path / "a.svg", "one test run")
     b = charts.encode_chart(rows, tmp_path / "b.svg", "one test run")
@@ -114,14 +114,14 @@ def test_redraw_reads_back_the_tables_peers_writes(tmp_path):
     the rows the run drew from (numbers chosen to survive the table's rounding)."""
     libs = ["fastbpe", "fastokens", "kitoken", "tiktoken", "HF tokenizers"]
     runs = _runs()
-    lines = peers.encode_table(RUN, runs, libs, VOCABS, ["English", "code"])
+    lines = encode_sections.encode_table(RUN, runs, libs, VOCABS, ["English", "code"])
     section = "\n".join(["<!-- encode:start -->", "## Encode", "",
                          "- Load average (1 / 5 / 15 min): 0.50 / 0.40 / 0.30 at the start, 1 / 1 / 1 at the end",
                          "- Versions: fastbpe git abc1234, fastokens 0.3.5", "- Date: 2026-11-27 11:00 UTC",
                          "- Command: `python bench/peers.py --sections encode --runs 3` (from the root)", "",
                          *lines, "<!-- encode:end -->"])
     table = charts._table(charts._section(section, "encode"))
-    assert charts.encode_rows_from_table(table) == peers.encode_chart_rows(RUN, runs, libs, VOCABS, ["English", "code"])
+    assert charts.encode_rows_from_table(table) == encode_sections.encode_chart_rows(RUN, runs, libs, VOCABS, ["English", "code"])
     subtitle = charts._header_subtitle(section, "encode")
     assert "median of 3 runs" in subtitle and "abc1234" in subtitle and "load 0.50" in subtitle
     speeds = {("gpt2", "English", "fastbpe"): 70.0, ("gpt2", "English", "fastbpe ids"): 35.0,
