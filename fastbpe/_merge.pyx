@@ -41,6 +41,7 @@ cdef enum:
     SCAN_PIECE = 48          # merge_piece: pieces of up to this many bytes use merge_scan
     MAX_RUNS = 32            # sorted runs of candidate merges at once (see merge_heap)
     PILE_TO_HEAP = 64        # a smaller pile of candidates goes into the heap, not a run
+    SORT_SMALL = 32          # sort_keys: up to this many keys by insertion, not by radix
 
 cdef uint64_t UINT64_MAX_KEY = 0xFFFFFFFFFFFFFFFFULL   # above every candidate merge
 
@@ -218,11 +219,25 @@ cdef inline void pile_pair(const PairTable* pairs, SmallPart* parts, Py_ssize_t 
         pile_min[0] = key
 
 
+cdef inline void insertion_sort(uint64_t* keys, Py_ssize_t n) noexcept nogil:
+    """Sort a few 64-bit keys whole (a radix pass clears and sums 256 counters a byte)."""
+    cdef Py_ssize_t i, j
+    cdef uint64_t k
+    for i in range(1, n):
+        k = keys[i]
+        j = i
+        while j > 0 and keys[j - 1] > k:
+            keys[j] = keys[j - 1]
+            j -= 1
+        keys[j] = k
+
+
 cdef void sort_keys(uint64_t* keys, uint64_t* tmp, Py_ssize_t n, int first_byte) noexcept nogil:
     """Sort 64-bit keys by their bytes first_byte..7 (a stable LSD radix sort over the bytes
     that differ between keys; the others cost nothing); tmp has room for n keys.  With
     first_byte = 4 it sorts (rank << 32 | position) keys by rank alone, keeping the order of
-    positions."""
+    positions.  Up to SORT_SMALL keys are sorted whole instead (by rank, then position): the
+    same order for keys whose positions ascend in each rank, and the order sort_pile ends with."""
     cdef Py_ssize_t count[8][256]
     cdef Py_ssize_t i, total, c
     cdef int byte, b, n_vary = 0
@@ -232,6 +247,9 @@ cdef void sort_keys(uint64_t* keys, uint64_t* tmp, Py_ssize_t n, int first_byte)
     cdef uint64_t* swap
     cdef uint64_t k, all_or = 0, all_and = UINT64_MAX_KEY
     if n < 2:
+        return
+    if n <= SORT_SMALL:
+        insertion_sort(keys, n)
         return
     for i in range(n):
         all_or |= keys[i]
