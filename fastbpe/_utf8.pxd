@@ -47,27 +47,47 @@ cdef extern from "_ascii_runs.h" nogil:
     Py_ssize_t fb_ucs4_ascii_prefix(const uint32_t* src, Py_ssize_t n, uint8_t* out)
 
 
+ctypedef fused code_unit:    # a str's code unit: latin-1, UCS-2 or UCS-4
+    uint8_t
+    uint16_t
+    uint32_t
+
+
+cdef inline Py_ssize_t ascii_prefix(const code_unit* u, Py_ssize_t n, uint8_t* out) noexcept nogil:
+    """The ASCII units at the start of u[:n], copied to out a block at a time; their count."""
+    if code_unit is uint8_t:
+        return fb_latin1_ascii_prefix(u, n, out)
+    elif code_unit is uint16_t:
+        return fb_ucs2_ascii_prefix(u, n, out)
+    else:
+        return fb_ucs4_ascii_prefix(u, n, out)
+
+
 cdef inline Py_ssize_t utf8_encode(int kind, const void* data, Py_ssize_t n, uint8_t* out,
                                    Py_ssize_t* bad) noexcept nogil:
     """Write the UTF-8 of n code units to out (utf8_capacity bytes); return its length.
     A lone surrogate stops it: returns -1 with its index in bad[0].
 
-    One loop per kind (the kind is the str's, fixed for the whole text).  ASCII runs are
-    copied a block at a time (_ascii_runs.h); the units between them one at a time, staying
-    in that loop while they are non-ASCII (CJK text has no runs to look for) and past a lone
-    ASCII unit (the space between two words of Cyrillic or Greek) without a block call."""
+    One loop per kind (the kind is the str's, fixed for the whole text: units_utf8 made for
+    each code unit's width).  ASCII runs are copied a block at a time (_ascii_runs.h); the
+    units between them one at a time, staying in that loop while they are non-ASCII (CJK
+    text has no runs to look for) and past a lone ASCII unit (the space between two words of
+    Cyrillic or Greek) without a block call."""
     if kind == 1:
-        return latin1_utf8(<const uint8_t*>data, n, out)
+        return units_utf8(<const uint8_t*>data, n, out, bad)
     if kind == 2:
-        return ucs2_utf8(<const uint16_t*>data, n, out, bad)
-    return ucs4_utf8(<const uint32_t*>data, n, out, bad)
+        return units_utf8(<const uint16_t*>data, n, out, bad)
+    return units_utf8(<const uint32_t*>data, n, out, bad)
 
 
-cdef inline Py_ssize_t latin1_utf8(const uint8_t* u, Py_ssize_t n, uint8_t* out) noexcept nogil:
+cdef inline Py_ssize_t units_utf8(const code_unit* u, Py_ssize_t n, uint8_t* out,
+                                  Py_ssize_t* bad) noexcept nogil:
+    """utf8_encode's loop for one width.  The compiler drops what a width cannot hold (a
+    latin-1 unit is below 0x800, a UCS-2 unit below 0x10000)."""
     cdef Py_ssize_t i = 0, o = 0, k
     cdef uint32_t c
     while i < n:
-        k = fb_latin1_ascii_prefix(u + i, n - i, out + o)
+        k = ascii_prefix(u + i, n - i, out + o)
         i += k
         o += k
         while i < n:
@@ -79,64 +99,24 @@ cdef inline Py_ssize_t latin1_utf8(const uint8_t* u, Py_ssize_t n, uint8_t* out)
                 if i < n and u[i] < 0x80:
                     break     # a run of ASCII: the block copy
                 continue
-            out[o] = <uint8_t>(0xC0 | (c >> 6))
-            out[o + 1] = <uint8_t>(0x80 | (c & 0x3F))
-            o += 2
-    return o
-
-
-cdef inline Py_ssize_t ucs2_utf8(const uint16_t* u, Py_ssize_t n, uint8_t* out, Py_ssize_t* bad) noexcept nogil:
-    cdef Py_ssize_t i = 0, o = 0, k
-    cdef uint32_t c
-    while i < n:
-        k = fb_ucs2_ascii_prefix(u + i, n - i, out + o)
-        i += k
-        o += k
-        while i < n:
-            c = u[i]
-            i += 1
-            if c < 0x80:
-                out[o] = <uint8_t>c
-                o += 1
-                if i < n and u[i] < 0x80:
-                    break     # a run of ASCII: the block copy
-                continue
-            if c < 0x800:
+            if code_unit is uint8_t or c < 0x800:
                 out[o] = <uint8_t>(0xC0 | (c >> 6))
                 out[o + 1] = <uint8_t>(0x80 | (c & 0x3F))
                 o += 2
-                continue
-            if (c & 0xF800) == 0xD800:   # a lone surrogate
-                bad[0] = i - 1
-                return -1
-            out[o] = <uint8_t>(0xE0 | (c >> 12))
-            out[o + 1] = <uint8_t>(0x80 | ((c >> 6) & 0x3F))
-            out[o + 2] = <uint8_t>(0x80 | (c & 0x3F))
-            o += 3
-    return o
-
-
-cdef inline Py_ssize_t ucs4_utf8(const uint32_t* u, Py_ssize_t n, uint8_t* out, Py_ssize_t* bad) noexcept nogil:
-    cdef Py_ssize_t i = 0, o = 0, k, w
-    cdef uint32_t c
-    while i < n:
-        k = fb_ucs4_ascii_prefix(u + i, n - i, out + o)
-        i += k
-        o += k
-        while i < n:
-            c = u[i]
-            i += 1
-            if c < 0x80:
-                out[o] = <uint8_t>c
-                o += 1
-                if i < n and u[i] < 0x80:
-                    break     # a run of ASCII: the block copy
-                continue
-            w = utf8_put(c, out + o)
-            if w == 0:
-                bad[0] = i - 1
-                return -1
-            o += w
+            elif code_unit is uint16_t or c < 0x10000:
+                if (c & 0xF800) == 0xD800:   # a lone surrogate
+                    bad[0] = i - 1
+                    return -1
+                out[o] = <uint8_t>(0xE0 | (c >> 12))
+                out[o + 1] = <uint8_t>(0x80 | ((c >> 6) & 0x3F))
+                out[o + 2] = <uint8_t>(0x80 | (c & 0x3F))
+                o += 3
+            else:
+                out[o] = <uint8_t>(0xF0 | (c >> 18))
+                out[o + 1] = <uint8_t>(0x80 | ((c >> 12) & 0x3F))
+                out[o + 2] = <uint8_t>(0x80 | ((c >> 6) & 0x3F))
+                out[o + 3] = <uint8_t>(0x80 | (c & 0x3F))
+                o += 4
     return o
 
 
