@@ -194,8 +194,10 @@ class CharLevelPath:
         thread's share); tokens, offsets and word ids when first read, from a second call
         that gives the offsets too (its pieces are in the thread's cache by then)."""
         plans = [self._segments(tokenizer, t) for t in texts]
-        jobs = [(self._normal(piece if type(piece) is str else str(piece)), kind)
+        jobs = [(piece if type(piece) is str else str(piece), kind)
                 for plan in plans for _, _, aid, kind, piece in plan if aid is None]
+        if self.program is not None:   # (one GIL-free call for the batch)
+            jobs = list(zip(self.program.normalize_batch([piece for piece, _ in jobs]), [kind for _, kind in jobs]))
         outputs = iter(parallel_map(lambda share: self._outputs(share, False), jobs, num_threads, keep_threads=True))
         return [self._sequence(t, plan, outputs, k) for t, plan, k in zip(texts, plans, type_ids)]
 
