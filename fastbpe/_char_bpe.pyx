@@ -356,7 +356,7 @@ cdef class CharBPE:
     cdef int encode_spaced(self, const uint8_t* s, Py_ssize_t n, int kind, IdBuf* out, Work* w,
                            uint8_t* q) except -1 nogil:
         """encode_words of the normalized form of an ASCII text s[:n] (kind: REPLACE_SPACE, maybe a
-        PREPEND flag, not SPLIT) without making it: a word is a run of spaces and what follows
+        PREPEND or SPLIT flag; no SPLIT with ignore_merges) without making it: a word is a run of spaces and what follows
         up to the next space after another character; one with a packed key (spaced_key) is
         probed with its normalized form's key and normalized (into a small buffer) only when
         it misses.  The first word, words too long for a key and the words up to the next one
@@ -374,7 +374,7 @@ cdef class CharBPE:
             if start < run:   # s[start:run]: words without a key, normalized and cut by encode_words
                 ln = meta_normalize(self.meta, ml, s + start, run - start, kind if start == 0 else F_REPLACE_SPACE,
                                     q, &prepended)
-                self.encode_words(q, ln, out, w)
+                self.encode_words(q, ln, out, w) if not kind & F_SPLIT else self.encode_normalized(q, ln, F_SPLIT, out, w, NULL)
                 start = run
             if start >= n:
                 return 0
@@ -403,7 +403,8 @@ cdef class CharBPE:
                 misses += 1
                 if misses >= MISS_MIN and 2 * misses > probes:   # mostly first-seen words: the rest as one run
                     ln = meta_normalize(self.meta, ml, s + start, n - start, F_REPLACE_SPACE, q, &prepended)
-                    self.encode_cut(q, 0, ln, q + ln, out, w)
+                    self.encode_cut(q, 0, ln, q + ln, out, w) if not kind & F_SPLIT else self.encode_normalized(
+                        q, ln, F_SPLIT, out, w, NULL)
                     return 0
                 memcpy(word, self.meta, 4)
                 if s + start + 17 <= end:
@@ -510,7 +511,8 @@ cdef class CharBPE:
                     with gil:
                         raise MemoryError()
                 qcap[0] = need
-            if spans == NULL and self.spaced and u.length > 0 and kind & F_REPLACE_SPACE and not kind & F_SPLIT:
+            if spans == NULL and self.spaced and u.length > 0 and kind & F_REPLACE_SPACE and not (
+                    kind & F_SPLIT and self.ignore_merges):
                 if units and few_non_ascii(u.kind, u.data, u.length):   # (English with curly quotes)
                     if utf8_text_convert(u) != 0:
                         return 0

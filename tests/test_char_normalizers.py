@@ -75,6 +75,15 @@ def test_lowered_normalizers_take_the_char_level_kernel(name):
     assert ours._char_path is not None and ours._char_path.program is not None
 
 
+def test_runs_put_as_meta_before_metaspace_run_as_spaces():
+    """Replace(" {2,}" -> "▁") last before Metaspace runs as " {2,}" -> " " (Metaspace then puts
+    "▁" for it): an ASCII text with no run of spaces is not copied, and stays ASCII."""
+    _, ours = built("spm-converter")
+    last = ours._char_path.program.ops[-1]
+    assert (last.pattern, last.content, last.run_min) == (" {2,}", " ", 2)
+    assert ours._char_path.program.normalize("a b") == "a b"
+
+
 @pytest.mark.parametrize("name", sorted(REFUSED))
 def test_an_op_after_the_text_form_is_refused_by_name_and_stays_exact(name):
     ref, ours = built(name)

@@ -244,7 +244,9 @@ def _ascii_texts() -> list[str]:
 
 
 @pytest.mark.parametrize("name", ["llama2", "llama2-whole-text", "unk-fused", "no-unk", "gemma", "ignore-merges",
-                                  "metaspace-first-whole", "metaspace-always-whole", "metaspace-never-whole"])
+                                  "metaspace-first-whole", "metaspace-always-whole", "metaspace-never-whole",
+                                  "metaspace-first-split", "metaspace-always-split", "metaspace-never-split",
+                                  "metaspace-ignore-merges"])
 def test_ascii_texts_probed_in_place_match_hf(name):
     ref, ours, _ = built(name)
     texts = _ascii_texts()

@@ -41,13 +41,25 @@ def text_form(ops: tuple, steps: list, meta: str) -> tuple[int, int, tuple]:
     if flags & REPLACE_SPACE and meta != " ":
         steps = [step for step in steps if not _finds_no_space(step)]
     if not steps:
-        return flags, flags, tuple(before)
+        return flags, flags, _spaces_for_meta(before, flags, meta)
     lower = getattr(steps[0], "lower_char_level", None)
     if len(steps) > 1 or lower is None:
         names = ", ".join(type(step).__name__ for step in steps)
         raise NotLowered(f"the pre-tokenizer {names} (the char-level kernel runs none or one Metaspace)")
     first, later = lower(meta)
-    return flags | first, flags | later, tuple(before)
+    return flags | first, flags | later, _spaces_for_meta(before, flags | (first & later), meta)
+
+
+def _spaces_for_meta(before: list, flags: int, meta: str) -> tuple:
+    """The ops before the text form, the last one's runs put as " " instead of meta when the
+    kernel then puts meta for every space (transformers' Replace(" {2,}" -> "▁") before
+    Metaspace): the same text reaches the model, and an ASCII text stays an ASCII str
+    (no copy without a run; the kernel's in-place word probes)."""
+    from ..normalize import ReplaceRun
+    last = before[-1] if before else None
+    if type(last) is ReplaceRun and last.content == meta and flags & REPLACE_SPACE and meta != " ":
+        before = before[:-1] + [ReplaceRun(last.pattern, last.table, last.run_max, " ", last.run_min)]
+    return tuple(before)
 
 
 def _finds_no_space(step) -> bool:
