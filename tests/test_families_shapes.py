@@ -101,6 +101,9 @@ SHAPES = {
         {"type": "Replace", "pattern": {"String": " "}, "content": "▁"}), KERNEL),   # 21e4f68: NFKC first, on the kernel
     "char-metaspace-digits": ("yi", "pre_tokenizer", _seq(_METASPACE, {"type": "Digits", "individual_digits": True}),
                               "Metaspace, Digits"),
+    # census P03 (multilingual-e5's, a Unigram file there) on a char-level BPE model: the pipeline
+    "char-whitespace-split-metaspace": ("yi", "pre_tokenizer", _seq({"type": "WhitespaceSplit"}, dict(
+        _METASPACE, prepend_scheme="always", split=True)), "WhitespaceSplit, Metaspace"),
     # HF's UnicodeScripts: two scanner levels (unicode_scripts.py); BertNormalizer: a normalizer program
     # (handle_chinese_chars, " c " around each CJK ideograph: a PadClass op)
     "unicode-scripts": ("gpt-j", "pre_tokenizer", _seq({"type": "UnicodeScripts"}, _BL_NO_REGEX), KERNEL),
