@@ -83,3 +83,30 @@ def test_padded_overflow_sequence_ids_as_hf(processor):
                 continue
             out.append([(f(x), [f(o) for o in x.overflowing]) for x in (one, batch)])
         assert got == want, (special, pair, strategy, direction)
+
+
+def _every_field(e):
+    return {"ids": e.ids, "type_ids": e.type_ids, "tokens": e.tokens, "offsets": e.offsets,
+            "words": e.word_ids, "sequence_ids": e.sequence_ids, "attention_mask": e.attention_mask,
+            "special_tokens_mask": e.special_tokens_mask,
+            "overflowing": [(o.ids, o.type_ids, o.tokens, o.offsets, o.word_ids, o.sequence_ids, o.attention_mask,
+                             o.special_tokens_mask) for o in e.overflowing]}
+
+
+@pytest.mark.parametrize("pair", [False, True])
+@pytest.mark.parametrize("add_special_tokens", [True, False])
+@pytest.mark.parametrize("stride,side", [(0, "right"), (0, "left"), (1, "right")])
+@pytest.mark.parametrize("batch", [False, True])
+def test_truncate_to_zero_as_hf(pair, add_special_tokens, stride, side, batch):
+    """truncate(0): nothing kept, the whole encoding in one overflowing part whose sequence ids
+    are the encoding's own (a pair's second sequence reads 1 there), every field as HF's."""
+    hf = _hf()
+    fb = fastbpe.Tokenizer.from_str(hf.to_str())
+    got, want = [], []
+    args = ("ab cd ab hello", "cd abc") if pair else ("ab cd ab hello",)
+    for tok, out in ((hf, want), (fb, got)):
+        e = tok.encode_batch([args if pair else args[0]], add_special_tokens=add_special_tokens)[0] if batch else \
+            tok.encode(*args, add_special_tokens=add_special_tokens)
+        e.truncate(0, stride=stride, direction=side)
+        out.append(_every_field(e))
+    assert got == want
