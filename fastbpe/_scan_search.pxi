@@ -171,23 +171,54 @@ cdef inline Py_ssize_t opt_run_match(const Prog* P, const uint8_t* s, Py_ssize_t
     return p
 
 
+cdef inline Py_ssize_t opt_tail(const Cls* C, const Prog* P, const uint8_t* s, Py_ssize_t B,
+                                Py_ssize_t p) noexcept nogil:
+    """The end of the run of C's characters from p (ASCII by P.opt_tab's bit 1)."""
+    cdef uint8_t f
+    cdef int ln = 0
+    while p < B:
+        f = P.opt_tab[s[p]]
+        if f & 1:
+            p += 1
+        elif f & 4 and has(C, dec(P, s, B, p, &ln)):
+            p += ln
+        else:
+            break
+    return p
+
+
 cdef inline Py_ssize_t opt_cut(const Prog* P, const uint8_t* s, Py_ssize_t q, Py_ssize_t B, Py_ssize_t W,
                                Py_ssize_t* out, Py_ssize_t on_match, Py_ssize_t on_gap,
                                Py_ssize_t* steps) noexcept nogil:
     """A level `S?C+` (opt_run_match's) cutting [q, B): its matches and the gaps between them
     into out (on_match / on_gap set) until one ends at B or at or after W; returns how many.
-    A gap runs to the first character that is in C or is in S with one of C after it (where
-    opt_run_match finds a match), ASCII by P.opt_tab, without a call: cut_piece's generic
-    loop asked class_near, gap_end and match_at per piece (~220 instructions a DeepSeek-LLM
-    English word)."""
+    A match is opt_run_match's; a gap runs to the first character that is in C or is in S
+    with one of C after it.  ASCII by a per-byte table (P.opt_tab), without a call:
+    cut_piece's generic loop asked class_near, gap_end and match_at per piece (~220
+    instructions a DeepSeek-LLM English word at that level), opt_run_match's class bits ~10
+    instructions a byte."""
     cdef const Cls* C = &P.classes[P.opt_run]
     cdef const Cls* S = &P.classes[P.opt_class]
     cdef const uint8_t* t = P.opt_tab
     cdef Py_ssize_t k = 0, e, p, q0 = q
-    cdef uint8_t f
+    cdef uint8_t f, g
     cdef int ln = 0, ln2 = 0
     while q < B and q < W:
-        e = opt_run_match(P, s, B, q)
+        f = t[s[q]]
+        e = -1
+        if f & 2:               # ASCII in S: S's character when one of C follows
+            if q + 1 < B:
+                g = t[s[q + 1]]
+                if g & 1:
+                    e = opt_tail(C, P, s, B, q + 2)
+                elif g & 4 and char_in(P, C, s, B, q + 1, &ln2):
+                    e = opt_tail(C, P, s, B, q + 1 + ln2)
+            if e < 0 and f & 1:
+                e = opt_tail(C, P, s, B, q + 1)
+        elif f & 1:
+            e = opt_tail(C, P, s, B, q + 1)
+        elif f & 4:
+            e = opt_run_match(P, s, B, q)
         if e > q:
             out[k] = e | on_match
             k += 1
@@ -198,11 +229,9 @@ cdef inline Py_ssize_t opt_cut(const Prog* P, const uint8_t* s, Py_ssize_t q, Py
             f = t[s[p]]
             if f == 0:
                 p += 1
-            elif f == 1:
+            elif f & 1:         # ASCII in C
                 break
-            elif f & 1:         # ASCII, in C and S
-                break
-            elif f == 2:        # ASCII, in S: a match when one of C follows
+            elif f == 2:        # ASCII in S: a match when one of C follows
                 if p + 1 < B and char_in(P, C, s, B, p + 1, &ln2):
                     break
                 p += 1
