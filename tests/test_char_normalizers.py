@@ -157,3 +157,26 @@ def test_replace_of_a_class_repeated_at_least_n_times_runs_as_hf(pattern, conten
 def test_a_lazy_least_run_is_not_lowered():
     ours = hf_normalizers.from_json({"type": "Replace", "pattern": {"Regex": " {2,}?"}, "content": "x"})
     assert hf_normalizers.kernel_program(ours)[0] is None
+
+
+@pytest.mark.parametrize("name", sorted(LOWERED) + ["plain-legacy", "metaspace-split"])
+def test_ids_without_added_tokens_on_the_char_level_kernel(name, monkeypatch):
+    """encode_ids_without_added_tokens (transformers' split_special_tokens): HF's stages one by
+    one, added tokens never matched; the char-level kernel encodes (no Python pipeline)."""
+    from tokenizers import Tokenizer as HF
+
+    if name == "plain-legacy":
+        normalizer, pre = PREPEND_REPLACE, None
+    elif name == "metaspace-split":
+        normalizer, pre = None, metaspace("always", True)
+    else:
+        normalizer, pre = LOWERED[name]
+    text_doc = json.dumps(variant("words", normalizer, pre, byte_fallback=True, unk_token="<unk>", fuse_unk=True))
+    ref, ours = HF.from_str(text_doc), Tokenizer.from_str(text_doc)
+    assert ours._char_path is not None
+    monkeypatch.setattr(ours, "_pieces_and_model", None)   # the Python pipeline's stages: not used
+    for text in TEXTS + EXTRA + ["<s>a</s> b <unk>c", "  <s>  "]:
+        norm = ref.normalizer.normalize_str(text) if ref.normalizer is not None else text
+        splits = [s for s, _ in ref.pre_tokenizer.pre_tokenize_str(norm)] if ref.pre_tokenizer is not None else [norm]
+        want = [t.id for s in splits for t in ref.model.tokenize(s)]
+        assert ours.encode_ids_without_added_tokens(text) == want, (name, text)

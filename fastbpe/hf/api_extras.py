@@ -63,6 +63,8 @@ class HFExtras:
         `apply_chat_template(..., sanitize_control_tokens=True)` (see transformers_patch.py)."""
         if not isinstance(text, str):
             raise TypeError(f"expected str, not {type(text).__name__}")
+        if self._char_path is not None:   # char-level kernel (added tokens aside, it always applies)
+            return self._char_path.plain_ids(text)
         if self._uses_fast_path():   # the segment as _plan gives it: normalized by the file's program
             program = self._normalize_program
             return list(self._segment_ids(program.normalize(text) if program is not None else text))

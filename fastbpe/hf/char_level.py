@@ -167,6 +167,11 @@ class CharLevelPath:
 
     # -- ids --------------------------------------------------------------------------------
 
+    def plain_ids(self, text: str) -> list[int]:
+        """The model's ids of text with no added token matched (`encode_ids_without_added_tokens`):
+        the whole text one segment at its start, one kernel call."""
+        return self.char.encode_text(self._normal(text), self.kind)
+
     def body_ids(self, tokenizer, text: str) -> list[int]:
         """The model's ids of text with its added tokens (no post-processor)."""
         segments = self._segments(tokenizer, text)
