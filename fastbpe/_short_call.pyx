@@ -14,7 +14,8 @@ from array import array
 from cpython.list cimport PyList_GetSlice
 from cpython.object cimport PyObject, PyTypeObject
 from cpython.ref cimport Py_INCREF, Py_XDECREF
-from libc.string cimport memchr
+from libc.stdint cimport uint8_t, uint16_t, uint32_t
+from libc.string cimport memchr, memset
 
 from fastbpe._core cimport BPETable
 from fastbpe._id_output cimport idbuf_to_list
@@ -27,6 +28,7 @@ cdef extern from "Python.h":
     void* PyUnicode_DATA(object u)
     Py_ssize_t PyUnicode_GET_LENGTH(object u)
     Py_UCS4 PyUnicode_READ_CHAR(object u, Py_ssize_t index)
+    int PyUnicode_KIND(object u)
     Py_ssize_t PyUnicode_FindChar(object u, Py_UCS4 ch, Py_ssize_t start, Py_ssize_t end, int direction) except -2
     ctypedef struct PyMemberDef:
         int type
@@ -176,20 +178,57 @@ cdef object one_char(object first):
     return first
 
 
+cdef enum:
+    MAX_FIRSTS = 16   # first characters a plain test takes (hf/added_tokens.py's _MAX_FIRSTS)
+
+
 cdef object first_chars(object firsts):
-    """firsts, checked: None or a str of 1-4 characters, each one an added token may start with."""
-    if firsts is not None and (type(firsts) is not str or not 1 <= len(firsts) <= 4):
-        raise ValueError(f"added tokens' first characters must be a str of 1 to 4, not {firsts!r}")
+    """firsts, checked: None or a str of 1-16 characters, each one an added token may start with."""
+    if firsts is not None and (type(firsts) is not str or not 1 <= len(firsts) <= MAX_FIRSTS):
+        raise ValueError(f"added tokens' first characters must be a str of 1 to 16, not {firsts!r}")
     return firsts
 
 
-cdef inline bint has_any(str text, str chars) except -1:
-    """Some character of chars (1-4) is in text: a memchr a character on an ASCII str (a
-    GLM-4/Qwen3.5 file's tokens start with "[" or "<": 214 of 245 English 2 kB documents hold neither)."""
-    cdef Py_ssize_t i
-    for i in range(PyUnicode_GET_LENGTH(chars)):
-        if has_char(text, PyUnicode_READ_CHAR(chars, i)):
-            return True
+cdef bint has_any(str text, str chars) except -1:
+    """Some character of chars (1-16) is in text: a memchr a character on an ASCII str (a
+    GLM-4/Qwen3.5 file's tokens start with "[" or "<": 214 of 245 English 2 kB documents hold
+    neither; a non-ASCII first character is never in one); on another str, up to 4 searches,
+    else one pass over its code units against a bitmap (DeepSeek-LLM's tokens start with
+    "[", "<" and eleven Latin-1 letters)."""
+    cdef Py_ssize_t i, j, n = PyUnicode_GET_LENGTH(chars), length, nbig = 0
+    cdef Py_UCS4 c
+    cdef Py_UCS4 big[MAX_FIRSTS]
+    cdef uint8_t small[256]
+    cdef int kind
+    cdef const void* data
+    if n <= 4 or PyUnicode_IS_ASCII(text):
+        for i in range(n):
+            if has_char(text, PyUnicode_READ_CHAR(chars, i)):
+                return True
+        return False
+    memset(small, 0, sizeof(small))
+    for i in range(n):
+        c = PyUnicode_READ_CHAR(chars, i)
+        if c < 256:
+            small[c] = 1
+        else:
+            big[nbig] = c
+            nbig += 1
+    kind, data, length = PyUnicode_KIND(text), PyUnicode_DATA(text), PyUnicode_GET_LENGTH(text)
+    if kind == 1:
+        for i in range(length):
+            if small[(<const uint8_t*>data)[i]]:
+                return True
+        return False
+    for i in range(length):
+        c = (<const uint16_t*>data)[i] if kind == 2 else (<const uint32_t*>data)[i]
+        if c < 256:
+            if small[c]:
+                return True
+        elif nbig:
+            for j in range(nbig):
+                if big[j] == c:
+                    return True
     return False
 
 
@@ -209,7 +248,7 @@ cdef inline bint is_plain(object text, bint checks_added, object firsts, object 
 
 def plain_texts(list texts, bint checks_added, firsts, changes=None):
     """Which texts a front end may hand to the kernel as they are (see is_plain; firsts: None
-    or a str of 1-4 first characters; changes = (fn, arg) or None): a batch's per-text checks
+    or a str of 1-16 first characters; changes = (fn, arg) or None): a batch's per-text checks
     in one compiled loop, a list of bools."""
     changes_fn, changes_arg = changes if changes is not None else (None, None)
     firsts = first_chars(firsts)

@@ -313,7 +313,7 @@ def test_short_call_first_character_check():
     """ShortCall's test for an added token's first character (memchr on an ASCII str's data,
     PyUnicode_FindChar on others) says what `first in text` says: ASCII and non-ASCII firsts,
     texts of every str kind, empty, lone surrogates; several first characters (any one in a
-    text sends it the general way); firsts that are not a str of 1 to 4 characters are refused."""
+    text sends it the general way); firsts that are not a str of 1 to 16 characters are refused."""
     from fastbpe._short_call import ShortCall, plain_texts
 
     _, ours = _ref(normalizer=None, added=ADDED[:3])
@@ -334,7 +334,8 @@ def test_short_call_first_character_check():
                     call(text, False)
             else:
                 assert (call(text, False) is None) == (first in text), (first, text)
-    for firsts in ["<[", "[<", "\u00e9<", "x\U0001F600", "ab<\u4e2d"]:   # several first characters
+    for firsts in ["<[", "[<", "\u00e9<", "x\U0001F600", "ab<\u4e2d",   # several first characters
+                   "[<\u00f5\u00f7\u00c1x", "\u4e2d[<\u00e9\U0001F600\u0100\u00ff", "0123456789abcdef"]:
         call = ShortCall(table, kind, True, firsts, None, shapes, Plain, None, ("ids", "source", "seqs", "text"))
         held = [not any(c in t for c in firsts) for t in texts]
         assert plain_texts(texts, True, firsts) == held, firsts
@@ -344,10 +345,10 @@ def test_short_call_first_character_check():
                     call(text, False)
             else:
                 assert (call(text, False) is None) == (not plain), (firsts, text)
-    for bad in ["<|[ab", "", b"<", ("<",)]:
-        with pytest.raises(ValueError, match="1 to 4"):
+    for bad in ["x" * 17, "", b"<", ("<",)]:
+        with pytest.raises(ValueError, match="1 to 16"):
             ShortCall(table, kind, True, bad, None, shapes, Plain, None, ("ids", "source", "seqs", "text"))
-        with pytest.raises(ValueError, match="1 to 4"):
+        with pytest.raises(ValueError, match="1 to 16"):
             plain_texts(["x"], True, bad)
 
 

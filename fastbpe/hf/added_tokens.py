@@ -108,8 +108,9 @@ class AddedToken:
                 f"single_word={self.single_word}, normalized={self.normalized}, special={self.special})")
 
 
-# up to this many distinct first characters, occurs_in looks for them before the automaton
-_MAX_FIRSTS = 4
+# up to this many distinct first characters are kept (the plain tests of hf/ids_path.py and
+# _short_call take 16); occurs_in looks for up to 4 of them before the automaton
+MAX_FIRSTS = 16
 
 # Rust regex's Unicode `\w`, which HF's single_word check uses (marks, ZWJ and VS16 are word
 # characters; `½` and `²` are not: they are No, not Nd); compiled on first use (importing regex
@@ -207,7 +208,7 @@ class AddedVocabulary:
                             by_text.setdefault(text, i)
                 trie = TokenTrie(by_text, by_text.values()) if by_text else None
                 firsts = tuple(sorted({c[0] for c in by_text}))
-                matchers[flag] = (trie, by_text, firsts if len(firsts) <= _MAX_FIRSTS else None)
+                matchers[flag] = (trie, by_text, firsts if len(firsts) <= MAX_FIRSTS else None)
             self._matchers = matchers
         return matchers[normalized]
 
@@ -225,7 +226,7 @@ class AddedVocabulary:
         """Whether any token of the set occurs in text.  Usually every token starts with one
         of a few characters ("<"): looking for those (memchr) first is faster still."""
         trie, _, firsts = self.matcher_and_first_chars(normalized)
-        if trie is None or (firsts is not None and not any(c in text for c in firsts)):
+        if trie is None or (firsts is not None and len(firsts) <= 4 and not any(c in text for c in firsts)):
             return False
         return trie.contains_any(text)
 

@@ -13,6 +13,7 @@ from ..patterns import BY_NAME
 from ..threads import available_cores, batch_threads, parallel_map
 from .._added_split import encode_cut_texts
 from .._short_call import ShortCall, lazy_objects, plain_normalized, plain_texts
+from .added_tokens import MAX_FIRSTS
 from .encoding import SHORT_FIELDS, Encoding, ShortSource, gc_paused, lazy_encoding, single_sequence_shape
 
 
@@ -106,7 +107,7 @@ class IdsPath:
     def _plain_test(self) -> tuple | None:
         """What tells a text that goes to the kernel whole, normalized by the normalizer
         program (no added token can be in it): (the raw added tokens' pattern or None, a str
-        of the 1-4 characters they start with, or None); None when an added token matched after
+        of the 1-16 characters they start with, or None); None when an added token matched after
         normalizing makes every text take the plan.  With lone surrogates the kernel raises
         str.encode's error."""
         pattern, _, firsts = self.added.matcher_and_first_chars(False)
@@ -124,7 +125,7 @@ class IdsPath:
                 pattern = _EitherPattern(raw, pattern)
                 firsts = tuple(sorted({*raw_firsts, *firsts})) if raw_firsts is not None and firsts is not None \
                     else None
-        return pattern, "".join(firsts) if firsts and len(firsts) <= 4 else None   # (_short_call.first_chars)
+        return pattern, "".join(firsts) if firsts and len(firsts) <= MAX_FIRSTS else None   # (_short_call.first_chars)
 
     def _plain_after_normalizing(self, texts: list) -> tuple | None:
         """(for each text whether it holds no added token, the normalized texts of those) for a
@@ -139,8 +140,8 @@ class IdsPath:
             return None
         raw, _, raw_firsts = self.added.matcher_and_first_chars(False)
         normalized, _, firsts = self.added.matcher_and_first_chars(True)
-        if normalized is None or not firsts or len(firsts) > 4 \
-                or (raw is not None and (not raw_firsts or len(raw_firsts) > 4)):
+        if normalized is None or not firsts or len(firsts) > MAX_FIRSTS \
+                or (raw is not None and (not raw_firsts or len(raw_firsts) > MAX_FIRSTS)):
             return None
         done = plain_normalized(texts, self._normalize_program.kernel, "".join(firsts),
                                 "".join(raw_firsts) if raw is not None else None)
