@@ -35,7 +35,6 @@ included (the bare interpreter's count is printed), printed only.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import shutil

@@ -21,9 +21,8 @@ from functools import lru_cache
 
 import regex
 
-# item types, quantifier modes: the numbers _scan_program.pyx reads
-T_CLASS, T_GROUP, T_LOOK, T_NLOOK, T_DOLLAR, T_END = range(6)
-GREEDY, LAZY, POSSESSIVE = range(3)
+# item types, quantifier modes: the numbers _scan_program.pyx reads (kept in program_items)
+from .program_items import GREEDY, LAZY, POSSESSIVE, T_CLASS, T_DOLLAR, T_END, T_GROUP, T_LOOK, T_NLOOK  # noqa: E402,F401
 UNBOUNDED = 1 << 30
 MAX_ITEMS = 256            # per program (the matcher's memo is sized by it)
 MAX_GROUP_REPEAT = 64      # a group repeated more than this recurses too deep

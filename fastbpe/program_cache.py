@@ -25,7 +25,7 @@ from array import array
 
 FORMAT = 2   # 2: the crc32 covers the whole file (1 checked the arrays only: a flipped header bit ran)
 # the sources whose change can change a compiled program (relative to the package)
-_SOURCES = ("pattern_program.py", "pattern_dfa.py", "pretokenize.py", "plan.py", "_class_bits.pxd",
+_SOURCES = ("pattern_program.py", "program_items.py", "pattern_dfa.py", "pretokenize.py", "plan.py", "_class_bits.pxd",
             "hf/pre_tokenizers.py", "hf/punctuation_ranges.py", "hf/oniguruma.py")
 _NONE = b"none\n"   # build() gave None
 

@@ -376,7 +376,7 @@ def _cython_private_reads(path: pathlib.Path):
 # The layers of docs/architecture.md, by the module's first name under fastbpe.  A private
 # module not listed here (fastbpe._core, ...) is a kernel: layer 0.
 LAYERS = {
-    1: ["patterns", "regex_dialects", "pattern_program", "pattern_dfa", "program_cache", "plan", "pretokenize", "text", "threads", "special_tokens", "progress", "pure_bpe",
+    1: ["patterns", "regex_dialects", "pattern_program", "program_items", "pattern_dfa", "program_cache", "plan", "pretokenize", "text", "threads", "special_tokens", "progress", "pure_bpe",
         "formats", "visualise", "show_html", "shards", "normalize"],
     2: ["encoding", "alternatives", "_unstable", "registry", "vocab_sources", "corpus", "core",
         "load", "model"],

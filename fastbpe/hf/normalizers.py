@@ -119,7 +119,7 @@ def _class_run(prog) -> tuple | None:
     """(class, least, most) of a scanner program that is one class repeated greedily or
     possessively (`\\s+`, `" {2,}"`), else None: read off its item arrays, which a program
     read back from the cache has too."""
-    from ..pattern_program import LAZY, T_CLASS
+    from ..program_items import LAZY, T_CLASS
     alt_start, alt_end, alt_seqs = prog.alt_arrays
     seq_start, seq_end, _ = prog.seq_arrays
     if alt_end[prog.root] - alt_start[prog.root] != 1:

@@ -68,7 +68,7 @@ def never_adjacent(prog) -> bool:
     with.  Contiguous then cuts as Isolated does (`\\d+\\.\\d+`, `[a-z][a-z0-9]+`)."""
     import numpy as np
 
-    from ..pattern_program import LAZY, T_CLASS
+    from ..program_items import LAZY, T_CLASS
     if prog.root_first < 0:
         return False
 
