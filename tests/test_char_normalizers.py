@@ -42,6 +42,8 @@ LOWERED = {   # name -> (normalizer, pre-tokenizer): each runs on the char-level
     # transformers' SpmConverter (no precompiled charsmap): Strip right, runs of spaces -> "▁", Metaspace
     "spm-converter": (seq(STRIP_RIGHT, COLLAPSE_META), metaspace("always", True)),
     "spm-converter-first": (seq(STRIP_RIGHT, COLLAPSE_META), metaspace("first", False)),
+    "strip-left-always": (seq({"type": "Strip", "strip_left": True, "strip_right": False}, COLLAPSE_META),
+                          metaspace("always", False)),
     "collapse-metaspace": (COLLAPSE, metaspace("always", True)),   # UMT5-style " {2,}" -> " "
     "nfkc-collapse-legacy": (seq({"type": "NFKC"}, COLLAPSE, PREPEND, REPLACE), None),
     "lowercase-nfkd": (seq({"type": "NFKD"}, {"type": "Lowercase"}), metaspace("never", True)),
@@ -49,6 +51,9 @@ LOWERED = {   # name -> (normalizer, pre-tokenizer): each runs on the char-level
 REFUSED = {   # an op after the text form: the pipeline, named
     "nfc-after": (seq(PREPEND, REPLACE, {"type": "NFC"}), "UnicodeForm(form='NFC') after Prepend"),
     "collapse-after": (seq(PREPEND, REPLACE, COLLAPSE), "ReplaceRun(pattern=' {2,}'"),
+    # HF's "first" prepends only to a piece starting at offset 0, which Strip left may move
+    "strip-left-first": (seq({"type": "Strip", "strip_left": True, "strip_right": True}, COLLAPSE_META),
+                         "prepend_scheme 'first' after the normalizer op Strip(left=True"),
 }
 EXTRA = ["  lead and trail  ", "a  b   c    d", "\ufb01ne \ufb02ow \u2460 \u00bd", "\u00a0a\u3000b\u2002c",
          "A\u030a e\u0301  x", "   ", "\t\n  \n", "x" + " " * 9, "  " + META + "  " + META * 2 + " a",
@@ -63,6 +68,8 @@ def built(name: str):
     """(HF's tokenizer, fastbpe's) of a LOWERED or REFUSED config over the words vocabulary."""
     if name not in _BUILT:
         normalizer, pre = LOWERED[name] if name in LOWERED else (REFUSED[name][0], None)
+        if name == "strip-left-first":
+            pre = metaspace("first", False)
         text = json.dumps(variant("words", normalizer, pre, byte_fallback=True, unk_token="<unk>", fuse_unk=True))
         _BUILT[name] = HFTokenizer.from_str(text), Tokenizer.from_str(text)
     return _BUILT[name]
@@ -88,7 +95,7 @@ def test_runs_put_as_meta_before_metaspace_run_as_spaces():
 def test_an_op_after_the_text_form_is_refused_by_name_and_stays_exact(name):
     ref, ours = built(name)
     assert ours.engine.startswith("pipeline") and REFUSED[name][1] in ours.engine, ours.engine
-    for text in TEXTS[:12] + EXTRA:
+    for text in TEXTS[:12] + EXTRA + ["    hgea", " \t x  y"]:
         assert_same(ref, ours, text)
 
 

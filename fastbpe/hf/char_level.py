@@ -47,7 +47,21 @@ def text_form(ops: tuple, steps: list, meta: str) -> tuple[int, int, tuple]:
         names = ", ".join(type(step).__name__ for step in steps)
         raise NotLowered(f"the pre-tokenizer {names} (the char-level kernel runs none or one Metaspace)")
     first, later = lower(meta)
+    dropping = [op for op in before if _may_drop_first(op)]
+    if first != later and dropping:
+        # HF's Metaspace prepends under "first" only to a piece that starts at the original
+        # text's offset 0, which a text whose first characters were removed no longer does
+        raise NotLowered(f"Metaspace prepend_scheme 'first' after the normalizer op {dropping[0]}, which may remove "
+                         "a text's first characters (HF then prepends nothing)")
     return flags | first, flags | later, _spaces_for_meta(before, flags | (first & later), meta)
+
+
+def _may_drop_first(op) -> bool:
+    """Whether a normalizer op may remove a text's first character (its first output
+    character then comes from a later one): Strip left, StripAccents, an empty replacement."""
+    from .. import normalize as program_ops
+    return ((type(op) is program_ops.Strip and op.left) or type(op) is program_ops.StripAccents
+            or getattr(op, "content", None) == "")
 
 
 def _spaces_for_meta(before: list, flags: int, meta: str) -> tuple:
