@@ -291,6 +291,11 @@ cdef Py_ssize_t chain_window(const Chain* ch, Ctx* xs, fb_chain_state* st, const
                     c += 1
                     q = B
                     continue
+                if B - q == 1 and on_gap == on_match:   # one character: one piece, a match or
+                    out[c] = (e & ~MATCHED) | on_gap    # a gap alike (the "\n" of every line)
+                    c += 1
+                    q = B
+                    continue
                 if whole and e & MATCHED and i > 0 and q == (prev[i - 1] & ~FLAGS):
                     if not (st.xf <= q <= st.xa):
                         st.xa = ascii_end(s, n, q)

@@ -266,3 +266,41 @@ def test_optional_then_run_levels_cut_as_regex(pat):
         for k in range(int(150 * FUZZ)):
             text = "".join(rng.choice(alphabet) for _ in range(rng.choice([1, 3, 12, 60, 1300])))
             assert _pretokenize.split(text, kind) == reference(text), (pat, text)
+
+
+@pytest.mark.parametrize("inner", [(r"\s+$", None), (r"\s", "matches"), (r"[,\n]", "matches"), (r"[a-z]+", "gaps"),
+                                   (r"\s?[a-z]+", None), (r"[,.]", None), (r"\p{N}", "matches")])
+def test_one_character_pieces_kept_or_removed_as_regex(inner):
+    """A one-character outer piece is one piece of any level (chain_window copies it without
+    matching) unless the level removes its matches or its gaps, where it must be matched:
+    the `\\n` of every line, `,`, one digit, one non-ASCII letter, cut as the levels one by one
+    with removed pieces left out."""
+    pat, drop = inner
+    levels = [Level(r"[\r\n]", "regex"), Level(r"\s?[!-/:-@]+", "regex"), Level(pat, "regex", drop=drop),
+              Level(r"\p{N}", "regex")]
+    kind, why = chain_kind(levels)
+    assert kind >= 64, why
+    steps = [(regex.compile(level.pattern), level.drop) for level in levels]
+
+    def reference(text):
+        pieces = [text]
+        for rx, dropped in steps:
+            out = []
+            for piece in pieces:
+                at = 0
+                for m in rx.finditer(piece):
+                    if m.start() > at and dropped != "gaps":
+                        out.append(piece[at:m.start()])
+                    if dropped != "matches":
+                        out.append(m.group())
+                    at = m.end()
+                if at < len(piece) and dropped != "gaps":
+                    out.append(piece[at:])
+            pieces = out
+        return pieces
+
+    rng = __import__("random").Random(sum(map(ord, pat)))
+    alphabet = list("ab ,.\n\n1\t") + ["é", "中", " x", ", ", "\u00a0"]
+    for k in range(int(150 * FUZZ)):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.choice([1, 2, 9, 60, 1300])))
+        assert _pretokenize.split(text, kind) == reference(text), (pat, drop, text)
