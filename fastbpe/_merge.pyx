@@ -66,10 +66,11 @@ cdef inline Py_ssize_t char_part(const MergeTables* t, const uint8_t* p, Py_ssiz
                                                  | (p[i + 2] & 0x3F))]
                 ln = 3
         if c >= 0:
-            # the kinds of neighbour: none, a multi-byte character's part, any
+            # the kinds of neighbour: none, a multi-byte character's part, any; the two tests
+            # as one branch
             left = 0 if i == 0 else 1 if (p[i - 1] & 0xC0) == 0x80 else 2
             right = 0 if i + ln == n else 1 if p[i + ln] >= 0xC0 else 2
-            if left <= ((c >> 2) & 3) and right <= (c & 3):
+            if (left <= ((c >> 2) & 3)) & (right <= (c & 3)):
                 part[0] = <tok_t>(c >> 4)
                 return ln
     part[0] = <tok_t>t.byte_id[b]
