@@ -414,6 +414,8 @@ cdef Py_ssize_t scan_chars(int kind, const unsigned char* s, Py_ssize_t n, Py_ss
     elif kind == PAT_DEEPSEEK_V3:
         while pos < stop and k < cap:
             e = fb_ds_word_end(s, n, pos)
+            if e == 0:
+                e = fb_ds_other_end(s, n, pos)
             pos = e if e else piece_deepseek_v3(s, n, pos)
             ends[k] = pos
             k += 1

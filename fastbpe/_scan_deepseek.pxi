@@ -58,20 +58,120 @@ cdef extern from * nogil:
     /* The end of level 3's alternative b, " ?[\\p{L}\\p{M}]+", at pos when its run is the piece
        piece_deepseek_v3 cuts there, else 0: a letter at pos (the run of letters of its segment:
        CJK or not), or a space then a non-CJK letter (a CJK letter after a space starts another
-       segment).  Forced into the scan loop: one step a word of every script. */
+       segment).  Forced into the scan loop: one step a word of every script, one loop per kind
+       of segment (only lead bytes E3..E9 can start a character of level 2's ranges). */
     FB_FORCE_INLINE Py_ssize_t fb_ds_word_end(const uint8_t* s, Py_ssize_t n, Py_ssize_t pos) {
         Py_ssize_t start = pos + (s[pos] == 0x20), p = start, len;
+        uint32_t b, cp;
         int kind;
         if (start >= n) return 0;
         kind = fb_ds_letter(s, n, start, &len);
         if (!kind || (kind == 2 && start > pos)) return 0;
         p += len;
-        while (p < n && fb_ds_letter(s, n, p, &len) == kind)
-            p += len;
+        if (kind == 2) {                                    /* CJK: 3-byte characters only */
+            while (p + 2 < n && (b = s[p]) - 0xE3u < 7u) {
+                cp = ((b & 0x0F) << 12) | ((uint32_t)(s[p + 1] & 0x3F) << 6) | (s[p + 2] & 0x3F);
+                if (cp - 0x4E00u > 0x9FA5u - 0x4E00u) {      /* U+4E00..U+9FA5 are all Lo */
+                    if (cp - 0x3040u > 0x30FFu - 0x3040u || !(fb_cp_flags(cp) & (FB_L | FB_M))) break;
+                }
+                p += 3;
+            }
+            return p;
+        }
+        while (p < n) {
+            b = s[p];
+            if (b < 0x80) {
+                if (!(fb_ascii_flags[b] & FB_L)) break;
+                p += 1;
+            } else if (b - 0xC2u < 0x1Eu && p + 1 < n) {
+                if (!(fb_cp_flags(((b & 0x1F) << 6) | (s[p + 1] & 0x3F)) & (FB_L | FB_M))) break;
+                p += 2;
+            } else if (b - 0xE0u < 0x10u && b - 0xE3u >= 7u && p + 2 < n) {
+                cp = ((b & 0x0F) << 12) | ((uint32_t)(s[p + 1] & 0x3F) << 6) | (s[p + 2] & 0x3F);
+                if (!(fb_cp_flags(cp) & (FB_L | FB_M))) break;
+                p += 3;
+            } else {
+                if (fb_ds_letter(s, n, p, &len) != 1) break;
+                p += len;
+            }
+        }
+        return p;
+    }
+    /* The bits of the ASCII [\\p{P}\\p{S}] characters (ds_init_ascii fills them). */
+    static unsigned long long fb_ds_ps_ascii[2];
+    #define FB_DS_PS_ASCII(b) ((fb_ds_ps_ascii[(b) >> 6] >> ((b) & 63)) & 1)
+    /* The character at s[p] (p < n, s[p] >= 0x80) in a [\\p{P}\\p{S}] run of an "other" segment:
+       its length when it is [\\p{P}\\p{S}] outside level 2's ranges, else 0 (it ends the run).
+       Decoded as ds_char decodes (a bad byte: a 1-byte U+FFFD, a symbol). */
+    FB_FORCE_INLINE Py_ssize_t fb_ds_ps_multi(const uint8_t* s, Py_ssize_t n, Py_ssize_t p) {
+        uint32_t b = s[p], cp;
+        Py_ssize_t len;
+        if (b - 0xC2u < 0x1Eu && p + 1 < n) {
+            cp = ((b & 0x1F) << 6) | (s[p + 1] & 0x3F);
+            len = 2;
+        } else if (b - 0xE0u < 0x10u && p + 2 < n) {
+            cp = ((b & 0x0F) << 12) | ((uint32_t)(s[p + 1] & 0x3F) << 6) | (s[p + 2] & 0x3F);
+            len = 3;
+            if (cp - 0x4E00u <= 0x9FA5u - 0x4E00u || cp - 0x3040u <= 0x30FFu - 0x3040u) return 0;
+        } else {
+            len = fb_decode_multi(s, n, p, &cp);           /* 4 bytes (never CJK), or bad */
+        }
+        if (fb_cp_flags(cp) & (FB_L | FB_M | FB_N | FB_S)) return 0;
+        return fb_is_punct_symbol(cp) ? len : 0;
+    }
+    /* The end of the piece at pos for the common starts that are not words, else 0 (then
+       piece_deepseek_v3 decides): ASCII digits (level 1, up to three; a character >= 0x80
+       after fewer may be \\p{N}), an ASCII punctuation character then [A-Za-z]+ (a), and
+       " ?[\\p{P}\\p{S}]+[\\r\\n]*" (c) from an ASCII or non-CJK [\\p{P}\\p{S}] character.
+       piece_deepseek_v3's order: nothing before c matches such a start. */
+    FB_FORCE_INLINE Py_ssize_t fb_ds_other_end(const uint8_t* s, Py_ssize_t n, Py_ssize_t pos) {
+        uint32_t b = s[pos];
+        Py_ssize_t p = pos + 1, len;
+        if (b - 0x30u < 10u) {
+            if (p < n && s[p] - 0x30u < 10u) {
+                p++;
+                if (p < n && s[p] - 0x30u < 10u) return p + 1;
+            }
+            return (p < n && s[p] >= 0x80) ? 0 : p;
+        }
+        if (b == 0x20) {
+            if (p >= n) return 0;
+            b = s[p];
+            if (b < 0x80) {
+                if (!FB_DS_PS_ASCII(b)) return 0;
+                p++;
+            } else {
+                if (!(len = fb_ds_ps_multi(s, n, p))) return 0;
+                p += len;
+            }
+        } else if (b < 0x80) {
+            if (!FB_DS_PS_ASCII(b)) return 0;
+            if (p < n && (uint32_t)(s[p] | 0x20) - 0x61u < 26u) {     /* a */
+                p++;
+                while (p < n && (uint32_t)(s[p] | 0x20) - 0x61u < 26u) p++;
+                return p;
+            }
+        } else {
+            if (!(len = fb_ds_ps_multi(s, n, pos))) return 0;
+            p += len - 1;
+        }
+        while (p < n) {                                      /* the rest of [\\p{P}\\p{S}]+ */
+            b = s[p];
+            if (b < 0x80) {
+                if (!FB_DS_PS_ASCII(b)) break;
+                p++;
+            } else {
+                if (!(len = fb_ds_ps_multi(s, n, p))) break;
+                p += len;
+            }
+        }
+        while (p < n && (s[p] == 0x0A || s[p] == 0x0D)) p++;
         return p;
     }
     """
     Py_ssize_t fb_ds_word_end(const uint8_t* s, Py_ssize_t n, Py_ssize_t pos)
+    Py_ssize_t fb_ds_other_end(const uint8_t* s, Py_ssize_t n, Py_ssize_t pos)
+    unsigned long long fb_ds_ps_ascii[2]
 
 
 cdef inline uint8_t ds_class_cp(uint32_t cp) noexcept nogil:
@@ -228,6 +328,7 @@ cdef void ds_init_ascii() noexcept:
             c = DS_SP | (DS_NL if b == CH_LF or b == CH_CR else 0)
         elif fb_is_punct_symbol(b):
             c = DS_PS | (DS_AP if 0x21 <= b <= 0x7E else 0)
+            fb_ds_ps_ascii[b >> 6] |= (<unsigned long long>1) << (b & 63)
         ds_ascii[b] = c
 
 
@@ -238,7 +339,10 @@ ds_init_ascii()
 # code above wherever a character >= 0x80 or the window's end decides.
 
 cdef Py_ssize_t deepseek_v3_at(const uint8_t* s, Py_ssize_t n, Py_ssize_t pos) noexcept nogil:
-    return piece_deepseek_v3(s, n, pos)
+    cdef Py_ssize_t e = fb_ds_word_end(s, n, pos)
+    if e == 0:
+        e = fb_ds_other_end(s, n, pos)
+    return e if e else piece_deepseek_v3(s, n, pos)
 cdef piece_fn slow_deepseek_v3
 slow_deepseek_v3 = deepseek_v3_at
 
