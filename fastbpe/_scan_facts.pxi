@@ -36,6 +36,14 @@ def _lead_bytes(table):
     return got
 
 
+def _ascii_only(table) -> bool:
+    """Whether the class has no member >= U+0080 (no bit past 127 in any block it indexes)."""
+    _lo, _hi, index, blocks = table
+    data = memoryview(blocks).tobytes()
+    first = memoryview(index)[0]
+    return not any(any(data[b * 32 + (16 if b == first else 0):b * 32 + 32]) for b in set(memoryview(index).tolist()))
+
+
 def _lead_bytes_of(index: list, data: bytes):
     empty = [i for i in set(index) if not any(data[i * 32:i * 32 + 32])]
 

@@ -17,7 +17,7 @@ text between matches as pieces, so the pieces tile the text.  Design notes: docs
 """
 from libc.stdint cimport int16_t, int32_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free
-from libc.string cimport memcpy
+from libc.string cimport memchr, memcpy
 
 from fastbpe._scan_backtrack cimport dec, m_alt
 from fastbpe._scan_dfa cimport Cls, Dfa, back_one, decode, dfa_match, has
@@ -149,7 +149,8 @@ cdef inline Py_ssize_t cut_piece(const Level* lv, Ctx* x, fb_chain_state* st, in
     if P.run_class >= 0:
         while q < B and q < W:
             if not (st.nf[j] <= q <= st.na[j]):
-                st.na[j] = class_near(P, &P.classes[P.run_class], P.run_swar, P.run_tab, s, n, q)
+                st.na[j] = (bytes_next(P, s, n, q) if P.run_bytes else
+                            class_near(P, &P.classes[P.run_class], P.run_swar, P.run_tab, s, n, q))
                 st.nf[j] = q
             e = st.na[j]
             if e > q and (e >= B or char_length(P, s, B, e) == char_length(P, s, n, e)):
@@ -474,6 +475,10 @@ cdef int _fill(_Owner owner, Prog* P, object program) except -1:
         P.run_lead[i] = (lead >> (64 * i)) & 0xFFFFFFFFFFFFFFFF
     P.byte_level = getattr(program, "byte_level", False)
     _start_bytes(P.run_tab, program, P.run_class, P.byte_level)
+    members = [i for i in range(128) if P.run_tab[i]]     # bytes_next's: ASCII alone, 1 or 2
+    P.run_bytes = len(members) if P.run_class >= 0 and 1 <= len(members) <= 2 and _ascii_only(program.tables[P.run_class]) else 0
+    for i in range(P.run_bytes):
+        P.run_b[i] = members[i]
     _start_bytes(P.first_tab, program, P.root_first, P.byte_level)
     _start_bytes(P.need_tab, program, P.need, P.byte_level)
     dfa = getattr(program, "dfa", None)

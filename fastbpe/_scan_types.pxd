@@ -42,6 +42,8 @@ ctypedef struct Prog:
     bint run_swar                # run_next may search eight ASCII bytes at a time: the class's
     uint64_t run_k1, run_k2      # ASCII characters are one range or none (_ascii_range_test)
     uint64_t run_lead[4]         # the UTF-8 lead bytes that start a character of the class
+    int run_bytes                # 1-2: the class is these ASCII bytes alone ([\r\n]): memchr finds
+    uint8_t run_b[2]             # its next character (bytes_next); 0: not so
     int need                     # a class every non-empty match holds a character of, or -1
     int opt_class, opt_run       # >= 0: the pattern is opt_class? opt_run+, greedy (`\s?\p{L}+`):
                                  # matched by opt_run_match, not the automaton; -1: not so

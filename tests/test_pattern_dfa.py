@@ -304,3 +304,20 @@ def test_one_character_pieces_kept_or_removed_as_regex(inner):
     for k in range(int(150 * FUZZ)):
         text = "".join(rng.choice(alphabet) for _ in range(rng.choice([1, 2, 9, 60, 1300])))
         assert _pretokenize.split(text, kind) == reference(text), (pat, drop, text)
+
+
+@pytest.mark.parametrize("first", [r"[\r\n]", r"\n", r"[\r\n]+", r"[,;]"])
+def test_byte_run_levels_found_by_memchr_as_regex(first):
+    """A run level whose class is one or two ASCII bytes (`[\\r\\n]`) finds its next character
+    by memchr, 512 bytes at a time (bytes_next): lone \\r, \\r\\n, no line end for more than
+    512 bytes, non-ASCII text; alone and before DeepSeek-like levels."""
+    rng = __import__("random").Random(sum(map(ord, first)))
+    alphabet = list("ab ,;.\r\n") + ["\r\n", "é", "中", " word", "x" * 40]
+    for levels in ([Level(first, "regex")], [Level(first, "regex"), Level(r"\s?\p{L}+", "regex"),
+                                            Level(r"\s+(?:(?=\n)|(?![\s\S]))", "regex")]):
+        kind, why = chain_kind(levels)
+        assert kind >= 64, why
+        reference = chain_reference(levels)
+        for k in range(int(100 * FUZZ)):
+            text = "".join(rng.choice(alphabet[:-1] if k % 3 else alphabet[-3:]) for _ in range(rng.choice([1, 5, 80, 900])))
+            assert _pretokenize.split(text, kind) == reference(text), (first, text)
