@@ -14,7 +14,8 @@ cache (`_char_cache`), and HF's character offsets of every token (`_char_offsets
 
 Pieces.  Without a pre-tokenizer HF merges a whole text as one word.  Where no merge can
 join across a point of the text (`_char_cuts.merge_cuts`, decided per file at load: before a
-meta character that follows another character, `cut_before_meta`; between two characters no
+meta character that follows another character, `cut_before_meta`, except after a character a merge
+joins to it, `joins_meta` (Gemma 4's ">" + "▁</"); between two characters no
 merge joins), the text is cut and each piece is merged (or found in the cache) on its own,
 with the same result.  With `cut_before_meta` each word (from such a meta character to the
 next) is first looked up whole in the cache (`encode_words`); a word seen before costs one
@@ -33,8 +34,8 @@ from libc.stdint cimport uint8_t, uint32_t, int32_t, int64_t, uint64_t, UINT32_M
 from libc.stdlib cimport malloc, calloc, free
 from libc.string cimport memcmp, memcpy, memmove, memset
 
-from fastbpe._char_cuts cimport CUT_AFTER, CUT_BEFORE, CUT_META, CUT_TOKEN
-from fastbpe._char_cache cimport META_KEY, PieceKey, cache_keep, cache_probe, char_hash
+from fastbpe._char_cuts cimport CUT_AFTER, CUT_BEFORE, CUT_JOINS_META, CUT_META, CUT_TOKEN
+from fastbpe._char_cache cimport META_KEY, PieceKey, cache_keep, cache_probe, char_hash, reverse_ids
 from fastbpe._char_offsets cimport token_offsets
 from fastbpe._char_symbols cimport FALLBACK_ID, CharSymbols, char_id, initial_symbols
 from fastbpe._core cimport BPETable, thread_cache
@@ -60,21 +61,12 @@ PREPEND, PREPEND_UNLESS_META, REPLACE_SPACE, SPLIT = F_PREPEND, F_PREPEND_UNLESS
 cdef enum:   # encode_words: a text whose probed words mostly miss (half of 16 or more) is cut in one run
     MISS_MIN = 16
     SPACED_WORD = 48   # encode_spaced's buffer of one word
-cdef uint8_t CUT_PAIR[256]   # [flags of a << 4 | flags of b]: cut between a and b (_char_cuts.pxd's rule)
+cdef uint8_t CUT_PAIR[1024]   # [flags of a << 5 | flags of b]: cut between a and b (_char_cuts.pxd's rule)
 cdef int _fa, _fb
-for _fa in range(16):
-    for _fb in range(16):
-        CUT_PAIR[(_fa << 4) | _fb] = ((_fa & _fb & CUT_TOKEN) and ((_fa & CUT_AFTER) or (_fb & CUT_BEFORE))) or (
-            _fb & ~_fa & CUT_META) != 0
-
-
-cdef inline void reverse_ids(tok_t* a, Py_ssize_t n) noexcept nogil:
-    cdef Py_ssize_t i
-    cdef tok_t t
-    for i in range(n // 2):
-        t = a[i]
-        a[i] = a[n - 1 - i]
-        a[n - 1 - i] = t
+for _fa in range(32):
+    for _fb in range(32):
+        CUT_PAIR[(_fa << 5) | _fb] = ((_fa & _fb & CUT_TOKEN) and ((_fa & CUT_AFTER) or (_fb & CUT_BEFORE))) or (
+            _fb & ~_fa & CUT_META and not _fa & CUT_JOINS_META) != 0
 
 
 cdef class CharBPE:
@@ -89,6 +81,7 @@ cdef class CharBPE:
     cdef CharSymbols sym                  # a word's first ids (_char_symbols)
     cdef int32_t* token_nbytes            # UTF-8 bytes each token stands for (-1: unknown)
     cdef readonly bint ignore_merges, cut_before_meta
+    cdef readonly bint joins_meta        # ... but not after an ASCII character flagged CUT_JOINS_META (Gemma 4's ">")
     cdef readonly bint runs_apart        # a run of meta characters before a word merges apart (_char_cuts)
     cdef int32_t meta_id                  # the meta character's token
     cdef bint spaced                      # encode_spaced may run (cut_before_meta, meta of 2-3 bytes, no ignore_merges)
@@ -292,6 +285,12 @@ cdef class CharBPE:
         k1[0] |= META_KEY
         return True
 
+    cdef inline Py_ssize_t word_stop(self, const uint8_t* q, Py_ssize_t n, Py_ssize_t start) noexcept nogil:
+        cdef Py_ssize_t stop = meta_word_end(self.meta, self.meta_len, q, n, start)   # (on past one after ">")
+        while self.joins_meta and stop < n and q[stop - 1] < 0x80 and self.cut_flags[q[stop - 1]] & CUT_JOINS_META:
+            stop = meta_word_end(self.meta, self.meta_len, q, n, stop)
+        return stop
+
     cdef int encode_words(self, const uint8_t* q, Py_ssize_t n, IdBuf* out, Work* w) except -1 nogil:
         """encode_cut of q[:n] for a file whose merges never join across a meta character
         that follows another character (cut_before_meta): a word from one such meta character
@@ -307,14 +306,14 @@ cdef class CharBPE:
         cdef uint64_t k0, k1, h, m3 = 0
         cdef const PackedEntry* pe
         memcpy(&m3, self.meta, ml)
-        stop = meta_word_end(self.meta, ml, q, n, 0)
+        stop = self.word_stop(q, n, 0)
         while start < n:
             if not self.word_key(q + start, stop - start, end, m3, &k0, &k1):
                 # words without a packed key, and those after them up to one with a key: one
                 # encode_cut (the byte loop cuts before their meta characters too)
                 run = stop
                 while run < n:
-                    stop = meta_word_end(self.meta, ml, q, n, run)
+                    stop = self.word_stop(q, n, run)
                     if self.word_key(q + run, stop - run, end, m3, &k0, &k1):
                         break
                     run = stop
@@ -338,7 +337,7 @@ cdef class CharBPE:
                     packed_store(w.packed, w.packed_mask, h, k0, k1, out.data + before, out.len - before)
             start = stop
             if start < n:
-                stop = meta_word_end(self.meta, ml, q, n, start)
+                stop = self.word_stop(q, n, start)
         return 0
 
     cdef inline Py_ssize_t spaced_key(self, const uint8_t* s, Py_ssize_t start, Py_ssize_t stop, const uint8_t* end,
@@ -349,6 +348,9 @@ cdef class CharBPE:
         cdef Py_ssize_t ln = stop - start
         if ln < 2 or ln - 1 > PACKED_MAX or s[start + 1] == 32:
             return 0
+        if self.joins_meta and ((start > 0 and s[start - 1] < 0x80 and self.cut_flags[s[start - 1]] & CUT_JOINS_META) or (
+                stop < (end - s) and s[stop - 1] < 0x80 and self.cut_flags[s[stop - 1]] & CUT_JOINS_META)):
+            return 0   # a merge joins its space to the character before it (or the next word's): not probed alone
         packed_key(s + start + 1, ln - 1, end, k0, k1)
         k1[0] |= META_KEY
         return self.meta_len + ln - 1
@@ -370,6 +372,8 @@ cdef class CharBPE:
         cdef uint8_t word[SPACED_WORD]   # a word's normalized form (up to 18 bytes, slack for 16-byte reads)
         cdef bint prepended
         run = space_word_end(s, n, 0)   # (the first word is normalized with kind's prepend flags)
+        while self.joins_meta and run < n and s[run - 1] < 0x80 and self.cut_flags[s[run - 1]] & CUT_JOINS_META:
+            run = space_word_end(s, n, run)   # (its space joins the character before it: the next word too)
         while True:
             if start < run:   # s[start:run]: words without a key, normalized and cut by encode_words
                 ln = meta_normalize(self.meta, ml, s + start, run - start, kind if start == 0 else F_REPLACE_SPACE,
@@ -458,7 +462,7 @@ cdef class CharBPE:
                 fa = self.cut_flags[a]
                 last = a
                 at = i - 1
-            if CUT_PAIR[(fa << 4) | fb]:
+            if CUT_PAIR[(fa << 5) | fb]:
                 self.emit_part(q, s, i, at, last, end, out, w)
                 s = i
                 parts += 1

@@ -93,3 +93,13 @@ cdef inline void cache_keep(const uint8_t* p, Py_ssize_t n, const PieceKey* key,
             packed_store(w.packed, w.packed_mask, key.h, key.k0, key.k1, NULL, 0)
     elif n <= SPILL_KEEP and w.spill != NULL:
         spill_store(w.spill, p, n, key.h, ids, count)
+
+
+cdef inline void reverse_ids(tok_t* a, Py_ssize_t n) noexcept nogil:
+    """Reverse a[:n] in place (CharBPE.encode_run_word swaps a word's ids and a run's by three)."""
+    cdef Py_ssize_t i
+    cdef tok_t t
+    for i in range(n // 2):
+        t = a[i]
+        a[i] = a[n - 1 - i]
+        a[n - 1 - i] = t

@@ -8,7 +8,10 @@ never depend on each other, so the kernel cuts the piece there: each part merges
 * before a meta character that follows another character, when every merge whose right token
   starts with the meta character has a left token made of meta characters alone (a
   character's token, a <0xNN> token or the unk token never is): true for every SentencePiece
-  BPE file seen;
+  BPE file seen but Gemma 4's; except after the ASCII characters that end the left token of
+  such a merge otherwise (CUT_JOINS_META: Gemma 4's merge ">" + "▁</" keeps "▁" after ">"
+  only), when every such left token is text ending with one (not a <0xNN> token) and the meta
+  character is in the BMP;
 * between two ASCII characters, each its own token, exactly per pair: no merge's left token
   ends with the first while its right one starts with the second (code cuts at most
   punctuation);
@@ -28,7 +31,7 @@ word keeps it as its own token.
 from cpython.unicode cimport PyUnicode_GET_LENGTH, PyUnicode_READ_CHAR
 from libc.stdint cimport INT64_MAX, INT64_MIN, int32_t, int64_t, uint8_t, uint32_t, uint64_t
 
-from fastbpe._char_cuts cimport CUT_AFTER, CUT_BEFORE, CUT_META, CUT_TOKEN
+from fastbpe._char_cuts cimport CUT_AFTER, CUT_BEFORE, CUT_JOINS_META, CUT_META, CUT_TOKEN
 
 import array
 
@@ -53,6 +56,8 @@ def merge_cuts(dict vocab, const int64_t[::1] rows, str meta, Py_ssize_t n_ids, 
     cdef unsigned char[::1] ends_left = bytearray(0x10001)
     cdef unsigned char[::1] starts_right = bytearray(0x10001)
     cdef unsigned char[::1] has_token = bytearray(0x10000)
+    cdef unsigned char[::1] byte_token = bytearray(n_ids)   # a <0xNN> token: stands for any character's byte
+    cdef unsigned char[::1] joins_meta = bytearray(0x80)   # ASCII characters a merge joins to a meta character after
     cdef bint texts_known = True, cut
     ascii_cut = array.array("Q", bytes(256 * 8))
     cdef uint64_t[::1] ac = ascii_cut
@@ -69,6 +74,8 @@ def merge_cuts(dict vocab, const int64_t[::1] rows, str meta, Py_ssize_t n_ids, 
         if n == 0:
             continue
         c_first, c_last = PyUnicode_READ_CHAR(text, 0), PyUnicode_READ_CHAR(text, n - 1)
+        if n == 6 and text.startswith("<0x") and c_last == 62:
+            byte_token[i] = 1
         if n == 1 and c_first < 0x10000:
             has_token[c_first] = 1
         if c_first == meta_cp:
@@ -89,7 +96,12 @@ def merge_cuts(dict vocab, const int64_t[::1] rows, str meta, Py_ssize_t n_ids, 
     for i in range(m):
         a, b, c = rows[3 * i], rows[3 * i + 1], rows[3 * i + 2]
         if starts_meta[b] and not all_meta[a]:
-            cut = False
+            if last_cp[a] == <int32_t>meta_cp:
+                pass   # a left token ending with the meta character: joins two meta characters
+            elif 0 <= last_cp[a] < 0x80 and not byte_token[a] and meta_cp < 0x10000:
+                joins_meta[last_cp[a]] = 1
+            else:
+                cut = False
         rank = i if ranks is None else ranks[i]
         if all_meta[a] and all_meta[b]:
             meta_min = min(meta_min, rank)
@@ -113,8 +125,12 @@ def merge_cuts(dict vocab, const int64_t[::1] rows, str meta, Py_ssize_t n_ids, 
             fl[i] = CUT_TOKEN | (0 if ends_left[i] else CUT_AFTER) | (0 if starts_right[i] else CUT_BEFORE)
     if cut and ord(meta) < 0x10000:   # (a meta character above the BMP: _meta_text.meta_cut's loop)
         fl[ord(meta)] |= CUT_META
+        for i in range(0x80):
+            if joins_meta[i]:
+                fl[i] |= CUT_JOINS_META
+                runs_apart = False   # (not proved with meta characters inside a word)
         if ord(meta) < 0x80:
             for i in range(0x80):
-                if i != ord(meta):
+                if i != ord(meta) and not joins_meta[i]:
                     ac[2 * i + (ord(meta) >> 6)] |= 1ULL << (ord(meta) & 63)
     return cut, ascii_cut.tobytes(), bytes(flags), cut and runs_apart and other_max < meta_min

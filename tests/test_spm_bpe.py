@@ -399,3 +399,87 @@ def test_runs_of_meta_characters_before_a_word_merge_apart_only_when_exact(order
         assert_same(ref, ours, text)
     assert ours.encode_ids_batch(texts) == [e.ids for e in ref.encode_batch(texts)]
     assert ours.encode_ids_batch(texts) == [e.ids for e in ref.encode_batch(texts)]   # from the cache
+
+
+# Gemma 4's file: one merge (">" + "▁</") joins a character to the "▁" after it.  The cut before "▁"
+# stays everywhere else (CUT_JOINS_META on ">"): the old rule turned it off for the whole file.
+_JOIN_VOCAB = {"<unk>": 0, "\u2581": 1, "a": 2, "b": 3, ">": 4, "<": 5, "/": 6, "x": 7, "\u00e9": 8, "</": 9,
+               "\u2581</": 10, ">\u2581</": 11, "\u2581a": 12, "ab": 13, "\u2581ab": 14, "\u2581\u2581": 15,
+               "\u2581b": 16, "a>": 17, "\u2581x": 18}
+_JOIN_MERGES = [["<", "/"], ["\u2581", "</"], ["a", ">"], [">", "\u2581</"], ["\u2581", "a"], ["a", "b"],
+                ["\u2581", "ab"], ["\u2581", "\u2581"], ["\u2581", "b"], ["\u2581", "x"]]
+JOIN_PIECES = [">", " ", "  ", "</", "<", "/", "a", "b", "x", "ab", " </", "> </", ">\u2581</", "\u2581", "a>", "\u00e9",
+               ">>", "\n", "\u00e9>", "<0x3E>", "\U0001f600"]
+
+
+def _join_doc(normalizer: dict, vocab: dict = _JOIN_VOCAB, merges: list = _JOIN_MERGES) -> dict:
+    doc = char_level_doc(vocab, merges)
+    doc["normalizer"] = normalizer
+    return doc
+
+
+@pytest.mark.parametrize("normalizer", ["prepend", "replace"])
+def test_cut_before_meta_except_after_a_character_a_merge_joins_to_it(normalizer):
+    """A file with a merge ">" + "▁</" still cuts before every "▁" but the ones after ">" (the
+    old rule, one such merge, cut nowhere), and gives HF's ids and offsets on texts dense with
+    "> </" (Replace alone is Gemma's: its first word is probed apart, encode_spaced)."""
+    ref, ours = both_from(_join_doc(PREPEND_REPLACE if normalizer == "prepend" else REPLACE_ONLY))
+    assert ours.engine == "kernel"
+    cm = ours.model.char_model
+    assert cm.cut_before_meta and cm.joins_meta and not cm.runs_apart
+    rnd = random.Random(28)
+    texts = ["a> </b", "x > </y", "> </", ">  </x", "a>   </b> </ab", "<a> </a>" * 40, "ab ab> </ab ab",
+             "\u00e9> </a", " > </", ">\u2581</", "ab" * 20 + "> </" + " ab" * 20]
+    texts += ["".join(rnd.choice(JOIN_PIECES) for _ in range(rnd.randint(1, 24))) for _ in range(400)]
+    for text in texts[:150]:
+        assert_same(ref, ours, text)
+    for _ in range(2):   # the second time from the cache
+        assert ours.encode_ids_batch(texts) == [e.ids for e in ref.encode_batch(texts)]
+        assert ours.encode_ids_batch(texts, add_special_tokens=False) == \
+            [e.ids for e in ref.encode_batch(texts, add_special_tokens=False)]
+
+
+@pytest.mark.parametrize("left", ["\u00e9", "<0x3E>"])
+def test_a_merge_joining_meta_after_a_byte_token_or_non_ascii_cuts_nowhere(left):
+    """Where the character joined to "▁" is not ASCII text (a <0xNN> token stands for any character
+    with that byte), the cut before "▁" stays off for the whole file, and the ids are HF's."""
+    vocab = dict(_JOIN_VOCAB)
+    vocab[left + "\u2581</"] = len(vocab)
+    merges = _JOIN_MERGES + [[left, "\u2581</"]]
+    doc = _join_doc(REPLACE_ONLY, vocab, merges)
+    if left.startswith("<0x"):
+        del doc["model"]["vocab"][">"]   # ">" falls back to <0x3E>
+        doc["model"]["vocab"] = {t: i for i, t in enumerate(doc["model"]["vocab"])}
+        doc["model"]["merges"] = [m for m in merges if ">" not in m and not m[0].endswith(">") and
+                                  ">" + "\u2581</" != "".join(m) or m == merges[-1]]
+    ref, ours = both_from(doc)
+    assert ours.engine == "kernel"
+    assert not ours.model.char_model.cut_before_meta
+    for text in ["a> </b", "\u00e9 </a", "x\u00e9 </ab > </", "<a> </a>" * 5]:
+        assert_same(ref, ours, text)
+
+
+def test_gemma4_file_cuts_before_meta_except_after_gt_and_matches_hf():
+    """Gemma 4's own tokenizer.json (tests/family_files.py; 262k tokens, one of them ">▁</"):
+    the cut before "▁" is on, not after ">"; HF 0.23's ids and offsets on texts dense with
+    "> </" (HTML, XML, shell redirections)."""
+    import family_files as ff
+    path, why_not = ff.build("gemma-4")
+    if path is None:
+        pytest.skip(f"gemma-4: {why_not}")
+    ref, ours = HFTokenizer.from_file(str(path)), Tokenizer.from_file(str(path))
+    assert ours.engine == "kernel"
+    cm = ours.model.char_model
+    assert cm.cut_before_meta and cm.joins_meta
+    pieces = [">", " ", "  ", "</", "<", "div", "x", " the", "> </", ">\u2581</", "\u2581", "b>", "\n", "=", '"', "\u00e9",
+              "\u65e5", "\U0001f600", ">>", "> ", "</b>", "\t", " > ", "cat a > b", "<0x3E>"]
+    rnd = random.Random(4)
+    texts = ["a>\u2581</b", "x > </y", "<p>a</p> <b> </b>", "> </", ">  </x", "x>   </y> </z", "<a> </a>" * 50,
+             "<ul>\n  <li>one</li> <li>two</li> </ul>", "echo hi > </dev/null"]
+    texts += ["".join(rnd.choice(pieces) for _ in range(rnd.randint(1, 30))) for _ in range(1500)]
+    for text in texts[:200]:
+        want, got = ref.encode(text, add_special_tokens=False), ours.encode(text, add_special_tokens=False)
+        assert (got.ids, got.offsets) == (want.ids, want.offsets), text
+    for add in (True, False):
+        assert ours.encode_ids_batch(texts, add_special_tokens=add) == \
+            [e.ids for e in ref.encode_batch(texts, add_special_tokens=add)]
