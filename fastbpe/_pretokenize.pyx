@@ -13,7 +13,7 @@ from libc.stdint cimport uint8_t, uint32_t
 from fastbpe._scan_chars cimport (
     CH_CR, CH_LF, CH_QUOTE, CH_SPACE, FB_L, FB_LM, FB_LT, FB_M, FB_N, FB_REGEX_UNICODE_VERSION, FB_REGEX_VERSION,
     FB_S, FB_U, FB_UNICODE_SOURCE, FB_UNICODE_VERSION, FB_W, LM_FLAGS, LMNS, LNS, contraction_ci, fb_ascii_flags,
-    char_at, decode_multi, fb_cp_flags, fb_o200k_word_end, fb_word_end, o200k_tail, piece_cl100k, piece_o200k,
+    char_at, decode_multi, fb_cp_flags, fb_o200k_word_end, fb_punct_end, fb_word_end, o200k_tail, piece_cl100k, piece_o200k,
     piece_qwen2, piece_qwen35, piece_r50k, piece_tekken, run_any,
     run_digits3, run_newlines, run_none, run_space,
 )
@@ -373,6 +373,8 @@ cdef Py_ssize_t scan_chars(int kind, const unsigned char* s, Py_ssize_t n, Py_ss
     if kind == PAT_CL100K:
         while pos < stop and k < cap:
             e = fb_word_end(s, n, pos, FB_L)
+            if e == 0:
+                e = fb_punct_end(s, n, pos, FB_L, 3)
             pos = e if e else piece_cl100k(s, n, pos, True)
             ends[k] = pos
             k += 1
@@ -391,6 +393,8 @@ cdef Py_ssize_t scan_chars(int kind, const unsigned char* s, Py_ssize_t n, Py_ss
     elif kind == PAT_GPT4 or kind == PAT_LLAMA3:
         while pos < stop and k < cap:
             e = fb_word_end(s, n, pos, FB_L)
+            if e == 0:
+                e = fb_punct_end(s, n, pos, FB_L, 3)
             pos = e if e else piece_cl100k(s, n, pos, False)
             ends[k] = pos
             k += 1
@@ -402,12 +406,16 @@ cdef Py_ssize_t scan_chars(int kind, const unsigned char* s, Py_ssize_t n, Py_ss
     elif kind == PAT_QWEN2:
         while pos < stop and k < cap:
             e = fb_word_end(s, n, pos, FB_L)
+            if e == 0:
+                e = fb_punct_end(s, n, pos, FB_L, 1)
             pos = e if e else piece_qwen2(s, n, pos)
             ends[k] = pos
             k += 1
     elif kind == PAT_QWEN35:
         while pos < stop and k < cap:
             e = fb_word_end(s, n, pos, LM_FLAGS)
+            if e == 0:
+                e = fb_punct_end(s, n, pos, LM_FLAGS, 1)
             pos = e if e else piece_qwen35(s, n, pos)
             ends[k] = pos
             k += 1

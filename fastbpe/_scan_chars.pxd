@@ -166,9 +166,45 @@ cdef extern from * nogil:
         if (p < n && s[p] == 0x27) return 0;
         return p;
     }
+    /* The end of the cl100k family's digit and punctuation alternatives at pos, where no word
+       matches there (fb_word_end gave 0): \p{N}{1,3} (\p{N} when digits == 1) from an ASCII
+       digit, and " ?[^\s\p{L}\p{N}]+[\r\n]*" (`letters` for \p{L}: Qwen3.5 leaves out \p{M}
+       too); 0 when the matcher must decide: a quote first (a contraction), a character >= 0x80
+       after fewer than three digits (it may be \p{N}), no run. */
+    FB_FORCE_INLINE Py_ssize_t fb_punct_end(const uint8_t* s, Py_ssize_t n, Py_ssize_t pos, uint8_t letters,
+                                           int digits) {
+        uint32_t b = s[pos];
+        uint8_t f, stop = FB_S | FB_N | letters;
+        Py_ssize_t p = pos + 1, first;
+        if (b - 0x30u < 10u) {
+            if (digits == 1) return p;
+            if (p < n && s[p] - 0x30u < 10u) {
+                p++;
+                if (p < n && s[p] - 0x30u < 10u) return p + 1;
+            }
+            return (p < n && s[p] >= 0x80) ? 0 : p;
+        }
+        if (b == 0x27) return 0;
+        first = p = pos + (b == 0x20);
+        while (p < n) {
+            b = s[p];
+            if (b < 0x80) {
+                if (fb_ascii_flags[b] & stop) break;
+                p += 1;
+            } else {
+                Py_ssize_t length = fb_char_flags(s, n, p, &f);
+                if (f & stop) break;
+                p += length;
+            }
+        }
+        if (p == first) return 0;
+        while (p < n && (s[p] == 0x0A || s[p] == 0x0D)) p++;
+        return p;
+    }
     """
     Py_ssize_t fb_decode_multi(const uint8_t* s, Py_ssize_t n, Py_ssize_t p, uint32_t* cp)
     Py_ssize_t fb_word_end(const uint8_t* s, Py_ssize_t n, Py_ssize_t pos, uint8_t letters)
+    Py_ssize_t fb_punct_end(const uint8_t* s, Py_ssize_t n, Py_ssize_t pos, uint8_t letters, int digits)
     Py_ssize_t fb_o200k_word_end(const uint8_t* s, Py_ssize_t n, Py_ssize_t pos)
 
 
