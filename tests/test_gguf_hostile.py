@@ -427,3 +427,50 @@ def test_string_arrays_read_in_c_refuse_lengths_past_the_end(tmp_path, order, re
         bad.write_bytes(data)
         with pytest.raises(ValueError, match="bad.gguf: not a valid GGUF file: " + problem):
             read_metadata(bad, keys)
+
+
+def test_long_user_defined_token_costs_linear_memory_on_first_encode(tmp_path):
+    # 16e3ac8's overlap check held every prefix of every special: ~n^2/2 characters (~72 MB here)
+    n = 12_000
+    tokens = _gpt2_tokens("ab" * (n // 2))
+    types = [3] + [1] * 256 + [4]   # the long one USER_DEFINED: cut as a special in every mode
+    path = _write(tmp_path, gf.gpt2_kv(tokens, [], "deepseek-coder", types), "long-special.gguf")
+    tok = GGUFTokenizer.from_file(path)
+    tracemalloc.start()
+    try:
+        ids = tok.encode_ids("x " + "ab" * (n // 2) + " y")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert len(tokens) - 1 in ids
+    assert peak < 8 * 1024 * 1024, f"first encode peaked at {peak / 1e6:.0f} MB"
+
+
+def _overlap_by_pairs(words) -> bool:
+    run = lambda w: w[0] if w.count(w[0]) == len(w) else None   # noqa: E731
+    return any(a != b and a[k:] == b[:len(a) - k] and (run(a) is None or run(a) != run(b))
+               for a in words for b in words for k in range(1, len(a)) if len(a) - k < len(b))
+
+
+def test_overlap_check_equals_the_pairwise_definition():
+    import random
+    from fastbpe.gguf.tokenizer import _can_overlap
+    rng = random.Random(7)
+    for _ in range(3000):
+        words = list({"".join(rng.choice("ab ") for _ in range(rng.randint(1, 5)))
+                      for _ in range(rng.randint(1, 5))})
+        assert _can_overlap(words) == _overlap_by_pairs(words), words
+
+
+@pytest.mark.parametrize("tail", ["", "c"])
+def test_long_periodic_special_is_found_in_linear_time(tmp_path, tail):
+    # `regex` searched an alternation holding "abab...ab" in time quadratic in its length (214 s
+    # at 12k characters); the trie walk from each position of "abab..." would cost its length
+    n = 200_000
+    special = "ab" * (n // 2) + tail
+    path = _write(tmp_path, gf.gpt2_kv(_gpt2_tokens(special), [], "deepseek-coder", [3] + [1] * 256 + [4]))
+    tok = GGUFTokenizer.from_file(path)
+    text = "x " + "ab" * n + " y"
+    ids = tok.encode_ids(text)
+    assert (len(_gpt2_tokens()) in ids) == (tail == "")
+    assert tok.decode(ids) == text

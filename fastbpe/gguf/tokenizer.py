@@ -235,7 +235,9 @@ class GGUFTokenizer:
         if sp is not None and sp.scanner_kind >= 0 and not self.vocab.meta_spaces:
             ids = self._special_ids(parse_special)
             words = [self.vocab.tokens[i] for i in ids]
-            if ids and not any(self.vocab.attrs[i] & (LSTRIP | RSTRIP) for i in ids) and not _can_overlap(words):
+            # a trie walk from each position costs up to a token's length: long specials stay in Python
+            if (ids and max(map(len, words)) <= _LONG_SPECIAL and not _can_overlap(words)
+                    and not any(self.vocab.attrs[i] & (LSTRIP | RSTRIP) for i in ids)):
                 trie = TokenTrie(words, ids)
         self._cut_by_mode[parse_special] = trie
         return trie
@@ -260,8 +262,9 @@ class GGUFTokenizer:
         """_partition with each item's span of text, (start, end, item): a text piece is
         text[start:end]; a special token's span takes in the spaces its lstrip / rstrip
         removed (as HF's added tokens' offsets do)."""
-        specials, finder = self._specials(parse_special)
-        if not specials or not text or finder.search(text) is None:
+        specials, finder, long_words = self._specials(parse_special)
+        if not specials or not text or ((finder is None or finder.search(text) is None)
+                                        and not any(w in text for w in long_words)):
             return [(0, len(text), text)] if text else []
         tokens, attrs = self.vocab.tokens, self.vocab.attrs
         spans = [(0, len(text), text)]
@@ -298,13 +301,17 @@ class GGUFTokenizer:
         return [i for i in self.vocab.special_ids if not self.vocab.attrs[i] & skip]
 
     def _specials(self, parse_special: bool):
-        """The special tokens cut out in this mode, and one regex that finds any of them."""
+        """The special tokens cut out in this mode, one regex that finds any of the short ones,
+        and the long ones: `regex` searches a long periodic literal ("abab...") in time
+        quadratic in its length, str's `in` in linear time."""
         hit = self._specials_by_mode.get(parse_special)
         if hit is None:
-            vocab = self.vocab
             ids = self._special_ids(parse_special)
-            finder = regex.compile("|".join(regex.escape(vocab.tokens[i]) for i in ids)) if ids else None
-            hit = self._specials_by_mode[parse_special] = (ids, finder)
+            words = [self.vocab.tokens[i] for i in ids]
+            short = [regex.escape(w) for w in words if len(w) <= _LONG_SPECIAL]
+            finder = regex.compile("|".join(short)) if short else None
+            long_words = [w for w in words if len(w) > _LONG_SPECIAL]
+            hit = self._specials_by_mode[parse_special] = (ids, finder, long_words)
         return hit
 
     def offsets(self, text: str, ids: list, add_special_tokens: bool = False, parse_special: bool = False) -> list:
@@ -456,6 +463,10 @@ class GGUFEncoding(EncodingIds):
         return f"GGUFEncoding(num_tokens={len(self)})"
 
 
+_LONG_SPECIAL = 64   # characters: a special longer is found with str's `in`, not `regex`
+_OVERLAP_BUDGET = 1 << 22   # characters of prefixes, summed: a few MB at most
+
+
 def _can_overlap(words: list) -> bool:
     """Whether occurrences of two different tokens can overlap without one holding the other:
     a token's proper suffix is another token's proper prefix.  Two exceptions cut alike both
@@ -465,16 +476,29 @@ def _can_overlap(words: list) -> bool:
     def run_of(w: str) -> str | None:
         return w[0] if w and w.count(w[0]) == len(w) else None
 
+    # The prefix table holds every prefix of every token: quadratic in a token's length.  Past
+    # a budget (a stranger's file with a 64k-character special), answer "may overlap": the
+    # caller then cuts with the Python partition, linear and always right, only slower.
+    if sum(len(w) * len(w) for w in words) > _OVERLAP_BUDGET:
+        return True
+    # prefix -> [a word with it, several words have it, a word not a run has it]: O(1) a lookup
     prefixes = {}
-    for w in words:
+    for w in set(words):
+        plain = run_of(w) is None
         for k in range(1, len(w)):
-            prefixes.setdefault(w[:k], set()).add(w)
-    for w in words:
-        c = run_of(w)
+            entry = prefixes.get(w[:k])
+            if entry is None:
+                prefixes[w[:k]] = [w, False, plain]
+            else:
+                entry[1] = True
+                entry[2] = entry[2] or plain
+    for w in set(words):
+        plain = run_of(w) is None
         for k in range(1, len(w)):
-            for other in prefixes.get(w[k:], ()):
-                if other != w and (c is None or run_of(other) != c):
-                    return True
+            entry = prefixes.get(w[k:])
+            # a run's suffix is a run of its character: only a word not a run overlaps it
+            if entry is not None and (entry[2] if not plain else entry[1] or entry[0] != w):
+                return True
     return False
 
 
