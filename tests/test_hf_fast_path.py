@@ -231,13 +231,17 @@ def test_lone_surrogates_raise_anywhere_in_a_batch(normalizer):
 def test_str_subclasses_and_wrong_types():
     ref, ours = _ref(N.NFC(), ADDED)
 
-    class Text(str):
-        pass
+    class Text(str):   # encoded by its contents, as HF reads them, not by its own __str__
+        def __str__(self):
+            return "other"
 
     texts = [Text("hello <|eot|> café"), Text("plain"), Text("")]
-    want = [e.ids for e in ref.encode_batch([str(t) for t in texts])]
+    want = [e.ids for e in ref.encode_batch([str.__str__(t) for t in texts])]
+    assert want == [e.ids for e in ref.encode_batch(texts)]
     assert ours.encode_ids_batch(texts, num_threads=1) == want
     assert [ours.encode_ids(t) for t in texts] == want
+    assert [list(e.ids) for e in ours.encode_batch(texts)] == want
+    assert [list(ours.encode(t).ids) for t in texts] == want
     for bad in (["ok", b"bytes"], ["ok", None]):
         with pytest.raises(TypeError):
             ours.encode_ids_batch(bad, num_threads=1)

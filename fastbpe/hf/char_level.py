@@ -134,7 +134,7 @@ class CharLevelPath:
         if type(text) is not str:
             if not isinstance(text, str):
                 raise TypeError(f"expected str, not {type(text).__name__}")
-            text = str(text)
+            text = str.__str__(text)
         added = tokenizer.added
         if not self._has_added(added, text):
             return [(0, len(text), None, self.kind, text)]
@@ -192,7 +192,7 @@ class CharLevelPath:
         encode = self.char.encode_text
         if len(segments) == 1 and segments[0][2] is None:
             piece = segments[0][4]
-            return encode(self._normal(piece if type(piece) is str else str(piece)), segments[0][3])
+            return encode(self._normal(piece if type(piece) is str else str.__str__(piece)), segments[0][3])
         ids = []
         for _, _, aid, kind, piece in segments:
             if aid is None:
@@ -225,7 +225,7 @@ class CharLevelPath:
         thread's share); tokens, offsets and word ids when first read, from a second call
         that gives the offsets too (its pieces are in the thread's cache by then)."""
         plans = [self._segments(tokenizer, t) for t in texts]
-        jobs = [(piece if type(piece) is str else str(piece), kind)
+        jobs = [(piece if type(piece) is str else str.__str__(piece), kind)
                 for plan in plans for _, _, aid, kind, piece in plan if aid is None]
         if self.program is not None:   # (one GIL-free call for the batch)
             jobs = list(zip(self.program.normalize_batch([piece for piece, _ in jobs]), [kind for _, kind in jobs]))

@@ -209,7 +209,7 @@ class IdsPath:
         if type(text) is not str:
             if not isinstance(text, str):
                 raise TypeError(f"expected str, not {type(text).__name__}")
-            text = str(text)  # the kernels take exact str
+            text = str.__str__(text)  # exact str, by contents (not a subclass's __str__), as HF
         program = self._normalize_program
         normalized, _ = self.added.matcher(normalized=True)
         if normalized is None and not self.added.occurs_in(text, normalized=False):  # the common case
@@ -243,7 +243,7 @@ class IdsPath:
         if type(text) is not str:
             if not isinstance(text, str):
                 raise TypeError(f"expected str, not {type(text).__name__}")
-            text = str(text)
+            text = str.__str__(text)
         normalized, _ = self.added.matcher(normalized=True)
         out, aligns, changed = [], [], False
         for s, e, aid in self.added.find(text, normalized=False):

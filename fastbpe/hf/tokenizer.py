@@ -560,7 +560,7 @@ class Tokenizer(IdsPath, PostProcessing, HFExtras, CompiledEncode):
         kernel = self._kernel_encoder()
         segments = [item for plan in plans if plan is not None for _, _, item in plan[0] if type(item) is str]
         outputs = iter(kernel.outputs(segments, num_threads))
-        return [kernel.sequence(str(t), plan[0], outputs, k, plan[1]) if plan is not None else self._encode_sequence(t, k)
+        return [kernel.sequence(str.__str__(t), plan[0], outputs, k, plan[1]) if plan is not None else self._encode_sequence(t, k)
                 for t, plan, k in zip(texts, plans, type_ids)]
 
     def _kernel_encoder(self):
