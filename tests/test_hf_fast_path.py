@@ -111,6 +111,41 @@ def test_nfc_spans_word_skip_is_the_per_character_scan(runs, wide):
     assert nfc(text) == _hf_nfc(text)
 
 
+def _spans_by_character(text: str, table, gap: int = 8) -> list:
+    """find_spans' definition, a character at a time (code points past the table: UNSTABLE)."""
+    out, boundary, prev, i, n = [], 0, 0, 0, len(text)
+    while i < n:
+        c = ord(text[i])
+        v = table[c] if c < len(table) else 255
+        if v == 0 or (v != 255 and v >= prev):
+            boundary, prev = (i, 0) if v == 0 else (boundary, v)
+            i += 1
+            continue
+        i += 1
+        while i < n and not (ord(text[i]) < len(table) and table[ord(text[i])] == 0):
+            i += 1
+        prev = 0
+        if out and boundary - out[-1][1] < gap:
+            out[-1] = (out[-1][0], i)
+        else:
+            out.append((boundary, i))
+    return out
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["a", " ", "\u00e9", "\u0301", "\u0327", "\u4e00", "\u4e8c", "\uac00", "\u1100",
+                                 "\u1161", "\u0416", "\u2126", "\U0001f600", "\U000105d2", "\u0307", "\n"]),
+                max_size=40),
+       st.sampled_from([None, 0x100, 0x3000, 0x10000]))
+def test_nfc_spans_runs_of_stable_starters_per_kind(chars, size):
+    """find_spans passes a run of stable starters in one loop per string kind (Latin-1, UCS-2,
+    UCS-4), the table read without a bound test where it covers every unit: the spans are the
+    character-at-a-time definition's, with the whole table and with a short one."""
+    text = "".join(chars)
+    table = bytes(nfc_table()) if size is None else bytes(nfc_table())[:size]
+    assert nfc_spans(text, table) == ([] if text.isascii() else _spans_by_character(text, table))
+
+
 def _ref(normalizer=None, added=(), post_processor=None):
     """A byte-level file on the fast path: Llama-3's split (the C scanner) + ByteLevel."""
     pre = P.Sequence([P.Split(Regex(LLAMA3_PATTERN), "isolated"), P.ByteLevel(add_prefix_space=False, use_regex=False)])
