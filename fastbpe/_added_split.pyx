@@ -14,7 +14,14 @@ program, `_normalize.run_ops`, when it has one) and its normalized tokens found 
 tokens without lstrip / rstrip / single_word come here (the caller checks:
 `AddedVocabulary.plain_matchers`); a text is its own piece boundary, as HF cuts it.  GPT-NeoX
 (NFC, and runs of spaces as normalized added tokens) took the Python plan per text before:
-callgrind, its code part, 171M instructions against GPT-2's 37M."""
+callgrind, its code part, 171M instructions against GPT-2's 37M.
+
+llama.cpp's special tokens (the GGUF front end) come here too, with two more things: a token's
+value may ask for the C spaces (" \\t\\n\\v\\f\\r") before it dropped from the stretch it ends
+(STRIP_LEFT, llama.cpp's lstrip) or those after it skipped (STRIP_RIGHT, rstrip), within the
+stretch the token was found in; and tokens whose occurrences can overlap are cut level by level
+(`CutLevels`: llama.cpp cuts the longest token first, so each level's tokens are found in the
+stretches between the previous levels' ones)."""
 from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t
 from libc.stdlib cimport calloc, free
 from libc.string cimport memset
@@ -33,6 +40,21 @@ from fastbpe._utf8 cimport (Utf8Text, utf8_text_check, utf8_text_close, utf8_tex
 from fastbpe._vocab cimport tok_t
 from fastbpe._workspace cimport IdBuf, Work, idbuf_reserve, idbufs_free, work_free
 
+# a token's value: its id in the low 32 bits, and (llama.cpp's specials) what it strips around it
+STRIP_LEFT = 1 << 32
+STRIP_RIGHT = 1 << 33
+cdef int64_t _STRIP_LEFT = STRIP_LEFT, _STRIP_RIGHT = STRIP_RIGHT
+
+
+cdef class CutLevels:
+    """Tries searched one after the other: each level's tokens are found in the stretches
+    between the ones of the levels before (`trie`, then `deeper`'s levels)."""
+    cdef readonly TokenTrie trie
+    cdef readonly CutLevels deeper
+
+    def __init__(self, TokenTrie trie, CutLevels deeper=None):
+        self.trie, self.deeper = trie, deeper
+
 
 cdef inline int units_kind(const Utf8Text* u) noexcept nogil:
     return u.kind if u.kind else 1     # an ASCII str's bytes are its latin-1 code units
@@ -40,6 +62,36 @@ cdef inline int units_kind(const Utf8Text* u) noexcept nogil:
 
 cdef inline const void* units(const Utf8Text* u) noexcept nogil:
     return u.data if u.kind else <const void*>u.s
+
+
+cdef inline uint32_t unit_at(const Utf8Text* u, Py_ssize_t i) noexcept nogil:
+    cdef int k = units_kind(u)
+    if k == 1:
+        return (<const uint8_t*>units(u))[i]
+    if k == 2:
+        return (<const uint16_t*>units(u))[i]
+    return (<const uint32_t*>units(u))[i]
+
+
+cdef inline bint c_space(uint32_t c) noexcept nogil:
+    """C's isspace in the "C" locale, which llama.cpp's lstrip / rstrip use."""
+    return c == 32 or 9 <= c <= 13
+
+
+cdef inline Py_ssize_t left_stripped(const Utf8Text* u, Py_ssize_t start, Py_ssize_t s, int64_t v) noexcept nogil:
+    """Where the stretch text[start:s] before a token of value v ends: s, or before its C spaces."""
+    if v & _STRIP_LEFT:
+        while s > start and c_space(unit_at(u, s - 1)):
+            s -= 1
+    return s
+
+
+cdef inline Py_ssize_t right_stripped(const Utf8Text* u, Py_ssize_t e, Py_ssize_t end, int64_t v) noexcept nogil:
+    """Where the text after a token of value v ending at e goes on: e, or after its C spaces."""
+    if v & _STRIP_RIGHT:
+        while e < end and c_space(unit_at(u, e)):
+            e += 1
+    return e
 
 
 cdef struct Cursor:          # a character position and its byte offset in the text's UTF-8
@@ -80,25 +132,31 @@ cdef inline Py_ssize_t byte_at(const Utf8Text* u, Cursor* at, Py_ssize_t char_po
     return at.byte_pos
 
 
-cdef int encode_stretch(BPETable table, int kind, TokenTrie normalized, const Utf8Text* u, Cursor* at,
-                        Py_ssize_t start, Py_ssize_t end, IdBuf* out, Work* w) except -1 nogil:
-    """text[start:end] (between raw tokens): its normalized tokens' ids, the rest encoded."""
-    cdef Py_ssize_t s = -1, e = end, b0, b1, steps = 0
+cdef int encode_stretch(BPETable table, int kind, TokenTrie normalized, CutLevels deeper, const Utf8Text* u,
+                        Cursor* at, Py_ssize_t start, Py_ssize_t end, IdBuf* out, Work* w) except -1 nogil:
+    """text[start:end] (between raw tokens): its normalized tokens' ids, the stretches between
+    them cut by the `deeper` levels (or None), the rest encoded."""
+    cdef Py_ssize_t s = -1, e = end, b0, b1, steps = 0, stop
     cdef int64_t v = 0
     while start < end:
         if normalized is not None:
             normalized.search_at(units_kind(u), units(u), end, start, &s, &e, &v, &steps)
         if s < 0:
             s = e = end
-        if s > start:
-            b0 = byte_at(u, at, start)
-            b1 = byte_at(u, at, s)
-            table.encode_utf8(u.s + b0, b1 - b0, kind, out, w)
+            v = 0
+        stop = left_stripped(u, start, s, v)
+        if stop > start:
+            if deeper is not None:
+                encode_stretch(table, kind, deeper.trie, deeper.deeper, u, at, start, stop, out, w)
+            else:
+                b0 = byte_at(u, at, start)
+                b1 = byte_at(u, at, stop)
+                table.encode_utf8(u.s + b0, b1 - b0, kind, out, w)
         if s < end:
             idbuf_reserve(out, 1)
             out.data[out.len] = <tok_t>v
             out.len += 1
-        start = e
+        start = right_stripped(u, e, end, v)
         s = -1
     return 0
 
@@ -150,7 +208,8 @@ cdef int to_utf8(Scratch* sc, const uint32_t* ch, Py_ssize_t n, Utf8Text* out) e
     return 0
 
 
-cdef int normalize_stretch(BPETable table, int kind, TokenTrie normalized, Program program, const Utf8Text* u,
+cdef int normalize_stretch(BPETable table, int kind, TokenTrie normalized, CutLevels deeper, Program program,
+                           const Utf8Text* u,
                            Cursor* at, Py_ssize_t start, Py_ssize_t end, IdBuf* out, Work* w,
                            Scratch* sc) except -1 nogil:
     """text[start:end] normalized by program (when it has one and it changes something), then
@@ -165,21 +224,22 @@ cdef int normalize_stretch(BPETable table, int kind, TokenTrie normalized, Progr
         v.n = end - start
         r = run_ops(program.ops, program.n_ops, v, sc.bufs)
     if r < 0:
-        return encode_stretch(table, kind, normalized, u, at, start, end, out, w)
+        return encode_stretch(table, kind, normalized, deeper, u, at, start, end, out, w)
     to_utf8(sc, sc.bufs[r].ch, sc.bufs[r].n, &nu)
     if sc.bad:
         return 0             # the caller raises, as encoding the normalized str would
     nat.char_pos = nat.byte_pos = 0
-    return encode_stretch(table, kind, normalized, &nu, &nat, 0, nu.length, out, w)
+    return encode_stretch(table, kind, normalized, deeper, &nu, &nat, 0, nu.length, out, w)
 
 
 def encode_cut_texts(BPETable table, int kind, TokenTrie raw, TokenTrie normalized, list texts,
-                     Program program=None, bint as_bytes=False):
+                     Program program=None, bint as_bytes=False, CutLevels deeper=None):
     """The ids of each text (exact str) with its added tokens cut out as HF cuts them: `raw`
     (or None) over the whole text, then, in each stretch between them normalized by `program`
     (a `_normalize.Program` or None), `normalized` (or None); the other stretches encoded with
     scanner `kind`.  One GIL-free pass; a list of ids per text (as_bytes: bytes of uint32s,
-    what an Encoding holds, as `BPETable.encode_texts` gives them).  Raises UnicodeEncodeError
+    what an Encoding holds, as `BPETable.encode_texts` gives them); `deeper`: levels of tokens
+    found after `normalized`'s in the stretches between (see CutLevels).  Raises UnicodeEncodeError
     for a lone surrogate (in the text, or put by the normalizer)."""
     table.require_byte_pairs()
     cdef Py_ssize_t n = PyList_GET_SIZE(texts), i, total = 0, pos, s, e, steps = 0, bad_text = 0
@@ -211,14 +271,15 @@ def encode_cut_texts(BPETable table, int kind, TokenTrie raw, TokenTrie normaliz
                     s = -1
                     if raw is not None:
                         raw.search_at(units_kind(&us[i]), units(&us[i]), us[i].length, pos, &s, &e, &v, &steps)
-                    normalize_stretch(table, kind, normalized, program, &us[i], &at, pos,
-                                      s if s >= 0 else us[i].length, &outs[i], &w, &sc)
+                    normalize_stretch(table, kind, normalized, deeper, program, &us[i], &at, pos,
+                                      left_stripped(&us[i], pos, s, v) if s >= 0 else us[i].length,
+                                      &outs[i], &w, &sc)
                     if s < 0 or sc.bad:
                         break
                     idbuf_reserve(&outs[i], 1)
                     outs[i].data[outs[i].len] = <tok_t>v
                     outs[i].len += 1
-                    pos = e
+                    pos = right_stripped(&us[i], e, us[i].length, v)
                 utf8_text_close(&us[i])
                 if sc.bad:
                     bad_text = i

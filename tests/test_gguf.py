@@ -225,27 +225,77 @@ def test_special_tokens_cut_in_c_equal_llama_cpp_partition(bytelevel_vocab, tmp_
     assert fast.encode_ids_batch([Text(texts[3])]) == [slow.encode_ids(texts[3])]
 
 
-def test_overlapping_special_tokens_stay_longest_first(bytelevel_vocab, tmp_path):
-    """Tokens whose occurrences can overlap ("ab" / "bcd") keep llama.cpp's longest-first cut
-    (leftmost-longest would take "ab" in "abcd"): no C cut for such a file."""
+def test_overlapping_special_tokens_cut_longest_first_in_c(bytelevel_vocab, tmp_path):
+    """Tokens whose occurrences can overlap ("ab" / "bcd"; Falcon's `<|endoftext|>` and
+    `>>TITLE<<`) keep llama.cpp's longest-first cut (leftmost-longest would take "ab" in
+    "abcd"): the C cut searches them level by level, longest first, and equals the partition."""
+    import random
+
     spec, tokens, merges = bytelevel_vocab
-    tokens = tokens + ["ab", "bcd"]
-    types = [3 if t == "<|endoftext|>" else 1 for t in tokens[:-2]] + [4, 4]
+    extra = ["ab", "bcd", "<|endoftext|>x", ">>TITLE<<", ">>INTRODUCTION<<", "<<", "c<", "xab", "b"]
+    tokens = tokens + extra
+    types = [3 if t == "<|endoftext|>" else 1 for t in tokens[:-len(extra)]] + [4] * len(extra)
     path = tmp_path / "vocab.gguf"
     path.write_bytes(gf.gguf_bytes(gf.gpt2_kv(tokens, merges, "deepseek-coder", types)))
-    tok = GGUFTokenizer.from_file(path)
-    assert tok._cut_plan(False) is None
-    ids = tok.encode_ids("xabcd")
-    assert ids[-1] == len(tokens) - 1 and len(tokens) - 2 not in ids
+    fast, slow = GGUFTokenizer.from_file(path), _python_partition(GGUFTokenizer.from_file(path))
+    assert fast._cut_plan(False).deeper is not None and fast._cut_plan(True) is not None   # 3+ levels
+    ids = fast.encode_ids("xabcd")
+    assert ids[-1] == len(tokens) - len(extra) + 1 and len(tokens) - len(extra) not in ids
+    rng = random.Random(7)
+    bits = extra + ["<|endoftext|>", ">", ">>", "<", "a", "c", "d", "x", " ", "\n", "\u00e9"]
+    texts = ["".join(rng.choice(bits) for _ in range(rng.randrange(0, 30))) for _ in range(500)] + gf.TEXTS
+    for special in (False, True):
+        want = [slow.encode_ids(t, True, special) for t in texts]
+        assert [fast.encode_ids(t, True, special) for t in texts] == want
+        assert fast.encode_ids_batch(texts, True, special, num_threads=2) == want
 
 
-@pytest.mark.parametrize("name", ["deepseek-coder", "command-r", "qwen2", "gpt-neox"])
+@pytest.mark.parametrize("spaced", [False, True])
+def test_lstrip_rstrip_special_tokens_cut_in_c(spaced, bytelevel_vocab, tmp_path):
+    """Special tokens with llama.cpp's lstrip / rstrip (ModernBERT's [MASK], Phi-3's specials)
+    are cut in the kernel call too, the C spaces beside them dropped within their fragment:
+    the partition's ids on texts dense with spaces, tabs and newlines around them.  With
+    `spaced`, some tokens begin or end with a space (a run of spaces is a user-defined token in
+    GPT-NeoX's file): a strip beside them goes to another level, or the text to Python."""
+    import random
+
+    from fastbpe.gguf.vocab import LSTRIP, RSTRIP
+
+    spec, tokens, merges = bytelevel_vocab
+    extra = ["[MASK]", "<|end|>", "<|user|>", "</s>", "ab", "<x>"] + (["  ", " <y>", "<z> ", "\t\t"] if spaced else [])
+    tokens = tokens + extra
+    types = [3 if t == "<|endoftext|>" else 1 for t in tokens[:-len(extra)]] + [4] * len(extra)
+    path = tmp_path / "vocab.gguf"
+    path.write_bytes(gf.gguf_bytes(gf.gpt2_kv(tokens, merges, "deepseek-coder", types)))
+    fast, slow = GGUFTokenizer.from_file(path), _python_partition(GGUFTokenizer.from_file(path))
+    base = len(tokens) - len(extra)
+    strips = {0: LSTRIP, 1: RSTRIP, 2: LSTRIP | RSTRIP, 3: RSTRIP}
+    if spaced:
+        strips.update({6: 0, 7: LSTRIP, 8: RSTRIP})
+    for tok in (fast, slow):
+        for k, flag in strips.items():
+            tok.vocab.attrs[base + k] |= flag
+    assert fast._cut_plan(False) is not None and fast._cut_plan(True) is not None
+    ids = fast.encode_ids("a  [MASK] b <|end|>\n\tc", parse_special=True)   # <|end|>: control (an end of turn)
+    assert ids.count(base) == 1 and ids.count(base + 1) == 1
+    rng = random.Random(11)
+    bits = extra + ["<|endoftext|>", " ", "  ", "\t", "\n", "\r\n", "\x0b", "\x0c", "\u3000", "\u00a0", "a", "b", "z", "\u00e9", "<", ">"]
+    texts = ["".join(rng.choice(bits) for _ in range(rng.randrange(0, 40))) for _ in range(800)] + gf.TEXTS
+    for special in (False, True):
+        for add in (False, True):
+            want = [slow.encode_ids(t, add, special) for t in texts]
+            assert [fast.encode_ids(t, add, special) for t in texts] == want
+            assert fast.encode_ids_batch(texts, add, special, num_threads=2) == want
+
+
+@pytest.mark.parametrize("name", ["deepseek-coder", "command-r", "qwen2", "gpt-neox", "falcon", "gpt-2", "starcoder"])
 def test_shared_vocab_special_cut_in_c_equals_partition(name, shared_tokenizers):
     tok = _load_shared(shared_tokenizers, name)
     slow = _python_partition(GGUFTokenizer.from_file(tok.path))
     texts = ([t for t, _ in _cases(tok.path)] if os.path.exists(f"{tok.path}.inp") else list(gf.TEXTS)) + ["M\u00fcnchen \u00f6l \u00fc\u00fc<|EOT|>[PAD32022]x\u00e9", "\u00fc" * 50,
-                                                "def f():\n" + " " * 37 + "x\n\t\t  y" + " " * 25 + "<|endoftext|>"]
-    assert tok._cut_plan(False) is not None
+                                                "def f():\n" + " " * 37 + "x\n\t\t  y" + " " * 25 + "<|endoftext|>",
+                                                "<|endoftext|>>TITLE<<>>INTRODUCTION<<|endoftext|>>>SUMMARY<<<|endoftext|>"]
+    assert tok._cut_plan(False) is not None and tok._cut_plan(True) is not None
     for special in (False, True):
         want = [slow.encode_ids(t, True, special) for t in texts]
         assert [tok.encode_ids(t, True, special) for t in texts] == want

@@ -454,7 +454,7 @@ def _overlap_by_pairs(words) -> bool:
 
 def test_overlap_check_equals_the_pairwise_definition():
     import random
-    from fastbpe.gguf.tokenizer import _can_overlap
+    from fastbpe.gguf.special_cut import can_overlap as _can_overlap
     rng = random.Random(7)
     for _ in range(3000):
         words = list({"".join(rng.choice("ab ") for _ in range(rng.randint(1, 5)))

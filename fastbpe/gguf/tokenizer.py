@@ -22,14 +22,13 @@ import regex
 
 from .._added_split import encode_cut_texts
 from .._short_call import EncodingIds
-from .._token_trie import TokenTrie
 from ..threads import available_cores, check_threads, parallel_map
 from .models import ByteLevelBPE, Gemma4BPE, SentencePieceBPE
 from .pretokenizers import FOLD_TRAP, Splitter, has_marks
 from .reader import read_metadata
+from .special_cut import C_SPACE as _C_SPACE, LONG_SPECIAL as _LONG_SPECIAL, special_cut
 from .vocab import BYTE, CONTROL, KEYS, LSTRIP, NORMAL, RSTRIP, UNKNOWN, USER_DEFINED, Vocab
 
-_C_SPACE = " \t\n\v\f\r"  # C's isspace, which llama.cpp's lstrip/rstrip use
 _SPM_SPACE = "\u2581"
 
 
@@ -47,7 +46,7 @@ class GGUFTokenizer:
                 else SentencePieceBPE(vocab)
             self.splitter = None
         self._specials_by_mode = {}
-        self._cut_by_mode = {}   # parse_special -> the special tokens' automaton, or None (_cut_plan)
+        self._cut_by_mode = {}   # parse_special -> a SpecialCut, or None (_cut_plan)
         # token_to_piece per id, filled as ids are decoded (llama.cpp keeps such a cache too)
         self._pieces = {special: _Pieces(self, special) for special in (False, True)}
 
@@ -201,7 +200,8 @@ class GGUFTokenizer:
     def _encode_cut(self, texts: list, cut, add_special_tokens: bool) -> list:
         """encode_ids of each text (str or a subclass) in one kernel call, specials cut by `cut`."""
         texts = [t if type(t) is str else str.__str__(t) for t in texts]
-        lists = encode_cut_texts(self.model.table, self.splitter.scanner_kind, cut, None, texts)
+        lists = encode_cut_texts(self.model.table, self.splitter.scanner_kind, cut.raw, cut.second, texts,
+                                 deeper=cut.deeper)
         return [self._with_bos_eos(ids, add_special_tokens) for ids in self.model.fix_stand_ins_lists(lists)]
 
     def _with_bos_eos(self, ids: list, add_special_tokens: bool) -> list:
@@ -218,29 +218,24 @@ class GGUFTokenizer:
         return ids
 
     def _cut_plan(self, parse_special: bool):
-        """The special-token automaton when this mode's whole encode is one kernel call
-        (`_added_split.encode_cut_texts`: the tokens found leftmost-longest in C, each stretch
-        between them scanned and merged from UTF-8), else None.  That needs a byte-level
-        model on a scanner kind and tokens without lstrip / rstrip whose occurrences can never
-        overlap (no token's proper suffix is another token's proper prefix): then leftmost-longest
-        cuts what llama.cpp's longest-token-first partition cuts (any two occurrences are
-        apart or one holds the other, and both keep the outermost).  DeepSeek-Coder's file
-        has 251 user-defined tokens, 13 of them Latin-1 letters (u-umlaut, o-umlaut, ...): cut in
-        Python, its multilingual text ran at a tenth of the kernel's rate."""
+        """The special tokens' plan (special_cut.SpecialCut) when this mode's whole encode is one
+        kernel call (`_added_split.encode_cut_texts`: the tokens found in C level by level, each
+        stretch between them scanned and merged from UTF-8), else None: a byte-level model on a
+        scanner kind, specials of at most 64 characters in at most 8 levels (special_cut says
+        why that cuts what llama.cpp's longest-first partition cuts, lstrip / rstrip included).
+        DeepSeek-Coder's file has 251 user-defined tokens, 13 of them Latin-1 letters
+        (u-umlaut, o-umlaut, ...): cut in Python, its multilingual text ran at a tenth of the
+        kernel's rate."""
         hit = self._cut_by_mode.get(parse_special, False)
         if hit is not False:
             return hit
-        trie = None
+        plan = None
         sp = self.splitter
         if sp is not None and sp.scanner_kind >= 0 and not self.vocab.meta_spaces:
             ids = self._special_ids(parse_special)
-            words = [self.vocab.tokens[i] for i in ids]
-            # a trie walk from each position costs up to a token's length: long specials stay in Python
-            if (ids and max(map(len, words)) <= _LONG_SPECIAL and not _can_overlap(words)
-                    and not any(self.vocab.attrs[i] & (LSTRIP | RSTRIP) for i in ids)):
-                trie = TokenTrie(words, ids)
-        self._cut_by_mode[parse_special] = trie
-        return trie
+            plan = special_cut([self.vocab.tokens[i] for i in ids], ids, self.vocab.attrs)
+        self._cut_by_mode[parse_special] = plan
+        return plan
 
     def _encode_bpe(self, text: str) -> list[int]:
         splitter = self.splitter
@@ -461,45 +456,6 @@ class GGUFEncoding(EncodingIds):
 
     def __repr__(self) -> str:
         return f"GGUFEncoding(num_tokens={len(self)})"
-
-
-_LONG_SPECIAL = 64   # characters: a special longer is found with str's `in`, not `regex`
-_OVERLAP_BUDGET = 1 << 22   # characters of prefixes, summed: a few MB at most
-
-
-def _can_overlap(words: list) -> bool:
-    """Whether occurrences of two different tokens can overlap without one holding the other:
-    a token's proper suffix is another token's proper prefix.  Two exceptions cut alike both
-    ways, leftmost first: occurrences of one token ("ete" in "etete"), and runs of one
-    character (GPT-NeoX's and MPT's user-defined runs of 2 to 24 spaces: in a run, llama.cpp's
-    longest-first and leftmost-longest both take the longest run token that fits, from the left)."""
-    def run_of(w: str) -> str | None:
-        return w[0] if w and w.count(w[0]) == len(w) else None
-
-    # The prefix table holds every prefix of every token: quadratic in a token's length.  Past
-    # a budget (a stranger's file with a 64k-character special), answer "may overlap": the
-    # caller then cuts with the Python partition, linear and always right, only slower.
-    if sum(len(w) * len(w) for w in words) > _OVERLAP_BUDGET:
-        return True
-    # prefix -> [a word with it, several words have it, a word not a run has it]: O(1) a lookup
-    prefixes = {}
-    for w in set(words):
-        plain = run_of(w) is None
-        for k in range(1, len(w)):
-            entry = prefixes.get(w[:k])
-            if entry is None:
-                prefixes[w[:k]] = [w, False, plain]
-            else:
-                entry[1] = True
-                entry[2] = entry[2] or plain
-    for w in set(words):
-        plain = run_of(w) is None
-        for k in range(1, len(w)):
-            entry = prefixes.get(w[k:])
-            # a run's suffix is a run of its character: only a word not a run overlaps it
-            if entry is not None and (entry[2] if not plain else entry[1] or entry[0] != w):
-                return True
-    return False
 
 
 def _char_spans(data: bytes, lengths: list, shift: int, low: int, prefix: int) -> list:
