@@ -158,6 +158,32 @@ SHAPES = {
     # Laguna: runs of newlines merged with the next piece, a group repeated without bound
     "laguna": ("gpt-j", "pre_tokenizer", _seq(ff._split("(?:\\r?\\n)+(?!\\r?\\n)", "MergedWithNext"), ff._split(ff.QWEN2),
                                               _BL_NO_REGEX), "outside the compiled subset"),
+    # round 16: more of HF's spellings a real file may carry (each HF live, as above)
+    "post-bytelevel-trim-offsets": ("gpt-j", "post_processor", dict(_BL, trim_offsets=True), KERNEL),
+    "post-roberta-no-trim": ("roberta", "post_processor", {
+        "type": "RobertaProcessing", "sep": ["</s>", 2], "cls": ["<s>", 1], "trim_offsets": False,
+        "add_prefix_space": False}, KERNEL),
+    "pre-bytelevel-no-trim": ("gpt-j", "pre_tokenizer", dict(_BL, trim_offsets=False), KERNEL),
+    "split-space-merged-next": ("gpt-j", "pre_tokenizer", _seq({"type": "Split", "pattern": {"String": " "},
+                                                                "behavior": "MergedWithNext", "invert": False},
+                                                               _BL_NO_REGEX), KERNEL),
+    "split-string-contiguous": ("gpt-j", "pre_tokenizer", _seq({"type": "Split", "pattern": {"String": "ab"},
+                                                                "behavior": "Contiguous", "invert": False},
+                                                               _BL_NO_REGEX),
+                                "Split behavior Contiguous with a pattern longer than one character"),   # "abab": one piece
+    "char-delimiter-bytelevel-regex": ("gpt-j", "pre_tokenizer", _seq({"type": "CharDelimiterSplit", "delimiter": " "},
+                                                                      _BL), KERNEL),
+    "whitespace-split-digits": ("gpt-j", "pre_tokenizer", _seq({"type": "WhitespaceSplit"},
+                                                               {"type": "Digits", "individual_digits": True},
+                                                               _BL_NO_REGEX), KERNEL),
+    "nfc-lowercase-strip": ("gpt-j", "normalizer", _norm({"type": "NFC"}, {"type": "Lowercase"},
+                                                         {"type": "Strip", "strip_left": True, "strip_right": False}),
+                            KERNEL),
+    "replace-string-multi": ("gpt-j", "normalizer", {"type": "Replace", "pattern": {"String": "ab"}, "content": "x y"},
+                             KERNEL),
+    "metaspace-split-punctuation": ("yi", "pre_tokenizer", _seq(dict(_METASPACE, split=True),
+                                                                {"type": "Punctuation", "behavior": "Isolated"}),
+                                    "Metaspace, Punctuation"),
 }
 # a tokenizer.json HF runs whose stage fastbpe does not have: refused at load, naming the stage
 UNSUPPORTED = {
@@ -220,3 +246,28 @@ def test_unsupported_stage_is_named(name):
     HFTokenizer.from_str(text)          # HF runs it
     with pytest.raises(ValueError, match=UNSUPPORTED[name][3]):
         Tokenizer.from_str(text)
+
+
+def test_precompiled_normalizer_is_refused_naming_file_and_stage(tmp_path):
+    """A SentencePiece charsmap (`Precompiled`, what transformers writes converting a `.model`
+    trained with nmt_nfkc) HF runs; fastbpe refuses it at load, naming the file and the stage
+    (HF applies it per grapheme cluster, which no normalizer program here does: round 15)."""
+    import base64
+    import io
+
+    spm = pytest.importorskip("sentencepiece")
+    from fastbpe.formats.sentencepiece_model import sentencepiece_model_from_bytes
+
+    out = io.BytesIO()
+    spm.SentencePieceTrainer.train(sentence_iterator=iter(_train_text().splitlines()), model_writer=out,
+                                   vocab_size=300, model_type="bpe")
+    charsmap = sentencepiece_model_from_bytes(out.getvalue()).precompiled_charsmap
+    assert charsmap
+    doc = json.loads(_doc("nfd"))
+    doc["normalizer"] = {"type": "Precompiled", "precompiled_charsmap": base64.b64encode(charsmap).decode()}
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(doc))
+    assert HFTokenizer.from_file(str(path)).encode("\uff48\uff49 \u2460").tokens   # HF runs it (NFKC-like)
+    with pytest.raises(ValueError, match=f"{path}.*normalizer 'Precompiled'"):
+        Tokenizer.from_file(str(path))
+
