@@ -288,6 +288,24 @@ def test_lstrip_rstrip_special_tokens_cut_in_c(spaced, bytelevel_vocab, tmp_path
             assert fast.encode_ids_batch(texts, add, special, num_threads=2) == want
 
 
+@pytest.mark.parametrize("lacking", ["q", "\u00c3"])
+def test_a_vocabulary_lacking_a_byte_in_batches(lacking, bytelevel_vocab, tmp_path):
+    """A byte with no token of its own gets a stand-in id that each list of ids is cleared of
+    (Falcon lacks 28 bytes, 14 of them ASCII controls): a list is left unread only when its text
+    holds no character whose UTF-8 has a lacking byte; the batch's ids equal the Python path's."""
+    spec, tokens, merges = bytelevel_vocab
+    tokens = [("<lacking>" if t == lacking else t) for t in tokens]
+    path = tmp_path / "vocab.gguf"
+    path.write_bytes(gf.gguf_bytes(gf.gpt2_kv(tokens, merges, "gpt-2")))
+    fast, slow = GGUFTokenizer.from_file(path), _python_partition(GGUFTokenizer.from_file(path))
+    assert fast.model.stand_ins and not fast.model.may_stand_in("plain text")
+    assert fast.model.may_stand_in("quick") == (lacking == "q") and fast.model.may_stand_in("caf\u00e9") == (lacking != "q")
+    texts = ["quick queue", "Qatar q", "caf\u00e9 \u00c3 ok", "plain text", "\u00e9q\u00e9", ""] + gf.TEXTS
+    want = [slow.encode_ids(t) for t in texts]
+    assert fast.encode_ids_batch(texts, num_threads=1) == want
+    assert all(max(ids, default=0) < len(tokens) for ids in want)
+
+
 @pytest.mark.parametrize("name", ["deepseek-coder", "command-r", "qwen2", "gpt-neox", "falcon", "gpt-2", "starcoder"])
 def test_shared_vocab_special_cut_in_c_equals_partition(name, shared_tokenizers):
     tok = _load_shared(shared_tokenizers, name)

@@ -67,6 +67,13 @@ class ByteLevelBPE:
             return i
 
         rows = _merge_rows(merges, t2i, token_bytes, symbols, new_symbol)
+        # Which texts can meet a stand-in (may_stand_in): any, when a merge's result needs one; else
+        # those holding a lacking ASCII character, or any non-ASCII one when a byte UTF-8 uses (not
+        # C0, C1, F5-FF) is lacking.  Falcon lacks 28 bytes, 14 of them ASCII controls.
+        lacking = [b for b in range(256) if b not in present and not (b in (0xC0, 0xC1) or b >= 0xF5)]
+        self._merge_stand_ins = len(self.stand_ins) > 256 - len(present)
+        self._lacking_ascii = [chr(b) for b in lacking if b < 0x80]
+        self._lacking_high = any(b >= 0x80 for b in lacking)
         try:
             self.table = BPETable.from_merges(rows, token_bytes, None, whole_piece=vocab.ignore_merges)
         except ValueError as e:
@@ -83,9 +90,20 @@ class ByteLevelBPE:
         """The ids of texts one after the other, each scanned on its own (one kernel call)."""
         return self._fix_stand_ins(list(chain.from_iterable(self.table.encode_texts(texts, kind))))
 
-    def fix_stand_ins_lists(self, lists: list) -> list:
-        """_fix_stand_ins of each list of ids (a batch's)."""
-        return lists if not self.stand_ins else [self._fix_stand_ins(ids) for ids in lists]
+    def may_stand_in(self, text: str) -> bool:
+        """Whether text's ids can hold a stand-in (False: they need no _fix_stand_ins)."""
+        if not self.stand_ins:
+            return False
+        if self._merge_stand_ins or (self._lacking_high and not text.isascii()):
+            return True
+        return any(c in text for c in self._lacking_ascii)
+
+    def fix_stand_ins_lists(self, lists: list, texts: list) -> list:
+        """_fix_stand_ins of each list of ids (a batch's, of `texts`) whose text may_stand_in:
+        `max(ids)` over each of Falcon's lists was a sixth of its batch's instructions."""
+        if not self.stand_ins:
+            return lists
+        return [self._fix_stand_ins(ids) if self.may_stand_in(text) else ids for ids, text in zip(lists, texts)]
 
     def _fix_stand_ins(self, ids: list[int]) -> list[int]:
         if not self.stand_ins or not ids or max(ids) < self.n_tokens:

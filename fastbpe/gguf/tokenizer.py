@@ -202,7 +202,7 @@ class GGUFTokenizer:
         texts = [t if type(t) is str else str.__str__(t) for t in texts]
         lists = encode_cut_texts(self.model.table, self.splitter.scanner_kind, cut.raw, cut.second, texts,
                                  deeper=cut.deeper)
-        return [self._with_bos_eos(ids, add_special_tokens) for ids in self.model.fix_stand_ins_lists(lists)]
+        return [self._with_bos_eos(ids, add_special_tokens) for ids in self.model.fix_stand_ins_lists(lists, texts)]
 
     def _with_bos_eos(self, ids: list, add_special_tokens: bool) -> list:
         """ids with BOS / EOS added as encode_ids adds them (ids: a list this call owns)."""
