@@ -33,19 +33,31 @@ import common as c  # noqa: E402
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("lib", help="a library of the short section (fastbpe, fastokens, gigatok, ...) or none")
-    ap.add_argument("vocab", help="a vocabulary of the short section (cl100k_base, \"Qwen2.5 tokenizer.json\")")
+    ap.add_argument("vocab", help="a vocabulary of the short section (cl100k_base, \"Qwen2.5 tokenizer.json\"), "
+                                  "or with lib fastbpe a tokenizer.json path (bench/families.py --build-only's files)")
     ap.add_argument("--n", type=int, default=5000, help="timed calls (default 5000)")
     ap.add_argument("--callgrind", action="store_true", help="instrument the timed loop only")
     ap.add_argument("--warm", action="store_true",
                     help="first encode the English parts (2 MB in 4) with the library's encoder, as "
                          "bench/peers.py's child does before its short strings (piece caches warm)")
     a = ap.parse_args(argv)
+    path = a.vocab not in c.VOCABS and a.vocab.endswith(".json")   # a file, not the section's vocabulary
+    if a.warm and path:
+        ap.error("--warm takes a vocabulary of the short section, not a tokenizer.json path")
     strings = c.short_strings(a.n + 1000)
     rows_fn = None   # kept alive to the end, as the child keeps its encode rows' encoder
     if a.warm and a.lib != "none":
         rows_fn = c.encoder(a.lib, a.vocab)
         c.timed_parts(rows_fn, c.parts(c.CORPORA["English"], 2.0))
-    fn = (lambda s: None) if a.lib == "none" else c.short_encoder(a.lib, a.vocab)
+    if a.lib == "none":
+        fn = lambda s: None  # noqa: E731
+    elif a.lib == "fastbpe" and path:   # any file, the short section's call on it
+        import fastbpe
+
+        tok = fastbpe.Tokenizer.from_file(a.vocab)
+        fn = lambda s: tok.encode(s, add_special_tokens=False).ids  # noqa: E731
+    else:
+        fn = c.short_encoder(a.lib, a.vocab)
     warm, timed = strings[:1000], strings[1000:]
     for s in warm:
         fn(s)

@@ -14,12 +14,13 @@ from array import array
 from cpython.list cimport PyList_GetSlice
 from cpython.object cimport PyObject, PyTypeObject
 from cpython.ref cimport Py_INCREF, Py_XDECREF
-from libc.stdint cimport uint8_t, uint16_t, uint32_t
+from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t
 from libc.string cimport memchr, memset
 
 from fastbpe._core cimport BPETable
 from fastbpe._id_output cimport idbuf_to_list
 from fastbpe._normalize cimport Program
+from fastbpe._token_trie cimport TokenTrie
 from fastbpe._vocab cimport tok_t
 from fastbpe._workspace cimport IdBuf
 
@@ -232,16 +233,45 @@ cdef bint has_any(str text, str chars) except -1:
     return False
 
 
-cdef inline bint is_plain(object text, bint checks_added, object firsts, object changes_fn,
+cdef object token_tries(object tries):
+    """tries, checked: None or a tuple of 1-2 TokenTries (what holds_token searches)."""
+    if tries is not None and (type(tries) is not tuple or not 1 <= len(tries) <= 2
+                              or not all(type(t) is TokenTrie for t in tries)):
+        raise ValueError(f"added tokens' automata must be a tuple of 1 or 2 TokenTries, not {tries!r}")
+    return tries
+
+
+cdef inline bint holds_token(str text, str firsts, tuple tries) except -1:
+    """An added token may be in text: one of `firsts` (every token's first character) is in it
+    and, with `tries` (the tokens' automata), one of them finds a token in it.  Phi-2's and
+    GPT-NeoX's tokens are runs of spaces and tabs: every text with a space held a first
+    character and took the general way (~36,000-100,000 instructions a 100-character call)."""
+    if not has_any(text, firsts):
+        return False
+    return tries is None or tries_find(text, tries)
+
+
+cdef bint tries_find(str text, tuple tries) except -1:
+    """One of the automata finds a token in text."""
+    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text), s, e, steps = 0
+    cdef int64_t v
+    for trie in tries:
+        (<TokenTrie>trie).search_at(PyUnicode_KIND(text), PyUnicode_DATA(text), n, 0, &s, &e, &v, &steps)
+        if s >= 0:
+            return True
+    return False
+
+
+cdef inline bint is_plain(object text, bint checks_added, object firsts, object tries, object changes_fn,
                           object changes_arg) except -1:
-    """text is an exact str that may hold no added token (none of `firsts`, the characters
-    every added token starts with, is in it; with `checks_added` and no `firsts`, never)
-    and that normalizing leaves as it is (ASCII, or changes_fn(text, changes_arg) false)."""
+    """text is an exact str that may hold no added token (holds_token(text, firsts, tries) false:
+    `firsts` the characters every added token starts with; with `checks_added` and no `firsts`,
+    never) and that normalizing leaves as it is (ASCII, or changes_fn(text, changes_arg) false)."""
     if type(text) is not str:
         return False
     if not PyUnicode_IS_ASCII(text) and changes_fn is not None and changes_fn(text, changes_arg):
         return False
-    if checks_added and (firsts is None or has_any(<str>text, <str>firsts)):
+    if checks_added and (firsts is None or holds_token(<str>text, <str>firsts, <tuple>tries)):
         return False
     return True
 
@@ -249,10 +279,11 @@ cdef inline bint is_plain(object text, bint checks_added, object firsts, object 
 def plain_texts(list texts, bint checks_added, firsts, changes=None):
     """Which texts a front end may hand to the kernel as they are (see is_plain; firsts: None
     or a str of 1-16 first characters; changes = (fn, arg) or None): a batch's per-text checks
-    in one compiled loop, a list of bools."""
+    in one compiled loop, a list of bools.  (A text holding a first character is cut, its
+    tokens found by the automaton there: searching it here too would search twice.)"""
     changes_fn, changes_arg = changes if changes is not None else (None, None)
     firsts = first_chars(firsts)
-    return [is_plain(text, checks_added, firsts, changes_fn, changes_arg) for text in texts]
+    return [is_plain(text, checks_added, firsts, None, changes_fn, changes_arg) for text in texts]
 
 
 def plain_normalized(list texts, Program program, str firsts, raw_firsts):
@@ -340,13 +371,17 @@ cdef object held_wraps(object wraps):
     return list(wraps[0]), list(wraps[1])
 
 
+@cython.final   # its cdef methods called directly (CompiledEncode's short call: no vtable, inlined)
 cdef class ShortCall:
     """call(text, flag) -> cls object with its fields set, or None when text is not a str,
-    may hold an added token (`first`, the one first character every added token starts
-    with, is in it; `checks_added` with no `first`: every text goes the general way), or is
-    not ASCII and `changes` = (fn, arg) says the normalizer may change it (fn(text, arg)
-    true; None: no normalizer).  With `normalize` (a _normalize.Program), the kernel encodes
-    normalize.normalize(text) (the source keeps text: its other fields come from it).
+    may hold an added token (holds_token(text, first, tries): `first` the 1-16 characters every
+    added token starts with, `tries` None or the tokens' automata, searched when one of those is
+    in text; `checks_added` with no `first`: every text goes the general way), or is not ASCII
+    and `changes` = (fn, arg) says the normalizer may change it (fn(text, arg) true; None: no
+    normalizer).  With `normalize` (a _normalize.Program), the kernel encodes
+    normalize.normalize(text) (the source keeps text: its other fields come from it); with
+    `normalized_first` (and `normalized_tries`), the tokens HF matches after normalizing
+    (Qwen3.5's, GPT-NeoX's), a normalized text that may hold one goes the general way too.
 
     The object: new_object(cls) with ids_field = the ids (wrapped in before/after ids when
     `wraps` gives them for flag), source_field = (owner, None, flag, shape, None, None, None),
@@ -363,6 +398,7 @@ cdef class ShortCall:
     cdef readonly object owner   # what goes first in the source tuple
     cdef int kind
     cdef bint checks_added
+    cdef object tries, normalized_first, normalized_tries
     cdef object wraps_false, wraps_true
     cdef object held_false, held_true   # the wraps as arrays (HELD), or None: no wraps
     cdef tuple shapes_false, shapes_true
@@ -372,8 +408,12 @@ cdef class ShortCall:
     cdef Program normalize
 
     def __init__(self, BPETable table, int kind, bint checks_added, first, wraps, shapes, cls, owner,
-                 fields, changes=None, Program normalize=None):
+                 fields, changes=None, Program normalize=None, tries=None, normalized_first=None,
+                 normalized_tries=None):
         self.changes_fn, self.changes_arg = changes if changes is not None else (None, None)
+        self.tries = token_tries(tries)
+        self.normalized_first = first_chars(normalized_first)
+        self.normalized_tries = token_tries(normalized_tries)
         self.normalize = normalize
         self.table = table
         self.kind = kind
@@ -406,13 +446,22 @@ cdef class ShortCall:
     def __call__(self, text, add_special_tokens):
         return self.make(text, True if add_special_tokens else False)
 
+    cdef inline object plain(self, object text):
+        """The text the kernel encodes (text normalized), or None when text goes the general way."""
+        if not is_plain(text, self.checks_added, self.first, self.tries, self.changes_fn, self.changes_arg):
+            return None
+        done = text if self.normalize is None else self.normalize.normalize(text)
+        if self.normalized_first is not None and holds_token(done, self.normalized_first, self.normalized_tries):
+            return None
+        return done
+
     cdef object ids(self, object text, bint flag):
         """The ids of the object `make` would make (None the same way): a caller that wants
         only ids (hf.Tokenizer.encode_ids) skips the object."""
-        if not is_plain(text, self.checks_added, self.first, self.changes_fn, self.changes_arg):
+        done = self.plain(text)
+        if done is None:
             return None
-        ids = self.table.encode_text(text if self.normalize is None else self.normalize.normalize(text),
-                                     self.kind, False)
+        ids = self.table.encode_text(done, self.kind, False)
         wraps = self.wraps_true if flag else self.wraps_false
         if wraps is not None:
             before, after = wraps
@@ -422,10 +471,10 @@ cdef class ShortCall:
 
     cdef object held(self, object text, bint flag):
         """`ids` as bytes of uint32s, for an EncodingIds' C field."""
-        if not is_plain(text, self.checks_added, self.first, self.changes_fn, self.changes_arg):
+        done = self.plain(text)
+        if done is None:
             return None
-        ids = self.table.encode_text(text if self.normalize is None else self.normalize.normalize(text),
-                                     self.kind, 2)
+        ids = self.table.encode_text(done, self.kind, 2)
         wraps = self.held_true if flag else self.held_false
         return ids if wraps is None else wrapped(wraps, ids)
 

@@ -198,3 +198,53 @@ def test_texts_plain_after_normalizing_go_whole():
     assert whole == ["plain text", "Caf\u00e9 au lait", "中文 \u00e9"]
     _assert_batches_are_hfs(ref, ours, texts)
     assert ours._plain_after_normalizing(texts + [b"x"]) is None
+
+
+def _assert_short_calls_are_hfs(ref, ours, texts):
+    """encode (every field) and encode_ids of each text, both flags, give HF's answer."""
+    for text in texts:
+        for flag in (False, True):
+            enc, want = ours.encode(text, add_special_tokens=flag), ref.encode(text, add_special_tokens=flag)
+            for field in ("ids", "tokens", "offsets", "type_ids", "attention_mask", "special_tokens_mask",
+                          "word_ids", "sequence_ids"):
+                assert getattr(enc, field) == getattr(want, field), (field, text)
+            assert ours.encode_ids(text, add_special_tokens=flag) == want.ids, text
+
+
+def test_short_call_with_tokens_matched_after_normalizing():
+    """Qwen3.5's shape (NFC, normalized tokens): encode of a text is one compiled call when no raw
+    token is in it and no normalized one in its normalized text (it took the
+    Python pipeline: ~95,000 instructions a 100-character call against Qwen2.5's ~8,800); a normalizer
+    that makes a token ("q" -> "<") or a first character (NFC's "é") sends the text the general way."""
+    tokens = [{"content": "<t>", "normalized": True}, {"content": "\u00e9t\u00e9", "normalized": True},
+              {"content": "<raw>", "normalized": False, "special": True}]
+    ref, ours = _with_added(tokens, hn.Sequence([hn.NFC(), hn.Replace("q", "<")]))
+    texts = ["plain text", "Cafe\u0301 au lait", "a qt> b", "a <t> b", "un e\u0301te\u0301 chaud", "<raw>",
+             "\u00e9t\u00e9", "中文 e\u0301", "", "a < b"]
+    ours.encode("x")
+    call = ours._short[7]
+    made = [call(t, False) is not None for t in texts]
+    # (a first character found, the automaton decides: "Caf\u00e9" holds "\u00e9" but no "\u00e9t\u00e9")
+    assert made == [True, True, False, False, False, False, False, True, True, True]
+    _assert_short_calls_are_hfs(ref, ours, texts)
+    _assert_batches_are_hfs(ref, ours, texts)
+
+
+@pytest.mark.parametrize("normalizer", [None, "nfc"], ids=["phi-2", "gpt-neox"])
+def test_short_call_searches_texts_holding_a_first_character(normalizer):
+    """Phi-2's and GPT-NeoX's tokens are runs of spaces and tabs and "<|...": every text with a
+    space held a token's first character, so every encode took the general way (~36,000 and
+    ~100,000 instructions a 100-character call).  The short call now searches such a text with
+    the tokens' automaton: one holding no token is one compiled call; HF's answer either way.
+    (A batch still cuts such texts: the cut searches them once.)"""
+    tokens = [{"content": "  "}, {"content": "   "}, {"content": "\t\t"},
+              {"content": "<|endoftext|>", "normalized": False, "special": True}]
+    ref, ours = _with_added(tokens, hn.NFC() if normalizer else None)
+    texts = ["plain text here", "a  b", "x\t\ty", "a\tb c", "<|endoftext|>", "a < b |", "中文 x", "tab\t",
+             "e\u0301 x", " ", "  ", "a \t b", "<|endoftext", "  <|endoftext|>"]
+    ours.encode("x")
+    call = ours._short[7]
+    assert [call(t, False) is not None for t in texts] == \
+        [True, False, False, True, False, True, True, True, True, True, False, True, True, False]
+    _assert_short_calls_are_hfs(ref, ours, texts)
+    _assert_batches_are_hfs(ref, ours, texts)

@@ -76,6 +76,28 @@ class _EitherPattern:
         return self.raw.contains_any(text) or self.normalized.contains_any(text)
 
 
+def _tries(pattern) -> tuple | None:
+    """The automata of `_plain_test`'s pattern, for ShortCall: a text holding a token's first
+    character is searched for a token there (Phi-2's runs of spaces start with " ")."""
+    if pattern is None:
+        return None
+    return (pattern.raw, pattern.normalized) if type(pattern) is _EitherPattern else (pattern,)
+
+
+class _NormalizedPattern:
+    """contains_any for a file with normalized tokens and a normalizer program (`_short_ids`):
+    a raw token in the text, or a normalized one in the normalized text (HF's order, for a text
+    with no raw token)."""
+    __slots__ = ("raw", "normalized", "program")
+
+    def __init__(self, raw, normalized, program):
+        self.raw, self.normalized, self.program = raw, normalized, program
+
+    def contains_any(self, text: str) -> bool:
+        return (self.raw is not None and self.raw.contains_any(text)) \
+            or self.normalized.contains_any(self.program.normalize(text))
+
+
 class IdsPath:
     def _short_plan(self):
         """What encode's short-call path needs, or False when this tokenizer cannot take it:
@@ -86,10 +108,13 @@ class IdsPath:
         whole short call)."""
         if not self._uses_fast_path() or self._kind < 0 or self._truncation is not None or self._padding is not None:
             return False
-        test = self._plain_test()
+        test, normalized_test = self._plain_test(), None
         if test is None:
-            return False
+            test, normalized_test = self._normalized_test()
+            if test is None:
+                return False
         pattern, first = test
+        tries = _tries(pattern)
         program = self._normalize_program
         wraps = {flag: self._wraps(flag) for flag in (False, True)}
         if not any(before or after for before, after in wraps.values()):
@@ -101,8 +126,26 @@ class IdsPath:
         if source is None:
             source = self._short_source = ShortSource(self)
         call = ShortCall(self.model.table, self._kind, pattern is not None, first, wraps, shapes,
-                         Encoding, source, SHORT_FIELDS, normalize=program.kernel if program is not None else None)
+                         Encoding, source, SHORT_FIELDS, normalize=program.kernel if program is not None else None,
+                         tries=tries, normalized_first=normalized_test and normalized_test[0],
+                         normalized_tries=normalized_test and normalized_test[1])
+        if normalized_test is not None:   # _short_ids: the raw tokens in the text, the normalized ones after normalizing
+            pattern, first = _NormalizedPattern(pattern, self.added.matcher(normalized=True)[0], program), None
         return (self.model.table.encode_text, self._kind, program, pattern, first, wraps, shapes, call)
+
+    def _normalized_test(self) -> tuple:
+        """For a file whose normalized tokens make `_plain_test` None (Qwen3.5's and GPT-NeoX's
+        NFC): ((the raw tokens' pattern or None, their first characters), (the normalized tokens'
+        first characters, their automata)), what ShortCall checks before and after normalizing (as
+        `plain_normalized`); (None, None) when it cannot tell."""
+        if self._normalize_program is None or self._normalizer_not_lowered is not None:
+            return None, None
+        raw, _, raw_firsts = self.added.matcher_and_first_chars(False)
+        normalized, _, firsts = self.added.matcher_and_first_chars(True)
+        if normalized is None or not firsts or len(firsts) > MAX_FIRSTS \
+                or (raw is not None and (not raw_firsts or len(raw_firsts) > MAX_FIRSTS)):
+            return None, None
+        return (raw, "".join(raw_firsts) if raw is not None else None), ("".join(firsts), (normalized,))
 
     def _plain_test(self) -> tuple | None:
         """What tells a text that goes to the kernel whole, normalized by the normalizer
@@ -157,15 +200,20 @@ class IdsPath:
         pattern, first = test
         return plain_texts(texts, pattern is not None, first)
 
-    @staticmethod
-    def _short_ids(short, text: str, add_special_tokens) -> list | None:
-        """encode(text).ids in one kernel call (on the normalized text), or None when text
-        holds an added token."""
+    def _short_ids(self, short, text: str, add_special_tokens) -> list | None:
+        """encode(text).ids in one kernel call (on the normalized text; a text holding an added
+        token cut at its tokens inside the call, as a batch's), or None when a token strips or
+        matches single words (the Python plan cuts those)."""
         encode_text, kind, program, pattern, first, wraps, _, _ = short
         if pattern is not None and (first is None or any(c in text for c in first)) and pattern.contains_any(text):
-            return None
-        # no text.encode check for lone surrogates: encode_text raises str.encode's error
-        ids = encode_text(text if program is None else program.normalize(text), kind, False)
+            if self.added.plain_matchers() is None:
+                return None
+            # (Phi-2's runs of spaces: 597 of the short section's 5,000 texts hold one; the
+            # Python pipeline made each ~100,000 instructions)
+            ids = self._fast_bodies([text])[0]
+        else:
+            # no text.encode check for lone surrogates: encode_text raises str.encode's error
+            ids = encode_text(text if program is None else program.normalize(text), kind, False)
         if wraps is None:
             return ids
         before, after = wraps[True if add_special_tokens else False]
