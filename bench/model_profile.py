@@ -32,8 +32,9 @@ import fastbpe  # noqa: E402
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("model", help="a folder name under vocab/hf/ of the shared data, or a tokenizer.json path")
-    ap.add_argument("--call", default="batch", choices=["batch", "ids"],
-                    help="batch: encode_batch then .ids of each; ids: encode_ids_batch")
+    ap.add_argument("--call", default="batch", choices=["batch", "ids", "fast"],
+                    help="batch: encode_batch then .ids of each; ids: encode_ids_batch; fast: encode_batch_fast "
+                         "then .ids of each")
     ap.add_argument("--corpus", action="append", choices=sorted(c.CORPORA), help="default: every corpus")
     ap.add_argument("--callgrind", action="store_true", help="instrument the timed call only")
     ap.add_argument("--keep", action="store_true",
@@ -46,6 +47,9 @@ def main(argv=None) -> int:
     if a.call == "batch":
         def call(docs):
             return [e.ids for e in tok.encode_batch(docs, add_special_tokens=False, num_threads=1)]
+    elif a.call == "fast":
+        def call(docs):
+            return [e.ids for e in tok.encode_batch_fast(docs, add_special_tokens=False, num_threads=1)]
     else:
         def call(docs):
             return tok.encode_ids_batch(docs, add_special_tokens=False, num_threads=1)

@@ -209,6 +209,25 @@ def test_encode_batch_fast_matches_hf(pair):
         same(a, b)
 
 
+def test_encode_batch_fast_of_texts_is_lazy_and_hfs(pair):
+    """encode_batch_fast of str inputs takes encode_batch's path (the kernel call, Encodings
+    holding their ids, the other fields made when first read: it made every field of every
+    Encoding, with offsets, then dropped them), its fields HF's without offsets; with truncation
+    (overflowing pieces) and padding to the longest too."""
+    hf, ours = pair
+    got = ours.encode_batch_fast(TEXTS)
+    assert all(e.lazy_source is not None for e in got)
+    for a, b in zip(hf.encode_batch_fast(TEXTS), got):
+        same(a, b)
+    for tok in (hf, ours):
+        tok.enable_truncation(4, stride=1)
+        tok.enable_padding(pad_id=tok.token_to_id("[PAD]"))
+    for flag in (True, False):
+        for a, b in zip(hf.encode_batch_fast(TEXTS, add_special_tokens=flag),
+                        ours.encode_batch_fast(TEXTS, add_special_tokens=flag)):
+            same(a, b)
+
+
 def test_async_calls_give_the_sync_results(pair):
     _, ours = pair
 

@@ -491,3 +491,11 @@ class ShortSource:
             copy = type(tokenizer).from_str(tokenizer.to_str())
             copy.encode_special_tokens = tokenizer.encode_special_tokens
             self.tokenizer = copy
+
+
+def without_offsets(enc: Encoding) -> Encoding:
+    """A sequence's Encoding as HF's encode_batch_fast makes it (tokens "", offsets (0, 0), no
+    word ids; its fields never made)."""
+    n = len(enc.ids)
+    return Encoding(enc.ids, enc.type_ids, [""] * n, [(0, 0)] * n, enc.attention_mask, enc.special_tokens_mask,
+                    [None] * n, enc.sequence_ids)

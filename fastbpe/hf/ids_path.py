@@ -14,7 +14,8 @@ from ..threads import available_cores, batch_threads, parallel_map
 from .._added_split import encode_cut_texts
 from .._short_call import ShortCall, lazy_objects, plain_normalized, plain_texts
 from .added_tokens import MAX_FIRSTS
-from .encoding import SHORT_FIELDS, Encoding, ShortSource, gc_paused, lazy_encoding, single_sequence_shape
+from .encoding import (SHORT_FIELDS, Encoding, ShortSource, gc_paused, lazy_encoding, single_sequence_shape,
+                       without_offsets)
 
 
 # a text this long (characters) is cut in parts for the threads when a batch has few texts
@@ -48,16 +49,18 @@ class _LazyBatch:
     for the tokenizer in their pending source (Encoding.lazy), and the first Encoding made
     makes every one of them in one batch pass.  The tokenizer makes them all before it
     changes (added tokens, stages), so they stay those of the call."""
-    __slots__ = ("tokenizer", "texts", "add_special_tokens", "options", "made", "__weakref__")
+    __slots__ = ("tokenizer", "texts", "add_special_tokens", "options", "with_offsets", "made", "__weakref__")
 
-    def __init__(self, tokenizer, texts: list, add_special_tokens: bool, options: tuple | None):
+    def __init__(self, tokenizer, texts: list, add_special_tokens: bool, options: tuple | None,
+                 with_offsets: bool = True):
         self.tokenizer, self.texts, self.made = tokenizer, texts, None
-        self.add_special_tokens, self.options = add_special_tokens, options
+        self.add_special_tokens, self.options, self.with_offsets = add_special_tokens, options, with_offsets
 
     def make(self) -> list:
         made = self.made
         if made is None:   # two threads may both get here: the same Encodings, made twice
-            made = self.made = self.tokenizer._encode_all(self.texts, self.add_special_tokens, self.options)
+            made = self.made = self.tokenizer._encode_all(self.texts, self.add_special_tokens, self.options,
+                                                          self.with_offsets)
         return made
 
     def encoding_of(self, index: int, add_special_tokens: bool, options: tuple | None):
@@ -440,18 +443,20 @@ class IdsPath:
             return bodies
         return self._pad_batch([self._finish_ids(b, add_special_tokens) for b in bodies])
 
-    def _single_encodings(self, texts: list, add_special_tokens: bool, num_threads: int) -> list[Encoding]:
+    def _single_encodings(self, texts: list, add_special_tokens: bool, num_threads: int,
+                          with_offsets: bool = True) -> list[Encoding]:
         """encode_batch of str inputs on the kernel path (transformers' `tok(texts)`): each
         thread's share of the texts is one GIL-free kernel call, then one Encoding a text
         holding its ids (truncated, wrapped in the post-processor's ids, padded); its shaped
         fields are made when read, cheaply, and its tokens, offsets, word ids and overflowing
-        pieces by encoding that text again with this call's options, if read."""
+        pieces by encoding that text again with this call's options, if read (without
+        `with_offsets`, encode_batch_fast's: as `without_offsets` makes them)."""
         (before, after), shape, sequences = self._single_sequence(add_special_tokens)
         truncation, padding = self._truncation, self._padding
         options = (truncation, padding, None) if truncation or padding else None
         # the texts whose Encodings stay lazy: the first one made makes them all (a caller
         # reading one's offsets reads them all, and one batch pass costs far less)
-        batch = _LazyBatch(self, list(texts), add_special_tokens, options)
+        batch = _LazyBatch(self, list(texts), add_special_tokens, options, with_offsets)
         self._lazy_batches.add(batch)
 
         def finish(index: int, body: list) -> Encoding:
@@ -509,12 +514,15 @@ class IdsPath:
             short = self._short
             source.freeze(4 if short else 1, short[7].results_alive() if short else False)
 
-    def _encode_all(self, texts: list, add_special_tokens: bool, options: tuple | None) -> list[Encoding]:
-        """encoding_of of every text, in one batch pass (the kernels on every core)."""
+    def _encode_all(self, texts: list, add_special_tokens: bool, options: tuple | None,
+                    with_offsets: bool = True) -> list[Encoding]:
+        """encoding_of of every text, in one batch pass (the kernels on every core); without
+        `with_offsets`, as encode_batch_fast makes them."""
         truncation, padding, longest = options if options is not None else (None, None, None)
         with gc_paused():
-            out = [self._post_process([e], add_special_tokens, (truncation, padding))
-                   for e in self._sequences(texts, [0] * len(texts), available_cores())]
+            sequences = self._sequences(texts, [0] * len(texts), available_cores())
+            out = [self._post_process([e if with_offsets else without_offsets(e)], add_special_tokens,
+                                      (truncation, padding)) for e in sequences]
             for e in out:
                 if longest is not None:
                     self._pad(e, longest, padding)

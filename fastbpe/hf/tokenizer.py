@@ -31,7 +31,7 @@ from .added_tokens import AddedToken, AddedVocabulary
 from .api_extras import HFExtras, hf_tokenizer_class
 from .ids_path import IdsPath
 from .postprocessing import PostProcessing
-from .encoding import Encoding, gc_paused, lazy_encoding
+from .encoding import Encoding, gc_paused, lazy_encoding, without_offsets
 from .kernel_encodings import KernelEncoder
 from .model import BPE
 from .normalized import NormalizedText
@@ -485,17 +485,18 @@ class Tokenizer(IdsPath, PostProcessing, HFExtras, CompiledEncode):
                     raise TypeError("PreTokenizedInputSequence must be Union[List[str], Tuple[str]]")
                 encodings = [self._encode_words(w, k) for k, w in enumerate(seqs)]
                 if not with_offsets:
-                    encodings = list(map(_without_offsets, encodings))
+                    encodings = list(map(without_offsets, encodings))
                 out.append(self._post_process(encodings, add_special_tokens))
             return self._pad_encodings(out)
         if type(inputs) is not list:
             inputs = list(inputs)
         if num_threads is None:
             num_threads = available_cores()  # the cores this process may use (taskset), not the machine's
-        if (with_offsets and (self._kind >= 0 and self._uses_fast_path() or self._char_kernel())
+        if ((self._kind >= 0 and self._uses_fast_path() or self._char_kernel())
                 and set(map(type, inputs)) <= {str}):   # all str (map: no Python step a text)
             with gc_paused():
-                return self._single_encodings(inputs, add_special_tokens, batch_threads(inputs, num_threads))
+                return self._single_encodings(inputs, add_special_tokens, batch_threads(inputs, num_threads),
+                                              with_offsets)
         flat, type_ids, shapes = [], [], []
         for item in inputs:
             if isinstance(item, str):
@@ -515,7 +516,7 @@ class Tokenizer(IdsPath, PostProcessing, HFExtras, CompiledEncode):
         with gc_paused():
             encodings = self._sequences(flat, type_ids, num_threads)
             if not with_offsets:
-                encodings = map(_without_offsets, encodings)
+                encodings = map(without_offsets, encodings)
             encodings = iter(encodings)
             out = [self._post_process([next(encodings) for _ in range(k)], add_special_tokens) for k in shapes]
         return self._pad_encodings(out)
@@ -622,13 +623,6 @@ def _words(value) -> list:
     if isinstance(value, str) or not _is_words(value):
         raise TypeError("PreTokenizedInputSequence must be Union[List[str], Tuple[str]]")
     return [str(w) for w in value]
-
-
-def _without_offsets(enc: Encoding) -> Encoding:
-    """A sequence's Encoding as HF makes it without offsets (its fields never made)."""
-    n = len(enc.ids)
-    return Encoding(enc.ids, enc.type_ids, [""] * n, [(0, 0)] * n, enc.attention_mask, enc.special_tokens_mask,
-                    [None] * n, enc.sequence_ids)
 
 
 def _added_tokens_of(doc: dict) -> list:
