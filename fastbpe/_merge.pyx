@@ -27,6 +27,23 @@ from fastbpe._workspace cimport IdBuf, SmallPart, Work
 cdef extern from "_portable.h":   # __builtin_prefetch, or MSVC's, or nothing
     void prefetch "fb_prefetch"(const void* p) noexcept nogil
 
+cdef extern from *:   # a test whose answer is a coin toss: GCC then selects instead of branching
+    """
+    #if defined(__GNUC__) && !defined(__clang__)
+    #define fb_unpredictable(x) __builtin_expect_with_probability(!!(x), 1, 0.5)
+    #else
+    #define fb_unpredictable(x) (x)
+    #endif
+    /* hides where a pointer came from, so the compiler keeps it in a register of its own */
+    #if defined(__GNUC__) || defined(__clang__)
+    #define fb_opaque_ptr(p) __asm__("" : "+r"(p))
+    #else
+    #define fb_opaque_ptr(p) ((void)0)
+    #endif
+    """
+    bint unpredictable "fb_unpredictable"(bint x) noexcept nogil
+    void opaque_ptr "fb_opaque_ptr"(const SmallPart* p) noexcept nogil
+
 cdef extern from *:   # keeps a loop that moves a few parts a loop, not a memmove call
     """
     #if defined(__GNUC__) || defined(__clang__)
@@ -111,7 +128,9 @@ cdef void merge_scan(const MergeTables* t, const uint8_t* p, Py_ssize_t n, IdBuf
     new id) of parts i and i+1.  The scan compares ranks alone with a strict <, so equal
     ranks (SentencePiece scores) merge leftmost first, as merge_heap does; a merge moves
     the shorter side of the array by one part.  One array, not separate ids and pairs: one
-    move a merge instead of two."""
+    move a merge instead of two.  scan_parts reads three parts past the last, so p goes to
+    merge_heap when w.parts has no room for n + 3 (never for merge_piece's pieces: w.cap is
+    at least 256; merge_parts' callers pass w.parts too)."""
     cdef SmallPart* parts = w.parts
     cdef const int32_t* byte_id = t.byte_id
     cdef const uint64_t* byte_pairs = t.byte_pairs
@@ -121,6 +140,9 @@ cdef void merge_scan(const MergeTables* t, const uint8_t* p, Py_ssize_t n, IdBuf
     cdef int32_t* lens = w.nxt   # each first part's length in bytes (scratch)
     cdef Py_ssize_t m = 0, i, pos = 0
     cdef tok_t part
+    if n + 3 > w.cap:   # no room for scan_parts' three parts past the last (see there)
+        merge_heap(t, p, n, out, w)
+        return
     # char_part and first_pair give bytes and byte_pairs where no byte starts a multi-byte
     # character (English and code pieces): that loop, without their branches per byte
     if t.char_tokens == NULL or not has_lead_bytes(p, n):
@@ -142,6 +164,47 @@ cdef void merge_scan(const MergeTables* t, const uint8_t* p, Py_ssize_t n, IdBuf
     scan_parts(t.pairs, parts, m, out)
 
 
+cdef inline Py_ssize_t lowest_pair(const SmallPart* parts, Py_ssize_t m) noexcept nogil:
+    """Where the pair of lowest rank of parts[0..m-1) starts (m >= 2), leftmost on ties: by
+    rank alone, with a strict <, so equal ranks (SentencePiece scores) merge leftmost first.
+    Four parts a step, each by its own address register and a select (cmov); parts[m-1..m+3)
+    must not merge (scan_parts keeps them so), so the step count changes once in four merges
+    and the loop's exit is mostly predicted (it mispredicted on nearly every scan when each
+    part was a step)."""
+    cdef const SmallPart* q0 = parts
+    cdef const SmallPart* q1 = parts + 1
+    cdef const SmallPart* q2 = parts + 2
+    cdef const SmallPart* q3 = parts + 3
+    cdef const SmallPart* end = parts + m - 1
+    cdef const SmallPart* best_p = parts
+    cdef uint32_t best = 0xFFFFFFFFU, r0, r1, r2, r3
+    opaque_ptr(q1)
+    opaque_ptr(q2)
+    opaque_ptr(q3)
+    while q0 < end:
+        r0 = <uint32_t>(q0[0].pair >> 32)
+        r1 = <uint32_t>(q1[0].pair >> 32)
+        r2 = <uint32_t>(q2[0].pair >> 32)
+        r3 = <uint32_t>(q3[0].pair >> 32)
+        if unpredictable(r0 < best):
+            best = r0
+            best_p = q0
+        if unpredictable(r1 < best):
+            best = r1
+            best_p = q1
+        if unpredictable(r2 < best):
+            best = r2
+            best_p = q2
+        if unpredictable(r3 < best):
+            best = r3
+            best_p = q3
+        q0 += 4
+        q1 += 4
+        q2 += 4
+        q3 += 4
+    return best_p - parts
+
+
 cdef inline void scan_parts(const PairTable* table, SmallPart* parts, Py_ssize_t m, IdBuf* out) noexcept nogil:
     """merge_scan's loop on m parts whose ids and pairs are set (parts[m - 1].pair = NO_PAIR):
     the result's ids appended to out."""
@@ -149,18 +212,17 @@ cdef inline void scan_parts(const PairTable* table, SmallPart* parts, Py_ssize_t
     # its fields again for every lookup (this module is built without strict aliasing)
     cdef PairTable pairs = table[0]
     cdef Py_ssize_t i, best_i
-    cdef uint32_t best, r
     cdef uint64_t bp, key_r = 0, h_r = 0, key_l = 0, h_l = 0
     cdef tok_t merged
     cdef bint right, left
+    # lowest_pair reads up to three parts past the last: they do not merge.  The last part's
+    # pair is NO_PAIR and stays so: a head move keeps the array's end, a tail move leaves the
+    # old last behind it.  (The array has room for m + 3 parts: see merge_scan.)
+    parts[m].pair = NO_PAIR
+    parts[m + 1].pair = NO_PAIR
+    parts[m + 2].pair = NO_PAIR
     while m > 1:
-        best = <uint32_t>(parts[0].pair >> 32)
-        best_i = 0
-        for i in range(1, m - 1):
-            r = <uint32_t>(parts[i].pair >> 32)
-            if r < best:   # by rank alone: equal ranks merge leftmost first
-                best = r
-                best_i = i
+        best_i = lowest_pair(parts, m)
         bp = parts[best_i].pair
         if bp >= NO_PAIR:
             break
