@@ -105,18 +105,26 @@ cdef inline uint64_t first_pair(const MergeTables* t, const PairTable* pairs, co
 
 
 cdef inline bint has_lead_bytes(const uint8_t* p, Py_ssize_t n) noexcept nogil:
-    """Whether a byte of p[:n] is >= 0xC0 (starts a multi-byte UTF-8 character): only there may
-    char_part start from a character's token.  8 bytes a step: bits 7 and 6 both set."""
+    """Whether a byte of p[:n] (n >= 2) is >= 0xC0 (starts a multi-byte UTF-8 character): only
+    there may char_part start from a character's token.  8 bytes a step: bits 7 and 6 both set
+    (a byte's bits stay in its own 8 bits of a word in either byte order).  The tail is the
+    last 8 (or 4) bytes again, overlapping: copies of a fixed size, not a memcpy call."""
     cdef uint64_t w, seen = 0
+    cdef uint32_t lo, hi
     cdef Py_ssize_t i = 0
-    while i + 8 <= n:
-        memcpy(&w, p + i, 8)
-        seen |= w & (w << 1)
-        i += 8
-    if i < n:
-        w = 0
-        memcpy(&w, p + i, <size_t>(n - i))
-        seen |= w & (w << 1)
+    if n >= 8:
+        while i + 8 < n:
+            memcpy(&w, p + i, 8)
+            seen |= w & (w << 1)
+            i += 8
+        memcpy(&w, p + n - 8, 8)
+    elif n >= 4:
+        memcpy(&lo, p, 4)
+        memcpy(&hi, p + n - 4, 4)
+        w = lo | (<uint64_t>hi << 32)
+    else:
+        w = p[0] | (<uint64_t>p[1] << 8) | (<uint64_t>p[n - 1] << 16)
+    seen |= w & (w << 1)
     return (seen & 0x8080808080808080ULL) != 0
 
 
