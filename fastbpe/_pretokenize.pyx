@@ -485,6 +485,7 @@ _PATTERN_KINDS = {
     _patterns.O200K_PATTERN: PAT_O200K,
     _patterns.LLAMA3_PATTERN: PAT_LLAMA3,
     _patterns.QWEN2_PATTERN: PAT_QWEN2,
+    _patterns.LLADA_PATTERN: PAT_QWEN2,   # another spelling of the same cut
     _patterns.HF_GPT2_PATTERN: PAT_HF_GPT2,
     _patterns.TEKKEN_PATTERN: PAT_TEKKEN,
     _patterns.QWEN35_PATTERN: PAT_QWEN35,

@@ -40,6 +40,10 @@ LLAMA3_PATTERN = r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}
 # Qwen2 / Qwen2.5, as their tokenizer.json writes it: Llama-3's pattern with single digits.
 QWEN2_PATTERN = r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
 
+# LLaDA's and Ling-3.0's split, as their tokenizer.json writes it: GPT-4's spelling with single
+# digits.  It cuts as Qwen2's (docs/pretokenize.md), so the scanner knows it as qwen2.
+LLADA_PATTERN = r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]++[\r\n]*|\s*[\r\n]|\s+(?!\S)|\s+"""
+
 # Qwen3.5, as its tokenizer.json writes it: Qwen2's pattern with combining marks (\p{M}) in the letter
 # runs and out of the punctuation runs.
 QWEN35_PATTERN = r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""

@@ -227,6 +227,29 @@ def test_cl100k_as_exported_to_tokenizer_json():
         assert hf.findall(text) == COMPILED["cl100k"].findall(text)
 
 
+def _pieces_of(text: str, mapped: list[str]) -> list[str]:
+    """regex's pieces of for_regex(text), as pieces of text (the stand-ins have the same length)."""
+    out, pos = [], 0
+    for p in mapped:
+        out.append(text[pos:pos + len(p)])
+        pos += len(p)
+    return out
+
+
+def test_llada_spelling_cuts_as_qwen2():
+    """LLaDA's and Ling's split (GPT-4's spelling with single digits) means Qwen2's to regex, so the
+    scanner takes it for qwen2: every text of up to 3 characters of SMALL_ALPHABET and of 4 of
+    TINY_ALPHABET, and the edge cases, on every scan path."""
+    assert pt.pattern_kind(P.LLADA_PATTERN) == KIND["qwen2"]
+    llada = regex.compile(P.LLADA_PATTERN)
+    texts = ["".join(t) for k in (1, 2, 3) for t in itertools.product(SMALL_ALPHABET, repeat=k)]
+    texts += ["".join(t) for t in itertools.product(TINY_ALPHABET, repeat=4)] + EDGE_CASES
+    for path in SCAN_PATHS:
+        with scan_path(path):
+            bad = [t for t in texts if pt.split(t, KIND["qwen2"]) != _pieces_of(t, llada.findall(for_regex(t)))]
+        assert not bad, f"{path}: {bad[:3]!r}"
+
+
 def test_empty_and_bad_kind():
     for name in NAMES:
         assert pt.split("", KIND[name]) == []

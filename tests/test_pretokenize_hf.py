@@ -195,3 +195,35 @@ def test_qwen35_tokenizer_json_runs_on_the_kind():
     for text in TEXTS + _MARKED:
         got, want = ours.encode(text), ref.encode(text)
         assert (got.ids, got.offsets, got.word_ids) == (want.ids, want.offsets, want.word_ids), text
+
+
+# -- LLaDA / Ling-3.0: GPT-4's spelling with single digits, the qwen2 kind by its text --
+
+def test_llada_spelling_is_qwen2s_kind():
+    """LLaDA's Split regex (tiktoken's cl100k spelling with `\\p{N}`) cuts as Qwen2's: every code
+    point but the surrogates in contexts that reach each alternative (contractions, the optional
+    character before letters, digits, punctuation runs with newlines, whitespace before a newline,
+    at the end and before a non-space), on the block scanner and the per-character matchers, as
+    tokenizers cuts with LLaDA's own text."""
+    from fastbpe.hf import pre_tokenizers as hp
+
+    qwen2 = pt.KINDS["qwen2"]
+    assert pt.pattern_kind(P.LLADA_PATTERN) == scanner_kind(P.LLADA_PATTERN) == qwen2
+    assert [level.builtin for level in hp.Split({"Regex": P.LLADA_PATTERN}, "Isolated", False).lower(False)] == [qwen2]
+    llada = pre_tokenizers.Split(Regex(P.LLADA_PATTERN), behavior="isolated")
+    cps = [c for c in range(0x110000) if not 0xD800 <= c < 0xE000]
+    was = pt.scanner_in_use()
+    try:
+        for scanner, ctx in [("auto", "{0}{0}a {0}1 !{0}\n'{0}"),
+                             ("char", "x{0} !{0}!\r\n{0}  {0}\n \n")]:
+            pt.use_scanner(scanner)
+            for i in range(0, len(cps), 8192):
+                text = "".join(ctx.format(chr(c)) for c in cps[i:i + 8192])
+                if pt.split(text, qwen2) != [p for p, _ in llada.pre_tokenize_str(text)]:
+                    bad = [hex(c) for c in cps[i:i + 8192] if pt.split(ctx.format(chr(c)), qwen2)
+                           != [p for p, _ in llada.pre_tokenize_str(ctx.format(chr(c)))]]
+                    pytest.fail(f"{scanner}, context {ctx!r}: code points {bad[:10]} cut otherwise than tokenizers")
+    finally:
+        pt.use_scanner("auto" if was in ("avx2", "sse2", "swar") else was)
+    for text in TEXTS + ["".join(TEXTS) * 2, " \n\n  x \r\n\r\n", "a.\n\n\n", "x  \n  "]:
+        assert pt.split(text, qwen2) == [p for p, _ in llada.pre_tokenize_str(text)], text
