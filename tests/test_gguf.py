@@ -683,6 +683,32 @@ def test_spm_word_by_word_equals_whole_text(spm_vocab, tmp_path):
         assert tok.encode_ids(text) == spm_tokenize(text, glued, scores + [-0.5])
 
 
+@pytest.mark.parametrize("prefix", [True, False])
+def test_spm_batches_put_the_spaces_in_on_the_kernel(prefix, spm_vocab, tmp_path):
+    """A SentencePiece file's texts go to the char-level kernel with " " read as ▁ and the
+    space prefix put in by it (its REPLACE_SPACE / PREPEND flags), a batch's texts without
+    special tokens in one call: the ids of the merges run here on the ▁-escaped text
+    (llama.cpp's " " + fragment), one by one and in batches, with specials, both modes."""
+    import random
+
+    tokens, scores, types = spm_vocab
+    tokens = tokens + ["<|user|>", "[INST]"]
+    path = tmp_path / "spm.gguf"
+    path.write_bytes(gf.gguf_bytes(gf.spm_kv(tokens, scores + [0.0, 0.0], types + [4, 3],
+                                             add_space_prefix=(gf.BOOL, prefix))))
+    fast, slow = GGUFTokenizer.from_file(path), GGUFTokenizer.from_file(path)
+    assert fast.model.compiled is not None
+    slow.model.compiled = None                       # the merges here, on the escaped text
+    rng = random.Random(4)
+    alphabet = list("the quick  brown\n\tfox 12 ,.!\u00e9\u4e2d") + ["  ", "\u2581", "\U0001f600", "<|user|>", "[INST]"]
+    texts = gf.TEXTS + ["".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 40))) for _ in range(400)]
+    for special in (False, True):
+        for add in (False, True):
+            want = [slow.encode_ids(t, add, special) for t in texts]
+            assert [fast.encode_ids(t, add, special) for t in texts] == want
+            assert fast.encode_ids_batch(texts, add, special, num_threads=2) == want
+
+
 @pytest.mark.parametrize("name", ["llama-bpe", "qwen2"])
 def test_long_s_after_apostrophe_is_not_a_contraction(name, shared_tokenizers):
     """llama.cpp's '[sS] does not take U+017F (ſ), which the scanner kinds' (?i:'s) does: x'ſa is

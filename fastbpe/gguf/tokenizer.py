@@ -21,6 +21,7 @@ import numpy as np
 import regex
 
 from .._added_split import encode_cut_texts
+from .._char_bpe import PREPEND, REPLACE_SPACE
 from .._short_call import EncodingIds
 from ..threads import available_cores, check_threads, parallel_map
 from .models import ByteLevelBPE, Gemma4BPE, SentencePieceBPE
@@ -142,14 +143,18 @@ class GGUFTokenizer:
             out.append(vocab.ids["bos"])
         if vocab.meta_spaces:
             prev_special = True  # a leading space before the first text and after each special token
+            compiled = self.model.compiled
             for frag in fragments:
                 if type(frag) is int:
                     out.append(frag)
                     prev_special = True
                     continue
-                if vocab.encode_space_prefix and prev_special:
-                    frag = " " + frag
-                out.extend(self.model.encode(frag.replace(" ", _SPM_SPACE)))
+                if compiled is not None:   # the kernel puts the ▁s in (no str made here)
+                    out.extend(compiled.encode_text(frag, self._meta_kind(prev_special)))
+                else:
+                    if vocab.encode_space_prefix and prev_special:
+                        frag = " " + frag
+                    out.extend(self.model.encode(frag.replace(" ", _SPM_SPACE)))
                 prev_special = False
         else:
             for frag in fragments:
@@ -188,6 +193,8 @@ class GGUFTokenizer:
         cut = self._cut_plan(parse_special)
 
         def chunk(part):
+            if self.vocab.meta_spaces and self.model.compiled is not None:
+                return self._encode_meta_batch(part, add_special_tokens, parse_special)
             if cut is None or (self.splitter.fold_guard and any(FOLD_TRAP in t for t in part)):
                 return [self.encode_ids(t, add_special_tokens, parse_special) for t in part]
             for t in part:
@@ -203,6 +210,26 @@ class GGUFTokenizer:
         lists = encode_cut_texts(self.model.table, self.splitter.scanner_kind, cut.raw, cut.second, texts,
                                  deeper=cut.deeper)
         return [self._with_bos_eos(ids, add_special_tokens) for ids in self.model.fix_stand_ins_lists(lists, texts)]
+
+    def _meta_kind(self, prev_special: bool) -> int:
+        """The char-level kernel's flags for a SentencePiece fragment: " " read as ▁, and a ▁ in
+        front of the text's first fragment and of each after a special token when the file adds
+        a space prefix (llama.cpp's " " + fragment)."""
+        return REPLACE_SPACE | (PREPEND if self.vocab.encode_space_prefix and prev_special else 0)
+
+    def _encode_meta_batch(self, texts: list, add_special_tokens: bool, parse_special: bool) -> list:
+        """encode_ids of each text of a SentencePiece file on the char-level kernel: the texts with
+        no special token of the mode in one GIL-free call, the others one by one."""
+        for t in texts:
+            if not isinstance(t, str):
+                raise TypeError(f"expected str, not {type(t).__name__}")
+        texts = [t if type(t) is str else str.__str__(t) for t in texts]
+        specials, finder, long_words = self._specials(parse_special)
+        plain = [not specials or ((finder is None or finder.search(t) is None) and not any(w in t for w in long_words))
+                 for t in texts]
+        lists = iter(self.model.compiled.encode_texts([t for t, p in zip(texts, plain) if p], self._meta_kind(True)))
+        return [self._with_bos_eos(next(lists), add_special_tokens) if p
+                else self.encode_ids(t, add_special_tokens, parse_special) for t, p in zip(texts, plain)]
 
     def _with_bos_eos(self, ids: list, add_special_tokens: bool) -> list:
         """ids with BOS / EOS added as encode_ids adds them (ids: a list this call owns)."""
