@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import datasources
 from hf_reference import SAMPLES, assert_same, build, tokenizers
 
 from tokenizers import pre_tokenizers as hp  # noqa: E402
@@ -207,7 +208,7 @@ def _skipping_pair():
 
 # -- the shared model files ------------------------------------------------------------------
 
-SHARED = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data")
+SHARED = str(datasources.SHARED / "data")   # $FASTBPE_SHARED or ../shared, as every test reads it
 FAMILIES = {   # file -> the engine it must take
     "gpt2": "kernel", "qwen2.5": "kernel", "deepseek-r1-distill-llama-8b": "kernel", "deepseek-v3": "kernel",
     "minimax": "kernel", "gpt-neox-20b": "kernel", "whisper": "kernel", "falcon": "kernel",
