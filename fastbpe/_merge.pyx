@@ -29,7 +29,7 @@ cdef extern from "_portable.h":   # __builtin_prefetch, or MSVC's, or nothing
 
 cdef extern from *:   # a test whose answer is a coin toss: GCC then selects instead of branching
     """
-    #if defined(__GNUC__) && !defined(__clang__)
+    #if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 9   /* GCC 9 added it */
     #define fb_unpredictable(x) __builtin_expect_with_probability(!!(x), 1, 0.5)
     #else
     #define fb_unpredictable(x) (x)
