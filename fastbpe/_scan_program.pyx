@@ -267,7 +267,24 @@ cdef Py_ssize_t chain_window(const Chain* ch, Ctx* xs, fb_chain_state* st, const
         on_match = (DROPPED if ch.levels[j].drop == DROP_MATCHES else 0) | (MATCHED if ch.levels[j].mark else 0)
         whole = ch.levels[j].whole
         anchored = ch.levels[j].builtin < 0 and P.last >= 0
-        out = ends if j == L - 1 else bufs + (j & 1) * (W - pos)
+        if j > 0 and sk >= 0 and not anchored and on_gap == 0 and not whole and n_prev > 0 and (
+                st.b[j] <= pos or st.b[j] == (prev[0] & ~FLAGS) and st.dropped[j] == ((prev[0] & DROPPED) != 0)):
+            # no character of the class in the window's pieces: each would be copied as it is
+            # (no MATCHED marks: the level before marks none when this level is not whole), so
+            # the pieces of the level before are this level's (CJK, Digits on English text)
+            q = prev[0] & ~FLAGS if st.b[j] > pos else pos
+            if not (st.nf[j] <= q <= st.na[j]):
+                st.na[j] = class_near(P, &P.classes[sk], swar, sk_tab, s, n, q)
+                st.nf[j] = q
+            if st.na[j] >= (prev[n_prev - 1] & ~FLAGS):
+                if j == L - 1:
+                    memcpy(ends, prev, n_prev * sizeof(Py_ssize_t))
+                    prev = ends
+                e = prev[n_prev - 1]
+                st.b[j] = e & ~FLAGS
+                st.dropped[j] = (e & DROPPED) != 0
+                continue
+        out = ends if j == L - 1 else (bufs if prev != bufs else bufs + (W - pos))
         c = 0
         q = pos
         if st.b[j] > pos:           # the level's piece that began before pos

@@ -306,6 +306,46 @@ def test_one_character_pieces_kept_or_removed_as_regex(inner):
         assert _pretokenize.split(text, kind) == reference(text), (pat, drop, text)
 
 
+@pytest.mark.parametrize("later", [[r"[\u4e00-\u9fff]+", r"\p{N}"], [r"\p{N}+", r"[,;]"], [r"[\u4e00-\u9fff]+"]])
+@pytest.mark.parametrize("drop", [None, "matches"])
+def test_levels_without_their_class_in_a_window_leave_it_as_is(later, drop):
+    """A run level with no character of its class in a window's pieces takes the pieces of
+    the level before as they are (no copy): CJK and Digits on English text.  Long texts of
+    letters where the class is rare or absent, pieces longer than a window (carried over), a
+    removed level before; cut as the levels one by one with removed pieces left out."""
+    levels = ([Level(r"[\r\n]", "regex"), Level(r"\s?[A-Za-z]+", "regex"), Level(r"[!.]", "regex", drop=drop)]
+              + [Level(p, "regex") for p in later])
+    kind, why = chain_kind(levels)
+    assert kind >= 64, why
+    steps = [(regex.compile(level.pattern), level.drop) for level in levels]
+
+    def reference(text):
+        pieces = [text]
+        for rx, dropped in steps:
+            out = []
+            for piece in pieces:
+                at = 0
+                for m in rx.finditer(piece):
+                    if m.start() > at and dropped != "gaps":
+                        out.append(piece[at:m.start()])
+                    if dropped != "matches":
+                        out.append(m.group())
+                    at = m.end()
+                if at < len(piece) and dropped != "gaps":
+                    out.append(piece[at:])
+            pieces = out
+        return pieces
+
+    rng = __import__("random").Random(len(later) + (drop is None))
+    common = [" the", " word", "s", "!", ".", "\n", "  ", "x" * 1500, " " * 1300, "é"]
+    rare = ["1", "中", ",", "2024", "京い"]
+    for k in range(int(60 * FUZZ)):
+        size = rng.choice([5, 300, 2500])
+        text = "".join(rng.choice(rare) if rng.random() < 0.004 else rng.choice(common[:7] if rng.random() < 0.98
+                       else common) for _ in range(size))
+        assert _pretokenize.split(text, kind) == reference(text), (later, drop, text)
+
+
 @pytest.mark.parametrize("first", [r"[\r\n]", r"\n", r"[\r\n]+", r"[,;]"])
 def test_byte_run_levels_found_by_memchr_as_regex(first):
     """A run level whose class is one or two ASCII bytes (`[\\r\\n]`) finds its next character
