@@ -51,6 +51,8 @@ ctypedef struct Prog:
                                  # opt_class, 4 a byte >= 0x80 (decoded: char_in)
     int last                     # every match ends with a character of class last, at the text's
     uint8_t stop_tab[256]        # end or before a byte flagged here (_anchored_end); -1: unknown
+    int stop_one                 # the flagged ASCII bytes are stop_b alone (1) or none (0): the
+    uint8_t stop_b               # next stop is memchr's or the next non-ASCII byte; -1: not so
     uint8_t run_tab[256]         # per byte: a character of the run class can start there;
     uint8_t first_tab[256]       # ... of root_first's class; of need's class (class_next)
     uint8_t need_tab[256]
