@@ -4,10 +4,8 @@ files and SentencePiece `.model` files): a text to ids with the GIL released.
 
 HF's BPE model on one word (`BPE::merge_word`): each character's initial ids
 (`_char_symbols`: its token, else its bytes' `<0xNN>` tokens, else the unk token), then the
-merges, lowest rank first, leftmost on ties: the byte-level kernel's loops on given first parts
-(`_merge.merge_parts`: a linear scan for short words, sorted runs and a heap for long ones,
-O(n log n)).  A word of ASCII characters and meta characters takes its first ids and pairs
-from a table of 129 x 129 pairs (`merge_word`).  This module adds what is around it: the
+merges, lowest rank first, leftmost on ties (`merge_word`: `_char_merge`'s scan for short
+words, `_merge.merge_parts`' heap for long ones, O(n log n)).  This module adds what is around it: the
 SentencePiece normalizer of these files (`_meta_text`: "▁" prepended, spaces replaced by it,
 one pass over the UTF-8 or the str's code units), the cut into pieces, the thread's piece
 cache (`_char_cache`), and HF's character offsets of every token (`_char_offsets`).
@@ -36,12 +34,13 @@ from libc.string cimport memcmp, memcpy, memmove, memset
 
 from fastbpe._char_cuts cimport CUT_AFTER, CUT_BEFORE, CUT_JOINS_META, CUT_META, CUT_TOKEN
 from fastbpe._char_cache cimport META_KEY, PieceKey, cache_keep, cache_probe, char_hash, reverse_ids
+from fastbpe._char_merge cimport MEMO_LARGE, MEMO_LARGE_CALL, MEMO_SMALL, SCAN_WORD, memo_open, memo_pair, scan_word
 from fastbpe._char_offsets cimport token_offsets
 from fastbpe._char_symbols cimport FALLBACK_ID, CharSymbols, char_id, initial_symbols
 from fastbpe._core cimport BPETable, thread_cache
 from fastbpe._hash cimport FB_LITTLE_ENDIAN, PACKED_MAX, load_word, packed_key
 from fastbpe._id_output cimport idbuf_to_array, idbuf_to_list, idbuf_to_numpy
-from fastbpe._merge cimport merge_paired_parts, merge_parts
+from fastbpe._merge cimport merge_parts
 from fastbpe._meta_text cimport (F_PREPEND, F_PREPEND_UNLESS_META, F_REPLACE_SPACE, F_SPLIT, KIND_MAX, fb_ctz64,
                                  few_non_ascii, has_meta, is_meta, meta_cut, meta_normalize, meta_normalize_units,
                                  meta_word_end, space_word_end, utf8_char)
@@ -93,15 +92,7 @@ cdef class CharBPE:
     cdef int32_t small_ids[129]           # the tokens of the ASCII characters and (128) the meta character
     cdef uint64_t* small_pairs            # [129 * 129] their pairs' (rank << 32 | new id) (-1 ids: NO_PAIR)
 
-    def __cinit__(self):
-        self.sym.bmp_ids = NULL
-        self.sym.astral_cps = NULL
-        self.sym.astral_ids = NULL
-        self.token_nbytes = NULL
-        self.cut_flags = NULL
-        self.small_pairs = NULL
-
-    def __dealloc__(self):
+    def __dealloc__(self):   # (Cython sets every C attribute to 0 / NULL before __cinit__)
         free(self.small_pairs)
         free(self.sym.bmp_ids)
         free(self.sym.astral_cps)
@@ -136,12 +127,11 @@ cdef class CharBPE:
         return build_char_bpe(vocab, merges, unk_token, byte_fallback, fuse_unk, ignore_merges, meta, ranks, table)
 
     cdef int merge_word(self, const uint8_t* p, Py_ssize_t n, IdBuf* out, Work* w) except -1 nogil:
-        """Append the ids of the word p[:n]: its initial symbols merged by the byte-level
-        kernel's loops (`_merge.merge_parts`: a scan for short words, sorted runs and a heap
-        for long ones, never quadratic).  A word of ASCII characters with tokens and meta
-        characters (most words of English and code) takes its first ids and pairs from
-        small_ids and small_pairs: no pair table lookups for them; such a word after a run of
-        meta characters: encode_run_word."""
+        """Append the ids of the word p[:n]: its initial symbols merged (_char_merge.scan_word
+        up to SCAN_WORD parts, its pairs through the call's memo; else `_merge.merge_parts`'
+        sorted runs and heap, never quadratic).  A word of ASCII characters with tokens and meta
+        characters (most of English and code) takes its first ids and pairs from small_ids and
+        small_pairs; such a word after a run of meta characters: encode_run_word."""
         cdef tok_t* ids
         cdef Py_ssize_t m = 0, k, i = 0, ml = self.meta_len
         cdef int prev = 0, c
@@ -166,18 +156,23 @@ cdef class CharBPE:
                 parts[m - 1].pair = self.small_pairs[129 * prev + c]
             prev = c
             m += 1
-        if i == n:
-            idbuf_reserve(out, m)
-            merge_paired_parts(&self.table.pairs, parts, m, out, w)
-            return 0
-        ids = <tok_t*>(w.heap + 3 * w.cap)   # merge_parts' sorting scratch: free until the parts are made
-        m = initial_symbols(&self.sym, p, n, ids)
-        if m == 0:
-            return 0
-        for k in range(m):
-            parts[k].id = ids[k]
+        if i < n:   # a character outside the table: the first ids of every character
+            ids = <tok_t*>(w.heap + 3 * w.cap)   # merge_parts' sorting scratch: free until the parts are made
+            m = initial_symbols(&self.sym, p, n, ids)
+            if m == 0:
+                return 0
+            for k in range(m):
+                parts[k].id = ids[k]
         idbuf_reserve(out, m)
-        merge_parts(&self.table.pairs, parts, m, out, w)
+        if m > SCAN_WORD:
+            merge_parts(&self.table.pairs, parts, m, out, w)
+            return 0
+        memo_open(w, MEMO_SMALL)
+        for k in range(m - 1 if i < n else 0):
+            parts[k].pair = memo_pair(w.pair_memo, w.pair_memo_mask, &self.table.pairs,
+                                      (<uint64_t>parts[k].id << 32) | parts[k + 1].id)
+        parts[m - 1].pair = NO_PAIR
+        scan_word(&self.table.pairs, parts, m, out, w.pair_memo, w.pair_memo_mask)
         return 0
 
     cdef int encode_piece(self, const uint8_t* p, Py_ssize_t n, const uint8_t* end, IdBuf* out,
@@ -567,6 +562,7 @@ cdef class CharBPE:
         w = &cache.scratch
         cache.lend(w, PyUnicode_GET_LENGTH(text))
         w.ends = NULL
+        memo_open(w, MEMO_LARGE if PyUnicode_GET_LENGTH(text) >= MEMO_LARGE_CALL else 0)
         memset(&out, 0, sizeof(IdBuf))
         utf8_text_open(text, &u)
         try:
@@ -610,6 +606,7 @@ cdef class CharBPE:
                 raise MemoryError()
             total = utf8_texts_open(texts, us)
             cache.lend(&w, total)
+            memo_open(&w, MEMO_LARGE if total >= MEMO_LARGE_CALL else 0)
             with nogil:
                 for i in range(n):
                     self.encode_one(&us[i], kind, &outs[i], &w, &q, &qcap, &spans[i] if with_pieces else NULL)

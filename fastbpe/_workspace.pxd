@@ -55,6 +55,8 @@ cdef struct Work:            # scratch space for merging one piece; one per call
     CacheEntry* cache        # its entries for longer pieces (NULL when packed is)
     SpillCache* spill        # its entries for pieces those cannot keep, or NULL
     IdBuf* ends              # when not NULL, encode_utf8 appends each piece's end byte here
+    uint64_t* pair_memo      # the char-level merge's memo of pairs asked (_char_merge; owned, NULL until made)
+    uint64_t pair_memo_mask  # its entries - 1
 
 
 cdef inline int idbuf_reserve(IdBuf* b, Py_ssize_t extra) except -1 nogil:
@@ -91,7 +93,7 @@ cdef inline void idbufs_free(IdBuf* bufs, Py_ssize_t n) noexcept nogil:
         free(bufs)
 
 
-cdef inline void work_free(Work* w) noexcept nogil:
+cdef inline void work_arrays_free(Work* w) noexcept nogil:
     free(w.parts)
     free(w.nxt)
     free(w.prv)
@@ -103,6 +105,13 @@ cdef inline void work_free(Work* w) noexcept nogil:
     w.cap = 0
 
 
+cdef inline void work_free(Work* w) noexcept nogil:
+    free(w.pair_memo)
+    w.pair_memo = NULL
+    w.pair_memo_mask = 0
+    work_arrays_free(w)
+
+
 cdef inline int work_reserve(Work* w, Py_ssize_t n) except -1 nogil:
     """Make room to merge a piece of n bytes."""
     if n <= w.cap:
@@ -110,13 +119,13 @@ cdef inline int work_reserve(Work* w, Py_ssize_t n) except -1 nogil:
     cdef Py_ssize_t cap = w.cap * 2 if w.cap else 256
     while cap < n:
         cap *= 2
-    work_free(w)
+    work_arrays_free(w)
     w.parts = <SmallPart*>malloc(cap * sizeof(SmallPart))
     w.nxt = <int32_t*>malloc(cap * sizeof(int32_t))
     w.prv = <int32_t*>malloc(cap * sizeof(int32_t))
     w.heap = <uint64_t*>malloc(5 * cap * sizeof(uint64_t))
     if w.parts == NULL or w.nxt == NULL or w.prv == NULL or w.heap == NULL:
-        work_free(w)
+        work_arrays_free(w)
         with gil:
             raise MemoryError()
     w.cap = cap
