@@ -74,18 +74,6 @@ static inline uint64_t fb_smear_down(uint64_t f, uint64_t m)
     return f;
 }
 
-/* f's bits spread away from bit 0 through the runs of m that hold them. */
-static inline uint64_t fb_smear_up(uint64_t f, uint64_t m)
-{
-    f |= (f << 1) & m;  m &= m << 1;
-    f |= (f << 2) & m;  m &= m << 2;
-    f |= (f << 4) & m;  m &= m << 4;
-    f |= (f << 8) & m;  m &= m << 8;
-    f |= (f << 16) & m; m &= m << 16;
-    f |= (f << 32) & m;
-    return f;
-}
-
 /* The highest set bit of x != 0. */
 static inline int fb_ap_top(uint64_t x)
 {
@@ -214,25 +202,32 @@ static inline int fb_cl100k_ascii_block(const uint8_t *s, ptrdiff_t pos, uint64_
     return fb_emit_starts(&b, starts, T, pos, ends);
 }
 
-/* fb_cl100k_ascii_block for o200k; UP and LO are the upper- and lower-case letters.
- * tekken (Mistral's split): no contractions, single digits. */
+/* fb_cl100k_ascii_block for o200k; UP are the upper-case letters (the lower-case ones are
+ * L & ~UP).  tekken (Mistral's split): no contractions, single digits. */
 static inline int fb_o200k_ascii_block(const uint8_t *s, ptrdiff_t pos, uint64_t L,
-                                       uint64_t UP, uint64_t LO, uint64_t D, uint64_t S,
+                                       uint64_t UP, uint64_t D, uint64_t S,
                                        uint64_t NL, uint64_t O, int tekken, ptrdiff_t *ends)
 {
     fb_ascii_bits b;
-    uint64_t slash, X, T, starts, lone_o, taken, q;
+    uint64_t seed, X, T = 0, starts, lone_o, taken, q;
     int i, m;
     if (!fb_ascii_bits_of(&b, s, pos, L, D, S, NL, O))
         return 0;
     /* \r \n and / right after an O run belong to its piece; '/' is O itself, so such a
-     * run starts at a newline right after the O run */
-    slash = fb_byte_bits(s + pos, '/') & b.V;
-    X = b.NL | slash;
-    T = fb_smear_up(b.NL & (b.O << 1), X);   /* several seeds a run: "/\n//\n" */
+     * run starts at a newline right after the O run (a seed).  X + seed clears each run of X
+     * from its first seed up; a later seed of the same run ("/\n//\n") is set again there,
+     * hence the | seed.  '/' is looked for only when an O follows the newlines (rare). */
+    seed = b.NL & (b.O << 1);
+    if (seed) {
+        T = b.NL & ~(b.NL + seed);
+        if ((T << 1) & b.O) {
+            X = b.NL | (fb_byte_bits(s + pos, '/') & b.V);
+            T = (X & ~(X + seed)) | seed;
+        }
+    }
     starts = fb_common_starts(&b, T, tekken, &lone_o, &taken);
     /* letter runs, and an upper-case letter right after a lower-case one */
-    starts = (starts | (b.L & ~(b.L << 1)) | (UP & b.V & (LO << 1))) & ~taken;
+    starts = (starts | (b.L & ~(b.L << 1)) | (UP & b.V & ((b.L & ~UP) << 1))) & ~taken;
     /* a contraction right after a word ends that word's piece */
     q = tekken ? 0 : b.Q & (b.L << 1);
     while (q) {

@@ -70,7 +70,7 @@ cdef extern from "_ascii_pieces.h" nogil:
                               unsigned long long D, unsigned long long S, unsigned long long NL,
                               unsigned long long O, int single_digits, Py_ssize_t* ends)
     int fb_o200k_ascii_block(const uint8_t* s, Py_ssize_t pos, unsigned long long L,
-                             unsigned long long UP, unsigned long long LO, unsigned long long D,
+                             unsigned long long UP, unsigned long long D,
                              unsigned long long S, unsigned long long NL, unsigned long long O,
                              int tekken, Py_ssize_t* ends)
     int fb_r50k_ascii_block(const uint8_t* s, Py_ssize_t pos, unsigned long long L,
@@ -325,7 +325,7 @@ cdef Py_ssize_t scan_block(int kind, const uint8_t* s, Py_ssize_t n, Py_ssize_t 
             if ascii_blocks_on and pos + 64 <= v.end and cap - k >= 64:
                 got = fb_o200k_ascii_block(
                     s, pos, fb_bits(v, FB_C_LETTER, pos), fb_bits(v, FB_C_UPPER, pos),
-                    fb_bits(v, FB_C_LOWER, pos), fb_bits(v, FB_C_DIGIT, pos),
+                    fb_bits(v, FB_C_DIGIT, pos),
                     fb_bits(v, FB_C_SPACE, pos), fb_bits(v, FB_C_NEWLINE, pos),
                     fb_bits(v, FB_C_OTHER, pos), tekken, ends + k)
                 if got:
