@@ -11,7 +11,7 @@ from pathlib import Path
 
 import common as c
 from common import WORST_CASES, fmt_mbs, log, speed
-from peer_run import Run, ratio, reference_lib, summary
+from peer_run import Run, rate_cell, ratio, reference_lib, summary
 
 SHORT_VOCABS = ["cl100k_base", "Qwen2.5 tokenizer.json"]
 BATCH_VOCABS = ["cl100k_base", "Qwen2.5 tokenizer.json"]
@@ -211,18 +211,12 @@ def batch_table(run: Run, results: dict, libs: list, corpora: list) -> list[str]
                 ref = results.get((ref_lib, vocab, k), {}).get("rows", {}).get(label)
                 cells, best, ours = [], None, None
                 for lib in peers + [ref_lib]:
-                    r = results.get((lib, vocab, k), {})
-                    if "rows" not in r:
-                        why = r.get("unavailable") or r.get("error") or "not run"
-                        run.note(f"batch:{lib}:{why}", f"{lib} batch n/a on {vocab}: {why}")
-                        cells.append("n/a")
+                    text, v = rate_cell(run, results.get((lib, vocab, k), {}), label, ref,
+                                        (f"batch:{lib}", f"{lib} batch n/a on {vocab}: "), "inexact")
+                    if v is None:
+                        cells.append(text)
                         continue
-                    row = r["rows"][label]
-                    if ref is not None and row["digests"] != ref["digests"]:
-                        cells.append("inexact")
-                        continue
-                    v = speed(row)
-                    text = ("HF " if lib == "HF tokenizers" else "") + fmt_mbs(v)
+                    text = ("HF " if lib == "HF tokenizers" else "") + text
                     one = results.get((lib, vocab, 1), {}).get("rows", {}).get(label)
                     if k == 2 and one:
                         text += f" ({v / speed(one):.2f}×)"
@@ -262,18 +256,11 @@ def encodings_rows(run: Run, vocabs: list, corpora: list) -> list[str]:
                 for field, desc in (("ids", "ids, attention_mask"), ("all", "every field")):
                     vals, cells = {}, []
                     for lib in ENCODINGS_LIBS:
-                        r = res[lib, vocab, k]
-                        if "rows" not in r:
-                            why = r.get("unavailable") or r.get("error")
-                            run.note(f"encodings:{lib}:{why}", f"{lib}: {why}")
-                            cells.append("n/a")
-                            continue
-                        row = r["rows"][label]
-                        if ref is not None and row["digests"] != ref["digests"]:
-                            cells.append("differs")
-                            continue
-                        vals[lib] = sum(row["bytes"]) / sum(row[field]) / 1e6
-                        cells.append(fmt_mbs(vals[lib]))
+                        text, v = rate_cell(run, res[lib, vocab, k], label, ref, (f"encodings:{lib}", f"{lib}: "),
+                                            value=lambda row: sum(row["bytes"]) / sum(row[field]) / 1e6)
+                        cells.append(text)
+                        if v is not None:
+                            vals[lib] = v
                     rt = (f"{vals['fastbpe'] / vals['HF tokenizers']:.1f}×"
                           if len(vals) == 2 else "–")
                     lines.append(f"| {vocab} | {label} | {k} | {desc} | " + " | ".join(cells) + f" | {rt} |")

@@ -10,7 +10,7 @@ from pathlib import Path
 import common as c
 from common import fmt_mbs, log, speed
 import gguf_libs
-from peer_run import Run, summary
+from peer_run import Run, rate_cell, summary
 
 HF_MODEL = "qwen2.5"
 
@@ -101,18 +101,10 @@ def transformers_rows(run: Run) -> list[str]:
             ref = results[("stock", k)].get("rows", {}).get(label)
             cells, vals = [], {}
             for mode in ("stock", "fastbpe", "fastokens"):
-                r = results[mode, k]
-                if "rows" not in r:
-                    why = r.get("unavailable") or r.get("error")
-                    run.note(f"tf:{mode}:{why}", f"transformers, {mode}: n/a: {why}")
-                    cells.append("n/a")
-                    continue
-                row = r["rows"][label]
-                if ref is not None and row["digests"] != ref["digests"]:
-                    cells.append("differs")
-                    continue
-                vals[mode] = speed(row)
-                cells.append(fmt_mbs(vals[mode]))
+                text, v = rate_cell(run, results[mode, k], label, ref, (f"tf:{mode}", f"transformers, {mode}: n/a: "))
+                cells.append(text)
+                if v is not None:
+                    vals[mode] = v
             sp = f"{vals['fastbpe'] / vals['stock']:.2f}×" if "fastbpe" in vals and "stock" in vals else "n/a"
             lines.append(f"| {desc} | {k} | " + " | ".join(cells) + f" | {sp} |")
     return lines

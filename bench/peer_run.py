@@ -15,7 +15,7 @@ from pathlib import Path
 
 import charts
 import common as c
-from common import log, speed
+from common import fmt_mbs, log, speed
 
 HERE = Path(__file__).resolve().parent
 
@@ -59,6 +59,22 @@ class Run:
 
 def ratio(best: float | None, ours: float | None) -> str:
     return "–" if not best or not ours else f"{best / ours:.2f}"
+
+
+def rate_cell(run: Run, r: dict, label: str, ref: dict | None, note: tuple, mismatch: str = "differs",
+              value=speed) -> tuple[str, float | None]:
+    """(text, MB/s or None) of one library's cell in a table of rates (batch, encodings,
+    transformers): "n/a" when its child gave no rows (noted: note = (key, text) prefixes of
+    the reason), `mismatch` when its ids differ from the reference row ref, else value(row)."""
+    if "rows" not in r:
+        why = r.get("unavailable") or r.get("error") or "not run"
+        run.note(f"{note[0]}:{why}", f"{note[1]}{why}")
+        return "n/a", None
+    row = r["rows"][label]
+    if ref is not None and row["digests"] != ref["digests"]:
+        return mismatch, None
+    v = value(row)
+    return fmt_mbs(v), v
 
 
 def summary(r: dict) -> str:
