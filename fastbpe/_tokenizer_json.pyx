@@ -3,9 +3,10 @@
 
 They are nearly all of the file (150k tokens and as many merges), and through `json.loads`
 they cost a dict with a memo of every key, a str per merge, then a second pass that looks
-each merge's two halves and their join up again.  Here one pass over the bytes makes the
-{token: id} dict and, from a C table of the tokens' UTF-8, the merges' (left, right, merged)
-id rows; the merges' text is kept as bytes, parsed only if written back.
+each merge's two halves and their join up again.  Here one pass over the bytes fills a C table of
+the tokens' UTF-8 (`_json_vocab.JsonVocab`: the {token: id} dict made only if asked for) and,
+from it, the merges' (left, right, merged) id rows; the merges' text is kept as bytes, parsed
+only if written back.
 
 Strict on purpose: anything but the plain shape (one "model" key, one "vocab" object of
 string keys and plain integer ids, one "merges" array of "a b" strings or [a, b] pairs of
@@ -13,71 +14,14 @@ strings, every token known, no lone surrogate escape, no key written with an esc
 objects walked) gives None, and the caller parses the whole file with `json.loads` as before,
 which raises the same errors it always did.
 """
-from cpython.dict cimport PyDict_SetItem
-from cpython.long cimport PyLong_FromLongLong
-from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memchr, memcmp, memcpy
 
 from fastbpe._core cimport BPETable
+from fastbpe._json_vocab cimport JsonVocab, Table, table_find, table_init, table_put, utf8_valid
 
 from array import array
-
-
-cdef extern from "Python.h":
-    dict _PyDict_NewPresized(Py_ssize_t minused)   # CPython's own json/pickle use it too
-    object PyUnicode_New(Py_ssize_t size, uint32_t maxchar)
-    void* PyUnicode_DATA(object o)
-    void PyUnicode_WRITE(int kind, void* data, Py_ssize_t index, uint32_t value)
-    int PyUnicode_KIND(object o)
-
-
-cdef object _utf8_str(const uint8_t* s, Py_ssize_t n):
-    """The str of UTF-8 s[:n] of one- to three-byte characters (what a byte-level
-    vocabulary holds), checked as strictly as the codec; else PyUnicode_DecodeUTF8 (four-byte
-    characters, or invalid bytes: its UnicodeDecodeError).  The codec's general path costs
-    ~750 instructions a token of GPT-2's alphabet; this one pass to size and one to fill."""
-    cdef Py_ssize_t i = 0, length = 0
-    cdef uint32_t maxchar = 0, c
-    cdef uint8_t b
-    while i < n:   # validate and size
-        b = s[i]
-        if b < 0x80:
-            c = b
-            i += 1
-        elif 0xC2 <= b <= 0xDF and i + 1 < n and (s[i + 1] & 0xC0) == 0x80:
-            c = ((b & 0x1F) << 6) | (s[i + 1] & 0x3F)
-            i += 2
-        elif 0xE0 <= b <= 0xEF and i + 2 < n and (s[i + 1] & 0xC0) == 0x80 and (s[i + 2] & 0xC0) == 0x80:
-            c = ((b & 0x0F) << 12) | ((s[i + 1] & 0x3F) << 6) | (s[i + 2] & 0x3F)
-            if c < 0x800 or 0xD800 <= c <= 0xDFFF:   # overlong, or a surrogate
-                return PyUnicode_DecodeUTF8(<char*>s, n, NULL)
-            i += 3
-        else:
-            return PyUnicode_DecodeUTF8(<char*>s, n, NULL)
-        if c > maxchar:
-            maxchar = c
-        length += 1
-    out = PyUnicode_New(length, maxchar)
-    cdef int kind = PyUnicode_KIND(out)
-    cdef void* data = PyUnicode_DATA(out)
-    i = 0
-    length = 0
-    while i < n:   # fill
-        b = s[i]
-        if b < 0x80:
-            c = b
-            i += 1
-        elif b < 0xE0:
-            c = ((b & 0x1F) << 6) | (s[i + 1] & 0x3F)
-            i += 2
-        else:
-            c = ((b & 0x0F) << 12) | ((s[i + 1] & 0x3F) << 6) | (s[i + 2] & 0x3F)
-            i += 3
-        PyUnicode_WRITE(kind, data, length, c)
-        length += 1
-    return out
 
 
 cdef inline Py_ssize_t _ws(const uint8_t* s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
@@ -247,89 +191,6 @@ def nesting_depth(const uint8_t[::1] data):
     return deepest
 
 
-# -- the token table: UTF-8 -> id, open addressing over an arena of the keys' bytes ---------
-
-cdef struct Slot:
-    uint64_t hash
-    int64_t offset          # in the arena; -1: free
-    uint32_t length
-    uint32_t id
-
-
-cdef struct Table:
-    Slot* slots
-    uint64_t mask
-    uint8_t* arena
-    Py_ssize_t used, cap, count
-
-
-cdef inline uint64_t _hash2(const uint8_t* a, Py_ssize_t na, const uint8_t* b, Py_ssize_t nb) noexcept nogil:
-    cdef uint64_t h = 0xCBF29CE484222325ULL
-    cdef Py_ssize_t i
-    for i in range(na):
-        h = (h ^ a[i]) * 0x100000001B3ULL
-    for i in range(nb):
-        h = (h ^ b[i]) * 0x100000001B3ULL
-    return h ^ (h >> 29)
-
-
-cdef int64_t _find2(const Table* t, const uint8_t* a, Py_ssize_t na, const uint8_t* b, Py_ssize_t nb) noexcept nogil:
-    """The id of the token whose UTF-8 is a + b, or -1."""
-    cdef uint64_t h = _hash2(a, na, b, nb), i = h & t.mask
-    cdef const Slot* sl
-    while t.slots[i].offset >= 0:
-        sl = &t.slots[i]
-        if sl.hash == h and sl.length == na + nb and memcmp(t.arena + sl.offset, a, na) == 0 \
-                and memcmp(t.arena + sl.offset + na, b, nb) == 0:
-            return sl.id
-        i = (i + 1) & t.mask
-    return -1
-
-
-cdef int _grow(Table* t) except -1:
-    """Twice the slots, every key placed again."""
-    cdef uint64_t cap = 2 * (t.mask + 1), i, j
-    cdef Slot* slots = <Slot*>malloc(cap * sizeof(Slot))
-    if slots == NULL:
-        raise MemoryError()
-    for i in range(cap):
-        slots[i].offset = -1
-    for i in range(t.mask + 1):
-        if t.slots[i].offset >= 0:
-            j = t.slots[i].hash & (cap - 1)
-            while slots[j].offset >= 0:
-                j = (j + 1) & (cap - 1)
-            slots[j] = t.slots[i]
-    free(t.slots)
-    t.slots, t.mask = slots, cap - 1
-    return 0
-
-
-cdef int _put(Table* t, const uint8_t* key, Py_ssize_t n, uint32_t tid) except -1:
-    """Add key -> tid (a key seen before takes the later id, as a dict)."""
-    cdef uint64_t h = _hash2(key, n, NULL, 0), i
-    cdef uint8_t* grown
-    if 2 * (t.count + 1) > <Py_ssize_t>(t.mask + 1):
-        _grow(t)
-    i = h & t.mask
-    while t.slots[i].offset >= 0:
-        if t.slots[i].hash == h and t.slots[i].length == n and memcmp(t.arena + t.slots[i].offset, key, n) == 0:
-            t.slots[i].id = tid
-            return 0
-        i = (i + 1) & t.mask
-    if t.used + n > t.cap:
-        t.cap = 2 * t.cap + n
-        grown = <uint8_t*>realloc(t.arena, t.cap)
-        if grown == NULL:
-            raise MemoryError()
-        t.arena = grown
-    memcpy(t.arena + t.used, key, n)
-    t.slots[i].hash, t.slots[i].offset, t.slots[i].length, t.slots[i].id = h, t.used, <uint32_t>n, tid
-    t.used += n
-    t.count += 1
-    return 0
-
-
 # -- JSON strings as UTF-8 -------------------------------------------------------------------
 
 cdef inline int _hex4(const uint8_t* s) noexcept nogil:
@@ -447,41 +308,31 @@ cdef inline Py_ssize_t _skip_chars(const uint8_t* s, Py_ssize_t n, Py_ssize_t ch
 
 
 def vocab_and_merge_rows(const uint8_t[::1] data, spans, Py_ssize_t n_prefix):
-    """({token: id}, merge rows) from the model spans (`model_spans`): the dict as json.loads
-    makes it, and an array.array('q') of (left, right, merged) ids per merge in file order,
-    merged = the token a + b[n_prefix characters:] (continuing_subword_prefix), before
-    hf_merge_rows' clean-up (`_formats.kept_merge_rows`).  None when anything is off the
-    plain shape (see the module's doc)."""
+    """(vocab, merge rows) from the model spans (`model_spans`): the vocabulary as a
+    `_json_vocab.JsonVocab` (the dict json.loads would make, kept as UTF-8 in a C table), and
+    an array.array('q') of (left, right, merged) ids per merge in file order, merged = the
+    token a + b[n_prefix characters:] (continuing_subword_prefix), before hf_merge_rows'
+    clean-up (`_formats.kept_merge_rows`).  None when anything is off the plain shape (see
+    the module's doc)."""
     cdef const uint8_t* s = &data[0]
     cdef Py_ssize_t n = data.shape[0]
     cdef Py_ssize_t vs = spans[0], ve = spans[1], ms = spans[2], me = spans[3]
-    cdef Py_ssize_t i, o_len, a_len, b_len, skip, cap_rows = 0, n_rows = 0
+    cdef Py_ssize_t i, o_len, a_len, b_len, skip, cap_rows = 0, n_rows = 0, max_id = -1
     cdef unsigned long long value
-    cdef Table t
-    cdef uint64_t cap = 16
+    cdef JsonVocab vocab = JsonVocab.__new__(JsonVocab)
+    cdef Table* t = &vocab.t
     cdef uint8_t* buf = NULL
     cdef int64_t* rows = NULL
     cdef int64_t* grown_rows
     cdef int64_t ia, ib, ic
     cdef const uint8_t* bp
-    cdef dict vocab
-    cdef object key
     if not (0 <= vs < ve <= n and 0 <= ms < me <= n):
         return None
-    t.slots, t.arena, t.used, t.count = NULL, NULL, 0, 0
-    t.cap = ve - vs + 16
-    while cap < (ve - vs) // 8:   # about twice the tokens of a real file (~20 bytes each); grown if not
-        cap *= 2
-    t.mask = cap - 1
     try:
-        t.slots = <Slot*>malloc(cap * sizeof(Slot))
-        t.arena = <uint8_t*>malloc(t.cap)
+        table_init(t, ve - vs)
         buf = <uint8_t*>malloc(max(ve - vs, me - ms) + 16)
-        if t.slots == NULL or t.arena == NULL or buf == NULL:
+        if buf == NULL:
             raise MemoryError()
-        for i in range(<Py_ssize_t>cap):
-            t.slots[i].offset = -1
-        vocab = _PyDict_NewPresized((ve - vs) // 16)
         # the vocabulary: "token": id, ...
         i = _ws(s, vs + 1, ve)
         if i < ve and s[i] == 0x7D:
@@ -504,12 +355,11 @@ def vocab_and_merge_rows(const uint8_t[::1] data, spans, Py_ssize_t n_prefix):
                 i += 1
             if i < ve and (s[i] == 0x2E or s[i] == 0x65 or s[i] == 0x45):   # a float: checked_vocab's error
                 return None
-            try:
-                key = _utf8_str(buf, o_len)
-            except UnicodeDecodeError:
+            if not utf8_valid(buf, o_len):   # (json.loads: a UnicodeDecodeError)
                 return None
-            PyDict_SetItem(vocab, key, PyLong_FromLongLong(value))
-            _put(&t, buf, o_len, <uint32_t>value)
+            table_put(t, buf, o_len, <uint32_t>value)
+            if <Py_ssize_t>value > max_id:
+                max_id = <Py_ssize_t>value
             i = _after_item(s, i, ve, 0x7D)
             if i < 0:
                 return None
@@ -553,10 +403,10 @@ def vocab_and_merge_rows(const uint8_t[::1] data, spans, Py_ssize_t n_prefix):
                 i += 1
             else:
                 return None
-            ia = _find2(&t, buf, a_len, NULL, 0)
-            ib = _find2(&t, bp, b_len, NULL, 0)
+            ia = table_find(t, buf, a_len, NULL, 0)
+            ib = table_find(t, bp, b_len, NULL, 0)
             skip = _skip_chars(bp, b_len, n_prefix)
-            ic = _find2(&t, buf, a_len, bp + skip, b_len - skip)
+            ic = table_find(t, buf, a_len, bp + skip, b_len - skip)
             if ia < 0 or ib < 0 or ic < 0:
                 return None
             if n_rows + 3 > cap_rows:
@@ -573,10 +423,9 @@ def vocab_and_merge_rows(const uint8_t[::1] data, spans, Py_ssize_t n_prefix):
         out = array("q")
         if n_rows:
             out.frombytes((<char*>rows)[:n_rows * sizeof(int64_t)])
+        vocab.max_id = max_id
         return vocab, out
     finally:
-        free(t.slots)
-        free(t.arena)
         free(buf)
         free(rows)
 

@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 import datasources as ds
 
-from fastbpe._formats import hf_merge_rows, kept_merge_rows
+from fastbpe._formats import bytelevel_token_bytes, hf_merge_rows, kept_merge_rows, tokens_by_id
+from fastbpe._json_vocab import JsonVocab
 from fastbpe.hf import Tokenizer
 from fastbpe._tokenizer_json import nesting_depth
 from fastbpe.hf._nodes import MAX_DEPTH, LazyMerges, parse, read_document
@@ -29,6 +30,25 @@ def _tiny(list_form: bool = False, prefix: str = "") -> dict:
     return _doc(vocab, merges, **({"continuing_subword_prefix": prefix} if prefix else {}))
 
 
+def _same_vocab(table: JsonVocab, vocab: dict) -> None:
+    """The table answers as json.loads' dict: the dict itself (order too), lookups, size,
+    largest id, tokens by id and the byte-level bytes of every id."""
+    assert isinstance(table, JsonVocab)
+    made = table.to_dict()
+    assert made == vocab and list(made.items()) == list(vocab.items())
+    assert len(table) == len(vocab) and table.max_id == max(vocab.values(), default=-1)
+    for token, i in vocab.items():
+        assert token in table and table[token] == i and table.get(token) == i
+    for miss in ["", "\ud800", "a\ud800", "zz\u0100zz", 3, None, b"a"]:
+        if miss not in vocab:
+            assert miss not in table and table.get(miss, -5) == -5
+            with pytest.raises(KeyError):
+                table[miss]
+    assert table.tokens_by_id() == tokens_by_id(vocab)
+    n_ids = max(vocab.values(), default=-1) + 1
+    assert table.token_bytes(n_ids) == bytelevel_token_bytes(vocab, n_ids, True)
+
+
 def _same_as_json(data: bytes) -> bool:
     """read_document(data) is None, or equals json.loads with the merges looked up the same."""
     got = read_document(data)
@@ -39,7 +59,7 @@ def _same_as_json(data: bytes) -> bool:
     assert isinstance(lazy, LazyMerges)
     assert list(lazy.source()) == [m if isinstance(m, str) else tuple(m) for m in want["model"]["merges"]]
     vocab = want["model"]["vocab"]
-    assert got["model"]["vocab"] == vocab and list(got["model"]["vocab"].items()) == list(vocab.items())
+    _same_vocab(got["model"]["vocab"], vocab)
     prefix = want["model"].get("continuing_subword_prefix") or ""
     assert list(kept_merge_rows(lazy.rows)) == list(hf_merge_rows(want["model"]["merges"], vocab, len(prefix)))
     got["model"]["merges"], want["model"]["merges"] = [], []
@@ -60,6 +80,30 @@ def test_prefix_and_key_order():
     model = doc["model"]
     doc["model"] = {"merges": model.pop("merges"), **model}   # merges before vocab and prefix
     assert _same_as_json(json.dumps(doc).encode())
+
+
+def test_byte_level_alphabet_tokens():
+    """Tokens of GPT-2's alphabet, one outside it (a raw space, U+0144, a CJK character, an
+    emoji), an empty token, two tokens of one id (the later with bytes wins), ids with no
+    token."""
+    vocab = {"Ġ": 0, "Ġa": 1, "ĠĠ": 2, " a": 3, "Ń": 4, "中": 5, "😀": 6, "": 7, "ÿ": 8, "Ā": 10, "b": 12, "x y": 12}
+    assert _same_as_json(json.dumps(_doc(vocab, []), ensure_ascii=False).encode())
+    assert _same_as_json(json.dumps(_doc({"Ġa": 0, " a": 0, "c": 1, "Ġc": 1}, [])).encode())
+
+
+def test_a_load_makes_no_vocabulary_dict():
+    """A byte-level file read from its bytes loads and encodes (its Encoding's tokens too)
+    with the vocabulary in the C table: the {token: id} dict (~35M instructions of a fresh
+    process's load of GPT-2's) is made when asked for, then equal to the file's."""
+    vocab = {"a": 0, "b": 1, "ab": 2, "Ġ": 3, "Ġab": 4}
+    text = json.dumps(_doc(vocab, ["a b", "Ġ ab"], unk_token=None))
+    doc = json.loads(text)
+    doc["pre_tokenizer"] = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True}
+    tok = Tokenizer.from_str(json.dumps(doc))
+    assert isinstance(tok.model.lookup, JsonVocab)
+    assert tok.encode("ab ab").tokens == ["ab", "Ġab"] and tok.token_to_id("Ġab") == 4
+    assert tok.model._vocab is None   # (not made)
+    assert tok.get_vocab() == vocab and tok.model.vocab == vocab and tok.model.lookup is tok.model.vocab
 
 
 def test_repeated_vocab_keys_and_merges_as_json():
@@ -95,7 +139,7 @@ def test_ids_up_to_u32_max_are_read(value):
     """The digit loop's bound (2**32 - 1, as HF's u32) is a C comparison: the largest id reads,
     one past it is left to json (test_other_shapes_are_left_to_json)."""
     data = json.dumps(_doc({"a": value, "b": 1}, [])).encode()
-    assert read_document(data)["model"]["vocab"] == {"a": value, "b": 1}
+    assert read_document(data)["model"]["vocab"].to_dict() == {"a": value, "b": 1}
 
 
 @pytest.mark.parametrize("key", [b"\xc3(", b"\xe0\x80\x80", b"\xed\xa0\x80", b"\xc0\xaf", b"\xf4\x90\x80\x80",
@@ -110,7 +154,7 @@ def test_keys_not_utf8_are_left_to_json(key):
 def test_keys_at_utf8_boundaries(key):
     vocab = {key: 0, "x": 1}
     data = json.dumps(_doc(vocab, []), ensure_ascii=False).encode("utf-8", "surrogatepass")
-    assert list(read_document(data)["model"]["vocab"]) == [key, "x"]
+    assert list(read_document(data)["model"]["vocab"].to_dict()) == [key, "x"]
 
 
 @pytest.mark.parametrize("text", [
@@ -192,7 +236,7 @@ def test_written_back_unchanged(tmp_path):
 def test_shared_files(path):
     data = path.read_bytes()
     assert _same_as_json(data)
-    assert parse(data.decode())["model"]["vocab"] == read_document(data)["model"]["vocab"]
+    assert parse(data.decode())["model"]["vocab"] == read_document(data)["model"]["vocab"].to_dict()
 
 
 def test_shared_files_present_or_skipped():

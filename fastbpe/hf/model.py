@@ -15,9 +15,9 @@ import random
 
 from .._core import BPETable
 from ..formats.bytelevel import BYTE_TO_CHAR, token_bytes as bytelevel_token_bytes
-from .._formats import (bytelevel_token_bytes as bytelevel_vocab_bytes, checked_vocab, frozen_merges,
-                        hf_merge_rows, ids_to_tokens, kept_merge_rows, single_bytes, tokens_by_id,
-                        untracked)
+from .._formats import (checked_vocab, frozen_merges, hf_merge_rows, ids_to_tokens, kept_merge_rows,
+                        single_bytes, tokens_by_id, untracked)
+from .._json_vocab import JsonVocab, strict_token_bytes
 from .._merge_ids import merge_ids
 from ._nodes import LazyMerges, json_bool, json_field, json_str
 from .._tokenizer_json import bytes_digest, rows_digest, whole_token_states
@@ -70,9 +70,12 @@ class BPE:
     def __init__(self, node: dict, byte_level_input: bool):
         self.byte_level_input = byte_level_input  # a ByteLevel pre-tokenizer feeds it
         vocab = node.get("vocab")
-        if not isinstance(vocab, dict):
+        if isinstance(vocab, JsonVocab):   # read from the file's bytes, checked there: a dict when asked
+            self._vocab, self.lookup = None, vocab
+        elif not isinstance(vocab, dict):
             raise ValueError("tokenizer.json: model.vocab must be an object {token: id}")
-        self.vocab: dict[str, int] = checked_vocab(vocab)   # the file's own dict, checked in C
+        else:
+            self._vocab = self.lookup = checked_vocab(vocab)   # the file's own dict, checked in C
         self._id_to_token = self._tokens_by_id = None   # made on first use (`id_to_token`, `tokens_by_id`)
         self.unk_token = json_field(node, "unk_token", json_str, "model")
         self.prefix = json_field(node, "continuing_subword_prefix", json_str, "model", "")
@@ -85,7 +88,7 @@ class BPE:
             raise ValueError(f"tokenizer.json: BPE dropout must be between 0 and 1, got {dropout}")
         self.dropout = float(dropout) if dropout else 0.0
         self._rng = random.Random()
-        if self.unk_token is not None and self.vocab and self.unk_token not in self.vocab:   # (an untrained model may name it)
+        if self.unk_token is not None and len(self.lookup) and self.unk_token not in self.lookup:   # (an untrained model may name it)
             raise ValueError(f"tokenizer.json: unk_token {self.unk_token!r} is not in the vocabulary")
         merges_source = node.get("merges", [])
         if isinstance(merges_source, LazyMerges) and merges_source.n_prefix != len(self.prefix):
@@ -96,9 +99,9 @@ class BPE:
             raise ValueError("tokenizer.json: model.merges must be a list")
         else:
             self._merges_source = frozen_merges(merges_source)
-        n_ids = max(self.vocab.values(), default=-1) + 1
-        if n_ids > 16 * len(self.vocab) + 65536:
-            raise ValueError(f"tokenizer.json: token ids are too sparse ({len(self.vocab)} tokens, largest id {n_ids - 1})")
+        n_ids = (vocab.max_id if self._vocab is None else max(self._vocab.values(), default=-1)) + 1
+        if n_ids > 16 * len(self.lookup) + 65536:
+            raise ValueError(f"tokenizer.json: token ids are too sparse ({len(self.lookup)} tokens, largest id {n_ids - 1})")
         # a byte-level model: its input is byte-level text and every token maps to bytes
         self.byte_level = byte_level_input and not self.prefix and not self.suffix
         self.char_model, self.char_model_refusal = None, "the model is byte-level BPE"
@@ -107,7 +110,7 @@ class BPE:
         # the merges: (left, right, new id) rows in rank order, an array.array('q') of 3m ids
         if self.byte_level:
             # strict: a token with a character the byte-level alphabet lacks is never reached
-            tokens = bytelevel_vocab_bytes(self.vocab, n_ids, True)
+            tokens = strict_token_bytes(self.lookup, n_ids)
             if b"" in tokens:   # an empty token (Whisper's): BPE never makes it; it decodes to ""
                 tokens = untracked(tuple(_without(list(tokens), b"")))
             # a merge involving a token outside the byte alphabet can never apply to bytes
@@ -146,6 +149,14 @@ class BPE:
             self.char_model, self.char_model_refusal = self._compiled_char_model(all_merges)
         self._cache: dict[str, tuple] = {}
 
+    @property
+    def vocab(self) -> dict[str, int]:
+        """{token: id}, the file's (a `JsonVocab` read with the file makes it on first use: a
+        load looks tokens up in `lookup` and never needs the dict)."""
+        if self._vocab is None:
+            self._vocab = self.lookup = self.lookup.to_dict()
+        return self._vocab
+
     def _word_affixes(self, n_ids: int):
         """The byte-level kernel's table of a prefix / suffix model (word_affixes.WordAffixes),
         or None (`affix_refusal` says why)."""
@@ -154,7 +165,7 @@ class BPE:
         elif self.dropout:
             self.affix_refusal = "BPE dropout"
         else:
-            affixes = WordAffixes(self.vocab, lambda token_bytes: self._merge_rows(len(self.prefix), token_bytes),
+            affixes = WordAffixes(self.lookup, lambda token_bytes: self._merge_rows(len(self.prefix), token_bytes),
                                   self.prefix, self.suffix, n_ids)
             if affixes.table is not None:
                 return affixes
@@ -241,7 +252,8 @@ class BPE:
         token, no hashing): what an Encoding's tokens are read from."""
         made = self._tokens_by_id
         if made is None:
-            made = self._tokens_by_id = tokens_by_id(self.vocab)
+            made = self._tokens_by_id = (self.lookup.tokens_by_id() if self._vocab is None   # (no dict made)
+                                         else tokens_by_id(self._vocab))
         return made
 
     # -- HF's component API (tokenizers.models.BPE): tokenize, token_to_id, id_to_token ---
@@ -264,7 +276,7 @@ class BPE:
 
     def token_to_id(self, token: str) -> int | None:
         """HF's Model.token_to_id: the id of a vocabulary token, or None."""
-        return self.vocab.get(token)
+        return self.lookup.get(token)
 
     # (id_to_token: the dict below, callable as HF's Model.id_to_token(id))
 
@@ -332,8 +344,8 @@ class BPE:
 
     def _tokenize_chars(self, piece: str) -> list:
         if self.dropout == 0.0:
-            if self.ignore_merges and piece in self.vocab:
-                return [(self.vocab[piece], 0, len(piece))]
+            if self.ignore_merges and piece in self.lookup:
+                return [(self.lookup[piece], 0, len(piece))]
             hit = self._cache.get(piece)
             if hit is not None:
                 return hit
@@ -373,7 +385,7 @@ class BPE:
             if k == last and self.suffix:
                 s = s + self.suffix
             n = len(c.encode("utf-8", "surrogatepass"))
-            i = self.vocab.get(s)
+            i = self.lookup.get(s)
             if i is not None:
                 if unk is not None:
                     ids.append(unk[0])
@@ -389,7 +401,7 @@ class BPE:
                     lens.extend([1] * len(fallback))
                     continue
             if self.unk_token is not None:
-                unk_id = self.vocab.get(self.unk_token)
+                unk_id = self.lookup.get(self.unk_token)
                 if unk_id is None:   # HF's error too (an untrained model)
                     raise ValueError(f"unk token {self.unk_token!r} is not in the vocabulary")
                 if unk is not None and self.fuse_unk:

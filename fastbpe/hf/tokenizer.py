@@ -101,7 +101,7 @@ class Tokenizer(IdsPath, PostProcessing, HFExtras, CompiledEncode):
         if self._normalizer is not None:   # (its C program when it has one: no Oniguruma for CLIP's tokens)
             self.added.set_normalizer(normalizers.token_normalizer(self._normalizer, self._normalize_program))
         # as HF: the file's ids are not read back; each token gets the id HF assigns
-        self.added.add_tokens(_added_tokens_of(doc), self.model.vocab)
+        self.added.add_tokens(_added_tokens_of(doc), self.model.lookup)
         self._apply_special_token_encoding()
         self._truncation = None
         self._padding = None
@@ -260,7 +260,7 @@ class Tokenizer(IdsPath, PostProcessing, HFExtras, CompiledEncode):
         """HF's repr when `tokenizers` is installed (the same text), else a short one."""
         twin = hf_tokenizer_class()
         if twin is None:
-            return (f"Tokenizer(model=BPE(vocab_size={len(self.model.vocab)}), "
+            return (f"Tokenizer(model=BPE(vocab_size={len(self.model.lookup)}), "
                     f"added_tokens={len(self.added.by_id)})")
         return repr(twin.from_str(self.to_str()))
 
@@ -280,7 +280,7 @@ class Tokenizer(IdsPath, PostProcessing, HFExtras, CompiledEncode):
 
     def token_to_id(self, token: str) -> int | None:
         i = self.added.by_content.get(token)
-        return i if i is not None else self.model.vocab.get(token)
+        return i if i is not None else self.model.lookup.get(token)
 
     def id_to_token(self, token_id: int) -> str | None:
         t = self.added.token_text(token_id)
@@ -294,7 +294,7 @@ class Tokenizer(IdsPath, PostProcessing, HFExtras, CompiledEncode):
         return vocab
 
     def get_vocab_size(self, with_added_tokens: bool = True) -> int:
-        return len(self.get_vocab(with_added_tokens)) if with_added_tokens else len(self.model.vocab)
+        return len(self.get_vocab(with_added_tokens)) if with_added_tokens else len(self.model.lookup)
 
     def get_added_tokens_decoder(self) -> dict[int, AddedToken]:
         return dict(sorted(self.added.by_id.items()))
@@ -312,7 +312,7 @@ class Tokenizer(IdsPath, PostProcessing, HFExtras, CompiledEncode):
         if isinstance(tokens, (str, AddedToken)):
             raise TypeError("expected a list of tokens")
         self._make_lazy_encodings()
-        counted = self.added.add_tokens([AddedToken.coerce(t, special) for t in tokens], self.model.vocab)
+        counted = self.added.add_tokens([AddedToken.coerce(t, special) for t in tokens], self.model.lookup)
         self._fast_wraps = self._short = None
         if self._prefix_in_program and any(t.normalized for t in self.added.by_id.values()):
             self._load(self._document(with_model=False), model=self.model)   # lowering.prefix_space no longer holds

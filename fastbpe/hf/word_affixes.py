@@ -16,8 +16,8 @@ from __future__ import annotations
 import array
 
 from .._core import BPETable
-from .._formats import (bytelevel_token_bytes as bytelevel_vocab_bytes, first_unjoined_merge,
-                        split_word_affixes, untracked)
+from .._formats import first_unjoined_merge, split_word_affixes, untracked
+from .._json_vocab import strict_token_bytes
 from ..formats.bytelevel import BYTE_TO_CHAR, token_bytes as bytelevel_bytes
 
 START_MARK, END_MARK = 0xF8, 0xF9    # _word_marks.pxd
@@ -31,7 +31,7 @@ class WordAffixes:
     `refusal` says why not), `token_bytes` (the text bytes of each id: what a token covers,
     for offsets), `merge_rows` (the file's merges by id, rank order)."""
 
-    def __init__(self, vocab: dict, merge_rows, prefix: str, suffix: str, n_ids: int):
+    def __init__(self, vocab, merge_rows, prefix: str, suffix: str, n_ids: int):
         """merge_rows(token_bytes): the file's merges as hf_merge_rows gives them, for these
         kernel bytes (hf.model's: read with the file, not parsed again)."""
         self.prefix, self.suffix = prefix, suffix
@@ -66,7 +66,7 @@ class WordAffixes:
             pairs = ((i,) + self._parts(token) for token, i in vocab.items())
             pairs = ((i, bytelevel_bytes(core, True) if core else None, starts, ends) for i, core, starts, ends in pairs)
         else:   # the alphabet maps characters one to one: the affixes are found in the bytes (C)
-            return split_word_affixes(bytelevel_vocab_bytes(vocab, n_ids, True), p, s, start, end, start + end)
+            return split_word_affixes(strict_token_bytes(vocab, n_ids), p, s, start, end, start + end)
         for i, raw, starts, ends in pairs:
             if not raw:
                 continue
