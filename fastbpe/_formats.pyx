@@ -16,6 +16,7 @@ from cpython.sequence cimport PySequence_Fast, PySequence_Fast_GET_ITEM, PySeque
 from cpython.ref cimport Py_INCREF
 from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE, PyTuple_New, PyTuple_SET_ITEM
 
+from fastbpe._byte_alphabet cimport alphabet_byte
 from fastbpe._hash cimport probe
 from fastbpe._str_units cimport PyUnicode_KIND, PyUnicode_DATA, code_point
 
@@ -365,26 +366,6 @@ cdef inline bint _has_bytes(tuple token_bytes, int64_t t):
     return t < PyTuple_GET_SIZE(token_bytes) and <object>PyTuple_GET_ITEM(token_bytes, t) is not None
 
 
-# GPT-2's byte-level alphabet, char -> byte (formats.bytelevel's map, built the same way):
-# printable latin-1 bytes stand for themselves, the other 68 bytes for U+0100.. in order
-cdef short BYTELEVEL_BYTE[0x144]
-
-
-cdef void _init_bytelevel() noexcept:
-    cdef int b, extra = 0
-    for b in range(0x144):
-        BYTELEVEL_BYTE[b] = -1
-    for b in range(256):
-        if 0x21 <= b <= 0x7E or 0xA1 <= b <= 0xAC or 0xAE <= b <= 0xFF:
-            BYTELEVEL_BYTE[b] = <short>b
-        else:
-            BYTELEVEL_BYTE[256 + extra] = <short>b
-            extra += 1
-
-
-_init_bytelevel()
-
-
 def bytelevel_token_bytes(dict vocab, Py_ssize_t n_ids, bint strict=False):
     """(bytes or None,) * n_ids, untracked (see _untracked): the bytes each byte-level token of vocab ({token: id}, ids
     below n_ids) stands for, exactly as formats.bytelevel.token_bytes: None for a token
@@ -417,7 +398,7 @@ def bytelevel_token_bytes(dict vocab, Py_ssize_t n_ids, bint strict=False):
             c = code_point(kind, data, j)
             # below U+0100 a character is its own byte (as str.translate leaves the ones
             # outside the alphabet and latin-1 encodes them: formats.bytelevel.token_bytes)
-            b = (<short>c if c < 0x100 and not strict else BYTELEVEL_BYTE[c] if c < 0x144 else -1)
+            b = <short>c if c < 0x100 and not strict else alphabet_byte(c)
             if b < 0:
                 break
             d[j] = <char>b

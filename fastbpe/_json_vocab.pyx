@@ -16,6 +16,7 @@ from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport malloc, realloc, free
 from libc.string cimport memcmp, memcpy
 
+from fastbpe._byte_alphabet cimport alphabet_byte
 from fastbpe._formats import bytelevel_token_bytes
 
 cdef extern from "Python.h":
@@ -120,7 +121,7 @@ cdef int table_put(Table* t, const uint8_t* key, Py_ssize_t n, uint32_t tid) exc
     return 0
 
 
-# -- UTF-8 -> str, and GPT-2's byte alphabet ---------------------------------------------------
+# -- UTF-8 -> str, and the bytes of GPT-2's byte alphabet ---------------------------------------------------
 
 cdef bint utf8_valid(const uint8_t* s, Py_ssize_t n) noexcept nogil:
     """Whether s[:n] is UTF-8 the codec decodes (no overlong form, no surrogate, <= U+10FFFF)."""
@@ -197,26 +198,6 @@ cdef object _utf8_str(const uint8_t* s, Py_ssize_t n):
     return out
 
 
-# GPT-2's byte-level alphabet, char -> byte (formats.bytelevel's map, built the same way):
-# printable latin-1 bytes stand for themselves, the other 68 bytes for U+0100.. in order
-cdef short BYTELEVEL_BYTE[0x144]
-
-
-cdef void _init_bytelevel() noexcept:
-    cdef int b, extra = 0
-    for b in range(0x144):
-        BYTELEVEL_BYTE[b] = -1
-    for b in range(256):
-        if 0x21 <= b <= 0x7E or 0xA1 <= b <= 0xAC or 0xAE <= b <= 0xFF:
-            BYTELEVEL_BYTE[b] = <short>b
-        else:
-            BYTELEVEL_BYTE[256 + extra] = <short>b
-            extra += 1
-
-
-_init_bytelevel()
-
-
 cdef Py_ssize_t _alphabet_bytes(const uint8_t* s, Py_ssize_t n, uint8_t* out) noexcept nogil:
     """The bytes valid UTF-8 s[:n] stands for in the byte-level alphabet, read strictly (every
     character must be in it), into out; their number, or -1."""
@@ -234,7 +215,7 @@ cdef Py_ssize_t _alphabet_bytes(const uint8_t* s, Py_ssize_t n, uint8_t* out) no
             i += 2
         else:
             return -1   # U+0800 and above: outside the alphabet
-        v = BYTELEVEL_BYTE[c] if c < 0x144 else -1
+        v = alphabet_byte(c)
         if v < 0:
             return -1
         out[o] = <uint8_t>v
