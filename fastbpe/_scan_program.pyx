@@ -242,6 +242,22 @@ cdef inline Py_ssize_t copy_upto(const Py_ssize_t* prev, Py_ssize_t m, Py_ssize_
     return k
 
 
+cdef inline Py_ssize_t copy_whole(const Py_ssize_t* prev, Py_ssize_t m, Py_ssize_t xa, Py_ssize_t on_match,
+                                   Py_ssize_t* out) noexcept nogil:
+    """A whole level (Level.whole): prev[0] (an ASCII match of the level before, whole: the
+    caller's test) and the matches after it that end at or before xa (no non-ASCII byte) and
+    are not removed, each one match of this level; returns how many (a run of words)."""
+    cdef Py_ssize_t k = 1, v
+    out[0] = (prev[0] & ~FLAGS) | on_match
+    while k < m:
+        v = prev[k]
+        if (v & FLAGS) != MATCHED or (v & ~FLAGS) > xa:
+            break
+        out[k] = (v & ~FLAGS) | on_match
+        k += 1
+    return k
+
+
 cdef inline Py_ssize_t copy_upto_last(const Py_ssize_t* prev, Py_ssize_t m, Py_ssize_t na, Py_ssize_t on_gap,
                                        const uint64_t* last, const uint8_t* s, Py_ssize_t* out) noexcept nogil:
     cdef Py_ssize_t k = 1, v, B
@@ -338,9 +354,10 @@ cdef Py_ssize_t chain_window(const Chain* ch, Ctx* xs, fb_chain_state* st, const
                         st.xa = ascii_end(s, n, q)
                         st.xf = q
                     if B <= st.xa:      # an ASCII match: a whole match here too (Level.whole)
-                        out[c] = B | on_match
-                        c += 1
-                        q = B
+                        k = copy_whole(prev + i, n_prev - i, st.xa, on_match, out + c)
+                        c += k
+                        i += k - 1
+                        q = prev[i] & ~FLAGS
                         continue
                 if sk >= 0:
                     if not (st.nf[j] <= q <= st.na[j]):
