@@ -206,25 +206,6 @@ cdef inline Py_ssize_t cut_piece(const Level* lv, Ctx* x, fb_chain_state* st, in
     return q
 
 
-cdef inline Py_ssize_t stop_next(const Prog* P, fb_chain_state* st, const uint8_t* s, Py_ssize_t n,
-                                  Py_ssize_t q) noexcept nogil:
-    """The anchored level's next stop byte at or after q (byte_next over P.stop_tab).  When its
-    ASCII stops are one byte or none (`\s+$`: `\n`), the nearer of the next non-ASCII byte
-    (kept in st.xf/xa, as the whole levels keep it) and memchr's next stop byte before it:
-    byte_next's eight table reads a word were ~3 instructions a byte (DeepSeek-LLM)."""
-    cdef const uint8_t* r
-    if P.stop_one < 0:
-        return byte_next(P.stop_tab, s, n, q)
-    if not (st.xf <= q <= st.xa):
-        st.xa = ascii_end(s, n, q)
-        st.xf = q
-    if P.stop_one and st.xa > q:
-        r = <const uint8_t*>memchr(s + q, P.stop_b, st.xa - q)
-        if r != NULL:
-            return r - s
-    return st.xa
-
-
 cdef inline Py_ssize_t copy_upto(const Py_ssize_t* prev, Py_ssize_t m, Py_ssize_t na, Py_ssize_t on_gap,
                                   Py_ssize_t* out) noexcept nogil:
     """Copies prev[0] (kept by the caller's test) and the pieces after it that end at or before
@@ -238,22 +219,6 @@ cdef inline Py_ssize_t copy_upto(const Py_ssize_t* prev, Py_ssize_t m, Py_ssize_
         if (v & ~FLAGS) > na:
             break
         out[k] = (v & ~MATCHED) | on_gap
-        k += 1
-    return k
-
-
-cdef inline Py_ssize_t copy_whole(const Py_ssize_t* prev, Py_ssize_t m, Py_ssize_t xa, Py_ssize_t on_match,
-                                   Py_ssize_t* out) noexcept nogil:
-    """A whole level (Level.whole): prev[0] (an ASCII match of the level before, whole: the
-    caller's test) and the matches after it that end at or before xa (no non-ASCII byte) and
-    are not removed, each one match of this level; returns how many (a run of words)."""
-    cdef Py_ssize_t k = 1, v
-    out[0] = (prev[0] & ~FLAGS) | on_match
-    while k < m:
-        v = prev[k]
-        if (v & FLAGS) != MATCHED or (v & ~FLAGS) > xa:
-            break
-        out[k] = (v & ~FLAGS) | on_match
         k += 1
     return k
 

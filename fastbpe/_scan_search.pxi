@@ -2,7 +2,8 @@
 # match or class character is. The run of a one-class pattern (run_next), the next character of
 # a class (class_next: eight ASCII bytes at a time, by a byte table or by range arithmetic),
 # the next match after a position at which none starts (gap_end), and whether an anchored
-# level can match in a piece at all (may_match), where the next non-ASCII or flagged byte is.
+# level can match in a piece at all (may_match), where the next non-ASCII or flagged byte is,
+# an anchored level's next stop (stop_next) and a whole level's run of copied matches (copy_whole).
 
 cdef inline int utf8_length(const uint8_t* s, Py_ssize_t n, Py_ssize_t p) noexcept nogil:
     """The length _scan_dfa.decode gives the character at s[p] >= 0x80 (1 for an invalid byte),
@@ -350,3 +351,38 @@ cdef inline Py_ssize_t byte_next(const uint8_t* tab, const uint8_t* s, Py_ssize_
     while p < n and not tab[s[p]]:
         p += 1
     return p
+
+
+cdef inline Py_ssize_t stop_next(const Prog* P, fb_chain_state* st, const uint8_t* s, Py_ssize_t n,
+                                  Py_ssize_t q) noexcept nogil:
+    """The anchored level's next stop byte at or after q (byte_next over P.stop_tab).  When its
+    ASCII stops are one byte or none (`\s+$`: `\n`), the nearer of the next non-ASCII byte
+    (kept in st.xf/xa, as the whole levels keep it) and memchr's next stop byte before it:
+    byte_next's eight table reads a word were ~3 instructions a byte (DeepSeek-LLM)."""
+    cdef const uint8_t* r
+    if P.stop_one < 0:
+        return byte_next(P.stop_tab, s, n, q)
+    if not (st.xf <= q <= st.xa):
+        st.xa = ascii_end(s, n, q)
+        st.xf = q
+    if P.stop_one and st.xa > q:
+        r = <const uint8_t*>memchr(s + q, P.stop_b, st.xa - q)
+        if r != NULL:
+            return r - s
+    return st.xa
+
+
+cdef inline Py_ssize_t copy_whole(const Py_ssize_t* prev, Py_ssize_t m, Py_ssize_t xa, Py_ssize_t on_match,
+                                   Py_ssize_t* out) noexcept nogil:
+    """A whole level (Level.whole): prev[0] (an ASCII match of the level before, whole: the
+    caller's test) and the matches after it that end at or before xa (no non-ASCII byte) and
+    are not removed, each one match of this level; returns how many (a run of words)."""
+    cdef Py_ssize_t k = 1, v
+    out[0] = (prev[0] & ~FLAGS) | on_match
+    while k < m:
+        v = prev[k]
+        if (v & FLAGS) != MATCHED or (v & ~FLAGS) > xa:
+            break
+        out[k] = (v & ~FLAGS) | on_match
+        k += 1
+    return k
