@@ -17,6 +17,7 @@ from cpython.ref cimport Py_INCREF, Py_XDECREF
 from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t
 from libc.string cimport memchr, memset
 
+from fastbpe._added_split import encode_cut_texts
 from fastbpe._core cimport BPETable
 from fastbpe._id_output cimport idbuf_to_list
 from fastbpe._normalize cimport Program
@@ -398,7 +399,7 @@ cdef class ShortCall:
     cdef readonly object owner   # what goes first in the source tuple
     cdef int kind
     cdef bint checks_added
-    cdef object tries, normalized_first, normalized_tries
+    cdef object tries, normalized_first, normalized_tries, cut
     cdef object wraps_false, wraps_true
     cdef object held_false, held_true   # the wraps as arrays (HELD), or None: no wraps
     cdef tuple shapes_false, shapes_true
@@ -409,11 +410,15 @@ cdef class ShortCall:
 
     def __init__(self, BPETable table, int kind, bint checks_added, first, wraps, shapes, cls, owner,
                  fields, changes=None, Program normalize=None, tries=None, normalized_first=None,
-                 normalized_tries=None):
+                 normalized_tries=None, cut=None):
         self.changes_fn, self.changes_arg = changes if changes is not None else (None, None)
         self.tries = token_tries(tries)
         self.normalized_first = first_chars(normalized_first)
         self.normalized_tries = token_tries(normalized_tries)
+        if cut is not None and (type(cut) is not tuple or len(cut) != 2 or changes is not None
+                                or not all(t is None or type(t) is TokenTrie for t in cut)):
+            raise ValueError(f"cut must be (raw TokenTrie or None, normalized TokenTrie or None), without changes")
+        self.cut = cut
         self.normalize = normalize
         self.table = table
         self.kind = kind
@@ -455,13 +460,25 @@ cdef class ShortCall:
             return None
         return done
 
+    cdef object cut_ids(self, object text, bint as_bytes):
+        """The ids of an exact str that may hold an added token, cut at its tokens inside one
+        kernel call (`cut`: the raw and normalized automata, as a batch's cut), or None without
+        `cut` (Phi-2's texts holding a run of spaces paid ~60,000 instructions of Python for it)."""
+        if self.cut is None or type(text) is not str:
+            return None
+        return encode_cut_texts(self.table, self.kind, self.cut[0], self.cut[1], [text], self.normalize,
+                                as_bytes)[0]
+
     cdef object ids(self, object text, bint flag):
         """The ids of the object `make` would make (None the same way): a caller that wants
         only ids (hf.Tokenizer.encode_ids) skips the object."""
         done = self.plain(text)
         if done is None:
-            return None
-        ids = self.table.encode_text(done, self.kind, False)
+            ids = self.cut_ids(text, False)
+            if ids is None:
+                return None
+        else:
+            ids = self.table.encode_text(done, self.kind, False)
         wraps = self.wraps_true if flag else self.wraps_false
         if wraps is not None:
             before, after = wraps
@@ -473,8 +490,11 @@ cdef class ShortCall:
         """`ids` as bytes of uint32s, for an EncodingIds' C field."""
         done = self.plain(text)
         if done is None:
-            return None
-        ids = self.table.encode_text(done, self.kind, 2)
+            ids = self.cut_ids(text, True)
+            if ids is None:
+                return None
+        else:
+            ids = self.table.encode_text(done, self.kind, 2)
         wraps = self.held_true if flag else self.held_false
         return ids if wraps is None else wrapped(wraps, ids)
 

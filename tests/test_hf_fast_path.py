@@ -296,10 +296,10 @@ def test_added_tokens_with_few_and_many_first_characters(n_tokens):
 
 @pytest.mark.parametrize("template", [False, True])
 def test_compiled_short_call_is_exact(template):
-    """Added tokens that all start with "<" (as Qwen's, Llama-3's): a text without "<" is one
-    compiled call (ShortCall, the kernel encoding its NFC, normalized by the file's program),
-    its lazy Encoding equal to HF's in every field; texts with "<" take the Python paths, also
-    exact."""
+    """Added tokens that all start with "<" (as Qwen's, Llama-3's): a text is one compiled call
+    (ShortCall, the kernel encoding its NFC, normalized by the file's program; a text holding a
+    token cut at it inside the call), its lazy Encoding equal to HF's in every field; with a token
+    that strips, a text holding a first character takes the Python paths, also exact."""
     post = PP.TemplateProcessing(single="<|eot|> $A <|eom|>", special_tokens=[("<|eot|>", 0), ("<|eom|>", 1)]) \
         if template else None
     ref, ours = _ref(normalizer=N.NFC(), added=ADDED[:3], post_processor=post)
@@ -309,12 +309,17 @@ def test_compiled_short_call_is_exact(template):
                  "Caf\u00e9 na\u00efve", "\u0416\u0443\u043a \u2603 \U0001F600 \u4e2d\u6587", "\u1100\u1161"]:
         for flag in (False, True):
             made = call(text, flag)
-            assert (made is not None) == ("<" not in text), text
+            assert made is not None, text
             enc, want = ours.encode(text, add_special_tokens=flag), ref.encode(text, add_special_tokens=flag)
             assert enc.ids == want.ids and enc.tokens == want.tokens and enc.offsets == want.offsets
             assert enc.attention_mask == want.attention_mask and enc.type_ids == want.type_ids
-            if made is not None:
-                assert made.ids == want.ids and made.word_ids == want.word_ids
+            assert made.ids == want.ids and made.word_ids == want.word_ids
+    ref, ours = _ref(normalizer=N.NFC(), added=ADDED[:6], post_processor=post)   # [L], [R], [B] strip
+    ours.encode("x")
+    call = ours._short[7]
+    for text, held in [("a [L] b", True), ("x <tool> y", True), ("plain", False), ("[ x < y", False)]:
+        assert (call(text, False) is None) == held, text   # a first character alone: searched, made
+        assert ours.encode(text).ids == ref.encode(text).ids, text
 
 
 def test_compiled_short_call_objects():

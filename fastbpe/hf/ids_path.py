@@ -131,7 +131,7 @@ class IdsPath:
         call = ShortCall(self.model.table, self._kind, pattern is not None, first, wraps, shapes,
                          Encoding, source, SHORT_FIELDS, normalize=program.kernel if program is not None else None,
                          tries=tries, normalized_first=normalized_test and normalized_test[0],
-                         normalized_tries=normalized_test and normalized_test[1])
+                         normalized_tries=normalized_test and normalized_test[1], cut=self.added.plain_matchers())
         if normalized_test is not None:   # _short_ids: the raw tokens in the text, the normalized ones after normalizing
             pattern, first = _NormalizedPattern(pattern, self.added.matcher(normalized=True)[0], program), None
         return (self.model.table.encode_text, self._kind, program, pattern, first, wraps, shapes, call)
@@ -203,20 +203,16 @@ class IdsPath:
         pattern, first = test
         return plain_texts(texts, pattern is not None, first)
 
-    def _short_ids(self, short, text: str, add_special_tokens) -> list | None:
-        """encode(text).ids in one kernel call (on the normalized text; a text holding an added
-        token cut at its tokens inside the call, as a batch's), or None when a token strips or
-        matches single words (the Python plan cuts those)."""
+    @staticmethod
+    def _short_ids(short, text: str, add_special_tokens) -> list | None:
+        """encode(text).ids in one kernel call (on the normalized text), or None when text
+        holds an added token (ShortCall cuts it in the kernel call when no token strips or
+        matches single words)."""
         encode_text, kind, program, pattern, first, wraps, _, _ = short
         if pattern is not None and (first is None or any(c in text for c in first)) and pattern.contains_any(text):
-            if self.added.plain_matchers() is None:
-                return None
-            # (Phi-2's runs of spaces: 597 of the short section's 5,000 texts hold one; the
-            # Python pipeline made each ~100,000 instructions)
-            ids = self._fast_bodies([text])[0]
-        else:
-            # no text.encode check for lone surrogates: encode_text raises str.encode's error
-            ids = encode_text(text if program is None else program.normalize(text), kind, False)
+            return None
+        # no text.encode check for lone surrogates: encode_text raises str.encode's error
+        ids = encode_text(text if program is None else program.normalize(text), kind, False)
         if wraps is None:
             return ids
         before, after = wraps[True if add_special_tokens else False]
