@@ -20,11 +20,15 @@ cdef class TokenTrie:
     cdef uint32_t swar_first[4]    # each one ...
     cdef uint32_t swar_second[4]   # ... and its one second character when it has one (swar_paired)
     cdef bint swar_paired[4]
+    cdef uint8_t run_slot[256]     # per character < 256 whose tokens are all runs of it: 1 + its run_nodes slot
+    cdef int32_t* run_nodes[4]     # [k] for k <= run_max: the node of the longest token of <= k characters, else NONE
+    cdef int32_t run_max[4]        # the longest run token's length
     cdef readonly Py_ssize_t nodes
     cdef readonly Py_ssize_t build_steps   # work done building (token characters read + failure steps)
 
     cdef inline int32_t child(self, int32_t node, uint32_t c) noexcept nogil
     cdef void _start_classes(self) noexcept nogil
+    cdef void _run_tables(self) noexcept nogil
     cdef inline bint may_start(self, int kind, const void* data, Py_ssize_t n, Py_ssize_t j) noexcept nogil
     cdef Py_ssize_t next_start(self, int kind, const void* data, Py_ssize_t n, Py_ssize_t j) noexcept nogil
     cdef Py_ssize_t search_at(self, int kind, const void* data, Py_ssize_t n, Py_ssize_t pos,

@@ -9,11 +9,13 @@ children sit next to each other in character order (found by binary search; the 
 children by a table), and failure links are set as nodes are made (parents first).  A search
 follows one edge or failure link per step; at the root it first passes every position where no
 token can start, judged by the character and the next one (GPT-NeoX's added tokens are runs of
-two or more spaces: a single space between words is passed without entering the automaton).
+two or more spaces: a single space between words is passed without entering the automaton);
+where a character's tokens are all runs of it (those runs of spaces), a search from it counts
+the run and takes the longest token no longer than it, the walk's leftmost-longest answer.
 All memory is owned by the TokenTrie object; searches run without the GIL."""
 from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t, int32_t, int64_t
 from libc.stdlib cimport calloc, malloc, free
-from libc.string cimport memcpy
+from libc.string cimport memcpy, memset
 
 from fastbpe._str_units cimport PyUnicode_KIND, PyUnicode_DATA, PyUnicode_GET_LENGTH, code_point
 
@@ -233,8 +235,15 @@ cdef class TokenTrie:
         self.values = NULL
         self.start_class = NULL
         self.pair_bits = NULL
+        cdef int k
+        for k in range(4):
+            self.run_nodes[k] = NULL
+        memset(self.run_slot, 0, sizeof(self.run_slot))
 
     def __dealloc__(self):
+        cdef int k
+        for k in range(4):
+            free(self.run_nodes[k])
         free(self.start_class)
         free(self.pair_bits)
         free(self.chars)
@@ -351,6 +360,7 @@ cdef class TokenTrie:
         self.first[count] = <int32_t>count
         self.nodes = count
         self._start_classes()
+        self._run_tables()
 
     cdef void _start_classes(self) noexcept nogil:
         """start_class and pair_bits from the root's children and theirs, and the 8-byte
@@ -376,6 +386,37 @@ cdef class TokenTrie:
                 else:
                     self.start_class[c] |= PAIRS_BELOW_256
                     self.pair_bits[4 * c + (c1 >> 6)] |= (<uint64_t>1) << (c1 & 63)
+
+    cdef void _run_tables(self) noexcept nogil:
+        """run_slot and run_nodes for up to 4 characters < 256 whose every token is a run of
+        that character (GPT-NeoX's and Phi-2's runs of spaces): their nodes are one chain."""
+        cdef int32_t x, node, last, k
+        cdef uint32_t c
+        cdef int slot = 0
+        for x in range(self.first[ROOT], self.first[ROOT + 1]):
+            c = self.chars[x]
+            if c >= 256 or slot == 4:
+                continue
+            node = x
+            while self.first[node + 1] - self.first[node] == 1 and self.chars[self.first[node]] == c:
+                node = self.first[node]
+            if self.first[node + 1] != self.first[node] or self.depth[node] < 2:
+                continue     # a token from c that is no run of c (or a lone c: nothing to gain)
+            self.run_nodes[slot] = <int32_t*>malloc((self.depth[node] + 1) * sizeof(int32_t))
+            if self.run_nodes[slot] == NULL:
+                return       # (the walk answers instead)
+            self.run_max[slot] = self.depth[node]
+            last = NONE
+            self.run_nodes[slot][0] = NONE
+            node = x
+            for k in range(1, self.run_max[slot] + 1):
+                if self.token_of[node] != NONE:
+                    last = node
+                self.run_nodes[slot][k] = last
+                if k < self.run_max[slot]:
+                    node = self.first[node]
+            self.run_slot[c] = <uint8_t>(slot + 1)
+            slot += 1
 
     cdef inline int32_t child(self, int32_t node, uint32_t c) noexcept nogil:
         """node's child on character c, or NONE (children are in character order)."""
@@ -438,7 +479,8 @@ cdef class TokenTrie:
         cdef int64_t best_value = NONE
         cdef uint32_t c
         cdef bint skip_at_root = self.out[ROOT] == NONE   # no empty token: the root emits nothing
-        cdef Py_ssize_t taken = 0
+        cdef Py_ssize_t taken = 0, run
+        cdef int slot
         while j < n:
             if state == ROOT and best_start < 0 and skip_at_root:
                 # most positions start no token: pass them with a table load or two each
@@ -448,6 +490,23 @@ cdef class TokenTrie:
                 j = self.next_start(kind, data, n, j)
                 if j >= n:
                     break
+                c = code_point(kind, data, j)
+                if c < 256 and self.run_slot[c]:
+                    # every token from c is a run of c: the leftmost-longest one starting here is
+                    # the longest no longer than the run (a shorter run holds none: passed whole)
+                    slot = self.run_slot[c] - 1
+                    run = 1
+                    while run < self.run_max[slot] and j + run < n and code_point(kind, data, j + run) == c:
+                        run += 1
+                    taken += run
+                    hit = self.run_nodes[slot][run]
+                    if hit != NONE:
+                        found_start[0], found_end[0] = j, j + self.depth[hit]
+                        found_value[0] = self.values[self.token_of[hit]]
+                        steps[0] += taken
+                        return j
+                    j += run
+                    continue
             c = code_point(kind, data, j)
             while True:
                 taken += 1

@@ -248,3 +248,19 @@ def test_short_call_searches_texts_holding_a_first_character(normalizer):
         assert call(t, False).ids == ref.encode(t, add_special_tokens=False).ids, t
     _assert_short_calls_are_hfs(ref, ours, texts)
     _assert_batches_are_hfs(ref, ours, texts)
+
+
+def test_runs_of_every_length_are_hfs_cut():
+    """GPT-NeoX's shape after its NFC: normalized runs of 2-24 spaces and "[PAD…]" tokens,
+    raw specials; runs of 1-40 spaces (the kernel answers a run by its length), tabs and
+    newlines beside them, each run length at the start, middle and end of a text."""
+    tokens = ([{"content": " " * k} for k in range(2, 25)]
+              + [{"content": f"[PAD{k}]"} for k in (1, 12, 123)]
+              + [{"content": "<|endoftext|>", "normalized": False, "special": True}])
+    ref, ours = _with_added(tokens, hn.NFC())
+    texts = []
+    for k in range(1, 41):
+        run = " " * k
+        texts += [run, run + "x", "x" + run, "def f():\n" + run + "return [PAD1]" + run + "\t" + run,
+                  "\t" + run + "\n" + run + "<|endoftext|>" + run + "[PAD12" + run + "é"]
+    _assert_batches_are_hfs(ref, ours, texts)

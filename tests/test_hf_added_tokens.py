@@ -206,6 +206,28 @@ def test_token_trie_one_first_character_at_every_offset(filler):
                 assert trie.find(text) == _leftmost_longest(tokens, text), (text, token)
 
 
+@pytest.mark.parametrize("lengths", [range(2, 25), [2, 3, 5, 8, 13], [1, 4, 40], [3]])
+@pytest.mark.parametrize("filler", ["ab\n", "aж\n", "a😀\n"])   # str kinds 1, 2, 4
+def test_token_trie_runs_of_one_character(lengths, filler):
+    """Tokens from a character that are all runs of it (GPT-NeoX's and Phi-2's runs of spaces,
+    here of tabs too, with gaps in the lengths) are answered by the run's length: the longest
+    token no longer than the run, at every run length 1-40 and offset, beside other tokens
+    ("[PAD1]", " x" making the space's tokens no runs) and their neighbours."""
+    rng = random.Random(17)
+    runs = [c * k for c in " \t" for k in lengths]
+    for others in ([], ["[PAD1]", "[PAD12]", "\n\n"], [" x", "\tb"]):
+        tokens = runs + others
+        trie = TokenTrie(tokens, range(len(tokens)))
+        for k in range(1, 41):
+            for lead in ("", "a", " ", "\t", "[PAD1"):
+                text = lead + " " * k + "x" + "\t" * k
+                assert trie.find(text) == _leftmost_longest(tokens, text), (tokens, text)
+        for _ in range(150):
+            text = "".join(rng.choice([" " * rng.randint(1, 40), "\t" * rng.randint(1, 40), rng.choice(filler),
+                                       rng.choice(others or ["b"]), " \t", "x"]) for _ in range(rng.randint(0, 8)))
+            assert trie.find(text) == _leftmost_longest(tokens, text), (tokens, text)
+
+
 def test_token_trie_work_is_linear():
     # building: one node and one edge per distinct prefix; searching text without any token:
     # one step per character however many tokens start alike
