@@ -4,7 +4,7 @@ files and SentencePiece `.model` files): a text to ids with the GIL released.
 
 HF's BPE model on one word (`BPE::merge_word`): each character's initial ids
 (`_char_symbols`: its token, else its bytes' `<0xNN>` tokens, else the unk token), then the
-merges, lowest rank first, leftmost on ties (`merge_word`: `_char_merge`'s scan for short
+merges, lowest rank first, leftmost on ties (`merge_word`: `_merge`'s scan for short
 words, `_merge.merge_parts`' heap for long ones, O(n log n)).  This module adds what is around it: the
 SentencePiece normalizer of these files (`_meta_text`: "▁" prepended, spaces replaced by it,
 one pass over the UTF-8 or the str's code units), the cut into pieces, the thread's piece
@@ -34,13 +34,13 @@ from libc.string cimport memcmp, memcpy, memmove, memset
 
 from fastbpe._char_cuts cimport CUT_AFTER, CUT_BEFORE, CUT_JOINS_META, CUT_META, CUT_TOKEN
 from fastbpe._char_cache cimport META_KEY, PieceKey, cache_keep, cache_probe, char_hash, reverse_ids
-from fastbpe._char_merge cimport MEMO_LARGE, MEMO_LARGE_CALL, MEMO_SMALL, SCAN_WORD, memo_open, memo_pair, scan_word
+from fastbpe._pair_memo cimport MEMO_LARGE, MEMO_LARGE_CALL, MEMO_SMALL, memo_open, memo_pair
 from fastbpe._char_offsets cimport token_offsets
 from fastbpe._char_symbols cimport FALLBACK_ID, CharSymbols, char_id, initial_symbols
 from fastbpe._core cimport BPETable, thread_cache
 from fastbpe._hash cimport FB_LITTLE_ENDIAN, PACKED_MAX, load_word, packed_key
 from fastbpe._id_output cimport idbuf_to_array, idbuf_to_list, idbuf_to_numpy
-from fastbpe._merge cimport merge_parts
+from fastbpe._merge cimport SCAN_PIECE, merge_paired_parts, merge_parts
 from fastbpe._meta_text cimport (F_PREPEND, F_PREPEND_UNLESS_META, F_REPLACE_SPACE, F_SPLIT, KIND_MAX, fb_ctz64,
                                  few_non_ascii, has_meta, is_meta, meta_cut, meta_normalize, meta_normalize_units,
                                  meta_word_end, space_word_end, utf8_char)
@@ -127,8 +127,8 @@ cdef class CharBPE:
         return build_char_bpe(vocab, merges, unk_token, byte_fallback, fuse_unk, ignore_merges, meta, ranks, table)
 
     cdef int merge_word(self, const uint8_t* p, Py_ssize_t n, IdBuf* out, Work* w) except -1 nogil:
-        """Append the ids of the word p[:n]: its initial symbols merged (_char_merge.scan_word
-        up to SCAN_WORD parts, its pairs through the call's memo; else `_merge.merge_parts`'
+        """Append the ids of the word p[:n]: its initial symbols merged (`_merge.merge_paired_parts`'
+        scan up to SCAN_PIECE parts, its pairs through the call's memo; else `_merge.merge_parts`'
         sorted runs and heap, never quadratic).  A word of ASCII characters with tokens and meta
         characters (most of English and code) takes its first ids and pairs from small_ids and
         small_pairs; such a word after a run of meta characters: encode_run_word."""
@@ -139,7 +139,7 @@ cdef class CharBPE:
         if self.runs_apart and n > 2 * ml and p[ml] == self.meta[0] and is_meta(self.meta, ml, p, 0, n) and (
                 self.encode_run_word(p, n, out, w)):
             return 0
-        work_reserve(w, n + 1)
+        work_reserve(w, n + 3)   # the scan reads three parts past the last
         parts = w.parts
         while i < n:
             c = p[i]
@@ -164,15 +164,14 @@ cdef class CharBPE:
             for k in range(m):
                 parts[k].id = ids[k]
         idbuf_reserve(out, m)
-        if m > SCAN_WORD:
+        if m > SCAN_PIECE:
             merge_parts(&self.table.pairs, parts, m, out, w)
             return 0
         memo_open(w, MEMO_SMALL)
         for k in range(m - 1 if i < n else 0):
             parts[k].pair = memo_pair(w.pair_memo, w.pair_memo_mask, &self.table.pairs,
                                       (<uint64_t>parts[k].id << 32) | parts[k + 1].id)
-        parts[m - 1].pair = NO_PAIR
-        scan_word(&self.table.pairs, parts, m, out, w.pair_memo, w.pair_memo_mask)
+        merge_paired_parts(&self.table.pairs, parts, m, out, w)
         return 0
 
     cdef int encode_piece(self, const uint8_t* p, Py_ssize_t n, const uint8_t* end, IdBuf* out,

@@ -4,6 +4,9 @@ from libc.stdint cimport uint8_t, int32_t, uint64_t
 from fastbpe._vocab cimport PairTable
 from fastbpe._workspace cimport IdBuf, SmallPart, Work
 
+cdef enum:
+    SCAN_PIECE = 48          # merge_piece: pieces of up to this many bytes (parts) scan, longer ones heap
+
 
 cdef struct MergeTables:             # what a merge reads, borrowed from a BPETable
     const PairTable* pairs
@@ -32,6 +35,7 @@ cdef int merge_known_bytes(const MergeTables* t, const uint8_t* p, Py_ssize_t n,
 # parts in w): the same loops, for models whose first parts are not bytes (_char_bpe)
 cdef void merge_parts(const PairTable* pairs, SmallPart* parts, Py_ssize_t m, IdBuf* out,
                       Work* w) noexcept nogil
-# merge_parts of m >= 1 parts whose pairs are set too (parts[i].pair for i < m - 1)
+# merge_parts of m >= 1 parts whose pairs are set too (parts[i].pair for i < m - 1; room for
+# m + 3 parts): the scan asks new pairs through w.pair_memo when w has one (_pair_memo)
 cdef void merge_paired_parts(const PairTable* pairs, SmallPart* parts, Py_ssize_t m, IdBuf* out,
                              Work* w) noexcept nogil

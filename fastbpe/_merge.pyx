@@ -21,6 +21,7 @@ from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy, memset
 
 from fastbpe._heap cimport heap_pop, heap_push
+from fastbpe._pair_memo cimport memo_pair
 from fastbpe._vocab cimport CHAR2_SIZE, NO_PAIR, PairTable, pair_hash, pair_maybe, pair_probe, pair_word, tok_t
 from fastbpe._workspace cimport IdBuf, SmallPart, Work
 
@@ -55,7 +56,6 @@ cdef extern from *:   # keeps a loop that moves a few parts a loop, not a memmov
     void no_memmove "fb_no_memmove"() noexcept nogil
 
 cdef enum:
-    SCAN_PIECE = 48          # merge_piece: pieces of up to this many bytes use merge_scan
     MAX_RUNS = 32            # sorted runs of candidate merges at once (see merge_heap)
     PILE_TO_HEAP = 64        # a smaller pile of candidates goes into the heap, not a run
     SORT_SMALL = 32          # sort_keys: up to this many keys by insertion, not by radix
@@ -169,7 +169,7 @@ cdef void merge_scan(const MergeTables* t, const uint8_t* p, Py_ssize_t n, IdBuf
             pos += lens[m]
             m += 1
     parts[m - 1].pair = NO_PAIR
-    scan_parts(t.pairs, parts, m, out)
+    scan_parts(t.pairs, parts, m, out, NULL, 0)
 
 
 cdef inline Py_ssize_t lowest_pair(const SmallPart* parts, Py_ssize_t m) noexcept nogil:
@@ -213,9 +213,11 @@ cdef inline Py_ssize_t lowest_pair(const SmallPart* parts, Py_ssize_t m) noexcep
     return best_p - parts
 
 
-cdef inline void scan_parts(const PairTable* table, SmallPart* parts, Py_ssize_t m, IdBuf* out) noexcept nogil:
+cdef inline void scan_parts(const PairTable* table, SmallPart* parts, Py_ssize_t m, IdBuf* out,
+                            uint64_t* memo, uint64_t mask) noexcept nogil:
     """merge_scan's loop on m parts whose ids and pairs are set (parts[m - 1].pair = NO_PAIR):
-    the result's ids appended to out."""
+    the result's ids appended to out.  memo (NULL: none): the new pairs asked through a pair
+    memo (_pair_memo; the char-level kernel's words), else through the filter and a prefetch."""
     # the pair table by value: the stores into parts would otherwise make the compiler load
     # its fields again for every lookup (this module is built without strict aliasing)
     cdef PairTable pairs = table[0]
@@ -241,17 +243,19 @@ cdef inline void scan_parts(const PairTable* table, SmallPart* parts, Py_ssize_t
         right = best_i + 2 < m
         if right:
             key_r = (<uint64_t>merged << 32) | parts[best_i + 2].id
-            h_r = pair_hash(key_r)
-            right = pair_maybe(&pairs, h_r)
-            if right:
-                prefetch(&pairs.slots[h_r >> pairs.shift])
+            if memo == NULL:
+                h_r = pair_hash(key_r)
+                right = pair_maybe(&pairs, h_r)
+                if right:
+                    prefetch(&pairs.slots[h_r >> pairs.shift])
         left = best_i > 0
         if left:
             key_l = (<uint64_t>parts[best_i - 1].id << 32) | merged
-            h_l = pair_hash(key_l)
-            left = pair_maybe(&pairs, h_l)
-            if left:
-                prefetch(&pairs.slots[h_l >> pairs.shift])
+            if memo == NULL:
+                h_l = pair_hash(key_l)
+                left = pair_maybe(&pairs, h_l)
+                if left:
+                    prefetch(&pairs.slots[h_l >> pairs.shift])
         # parts best_i and best_i+1 become one: the shorter side moves by one part, part by
         # part (a memmove call cost more than the two or three parts it usually moves)
         m -= 1
@@ -265,9 +269,14 @@ cdef inline void scan_parts(const PairTable* table, SmallPart* parts, Py_ssize_t
                 parts[i] = parts[i + 1]
                 no_memmove()
         parts[best_i].id = merged
-        parts[best_i].pair = pair_probe(&pairs, key_r, h_r) if right else NO_PAIR
-        if best_i > 0:
-            parts[best_i - 1].pair = pair_probe(&pairs, key_l, h_l) if left else NO_PAIR
+        if memo != NULL:
+            parts[best_i].pair = memo_pair(memo, mask, &pairs, key_r) if right else NO_PAIR
+            if left:
+                parts[best_i - 1].pair = memo_pair(memo, mask, &pairs, key_l)
+        else:
+            parts[best_i].pair = pair_probe(&pairs, key_r, h_r) if right else NO_PAIR
+            if best_i > 0:
+                parts[best_i - 1].pair = pair_probe(&pairs, key_l, h_l) if left else NO_PAIR
     for i in range(m):
         out.data[out.len + i] = parts[i].id
     out.len += m
@@ -523,7 +532,7 @@ cdef void merge_parts(const PairTable* pairs, SmallPart* parts, Py_ssize_t m, Id
         for i in range(m - 1):
             parts[i].pair = pair_word(pairs, parts[i].id, parts[i + 1].id)
         parts[m - 1].pair = NO_PAIR
-        scan_parts(pairs, parts, m, out)
+        scan_parts(pairs, parts, m, out, NULL, 0)
         return
     for i in range(m - 1):
         # a long word is often a run of one character (or a few): a pair like the one before
@@ -545,10 +554,10 @@ cdef void merge_parts(const PairTable* pairs, SmallPart* parts, Py_ssize_t m, Id
 cdef void merge_paired_parts(const PairTable* pairs, SmallPart* parts, Py_ssize_t m, IdBuf* out,
                              Work* w) noexcept nogil:
     """merge_parts of parts whose pairs are set too (parts[i].pair for i < m - 1; _char_bpe
-    reads a word's first pairs from a table of its own)."""
+    asks a word's first pairs through w's pair memo, and the scan asks the rest through it)."""
     if m <= SCAN_PIECE:
         parts[m - 1].pair = NO_PAIR
-        scan_parts(pairs, parts, m, out)
+        scan_parts(pairs, parts, m, out, w.pair_memo, w.pair_memo_mask)
     else:
         merge_parts(pairs, parts, m, out, w)
 

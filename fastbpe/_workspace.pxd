@@ -55,7 +55,7 @@ cdef struct Work:            # scratch space for merging one piece; one per call
     CacheEntry* cache        # its entries for longer pieces (NULL when packed is)
     SpillCache* spill        # its entries for pieces those cannot keep, or NULL
     IdBuf* ends              # when not NULL, encode_utf8 appends each piece's end byte here
-    uint64_t* pair_memo      # the char-level merge's memo of pairs asked (_char_merge; owned, NULL until made)
+    uint64_t* pair_memo      # the char-level merge's memo of pairs asked (_pair_memo; owned, NULL until made)
     uint64_t pair_memo_mask  # its entries - 1
 
 
