@@ -154,26 +154,29 @@ cdef bint utf8_valid(const uint8_t* s, Py_ssize_t n) noexcept nogil:
     return True
 
 
+cdef inline uint32_t bmp_char(const uint8_t* s, Py_ssize_t* i) noexcept nogil:
+    """The character of valid UTF-8 at s[i[0]] of 1 to 3 bytes; i moved past it."""
+    cdef uint8_t b = s[i[0]]
+    if b < 0x80:
+        i[0] += 1
+        return b
+    if b < 0xE0:
+        i[0] += 2
+        return ((b & 0x1F) << 6) | (s[i[0] - 1] & 0x3F)
+    i[0] += 3
+    return ((b & 0x0F) << 12) | ((s[i[0] - 2] & 0x3F) << 6) | (s[i[0] - 1] & 0x3F)
+
+
 cdef object _utf8_str(const uint8_t* s, Py_ssize_t n):
     """The str of valid UTF-8 s[:n] (`utf8_valid`): one pass to size, one to fill (the
     codec's general path costs ~750 instructions a token of GPT-2's alphabet); four-byte
     characters go to the codec."""
     cdef Py_ssize_t i = 0, length = 0
     cdef uint32_t maxchar = 0, c
-    cdef uint8_t b
     while i < n:   # size
-        b = s[i]
-        if b < 0x80:
-            c = b
-            i += 1
-        elif b < 0xE0:
-            c = ((b & 0x1F) << 6) | (s[i + 1] & 0x3F)
-            i += 2
-        elif b < 0xF0:
-            c = ((b & 0x0F) << 12) | ((s[i + 1] & 0x3F) << 6) | (s[i + 2] & 0x3F)
-            i += 3
-        else:
+        if s[i] >= 0xF0:
             return PyUnicode_DecodeUTF8(<char*>s, n, NULL)
+        c = bmp_char(s, &i)
         if c > maxchar:
             maxchar = c
         length += 1
@@ -183,17 +186,7 @@ cdef object _utf8_str(const uint8_t* s, Py_ssize_t n):
     i = 0
     length = 0
     while i < n:   # fill
-        b = s[i]
-        if b < 0x80:
-            c = b
-            i += 1
-        elif b < 0xE0:
-            c = ((b & 0x1F) << 6) | (s[i + 1] & 0x3F)
-            i += 2
-        else:
-            c = ((b & 0x0F) << 12) | ((s[i + 1] & 0x3F) << 6) | (s[i + 2] & 0x3F)
-            i += 3
-        PyUnicode_WRITE(kind, data, length, c)
+        PyUnicode_WRITE(kind, data, length, bmp_char(s, &i))
         length += 1
     return out
 

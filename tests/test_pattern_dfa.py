@@ -30,13 +30,25 @@ MINIMAX = (r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{L
 
 
 def chain_reference(levels):
-    """The chain cut level by level with `regex`: each level's pattern inside the pieces of the one before."""
-    steps = [regex.compile(level.pattern) for level in levels]
+    """The chain cut level by level with `regex`: each level's pattern inside the pieces of the
+    one before, a level's removed pieces (its `drop`: "matches" or "gaps") left out."""
+    steps = [(regex.compile(level.pattern), getattr(level, "drop", None)) for level in levels]
 
     def reference(text):
         pieces = [text]
-        for rx in steps:
-            pieces = [p for piece in pieces for p in with_gaps(rx, piece)]
+        for rx, dropped in steps:
+            out = []
+            for piece in pieces:
+                at = 0
+                for m in rx.finditer(piece):
+                    if m.start() > at and dropped != "gaps":
+                        out.append(piece[at:m.start()])
+                    if m.end() > m.start() and dropped != "matches":
+                        out.append(m.group())
+                    at = m.end()
+                if at < len(piece) and dropped != "gaps":
+                    out.append(piece[at:])
+            pieces = out
         return pieces
     return reference
 
@@ -280,24 +292,7 @@ def test_one_character_pieces_kept_or_removed_as_regex(inner):
               Level(r"\p{N}", "regex")]
     kind, why = chain_kind(levels)
     assert kind >= 64, why
-    steps = [(regex.compile(level.pattern), level.drop) for level in levels]
-
-    def reference(text):
-        pieces = [text]
-        for rx, dropped in steps:
-            out = []
-            for piece in pieces:
-                at = 0
-                for m in rx.finditer(piece):
-                    if m.start() > at and dropped != "gaps":
-                        out.append(piece[at:m.start()])
-                    if dropped != "matches":
-                        out.append(m.group())
-                    at = m.end()
-                if at < len(piece) and dropped != "gaps":
-                    out.append(piece[at:])
-            pieces = out
-        return pieces
+    reference = chain_reference(levels)
 
     rng = __import__("random").Random(sum(map(ord, pat)))
     alphabet = list("ab ,.\n\n1\t") + ["é", "中", " x", ", ", "\u00a0"]
@@ -317,24 +312,7 @@ def test_levels_without_their_class_in_a_window_leave_it_as_is(later, drop):
               + [Level(p, "regex") for p in later])
     kind, why = chain_kind(levels)
     assert kind >= 64, why
-    steps = [(regex.compile(level.pattern), level.drop) for level in levels]
-
-    def reference(text):
-        pieces = [text]
-        for rx, dropped in steps:
-            out = []
-            for piece in pieces:
-                at = 0
-                for m in rx.finditer(piece):
-                    if m.start() > at and dropped != "gaps":
-                        out.append(piece[at:m.start()])
-                    if dropped != "matches":
-                        out.append(m.group())
-                    at = m.end()
-                if at < len(piece) and dropped != "gaps":
-                    out.append(piece[at:])
-            pieces = out
-        return pieces
+    reference = chain_reference(levels)
 
     rng = __import__("random").Random(len(later) + (drop is None))
     common = [" the", " word", "s", "!", ".", "\n", "  ", "x" * 1500, " " * 1300, "é"]
