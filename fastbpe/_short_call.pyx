@@ -469,16 +469,20 @@ cdef class ShortCall:
         return encode_cut_texts(self.table, self.kind, self.cut[0], self.cut[1], [text], self.normalize,
                                 as_bytes)[0]
 
+    cdef inline object bare_ids(self, object text, bint as_bytes):
+        """The text's ids without the post-processor's wraps: a list, or bytes of uint32s
+        (as_bytes); None where the short call does not apply."""
+        done = self.plain(text)
+        if done is None:
+            return self.cut_ids(text, as_bytes)
+        return self.table.encode_text(done, self.kind, 2 if as_bytes else False)
+
     cdef object ids(self, object text, bint flag):
         """The ids of the object `make` would make (None the same way): a caller that wants
         only ids (hf.Tokenizer.encode_ids) skips the object."""
-        done = self.plain(text)
-        if done is None:
-            ids = self.cut_ids(text, False)
-            if ids is None:
-                return None
-        else:
-            ids = self.table.encode_text(done, self.kind, False)
+        ids = self.bare_ids(text, False)
+        if ids is None:
+            return None
         wraps = self.wraps_true if flag else self.wraps_false
         if wraps is not None:
             before, after = wraps
@@ -488,13 +492,9 @@ cdef class ShortCall:
 
     cdef object held(self, object text, bint flag):
         """`ids` as bytes of uint32s, for an EncodingIds' C field."""
-        done = self.plain(text)
-        if done is None:
-            ids = self.cut_ids(text, True)
-            if ids is None:
-                return None
-        else:
-            ids = self.table.encode_text(done, self.kind, 2)
+        ids = self.bare_ids(text, True)
+        if ids is None:
+            return None
         wraps = self.held_true if flag else self.held_false
         return ids if wraps is None else wrapped(wraps, ids)
 

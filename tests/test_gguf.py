@@ -131,6 +131,16 @@ def bytelevel_vocab():
     return gf.train_bytelevel()
 
 
+def _assert_kernel_ids_as_python(fast: GGUFTokenizer, slow: GGUFTokenizer, texts: list[str]) -> None:
+    """fast's encode_ids and encode_ids_batch (two threads) give slow's (the Python path's)
+    ids on every text, with and without parse_special and add_special."""
+    for special in (False, True):
+        for add in (False, True):
+            want = [slow.encode_ids(t, add, special) for t in texts]
+            assert [fast.encode_ids(t, add, special) for t in texts] == want
+            assert fast.encode_ids_batch(texts, add, special, num_threads=2) == want
+
+
 def _hf_equivalent(spec: dict, pre: str):
     """HF tokenizers with the pre-tokenizer llama.cpp runs for `pre`: its regexes as isolated
     splits, then ByteLevel without its own regex."""
@@ -209,11 +219,7 @@ def test_special_tokens_cut_in_c_equal_llama_cpp_partition(bytelevel_vocab, tmp_
     rng = random.Random(5)
     bits = extra + ["<|endoftext|>", "<tool", "PAD7]", "\u00e9t", " ", "a", "Z\u00fcrich", "\n", "9", "\u00e9", "\u0301", "zzz", "        ", "\t\t\t", " \t  "]
     texts = ["".join(rng.choice(bits) for _ in range(rng.randrange(0, 30))) for _ in range(300)] + gf.TEXTS
-    for special in (False, True):
-        for add in (False, True):
-            want = [slow.encode_ids(t, add, special) for t in texts]
-            assert [fast.encode_ids(t, add, special) for t in texts] == want
-            assert fast.encode_ids_batch(texts, add, special, num_threads=2) == want
+    _assert_kernel_ids_as_python(fast, slow, texts)
     with pytest.raises(TypeError):
         fast.encode_ids_batch(["a", b"b"])
 
@@ -281,11 +287,7 @@ def test_lstrip_rstrip_special_tokens_cut_in_c(spaced, bytelevel_vocab, tmp_path
     rng = random.Random(11)
     bits = extra + ["<|endoftext|>", " ", "  ", "\t", "\n", "\r\n", "\x0b", "\x0c", "\u3000", "\u00a0", "a", "b", "z", "\u00e9", "<", ">"]
     texts = ["".join(rng.choice(bits) for _ in range(rng.randrange(0, 40))) for _ in range(800)] + gf.TEXTS
-    for special in (False, True):
-        for add in (False, True):
-            want = [slow.encode_ids(t, add, special) for t in texts]
-            assert [fast.encode_ids(t, add, special) for t in texts] == want
-            assert fast.encode_ids_batch(texts, add, special, num_threads=2) == want
+    _assert_kernel_ids_as_python(fast, slow, texts)
 
 
 @pytest.mark.parametrize("lacking", ["q", "\u00c3"])
@@ -702,11 +704,7 @@ def test_spm_batches_put_the_spaces_in_on_the_kernel(prefix, spm_vocab, tmp_path
     rng = random.Random(4)
     alphabet = list("the quick  brown\n\tfox 12 ,.!\u00e9\u4e2d") + ["  ", "\u2581", "\U0001f600", "<|user|>", "[INST]"]
     texts = gf.TEXTS + ["".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 40))) for _ in range(400)]
-    for special in (False, True):
-        for add in (False, True):
-            want = [slow.encode_ids(t, add, special) for t in texts]
-            assert [fast.encode_ids(t, add, special) for t in texts] == want
-            assert fast.encode_ids_batch(texts, add, special, num_threads=2) == want
+    _assert_kernel_ids_as_python(fast, slow, texts)
 
 
 @pytest.mark.parametrize("name", ["llama-bpe", "qwen2"])
