@@ -432,9 +432,9 @@ cdef class CharBPE:
             b = q[i]
             if (a | b) < 0x80:
                 if (self.ascii_cut[2 * a + (b >> 6)] >> (b & 63)) & 1:
-                    if i - s == 1:
+                    if i - s == 1 and self.small_ids[a] >= 0:   # (its token, or its <0xNN> token)
                         idbuf_reserve(out, 1)
-                        out.data[out.len] = <tok_t>self.sym.bmp_ids[a]
+                        out.data[out.len] = <tok_t>self.small_ids[a]
                         out.len += 1
                     else:
                         self.encode_piece(q + s, i - s, end, out, w)

@@ -19,6 +19,10 @@ never depend on each other, so the kernel cuts the piece there: each part merges
   token ends with the first, or none's right token starts with the second (unspaced CJK and
   Thai text then falls into its characters, mostly single tokens, instead of one long
   first-seen piece a sentence).
+  A character without a token that falls back to <0xNN> tokens no merge takes (byte_fallback:
+  Llama-2 / Phi-3 files' "\n") counts as one with a token that no merge joins on either side:
+  its byte tokens never merge, so the merges on each side of them never meet ("word.\nThe"
+  was one first-seen piece of every line break: 45% of English's first-seen characters).
 
 And one rule for a run of meta characters before a word (indentation), `runs_apart`: when
 every merge of two all-meta tokens ranks after every other merge (and makes an all-meta
@@ -36,9 +40,11 @@ from fastbpe._char_cuts cimport CUT_AFTER, CUT_BEFORE, CUT_JOINS_META, CUT_META,
 import array
 
 
-def merge_cuts(dict vocab, const int64_t[::1] rows, str meta, Py_ssize_t n_ids, const int64_t[::1] ranks=None):
+def merge_cuts(dict vocab, const int64_t[::1] rows, str meta, Py_ssize_t n_ids, const int64_t[::1] ranks=None,
+               bint byte_fallback=False):
     """vocab {token text: id} (ids < n_ids), rows the merges' (left, right, new) ids flat, ranks
-    row i's rank (None: i): (cut_before_meta, ascii_cut, cut_flags, runs_apart): ascii_cut 256
+    row i's rank (None: i), byte_fallback the model's (a character without a token is then its
+    bytes' <0xNN> tokens when all exist): (cut_before_meta, ascii_cut, cut_flags, runs_apart): ascii_cut 256
     uint64 words as bytes (bit (a, b) at word 2a + b // 64: cut between ASCII characters a and
     b), cut_flags the CUT_* flags of each BMP character (0x10000 bytes; a merge whose token has
     no text here: no flags), runs_apart the rule for meta runs above."""
@@ -58,7 +64,9 @@ def merge_cuts(dict vocab, const int64_t[::1] rows, str meta, Py_ssize_t n_ids, 
     cdef unsigned char[::1] has_token = bytearray(0x10000)
     cdef unsigned char[::1] byte_token = bytearray(n_ids)   # a <0xNN> token: stands for any character's byte
     cdef unsigned char[::1] joins_meta = bytearray(0x80)   # ASCII characters a merge joins to a meta character after
-    cdef bint texts_known = True, cut
+    cdef unsigned char[::1] in_merge = bytearray(n_ids)   # the token is a merge's left or right one
+    cdef unsigned char[::1] inert_byte = bytearray(256)   # byte_fallback: the byte's <0xNN> token exists, in no merge
+    cdef bint texts_known = True, cut, inert
     ascii_cut = array.array("Q", bytes(256 * 8))
     cdef uint64_t[::1] ac = ascii_cut
     flags = bytearray(0x10000)
@@ -111,17 +119,35 @@ def merge_cuts(dict vocab, const int64_t[::1] rows, str meta, Py_ssize_t n_ids, 
             if all_meta[c] or (all_meta[a] and (all_meta[a] > 1 or starts_meta[b])):
                 runs_apart = False
         joined[last_ascii[a] * 0x81 + first_ascii[b]] = 1
+        in_merge[a] = 1
+        in_merge[b] = 1
         if last_cp[a] < 0 or first_cp[b] < 0:
             texts_known = False
         else:
             ends_left[last_cp[a]] = 1
             starts_right[first_cp[b]] = 1
+    for i in range(256 if byte_fallback else 0):
+        k = vocab.get(f"<0x{i:02X}>", -1)
+        inert_byte[i] = 0 <= k < n_ids and not in_merge[k]
+    for i in range(0x10000 if byte_fallback else 0):   # a character without a token: its UTF-8 bytes' tokens
+        if has_token[i] or 0xD800 <= i < 0xE000:
+            continue
+        if i < 0x80:
+            inert = inert_byte[i]
+        elif i < 0x800:
+            inert = inert_byte[0xC0 | (i >> 6)] and inert_byte[0x80 | (i & 0x3F)]
+        else:
+            inert = inert_byte[0xE0 | (i >> 12)] and inert_byte[0x80 | ((i >> 6) & 0x3F)] and inert_byte[0x80 | (i & 0x3F)]
+        if inert:
+            has_token[i] = 2   # (2: its byte tokens, which no merge joins to anything)
     for i in range(0x80):
         for k in range(0x80):
-            if has_token[i] and has_token[k] and not joined[i * 0x81 + k]:
+            if has_token[i] and has_token[k] and (has_token[i] == 2 or has_token[k] == 2 or not joined[i * 0x81 + k]):
                 ac[2 * i + (k >> 6)] |= 1ULL << (k & 63)
     for i in range(0x10000 if texts_known else 0):
-        if has_token[i]:
+        if has_token[i] == 2:
+            fl[i] = CUT_TOKEN | CUT_AFTER | CUT_BEFORE
+        elif has_token[i]:
             fl[i] = CUT_TOKEN | (0 if ends_left[i] else CUT_AFTER) | (0 if starts_right[i] else CUT_BEFORE)
     if cut and ord(meta) < 0x10000:   # (a meta character above the BMP: _meta_text.meta_cut's loop)
         fl[ord(meta)] |= CUT_META

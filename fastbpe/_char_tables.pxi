@@ -86,7 +86,7 @@ cdef CharBPE build_char_bpe(dict vocab, merges, unk_token, bint byte_fallback, b
     if ranks is not None and not (isinstance(ranks, array.array) and ranks.typecode == "q"):
         import numpy
         ranks = numpy.ascontiguousarray(ranks, dtype="int64").reshape(-1)
-    cut, ascii_cut, cut_flags, self.runs_apart = merge_cuts(vocab, r, meta, n_ids, ranks)
+    cut, ascii_cut, cut_flags, self.runs_apart = merge_cuts(vocab, r, meta, n_ids, ranks, byte_fallback)
     self.cut_before_meta = cut
     self.joins_meta = cut and any(f & CUT_JOINS_META for f in cut_flags[:0x80])
     self.meta_id = self.sym.bmp_ids[ord(meta)] if ord(meta) < 0x10000 else -1

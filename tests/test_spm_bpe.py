@@ -459,6 +459,44 @@ def test_a_merge_joining_meta_after_a_byte_token_or_non_ascii_cuts_nowhere(left)
         assert_same(ref, ours, text)
 
 
+# "\n" and "é" have no token in this vocabulary: byte fallback gives <0x0A> and <0xC3> <0xA9>.
+_INERT_VOCAB = {"<unk>": 0, META: 1, "a": 2, "b": 3, ".": 4, "ab": 5, META + "a": 6, META + "ab": 7, "b.": 8}
+_INERT_MERGES = [["a", "b"], [META, "a"], [META, "ab"], ["b", "."]]
+
+
+@pytest.mark.parametrize("merged", [None, ("<0x0A>", "a"), ("<0xC3>", "<0xA9>")])
+def test_a_character_falling_back_to_bytes_no_merge_takes_cuts_its_piece(merged):
+    """Where no merge takes a character's <0xNN> tokens, merge_cuts cuts on both sides of it
+    (Phi-3's "word.\nThe": "\n" was inside one first-seen piece); where one does, not; HF's ids
+    and offsets either way."""
+    from array import array
+
+    from fastbpe._char_cuts import merge_cuts
+    vocab, merges = dict(_INERT_VOCAB), list(_INERT_MERGES)
+    if merged:
+        vocab["".join(merged)] = len(vocab)
+        merges.append(list(merged))
+    doc = char_level_doc(vocab, merges)
+    ids = doc["model"]["vocab"]
+    rows = array("q", [ids[x] for left, right in merges for x in (left, right, left + right)])
+    _, ascii_cut, flags, _ = merge_cuts(ids, rows, META, len(ids), None, True)
+    words = array("Q", ascii_cut)
+    newline_cut = merged != ("<0x0A>", "a")
+    for a, b in [(".", "\n"), ("\n", "a"), ("\n", "\n")]:
+        assert (words[2 * ord(a) + (ord(b) >> 6)] >> (ord(b) & 63)) & 1 == newline_cut, (a, b)
+    assert (flags[0xE9] == 7) == (merged != ("<0xC3>", "<0xA9>"))   # CUT_TOKEN | CUT_AFTER | CUT_BEFORE
+    _, no_fallback, _, _ = merge_cuts(ids, rows, META, len(ids), None, False)
+    assert not (array("Q", no_fallback)[2 * ord(".")] >> ord("\n")) & 1
+    ref, ours = both_from(doc)
+    assert ours.engine == "kernel"
+    texts = ["ab.\nab", "a\na", "b\n\nab", "\u00e9", "ab\u00e9ab", "\nab", "ab\n", " a\n b \u00e9.\n", "ab.\n" * 30,
+             "\u00e9\u00e9a\u00e9\n\u00e9", "a\tb\r\nab"]
+    for text in texts:
+        assert_same(ref, ours, text)
+    for _ in range(2):   # the second time from the cache
+        assert ours.encode_ids_batch(texts) == [e.ids for e in ref.encode_batch(texts)]
+
+
 def test_gemma4_file_cuts_before_meta_except_after_gt_and_matches_hf():
     """Gemma 4's own tokenizer.json (tests/family_files.py; 262k tokens, one of them ">▁</"):
     the cut before "▁" is on, not after ">"; HF 0.23's ids and offsets on texts dense with
