@@ -10,18 +10,26 @@ the text's UTF-8 (`BPETable.encode_utf8`), its ids appended to one list per text
 
 HF's order is kept: the raw (not normalized) tokens are found in the whole text first,
 leftmost-longest; each stretch between two raw ones is normalized (the file's normalizer
-program, `_normalize.run_ops`, when it has one) and its normalized tokens found in that.  Only
-tokens without lstrip / rstrip / single_word come here (the caller checks:
-`AddedVocabulary.plain_matchers`); a text is its own piece boundary, as HF cuts it.  GPT-NeoX
-(NFC, and runs of spaces as normalized added tokens) took the Python plan per text before:
-callgrind, its code part, 171M instructions against GPT-2's 37M.
+program, `_normalize.run_ops`, when it has one) and its normalized tokens found in that; a text
+is its own piece boundary, as HF cuts it.  GPT-NeoX (NFC, and runs of spaces as normalized
+added tokens) took the Python plan per text before: callgrind, its code part, 171M
+instructions against GPT-2's 37M.
 
-llama.cpp's special tokens (the GGUF front end) come here too, with two more things: a token's
-value may ask for the C spaces (" \\t\\n\\v\\f\\r") before it dropped from the stretch it ends
-(STRIP_LEFT, llama.cpp's lstrip) or those after it skipped (STRIP_RIGHT, rstrip), within the
-stretch the token was found in; and tokens whose occurrences can overlap are cut level by level
+A token's value holds its id in the low 32 bits and what HF's `find_matches` does around it
+(`AddedVocabulary.cut_matchers` sets them): STRIP_LEFT drops the spaces before it from the
+stretch it ends (lstrip: never past the previous token's end), STRIP_RIGHT takes those after it
+(rstrip), WHITE_SPACE says those spaces are Unicode's White_Space (Rust's char::is_whitespace)
+rather than C's isspace, AS_TEXT leaves the match as text (encode_special_tokens).  As HF's
+automaton, the search goes on from a match's own end, whatever its rstrip took; a token found
+inside the spaces the previous one took is still cut (HF's overlapping splits: the text after it
+is encoded from its end), and one its lstrip leaves empty is dropped.
+
+llama.cpp's special tokens (the GGUF front end) come here too: their strips take C's spaces
+(" \\t\\n\\v\\f\\r"), and tokens whose occurrences can overlap are cut level by level
 (`CutLevels`: llama.cpp cuts the longest token first, so each level's tokens are found in the
-stretches between the previous levels' ones)."""
+stretches between the previous levels' ones).  A level that strips has no token beginning
+(rstrip) or ending (lstrip) with a C space (`gguf/special_cut.py`), so HF's rule above cuts as
+llama.cpp's, whose search goes on after the spaces taken."""
 from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t
 from libc.stdlib cimport calloc, free
 from libc.string cimport memset
@@ -40,10 +48,12 @@ from fastbpe._utf8 cimport (Utf8Text, utf8_text_check, utf8_text_close, utf8_tex
 from fastbpe._vocab cimport tok_t
 from fastbpe._workspace cimport IdBuf, Work, idbuf_reserve, idbufs_free, work_free
 
-# a token's value: its id in the low 32 bits, and (llama.cpp's specials) what it strips around it
+# a token's value: its id in the low 32 bits, and what is done around it (the module's doc)
 STRIP_LEFT = 1 << 32
 STRIP_RIGHT = 1 << 33
-cdef int64_t _STRIP_LEFT = STRIP_LEFT, _STRIP_RIGHT = STRIP_RIGHT
+WHITE_SPACE = 1 << 34
+AS_TEXT = 1 << 35
+cdef int64_t _STRIP_LEFT = STRIP_LEFT, _STRIP_RIGHT = STRIP_RIGHT, _WHITE_SPACE = WHITE_SPACE, _AS_TEXT = AS_TEXT
 
 
 cdef class CutLevels:
@@ -78,20 +88,60 @@ cdef inline bint c_space(uint32_t c) noexcept nogil:
     return c == 32 or 9 <= c <= 13
 
 
-cdef inline Py_ssize_t left_stripped(const Utf8Text* u, Py_ssize_t start, Py_ssize_t s, int64_t v) noexcept nogil:
-    """Where the stretch text[start:s] before a token of value v ends: s, or before its C spaces."""
+cdef inline bint white_space(uint32_t c) noexcept nogil:
+    """Unicode's White_Space (Rust's char::is_whitespace), which HF's lstrip / rstrip use."""
+    if c < 0x80:
+        return c == 32 or 9 <= c <= 13
+    return (c == 0x85 or c == 0xA0 or c == 0x1680 or 0x2000 <= c <= 0x200A or c == 0x2028 or c == 0x2029
+            or c == 0x202F or c == 0x205F or c == 0x3000)
+
+
+cdef inline bint strip_space(uint32_t c, int64_t v) noexcept nogil:
+    return white_space(c) if v & _WHITE_SPACE else c_space(c)
+
+
+cdef inline Py_ssize_t left_stripped(const Utf8Text* u, Py_ssize_t done, Py_ssize_t s, int64_t v) noexcept nogil:
+    """Where the text before a token of value v found at s ends: s, or before its spaces, but
+    not before `done` (the previous token's end: HF's max(start, start_offset))."""
     if v & _STRIP_LEFT:
-        while s > start and c_space(unit_at(u, s - 1)):
+        while s > done and strip_space(unit_at(u, s - 1), v):
             s -= 1
+        if s < done:
+            return done
     return s
 
 
 cdef inline Py_ssize_t right_stripped(const Utf8Text* u, Py_ssize_t e, Py_ssize_t end, int64_t v) noexcept nogil:
-    """Where the text after a token of value v ending at e goes on: e, or after its C spaces."""
+    """Where the text after a token of value v ending at e goes on: e, or after its spaces."""
     if v & _STRIP_RIGHT:
-        while e < end and c_space(unit_at(u, e)):
+        while e < end and strip_space(unit_at(u, e), v):
             e += 1
     return e
+
+
+cdef inline bint next_cut(TokenTrie trie, const Utf8Text* u, Py_ssize_t end, Py_ssize_t* pos, Py_ssize_t done,
+                          Py_ssize_t* a, Py_ssize_t* b, int64_t* v, Py_ssize_t* steps) noexcept nogil:
+    """The next token cut out of text[:end] found at or after pos[0] (moved past it): its span
+    with what it strips, [a, b), and its value; False when there is none (or no trie)."""
+    cdef Py_ssize_t s, e
+    if trie is None:
+        return False
+    while pos[0] < end:
+        s = -1
+        trie.search_at(units_kind(u), units(u), end, pos[0], &s, &e, v, steps)
+        if s < 0:
+            return False
+        pos[0] = e
+        if (v[0] >> 32) == 0:    # the usual token: nothing done around it
+            a[0], b[0] = s, e
+            return True
+        if v[0] & _AS_TEXT:
+            continue
+        a[0] = left_stripped(u, done, s, v[0])
+        b[0] = right_stripped(u, e, end, v[0])
+        if a[0] < b[0]:          # else lstrip left it nothing (HF would panic): dropped
+            return True
+    return False
 
 
 cdef struct Cursor:          # a character position and its byte offset in the text's UTF-8
@@ -122,6 +172,8 @@ cdef inline Py_ssize_t byte_at(const Utf8Text* u, Cursor* at, Py_ssize_t char_po
         return char_pos
     if char_pos == u.length:
         return u.n
+    if char_pos < at.char_pos:   # a token inside the spaces the one before took: back to the start
+        at.char_pos = at.byte_pos = 0
     if u.kind == 1:
         at.byte_pos += utf8_bytes(<const uint8_t*>u.data, at.char_pos, char_pos)
     elif u.kind == 2:
@@ -132,32 +184,40 @@ cdef inline Py_ssize_t byte_at(const Utf8Text* u, Cursor* at, Py_ssize_t char_po
     return at.byte_pos
 
 
+cdef inline int encode_part(BPETable table, int kind, CutLevels deeper, const Utf8Text* u, Cursor* at,
+                     Py_ssize_t start, Py_ssize_t end, IdBuf* out, Work* w) except -1 nogil:
+    """text[start:end] (no token of the levels above it): cut by the `deeper` levels, else encoded."""
+    cdef Py_ssize_t b0, b1
+    if deeper is not None:
+        return encode_stretch(table, kind, deeper.trie, deeper.deeper, u, at, start, end, out, w)
+    b0 = byte_at(u, at, start)
+    b1 = byte_at(u, at, end)
+    table.encode_utf8(u.s + b0, b1 - b0, kind, out, w)
+    return 0
+
+
+cdef inline void put_id(IdBuf* out, int64_t v) noexcept nogil:
+    idbuf_reserve(out, 1)
+    out.data[out.len] = <tok_t>v
+    out.len += 1
+
+
 cdef int encode_stretch(BPETable table, int kind, TokenTrie normalized, CutLevels deeper, const Utf8Text* u,
                         Cursor* at, Py_ssize_t start, Py_ssize_t end, IdBuf* out, Work* w) except -1 nogil:
     """text[start:end] (between raw tokens): its normalized tokens' ids, the stretches between
     them cut by the `deeper` levels (or None), the rest encoded."""
-    cdef Py_ssize_t s = -1, e = end, b0, b1, steps = 0, stop
+    cdef Py_ssize_t pos = start, done = start, a, b, steps = 0
     cdef int64_t v = 0
-    while start < end:
-        if normalized is not None:
-            normalized.search_at(units_kind(u), units(u), end, start, &s, &e, &v, &steps)
-        if s < 0:
-            s = e = end
-            v = 0
-        stop = left_stripped(u, start, s, v)
-        if stop > start:
-            if deeper is not None:
-                encode_stretch(table, kind, deeper.trie, deeper.deeper, u, at, start, stop, out, w)
-            else:
-                b0 = byte_at(u, at, start)
-                b1 = byte_at(u, at, stop)
-                table.encode_utf8(u.s + b0, b1 - b0, kind, out, w)
-        if s < end:
-            idbuf_reserve(out, 1)
-            out.data[out.len] = <tok_t>v
-            out.len += 1
-        start = right_stripped(u, e, end, v)
-        s = -1
+    cdef bint found = True
+    while found:             # one call of encode_part in the loop: it is inlined
+        found = next_cut(normalized, u, end, &pos, done, &a, &b, &v, &steps)
+        if not found:
+            a = end
+        if done < a:
+            encode_part(table, kind, deeper, u, at, done, a, out, w)
+        if found:
+            put_id(out, v)
+            done = b
     return 0
 
 
@@ -242,8 +302,9 @@ def encode_cut_texts(BPETable table, int kind, TokenTrie raw, TokenTrie normaliz
     found after `normalized`'s in the stretches between (see CutLevels).  Raises UnicodeEncodeError
     for a lone surrogate (in the text, or put by the normalizer)."""
     table.require_byte_pairs()
-    cdef Py_ssize_t n = PyList_GET_SIZE(texts), i, total = 0, pos, s, e, steps = 0, bad_text = 0
+    cdef Py_ssize_t n = PyList_GET_SIZE(texts), i, total = 0, pos, done, a, b, steps = 0, bad_text = 0
     cdef int64_t v = 0
+    cdef bint found
     cdef Utf8Text* us = <Utf8Text*>calloc(n + 1, sizeof(Utf8Text))
     cdef IdBuf* outs = <IdBuf*>calloc(n + 1, sizeof(IdBuf))
     cdef Work w
@@ -266,20 +327,18 @@ def encode_cut_texts(BPETable table, int kind, TokenTrie raw, TokenTrie normaliz
                 if utf8_text_convert(&us[i]) != 0:
                     break
                 at.char_pos = at.byte_pos = 0
-                pos = 0
-                while pos < us[i].length:
-                    s = -1
-                    if raw is not None:
-                        raw.search_at(units_kind(&us[i]), units(&us[i]), us[i].length, pos, &s, &e, &v, &steps)
-                    normalize_stretch(table, kind, normalized, deeper, program, &us[i], &at, pos,
-                                      left_stripped(&us[i], pos, s, v) if s >= 0 else us[i].length,
-                                      &outs[i], &w, &sc)
-                    if s < 0 or sc.bad:
-                        break
-                    idbuf_reserve(&outs[i], 1)
-                    outs[i].data[outs[i].len] = <tok_t>v
-                    outs[i].len += 1
-                    pos = right_stripped(&us[i], e, us[i].length, v)
+                pos = done = 0
+                found = True
+                while found and not sc.bad:   # one call of normalize_stretch: it is inlined
+                    found = next_cut(raw, &us[i], us[i].length, &pos, done, &a, &b, &v, &steps)
+                    if not found:
+                        a = us[i].length
+                    if done < a:
+                        normalize_stretch(table, kind, normalized, deeper, program, &us[i], &at, done, a,
+                                          &outs[i], &w, &sc)
+                    if found and not sc.bad:
+                        put_id(&outs[i], v)
+                        done = b
                 utf8_text_close(&us[i])
                 if sc.bad:
                     bad_text = i

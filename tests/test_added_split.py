@@ -66,24 +66,74 @@ def _pairs(tokens):
     key = id(tokens)
     if key not in _CACHE:
         _CACHE[key] = _with_added(tokens)
-        assert _CACHE[key][1].added.plain_matchers() is not None
+        assert _CACHE[key][1].added.cut_matchers() is not None
     return _CACHE[key]
 
 
-def test_strip_flags_keep_the_python_cut():
-    ref, ours = _with_added([{"content": "  ", "lstrip": True}, {"content": "<x>", "rstrip": True}])
-    assert ours.added.plain_matchers() is None
-    texts = ["a  b <x>  c", "   <x>", "no tokens"]
+# RoBERTa's "<mask>" (lstrip, normalized), Phi-3's "<|end|>"-style raw specials (rstrip), and
+# tokens a strip can reach into: a raw "\n" and a normalized " z" inside the spaces an rstrip takes
+STRIPS = [{"content": "<mask>", "lstrip": True}, {"content": "<|end|>", "rstrip": True, "normalized": False,
+                                                 "special": True},
+          {"content": "<b>", "lstrip": True, "rstrip": True, "normalized": False}, {"content": "\n", "normalized": False},
+          {"content": " z"}, {"content": "<n>", "rstrip": True}, {"content": "ab", "lstrip": True}]
+# Unicode White_Space (HF strips it) and characters Python's isspace has but Rust's is_whitespace not
+_STRIP_PIECES = ["a", "b", "z", " ", "  ", "\n", "\t", "\v", "\u3000", "\u00a0", "\u0085", "\u2028", "\x1c", "\x1f",
+                 "\u200b", "<mask>", "<|end|>", "<b>", "<n>", "ab", " z", "é", "中", "😀", "<ma"]
+
+
+@pytest.mark.parametrize("normalizer", [None, "nfc"], ids=["raw", "nfc"])
+@settings(max_examples=150, deadline=None)
+@given(texts=st.lists(st.lists(st.sampled_from(_STRIP_PIECES), max_size=30).map("".join), min_size=1, max_size=6))
+def test_strips_cut_in_the_kernel_are_hfs(normalizer, texts):
+    key = ("strips", normalizer)
+    if key not in _CACHE:
+        _CACHE[key] = _with_added(STRIPS, NORMALIZERS[normalizer]() if normalizer else None)
+        assert _CACHE[key][1].added.cut_matchers() is not None
+    _assert_batches_are_hfs(*_CACHE[key], texts)
+
+
+def test_strip_flags_are_cut_in_the_kernel_call(monkeypatch):
+    """lstrip / rstrip tokens (RoBERTa's "<mask>", Phi-3's specials) no longer send a text to the
+    Python cut; HF's ids, including its overlapping splits: a token found inside the spaces an
+    rstrip took is cut, and the text after it encoded from its end."""
+    ref, ours = _with_added(STRIPS)
+    texts = ["a  b <|end|>  c", "   <|end|>", "no tokens", "x <mask> y", "<n> \n z", "<|end|>\u3000 \n  z",
+             "é\u2028<mask>\x1c<n>\x1f", "ab <b> ab", "<|end|>  z z"]
+    want = _ids(ref, texts)
+
+    def no_python_cut(text):
+        raise AssertionError("the Python cut ran")
+
+    monkeypatch.setattr(ours, "_fast_segments", no_python_cut)
+    assert ours.encode_ids_batch(texts, num_threads=1) == want
+    assert [ours.encode_ids(t) for t in texts] == want
+
+
+def test_a_token_its_lstrip_leaves_empty_is_dropped():
+    """A whitespace token with lstrip inside the spaces an rstrip took: HF panics ("bad split"),
+    fastbpe drops it, the kernel's cut as the Python plan's."""
+    _, ours = _with_added([{"content": "<r>", "rstrip": True, "normalized": False}, {"content": " \t", "lstrip": True,
+                                                                                    "normalized": False}])
+    assert ours.added.cut_matchers() is not None
+    texts = ["<r>  \t x", "a \t<r> \t \t", "<r>\t \tb", "é<r> \t"]
+    assert ours.encode_ids_batch(texts) == [e.ids for e in ours.encode_batch(texts)]
+
+
+def test_single_word_keeps_the_python_cut():
+    ref, ours = _with_added([{"content": "ab", "single_word": True}, {"content": "<x>", "rstrip": True}])
+    assert ours.added.cut_matchers() is None
+    texts = ["ab cab ab_ <x>  ab", "中ab ab", "no tokens"]
     assert ours.encode_ids_batch(texts) == _ids(ref, texts)
 
 
-def test_encode_special_tokens_keeps_the_python_cut():
+def test_encode_special_tokens_is_cut_in_the_kernel_call():
     ref, ours = _with_added(MIXED)
     for tok in (ref, ours):
         tok.encode_special_tokens = True
-    assert ours.added.plain_matchers() is None
-    texts = ["x<tag>y  z", "中文 <tag>"]
+    assert ours.added.cut_matchers() is not None
+    texts = ["x<tag>y  z", "中文 <tag>", "ag>x<tag>ag>x"]
     assert ours.encode_ids_batch(texts) == _ids(ref, texts)
+    assert [ours.encode_ids(t) for t in texts] == _ids(ref, texts)
 
 
 def test_lone_surrogates_raise():
@@ -123,7 +173,7 @@ def _normalized_pair(name):
                 seen.add(text)
                 tokens.append(t)
         _CACHE[key] = _with_added(tokens, NORMALIZERS[name]())
-        assert _CACHE[key][1].added.plain_matchers() is not None
+        assert _CACHE[key][1].added.cut_matchers() is not None
     return _CACHE[key]
 
 
@@ -164,7 +214,7 @@ def test_cut_ids_as_bytes_are_the_lists():
     from fastbpe._added_split import encode_cut_texts
     _, ours = _pairs(MIXED)
     texts = ["", "a  b <tag>", "中文 é é  ag>x", "x" * 300 + "     " * 40, "😀<ta"]
-    args = (ours.model.table, ours._kind, *ours.added.plain_matchers(), texts)
+    args = (ours.model.table, ours._kind, *ours.added.cut_matchers(), texts)
     lists, held = encode_cut_texts(*args), encode_cut_texts(*args, None, True)
     assert all(type(h) is bytes for h in held)
     assert [array("I", h).tolist() for h in held] == lists

@@ -298,8 +298,8 @@ def test_added_tokens_with_few_and_many_first_characters(n_tokens):
 def test_compiled_short_call_is_exact(template):
     """Added tokens that all start with "<" (as Qwen's, Llama-3's): a text is one compiled call
     (ShortCall, the kernel encoding its NFC, normalized by the file's program; a text holding a
-    token cut at it inside the call), its lazy Encoding equal to HF's in every field; with a token
-    that strips, a text holding a first character takes the Python paths, also exact."""
+    token cut at it inside the call), its lazy Encoding equal to HF's in every field; tokens that
+    strip are cut inside the call too."""
     post = PP.TemplateProcessing(single="<|eot|> $A <|eom|>", special_tokens=[("<|eot|>", 0), ("<|eom|>", 1)]) \
         if template else None
     ref, ours = _ref(normalizer=N.NFC(), added=ADDED[:3], post_processor=post)
@@ -317,8 +317,9 @@ def test_compiled_short_call_is_exact(template):
     ref, ours = _ref(normalizer=N.NFC(), added=ADDED[:6], post_processor=post)   # [L], [R], [B] strip
     ours.encode("x")
     call = ours._short[7]
-    for text, held in [("a [L] b", True), ("x <tool> y", True), ("plain", False), ("[ x < y", False)]:
-        assert (call(text, False) is None) == held, text   # a first character alone: searched, made
+    for text in ["a [L] b", "x <tool> y", "plain", "[ x < y", " [B]  [R]\u3000c"]:
+        made, want = call(text, False), ref.encode(text, add_special_tokens=False)
+        assert made.ids == want.ids and made.offsets == want.offsets, text   # cut in the kernel call
         assert ours.encode(text).ids == ref.encode(text).ids, text
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 
+from .._added_split import AS_TEXT, STRIP_LEFT, STRIP_RIGHT, WHITE_SPACE
 from .._token_trie import TokenTrie
 from ._nodes import U32_MAX, json_bool, json_uint
 from .normalizers import is_whitespace
@@ -212,17 +213,33 @@ class AddedVocabulary:
             self._matchers = matchers
         return matchers[normalized]
 
-    def plain_matchers(self):
-        """(raw automaton or None, normalized automaton or None) when every token is found and
-        cut out as it stands (no lstrip, rstrip or single_word; special ones not left as text):
-        then `_added_split.encode_cut_texts` cuts as `find` does; else None."""
+    def cut_matchers(self):
+        """(raw automaton or None, normalized automaton or None) for `_added_split.encode_cut_texts`,
+        which then cuts as `find` does: each token's value its id with what HF does around it
+        (lstrip, rstrip, a special token left as text); None when a token matches single words
+        only (`find` cuts those)."""
         self.matcher_and_first_chars(False)
         matchers = self._matchers   # the answer kept beside the automata (a short call asks: GPT-NeoX's 180
-        if "plain" not in matchers:   # tokens looked over were ~20,000 instructions a call)
-            plain = not any(t.lstrip or t.rstrip or t.single_word for t in self.by_id.values()) \
-                and not (self._skip_special and self._special)
-            matchers["plain"] = (matchers[False][0], matchers[True][0]) if plain else None
-        return matchers["plain"]
+        if "cut" not in matchers:     # tokens looked over were ~20,000 instructions a call)
+            matchers["cut"] = self._cut_matchers(matchers)
+        return matchers["cut"]
+
+    def _cut_matchers(self, matchers: dict):
+        if any(t.single_word for t in self.by_id.values()):
+            return None
+        cut = []
+        for flag in (False, True):
+            trie, by_text, _ = matchers[flag]
+            values = [i | self._cut_flags(self.by_id[i]) for i in by_text.values()]
+            if any(v >> 32 for v in values):   # the automaton again, with the flags in its values
+                trie = TokenTrie(by_text, values)
+            cut.append(trie)
+        return tuple(cut)
+
+    def _cut_flags(self, token: AddedToken) -> int:
+        if self._skip_special and token.content in self._special:
+            return AS_TEXT
+        return ((STRIP_LEFT | WHITE_SPACE) if token.lstrip else 0) | ((STRIP_RIGHT | WHITE_SPACE) if token.rstrip else 0)
 
     def occurs_in(self, text: str, normalized: bool) -> bool:
         """Whether any token of the set occurs in text.  Usually every token starts with one

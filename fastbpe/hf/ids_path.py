@@ -131,7 +131,7 @@ class IdsPath:
         call = ShortCall(self.model.table, self._kind, pattern is not None, first, wraps, shapes,
                          Encoding, source, SHORT_FIELDS, normalize=program.kernel if program is not None else None,
                          tries=tries, normalized_first=normalized_test and normalized_test[0],
-                         normalized_tries=normalized_test and normalized_test[1], cut=self.added.plain_matchers())
+                         normalized_tries=normalized_test and normalized_test[1], cut=self.added.cut_matchers())
         if normalized_test is not None:   # _short_ids: the raw tokens in the text, the normalized ones after normalizing
             pattern, first = _NormalizedPattern(pattern, self.added.matcher(normalized=True)[0], program), None
         return (self.model.table.encode_text, self._kind, program, pattern, first, wraps, shapes, call)
@@ -206,8 +206,8 @@ class IdsPath:
     @staticmethod
     def _short_ids(short, text: str, add_special_tokens) -> list | None:
         """encode(text).ids in one kernel call (on the normalized text), or None when text
-        holds an added token (ShortCall cuts it in the kernel call when no token strips or
-        matches single words)."""
+        holds an added token (ShortCall cuts it in the kernel call when no token matches
+        single words)."""
         encode_text, kind, program, pattern, first, wraps, _, _ = short
         if pattern is not None and (first is None or any(c in text for c in first)) and pattern.contains_any(text):
             return None
@@ -395,6 +395,8 @@ class IdsPath:
         short = self._short
         if short is None:
             short = self._short = self._short_plan()
+            if short and type(text) is str:   # planned now: the compiled call (it cuts added tokens in C)
+                return self.encode_ids(text, add_special_tokens)
         if short and type(text) is str:
             ids = self._short_ids(short, text, add_special_tokens)
             if ids is not None:
@@ -572,7 +574,7 @@ class IdsPath:
         """One GIL-free kernel call for the texts that hold no added token (most of them: a
         plain test in C), each whole, normalized in one GIL-free call too; the others are cut
         at their added tokens (and normalized) inside one more kernel call (in Python when a
-        token strips or matches single words), then stitched.  Only those others pay for the
+        token matches single words), then stitched.  Only those others pay for the
         automaton: run over every text, it was 10% of a batch of 2 kB documents.  With
         `as_bytes`, the ids of the texts whole or cut in the kernel are bytes of uint32s (what an
         Encoding holds, EncodingIds; a list held instead is copied on each read of `ids`)."""
@@ -589,7 +591,7 @@ class IdsPath:
         if len(whole) == len(texts):
             return encoded
         rest = [t for t, ok in zip(texts, plain) if not ok]
-        matchers = self.added.plain_matchers()
+        matchers = self.added.cut_matchers()
         if matchers is not None and all(type(t) is str for t in rest):   # cut (and normalized) in the kernel call
             cut = encode_cut_texts(self.model.table, self._kind, *matchers, rest,
                                    program.kernel if program is not None else None, as_bytes)
