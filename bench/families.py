@@ -13,7 +13,8 @@ family's stages as its real file spells them, over llama.cpp's GGUF vocabularies
 then runs `bench/peers.py --sections models --model-dir <dir>` on them: per file fastbpe's engine,
 encode_batch / encode_ids_batch vs HF tokenizers vs fastokens (one core, first-seen 2 kB
 documents, ids checked against HF's), loading in a fresh process and the 1 MiB worst cases.
-Other arguments go to peers.py unchanged; the results go to bench/.work/RESULTS-families.md
+A --dir may hold other files: only the ones this script wrote there (listed in its
+`.families-written`) are removed when a later run asks for other families.  Other arguments go to peers.py unchanged; the results go to bench/.work/RESULTS-families.md
 (charts beside it), never to bench/RESULTS.md unless --out says so.
 """
 from __future__ import annotations
@@ -29,6 +30,25 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parent), str(HERE.parent / "tests")]
 
 import family_files  # noqa: E402
+
+
+WRITTEN = ".families-written"   # in --dir: the families whose tokenizer.json this script wrote there
+
+
+def remove_stale(out_dir: Path, names: list[str]) -> None:
+    """Removes the files this script wrote into out_dir for families not asked for now (the
+    models section measures every tokenizer.json there); nothing else in out_dir is touched."""
+    listed = out_dir / WRITTEN
+    if not listed.is_file():
+        return
+    for name in listed.read_text(encoding="utf-8").split():
+        if name in names or name not in family_files.FAMILIES:
+            continue
+        (out_dir / name / "tokenizer.json").unlink(missing_ok=True)
+        try:
+            (out_dir / name).rmdir()   # the folder too, when the file was all it held
+        except OSError:
+            pass
 
 
 def build(names: list[str], out_dir: Path) -> dict[str, str]:
@@ -55,10 +75,10 @@ def main(argv=None) -> int:
     if unknown:
         p.error(f"unknown families {unknown}; known: {', '.join(sorted(family_files.FAMILIES))}")
     out_dir = Path(a.dir)
-    for stale in out_dir.glob("*/tokenizer.json"):   # the models section measures every file there
-        if stale.parent.name not in names:
-            stale.unlink()
+    remove_stale(out_dir, names)
     built = build(names, out_dir)
+    written = out_dir / WRITTEN
+    written.write_text("".join(f"{name}\n" for name in sorted(built)), encoding="utf-8")
     for name, path in built.items():
         print(f"{name}: {path} ({family_files.SOURCE[name]})")
     if a.build_only or not built:
