@@ -20,7 +20,7 @@ from cpython.ref cimport Py_INCREF, PyObject
 from cpython.pythread cimport PyThread_get_thread_ident
 from cpython.unicode cimport PyUnicode_Check, PyUnicode_GET_LENGTH
 
-from fastbpe._id_output cimport id_ints, idbuf_to_array, idbuf_to_list, idbuf_to_numpy
+from fastbpe._id_output cimport id_ints, idbuf_to_array, idbuf_to_list, idbuf_to_numpy, ids_to_list, batch_lists
 from fastbpe._hash cimport PACKED_MAX, hash_in_text, load_word, packed_hash, packed_key, piece_hash
 from fastbpe._merge cimport merge_heap, merge_known_bytes, merge_piece, merge_scan
 from fastbpe._piece_cache cimport (CACHE_MAX_IDS, CACHE_MAX_PIECE, CACHE_SIZE, PACKED_MAX_IDS,
@@ -537,12 +537,16 @@ cdef class BPETable:
         bytes of its UTF-8, that the same scan cut: what fastbpe.hf builds Encodings from
         (offsets and word ids, made only when read).  Raises UnicodeEncodeError if
         any text has a lone surrogate; with pieces, ValueError for a text of 4 GiB or more.
-        as_bytes: each text's ids as bytes of uint32s (what hf.Encoding holds), not a list."""
+        as_bytes: each text's ids as bytes of uint32s (what hf.Encoding holds), not a list.
+
+        The texts' ids go one after another into the thread's kept output buffer (as
+        encode_text's), each text's start noted: no buffer of its own to grow and free."""
         self.require_byte_pairs()
         cdef Py_ssize_t n = PyList_GET_SIZE(texts), i
         cdef Utf8Text* us = <Utf8Text*>calloc(n + 1, sizeof(Utf8Text))
-        cdef IdBuf* outs = <IdBuf*>calloc(n + 1, sizeof(IdBuf))
+        cdef Py_ssize_t* starts = <Py_ssize_t*>malloc((n + 1) * sizeof(Py_ssize_t))
         cdef IdBuf* piece_ends = <IdBuf*>calloc(n + 1, sizeof(IdBuf)) if with_pieces else NULL
+        cdef IdBuf out
         cdef Work w
         cdef PieceCache cache
         cdef Py_ssize_t too_long = -1, total = 0
@@ -550,13 +554,16 @@ cdef class BPETable:
             raise ValueError("encode_texts needs a pattern the C scanner knows")
         cache = thread_cache(self)
         memset(&w, 0, sizeof(Work))
+        memset(&out, 0, sizeof(IdBuf))
+        out, cache.kept_out = cache.kept_out, out   # (a nested call on this thread makes its own)
         try:
-            if us == NULL or outs == NULL or (with_pieces and piece_ends == NULL):
+            if us == NULL or starts == NULL or (with_pieces and piece_ends == NULL):
                 raise MemoryError()
             total = utf8_texts_open(texts, us)
             cache.lend(&w, total)
             with nogil:
                 for i in range(n):
+                    starts[i] = out.len
                     if utf8_text_convert(&us[i]) != 0:
                         break
                     if with_pieces:
@@ -564,20 +571,27 @@ cdef class BPETable:
                             too_long = i
                             break
                         w.ends = &piece_ends[i]   # the piece ends of the same scan
-                    self.encode_utf8(us[i].s, us[i].n, kind, &outs[i], &w)
+                    self.encode_utf8(us[i].s, us[i].n, kind, &out, &w)
                     utf8_text_close(&us[i])   # the cache keeps no pointer into a text
+                starts[n] = out.len
             for i in range(n):
                 utf8_text_check(<object>PyList_GET_ITEM(texts, i), &us[i])
             if too_long >= 0:
                 raise ValueError(f"text {too_long} is 4 GiB or more of UTF-8")
             if with_pieces:
-                return [(idbuf_to_list(&outs[i], self.id_objects), idbuf_to_array(&piece_ends[i]))
-                        for i in range(n)]
+                return [(ids_to_list(out.data + starts[i], starts[i + 1] - starts[i], self.id_objects),
+                         idbuf_to_array(&piece_ends[i])) for i in range(n)]
             if as_bytes:
-                return [PyBytes_FromStringAndSize(<char*>outs[i].data, outs[i].len * sizeof(tok_t)) for i in range(n)]
-            return [idbuf_to_list(&outs[i], self.id_objects) for i in range(n)]
+                return [PyBytes_FromStringAndSize(<char*>(out.data + starts[i]), (starts[i + 1] - starts[i]) * sizeof(tok_t))
+                        for i in range(n)]
+            return batch_lists(out.data, starts, n, self.id_objects)
         finally:
-            idbufs_free(outs, n)
+            if out.cap <= KEPT_IDS and cache.kept_out.data == NULL:
+                out.len = 0
+                cache.kept_out = out   # back for the next call
+            else:
+                idbuf_free(&out)
+            free(starts)
             idbufs_free(piece_ends, n)
             utf8_texts_free(us, n)
             work_free(&w)

@@ -10,6 +10,7 @@ import json
 import pickle
 import platform
 import sys
+import weakref
 
 import pytest
 
@@ -99,6 +100,40 @@ def test_batches_and_numpy(enc):
     got = enc.encode_ordinary_batch(texts, num_threads=2)
     assert got == [_reference_ids(enc, t) for t in texts]
     assert [list(np.array(g)) for g in got] == got
+
+
+def test_a_batch_makes_its_lists_before_it_fills_them(enc):
+    """A collector pass that a batch's own allocations start finds the batch's lists empty (it
+    walks no id of them): every list is made before any is filled.  They stay ordinary tracked
+    lists (a cycle made through one later is still freed)."""
+    texts = [TEXT[i % 500:i % 500 + 120] for i in range(2_000)]   # more lists than a young pass waits for
+    want = [_reference_ids(enc, t) for t in texts]
+    young_ids = []
+
+    def watch(phase, info):
+        if phase == "start" and info["generation"] == 0:
+            young_ids.append(sum(len(o) for o in gc.get_objects(0) if type(o) is list and o and type(o[0]) is int))
+
+    gc.collect()
+    gc.callbacks.append(watch)
+    try:
+        got = enc.encode_ordinary_batch(texts, num_threads=1)
+    finally:
+        gc.callbacks.remove(watch)
+    assert got == want
+    assert young_ids and max(young_ids) == 0
+    assert all(gc.is_tracked(ids) for ids in got)
+    box = _Box()
+    box.ids = got[7]
+    box.ids.append(box)
+    freed = weakref.ref(box)
+    del box, got
+    gc.collect()
+    assert freed() is None
+
+
+class _Box:
+    ids = None
 
 
 def test_the_tuple_path_gives_the_same_lists(enc):
