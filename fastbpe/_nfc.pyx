@@ -27,18 +27,30 @@ cdef uint8_t ZEROS_512[0x200]   # static: all zero
 
 
 cdef inline Py_ssize_t stable_run(int kind, const void* data, Py_ssize_t n, const uint8_t* table,
-                                   Py_ssize_t table_size, Py_ssize_t i) noexcept nogil:
+                                   Py_ssize_t table_size, Py_ssize_t i, uint64_t low) noexcept nogil:
     """The first unit at or after i that is not a stable starter (table 0), or n: one loop a
     kind, without code_point's dispatch or a bound test where the table covers every unit
-    (~30 instructions a CJK or Cyrillic character through find_spans' loop, ~4 here)."""
+    (~30 instructions a CJK or Cyrillic character through find_spans' loop, ~4 here).  Four
+    units a step, their table values or'ed, and four below `low` (a mask of the high bits of
+    each unit, 0 for none: ASCII or below U+0200) by one word test: the rest of an English
+    str after its first curly quote (the whole str is UCS-2) was ~4 instructions a unit."""
     cdef const uint16_t* d2
     cdef const uint32_t* d4
+    cdef uint64_t w
     if kind == 2 and table_size >= 0x10000:
         d2 = <const uint16_t*>data
+        while i + 4 <= n:
+            memcpy(&w, d2 + i, 8)
+            if (low != 0 and (w & low) == 0) or (table[d2[i]] | table[d2[i + 1]] | table[d2[i + 2]] | table[d2[i + 3]]) == 0:
+                i += 4
+            else:
+                break
         while i < n and table[d2[i]] == 0:
             i += 1
     elif kind == 4 and table_size >= 0x110000:     # (a str's code points are below 0x110000)
         d4 = <const uint32_t*>data
+        while i + 4 <= n and (table[d4[i]] | table[d4[i + 1]] | table[d4[i + 2]] | table[d4[i + 3]]) == 0:
+            i += 4
         while i < n and table[d4[i]] == 0:
             i += 1
     elif kind == 1 and table_size >= 0x100:
@@ -94,7 +106,7 @@ cdef Py_ssize_t find_spans(int kind, const void* data, Py_ssize_t n, const uint8
         c = code_point(kind, data, i)
         v = table[c] if c < table_size else UNSTABLE
         if v == 0:
-            i = stable_run(kind, data, n, table, table_size, i + 1)
+            i = stable_run(kind, data, n, table, table_size, i + 1, high_bits if skips else 0)
             boundary = i - 1
             prev = 0
             continue
