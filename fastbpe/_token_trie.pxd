@@ -3,6 +3,15 @@
 from libc.stdint cimport uint8_t, uint32_t, uint64_t, int32_t, int64_t
 
 
+cdef struct SwarSet:      # skip_words' tests for one str kind, made at build (not per search)
+    int count                 # the first characters a unit of that kind can be (0: none)
+    uint64_t first[4]         # each repeated in every unit of 8 bytes (the four k: the first one repeated)
+    uint64_t second[4]        # its one second character, so repeated, where paired
+    uint64_t paired[4]        # all ones when the second unit is compared too
+    uint64_t vals[4]          # first and second as plain unit values (for fb_tt_skip16)
+    uint64_t vals2[4]
+
+
 cdef class TokenTrie:
     cdef uint32_t* chars      # the character on the edge into each node
     cdef int32_t* first       # first[i] .. first[i + 1]: node i's children (nodes + 1 entries)
@@ -20,6 +29,7 @@ cdef class TokenTrie:
     cdef uint32_t swar_first[4]    # each one ...
     cdef uint32_t swar_second[4]   # ... and its one second character when it has one (swar_paired)
     cdef bint swar_paired[4]
+    cdef SwarSet swar_sets[3]      # skip_words' tests per str kind (1, 2, 4 bytes a unit)
     cdef uint8_t run_slot[256]     # per character < 256 whose tokens are all runs of it: 1 + its run_nodes slot
     cdef int32_t* run_nodes[4]     # [k] for k <= run_max: the node of the longest token of <= k characters, else NONE
     cdef int32_t run_max[4]        # the longest run token's length
@@ -29,6 +39,7 @@ cdef class TokenTrie:
     cdef inline int32_t child(self, int32_t node, uint32_t c) noexcept nogil
     cdef void _start_classes(self) noexcept nogil
     cdef void _run_tables(self) noexcept nogil
+    cdef void _swar_sets(self) noexcept nogil
     cdef inline bint may_start(self, int kind, const void* data, Py_ssize_t n, Py_ssize_t j) noexcept nogil
     cdef Py_ssize_t next_start(self, int kind, const void* data, Py_ssize_t n, Py_ssize_t j) noexcept nogil
     cdef Py_ssize_t search_at(self, int kind, const void* data, Py_ssize_t n, Py_ssize_t pos,

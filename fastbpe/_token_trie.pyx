@@ -70,20 +70,24 @@ cdef extern from *:
     """
     #if defined(__SSE2__) || defined(_M_X64)
     #include <emmintrin.h>
+    #include "_portable.h"   /* fb_ctz64 */
     #define FB_TT_SSE2 1
-    /* The first j' >= j, j' - j a multiple of 16 bytes, whose 16 bytes of units hold a unit
-     * equal to first[k] followed by second[k] (any unit when paired[k] is 0), for one of
-     * the four k; or where fewer than 16 bytes and one unit are left.  `size` is the unit's
-     * bytes (1 or 2); the values are units of that size.  `two`: k = 2, 3 repeat k = 0
-     * (at most two first characters: runs of spaces and of tabs), so two are compared. */
+    /* The first unit j' >= j equal to first[k] and followed by second[k] (any unit when
+     * paired[k] is 0), for one of the four k, found 16 bytes a step (the first such unit of
+     * the first step that holds one: its bit of the compare's mask, not the step's start,
+     * so the caller's unit-by-unit check starts at the candidate); or where fewer than 16
+     * bytes and one unit are left.  `size` is the unit's bytes (1 or 2); the values are
+     * units of that size.  `two`: k = 2, 3 repeat k = 0 (at most two first characters: runs
+     * of spaces and of tabs), so two are compared. */
     #define FB_TT_HIT(k, EQ) _mm_and_si128(EQ(w0, f[k]), _mm_or_si128(EQ(w1, s[k]), any[k]))
     #define FB_TT_LOOP(EQ, TERMS)                                                          \
         while (j + step + 1 <= n) {                                                        \
             w0 = _mm_loadu_si128((const __m128i*)(d + j * size));                          \
             w1 = _mm_loadu_si128((const __m128i*)(d + j * size + size));                   \
             m = TERMS;                                                                     \
-            if (_mm_movemask_epi8(m))                                                      \
-                return j;                                                                  \
+            hits = _mm_movemask_epi8(m);                                                   \
+            if (hits)                                                                      \
+                return j + fb_ctz64((uint64_t)hits) / size;                                \
             j += step;                                                                     \
         }
     static inline Py_ssize_t fb_tt_skip16(const void* data, int size, Py_ssize_t n, Py_ssize_t j,
@@ -92,7 +96,7 @@ cdef extern from *:
         const char* d = (const char*)data;
         __m128i f[4], s[4], any[4], w0, w1, m;
         Py_ssize_t step = 16 / size;
-        int k;
+        int k, hits;
         for (k = 0; k < 4; k++) {
             f[k] = size == 1 ? _mm_set1_epi8((char)first[k]) : _mm_set1_epi16((short)first[k]);
             s[k] = size == 1 ? _mm_set1_epi8((char)second[k]) : _mm_set1_epi16((short)second[k]);
@@ -168,37 +172,25 @@ cdef inline Py_ssize_t skip_words(const unit_t* d, Py_ssize_t n, Py_ssize_t j, T
     """skip_units, 8 bytes of units a step when a token starts with one of up to 4 characters:
     a step with none of them (followed by its one second character, when it has one) is
     passed after two unaligned loads, a compare per first character and a zero-unit test;
-    a step with a candidate is read unit by unit."""
+    a step with a candidate is read unit by unit.  The tests are the trie's (SwarSet, made
+    at build: setting them up here was ~70 instructions a search, one search a stretch)."""
     cdef uint64_t ones = 0x0101010101010101ULL if unit_t is uint8_t else (
         0x0001000100010001ULL if unit_t is uint16_t else 0x0000000100000001ULL)
     cdef uint64_t highs = ones << (8 * sizeof(unit_t) - 1)
-    cdef uint64_t first[4]
-    cdef uint64_t second[4]
-    cdef uint64_t paired[4]    # all ones when the second unit is compared too
-    cdef uint64_t vals[4]
-    cdef uint64_t vals2[4]     # first and second as plain unit values (for fb_tt_skip16)
+    cdef const SwarSet* ss = &t.swar_sets[0 if unit_t is uint8_t else (1 if unit_t is uint16_t else 2)]
+    cdef const uint64_t* first = ss.first
+    cdef const uint64_t* second = ss.second
+    cdef const uint64_t* paired = ss.paired
     cdef uint64_t w0, w1, x, m
-    cdef uint32_t top = 0xFF if unit_t is uint8_t else (0xFFFF if unit_t is uint16_t else 0xFFFFFFFF)
-    cdef int k, count = 0
+    cdef int count = ss.count
     cdef Py_ssize_t r, step = 8 // sizeof(unit_t), wide = 16 // sizeof(unit_t)
     if t.swar_n >= 0:
-        for k in range(t.swar_n):
-            if t.swar_first[k] > top:
-                continue     # no unit of this str kind is this character
-            first[count] = t.swar_first[k] * ones
-            paired[count] = <uint64_t>-1 if t.swar_paired[k] and t.swar_second[k] <= top else 0
-            second[count] = t.swar_second[k] * ones if paired[count] else 0
-            count += 1
         if count == 0:
             return n         # no token starts with a character of this str kind
-        for k in range(count, 4):    # the loop below compares four: repeat the first
-            first[k], second[k], paired[k] = first[0], second[0], paired[0]
         if FB_TT_SSE2 and unit_t is not uint32_t:
-            # 16 bytes a step (SSE2); a step with a candidate is read unit by unit
-            for k in range(4):
-                vals[k], vals2[k] = first[k] & top, second[k] & top
+            # 16 bytes a step (SSE2); a step with a candidate is read unit by unit from it
             while True:
-                j = fb_tt_skip16(d, sizeof(unit_t), n, j, vals, vals2, paired, count <= 2)
+                j = fb_tt_skip16(d, sizeof(unit_t), n, j, ss.vals, ss.vals2, paired, count <= 2)
                 if j + wide + 1 > n:
                     break
                 r = skip_units(d, n, j, j + wide, t.start_class, t.pair_bits, t.root_table)
@@ -360,6 +352,7 @@ cdef class TokenTrie:
         self.first[count] = <int32_t>count
         self.nodes = count
         self._start_classes()
+        self._swar_sets()
         self._run_tables()
 
     cdef void _start_classes(self) noexcept nogil:
@@ -386,6 +379,32 @@ cdef class TokenTrie:
                 else:
                     self.start_class[c] |= PAIRS_BELOW_256
                     self.pair_bits[4 * c + (c1 >> 6)] |= (<uint64_t>1) << (c1 & 63)
+
+    cdef void _swar_sets(self) noexcept nogil:
+        """swar_sets from swar_*: per str kind, the first characters its units can be, each
+        with its second (paired) or any unit, repeated to four."""
+        cdef int size, k, count
+        cdef uint64_t ones, top
+        cdef SwarSet* ss
+        for size in range(3):
+            ss = &self.swar_sets[size]
+            ones = 0x0101010101010101ULL if size == 0 else (0x0001000100010001ULL if size == 1 else 0x0000000100000001ULL)
+            top = 0xFF if size == 0 else (0xFFFF if size == 1 else 0xFFFFFFFF)
+            count = 0
+            for k in range(self.swar_n if self.swar_n > 0 else 0):
+                if self.swar_first[k] > top:
+                    continue     # no unit of this str kind is this character
+                ss.first[count] = self.swar_first[k] * ones
+                ss.paired[count] = <uint64_t>-1 if self.swar_paired[k] and self.swar_second[k] <= top else 0
+                ss.second[count] = self.swar_second[k] * ones if ss.paired[count] else 0
+                count += 1
+            ss.count = count
+            if count == 0:
+                continue
+            for k in range(count, 4):    # skip_words compares four: repeat the first
+                ss.first[k], ss.second[k], ss.paired[k] = ss.first[0], ss.second[0], ss.paired[0]
+            for k in range(4):
+                ss.vals[k], ss.vals2[k] = ss.first[k] & top, ss.second[k] & top
 
     cdef void _run_tables(self) noexcept nogil:
         """run_slot and run_nodes for up to 4 characters < 256 whose every token is a run of
