@@ -8,7 +8,9 @@ regex that is not a built-in kind pays (the generic automaton and chain), on one
 pre-tokenizer's Split steps (Isolated; in order) become the levels of one chain, compiled with
 Oniguruma's classes as the file's loader does, but never replaced by a built-in scanner kind.
 With `--whole` the scanner kind the loaded file encodes with is cut instead (Digits, Punctuation,
-built-in levels and all: what the encode kernel's scan pays for that file).
+built-in levels and all: what the encode kernel's scan pays for that file).  `--levels k` keeps
+the first k Split levels only (the chain cut after level k; a level's cost is the difference
+between k and k - 1).
 The piece ends of the corpus's second models-section part (0.5 MB) are cut once after a short
 warm-up; with `--callgrind` only that scan is instrumented.  Not a test: no timing in tests/.
 """
@@ -41,7 +43,10 @@ def main(argv=None) -> int:
     ap.add_argument("--corpus", choices=sorted(c.CORPORA), default="English")
     ap.add_argument("--callgrind", action="store_true", help="instrument the scan only")
     ap.add_argument("--whole", action="store_true", help="the loaded file's own scanner kind, every level")
+    ap.add_argument("--levels", type=int, metavar="K", help="the first K Split levels only (not with --whole)")
     a = ap.parse_args(argv)
+    if a.levels is not None and (a.whole or a.levels < 1):
+        raise SystemExit("--levels K needs K >= 1 and no --whole")
     path = a.model if a.model.endswith(".json") else c.model_files().get(a.model)
     if path is None:
         raise SystemExit(f"no tokenizer.json for {a.model!r}")
@@ -52,7 +57,10 @@ def main(argv=None) -> int:
         tok = fastbpe.Tokenizer.from_file(path)
         kind, why = tok._kind, f"engine {tok.engine}"
     else:
-        kind, why = chain_kind(split_levels(path))
+        levels = split_levels(path)
+        if a.levels is not None and a.levels > len(levels):
+            raise SystemExit(f"{path} has {len(levels)} Split levels, not {a.levels}")
+        kind, why = chain_kind(levels[:a.levels])
     if kind < 0:
         raise SystemExit(f"not a scanner program: {why}")
     data = c.parts(c.CORPORA[a.corpus])[1].encode("utf-8")
