@@ -68,6 +68,34 @@ cdef extern from *:
 
 cdef extern from *:
     """
+    #include "_portable.h"   /* fb_ctz64 */
+    /* How many of p[0:lim] from the start are byte c (lim >= 1, p[0] == c): 8 bytes a step
+     * (a run of spaces that is an added token, on every indented line of code). */
+    static inline Py_ssize_t fb_byte_run(const uint8_t* p, Py_ssize_t lim, uint8_t c) {
+        const uint64_t all = (uint64_t)c * 0x0101010101010101ULL;
+        uint64_t w;
+        Py_ssize_t r = 1;
+        while (r + 8 <= lim) {
+            memcpy(&w, p + r, 8);
+            w ^= all;    /* little-endian: the first differing byte is the lowest set byte */
+            if (w) {
+    #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+                return r + (Py_ssize_t)(fb_clz64(w) >> 3);
+    #else
+                return r + (Py_ssize_t)(fb_ctz64(w) >> 3);
+    #endif
+            }
+            r += 8;
+        }
+        while (r < lim && p[r] == c) r++;
+        return r;
+    }
+    """
+    Py_ssize_t fb_byte_run(const uint8_t* p, Py_ssize_t lim, uint8_t c) noexcept nogil
+
+
+cdef extern from *:
+    """
     #if defined(__SSE2__) || defined(_M_X64)
     #include <emmintrin.h>
     #include "_portable.h"   /* fb_ctz64 */
@@ -498,7 +526,7 @@ cdef class TokenTrie:
         cdef int64_t best_value = NONE
         cdef uint32_t c
         cdef bint skip_at_root = self.out[ROOT] == NONE   # no empty token: the root emits nothing
-        cdef Py_ssize_t taken = 0, run
+        cdef Py_ssize_t taken = 0, run, lim
         cdef int slot
         while j < n:
             if state == ROOT and best_start < 0 and skip_at_root:
@@ -514,9 +542,13 @@ cdef class TokenTrie:
                     # every token from c is a run of c: the leftmost-longest one starting here is
                     # the longest no longer than the run (a shorter run holds none: passed whole)
                     slot = self.run_slot[c] - 1
-                    run = 1
-                    while run < self.run_max[slot] and j + run < n and code_point(kind, data, j + run) == c:
-                        run += 1
+                    lim = self.run_max[slot] if self.run_max[slot] < n - j else n - j
+                    if kind == 1:
+                        run = fb_byte_run(<const uint8_t*>data + j, lim, <uint8_t>c)
+                    else:
+                        run = 1
+                        while run < lim and code_point(kind, data, j + run) == c:
+                            run += 1
                     taken += run
                     hit = self.run_nodes[slot][run]
                     if hit != NONE:
