@@ -11,7 +11,6 @@ what goes into them are given by the caller.  `CompiledEncode` makes hf.Tokenize
 a C method that calls it; `OrdinaryCall` does the same for tiktoken's `Encoding.encode_ordinary`."""
 cimport cython
 from array import array
-from cpython.list cimport PyList_GetSlice
 from cpython.object cimport PyObject, PyTypeObject
 from cpython.ref cimport Py_INCREF, Py_XDECREF
 from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t
@@ -19,11 +18,10 @@ from libc.string cimport memchr, memset
 
 from fastbpe._added_split import encode_cut_texts
 from fastbpe._core cimport BPETable
-from fastbpe._id_output cimport idbuf_to_list
+from fastbpe._encoding_base cimport EncodingFields, EncodingIds, ids_from
 from fastbpe._normalize cimport Program
 from fastbpe._token_trie cimport TokenTrie
 from fastbpe._vocab cimport tok_t
-from fastbpe._workspace cimport IdBuf
 
 cdef extern from "Python.h":
     bint PyUnicode_IS_ASCII(object u)
@@ -40,8 +38,6 @@ cdef extern from "Python.h":
         PyMemberDef* d_member
     PyTypeObject PyMemberDescr_Type
     bint PyObject_TypeCheck(object o, PyTypeObject* t)
-    char* PyBytes_AS_STRING(object o)
-    Py_ssize_t PyBytes_GET_SIZE(object o)
 
 cdef extern from *:
     """
@@ -56,66 +52,8 @@ cdef extern from *:
 
 cdef object _new_object = object.__new__
 cdef tuple _no_args = ()
-cdef tuple _no_ints = ()   # idbuf_to_list's tuple of ints: none (the immortal block, else each made)
 cdef Py_ssize_t HELD = -3   # the ids field is EncodingIds' C field (see ids_offset)
-
-
-cdef list ids_from(object held):
-    """A new list of the ids `held`: bytes of the kernel's uint32s (encode_text's as_numpy=2),
-    a list, or any other iterable of ints; from bytes built as the kernel builds its lists
-    (idbuf_to_list: the immortal ints)."""
-    cdef IdBuf b
-    if type(held) is list:
-        return PyList_GetSlice(held, 0, len(<list>held))
-    if type(held) is bytes:
-        b.data = <tok_t*>PyBytes_AS_STRING(held)
-        b.len = b.cap = PyBytes_GET_SIZE(held) // sizeof(tok_t)
-        return idbuf_to_list(&b, _no_ints)
-    return list(held)
-
-
-@cython.auto_pickle(False)   # hf.Encoding pickles itself (its __reduce__)
-@cython.final(False)
-cdef class EncodingIds:
-    """The base of hf.Encoding (and GGUFEncoding): its ids in one C field, as the kernel
-    gave them (bytes of uint32s: one allocation, nothing for the cycle collector to count or
-    walk, no list to free) or as a list once the pipeline asked for its own (`own_ids`);
-    `ids` is a new list each read, as HF's (built from the buffer as the kernel builds its
-    lists).  A copy a read from a stored list cost a Qwen2.5 `encode_batch` + `.ids` 18% more
-    instructions (a list to copy, free and walk twice), and a Python property ~400
-    instructions a short call.  Every reader goes through `ids`, `own_ids()` or len()."""
-    cdef object held
-
-    @property
-    def _ids(self):
-        """The ids as held (bytes of uint32s or a list): for constructors and tests; readers
-        use `ids`, `own_ids()` or len()."""
-        return self.held
-
-    @_ids.setter
-    def _ids(self, value):
-        self.held = value
-
-    @property
-    def ids(self):
-        return ids_from(self.held)
-
-    @ids.setter
-    def ids(self, value):
-        # a copy, as HF's (the Python class's _set_ids makes its other fields first)
-        self._set_ids(ids_from(value) if type(value) is not bytes else list(value))
-
-    cpdef list own_ids(self):
-        """The Encoding's own list of ids (made from the buffer once): for the pipeline, which
-        changes it in place."""
-        held = self.held
-        if type(held) is not list:
-            held = self.held = ids_from(held)
-        return held
-
-    def __len__(self):
-        held = self.held
-        return PyBytes_GET_SIZE(held) // sizeof(tok_t) if type(held) is bytes else len(held)
+cdef Py_ssize_t PENDING = -4, SEQUENCES = -5, TEXT = -6   # EncodingFields' C fields (field_offset)
 
 
 cdef Py_ssize_t ids_offset(cls, str name) except -2:
@@ -123,6 +61,18 @@ cdef Py_ssize_t ids_offset(cls, str name) except -2:
     bytes)."""
     if name == "_ids" and isinstance(cls, type) and issubclass(cls, EncodingIds):
         return HELD
+    return slot_offset(cls, name)
+
+
+cdef Py_ssize_t field_offset(cls, str name) except -2:
+    """slot_offset of a field, or PENDING / SEQUENCES / TEXT: EncodingFields' own C fields."""
+    if isinstance(cls, type) and issubclass(cls, EncodingFields):
+        if name == "_pending":
+            return PENDING
+        if name == "_sequences":
+            return SEQUENCES
+        if name == "_text":
+            return TEXT
     return slot_offset(cls, name)
 
 
@@ -153,6 +103,15 @@ cdef inline int set_field(object obj, Py_ssize_t offset, str name, object value)
     cdef PyObject* old
     if offset == HELD:
         (<EncodingIds>obj).held = value
+        return 0
+    if offset == PENDING:
+        (<EncodingFields>obj)._pending = value
+        return 0
+    if offset == SEQUENCES:
+        (<EncodingFields>obj)._sequences = value
+        return 0
+    if offset == TEXT:
+        (<EncodingFields>obj)._text = value
         return 0
     if offset < 0:
         setattr(obj, name, value)
@@ -326,9 +285,9 @@ def lazy_objects(cls, fields, list bodies, list indexes, maker, flag, shape, seq
         ids_field, source_field, sequences_field, text_field = fields
     else:
         (ids_field, source_field, sequences_field), text_field = fields, None
-    cdef Py_ssize_t ids_at = ids_offset(cls, ids_field), source_at = slot_offset(cls, source_field)
-    cdef Py_ssize_t sequences_at = slot_offset(cls, sequences_field)
-    cdef Py_ssize_t text_at = slot_offset(cls, text_field) if text_field is not None else -1
+    cdef Py_ssize_t ids_at = ids_offset(cls, ids_field), source_at = field_offset(cls, source_field)
+    cdef Py_ssize_t sequences_at = field_offset(cls, sequences_field)
+    cdef Py_ssize_t text_at = field_offset(cls, text_field) if text_field is not None else -1
     cdef bint slots = ids_at >= 0 or ids_at == HELD
     cdef tuple shared = (maker, None, flag, shape, None, None, None) if text_field is not None else None
     held = held_wraps(wraps)
@@ -436,9 +395,9 @@ cdef class ShortCall:
         if self.ids_at == HELD:
             self.held_false = held_wraps(self.wraps_false)
             self.held_true = held_wraps(self.wraps_true)
-        self.source_at = slot_offset(cls, self.source_field)
-        self.sequences_at = slot_offset(cls, self.sequences_field)
-        self.text_at = slot_offset(cls, self.text_field)
+        self.source_at = field_offset(cls, self.source_field)
+        self.sequences_at = field_offset(cls, self.sequences_field)
+        self.text_at = field_offset(cls, self.text_field)
         self.pending_false = (owner, None, False, self.shapes_false[0], None, None, None)
         self.pending_true = (owner, None, True, self.shapes_true[0], None, None, None)
 
@@ -509,10 +468,9 @@ cdef class ShortCall:
         set_field(obj, self.source_at, self.source_field, self.pending_true if flag else self.pending_false)
         set_field(obj, self.sequences_at, self.sequences_field, (self.shapes_true if flag else self.shapes_false)[1])
         set_field(obj, self.text_at, self.text_field, text)
-        # The object stays watched by the cycle collector, as any object made in Python: its
-        # source refers to the tokenizer, so an Encoding kept on the tokenizer (`tok.last =
-        # tok.encode(s)`) is a cycle that only the collector frees (left unwatched, the whole
-        # tokenizer leaked; tests/test_hf_fast_path).
+        # hf.Encoding is not a type the cycle collector tracks (EncodingFields): its source
+        # refers to the tokenizer only weakly (hf.ShortSource), so an Encoding kept on the
+        # tokenizer (`tok.last = tok.encode(s)`) is no cycle (tests/test_hf_fast_path).
         return obj
 
 

@@ -324,9 +324,9 @@ def test_compiled_short_call_is_exact(template):
 
 
 def test_compiled_short_call_objects():
-    """The compiled call's results: fields set straight into their slots, the object, its
-    source tuple and its ids watched by the cycle collector as any object (see the next
-    test), each call's ids a list of its own (the kernel's output buffer is reused)."""
+    """The compiled call's results: fields set straight into their slots, the object not
+    tracked by the cycle collector (as HF's Encoding; its source tuple and its ids are, see
+    the next test), each call's ids a list of its own (the kernel's output buffer is reused)."""
     import gc
     from fastbpe._short_call import ShortCall
 
@@ -336,7 +336,7 @@ def test_compiled_short_call_objects():
     a, b = call("first text", False), call("second one", False)
     assert a.ids == ref.encode("first text", add_special_tokens=False).ids
     assert b.ids == ref.encode("second one", add_special_tokens=False).ids and a.ids is not b.ids
-    assert gc.is_tracked(a) and gc.is_tracked(a.lazy_source) and gc.is_tracked(a.ids)
+    assert not gc.is_tracked(a) and gc.is_tracked(a.lazy_source) and gc.is_tracked(a.ids)
     assert a.tokens == ref.encode("first text", add_special_tokens=False).tokens   # made from the source
 
     class Plain:   # no __slots__: the fields are set by name
@@ -398,36 +398,72 @@ def test_short_call_first_character_check():
 
 
 def test_short_call_results_in_cycles_are_freed():
-    """A short call's Encoding refers to its tokenizer (its other fields are made from it on
-    first read), so one kept on the tokenizer, or a cycle through its ids, is garbage the
-    cycle collector must free: with the Encoding or its source left unwatched, the whole
-    tokenizer leaked."""
+    """A lazy Encoding (a short call's, a batch's) makes its other fields from its tokenizer on
+    first read, but holds it weakly: Encodings are not tracked by the cycle collector, so a
+    strong reference made one kept on its tokenizer (or on something the tokenizer holds) a
+    cycle nobody frees.  The tokenizer going away (by its reference count, or by the collector
+    when it is in a cycle of its own) makes or freezes its Encodings first: their fields are
+    still its."""
     import gc
     import weakref
 
-    _, ours = _ref(normalizer=None, added=ADDED[:3])
+    ref, ours = _ref(normalizer=None, added=ADDED[:3])
     text = ours.to_str()
+    want = ref.encode("hello world", add_special_tokens=False)
 
     class Box:
         pass
 
-    def kept_on_its_tokenizer():
+    def kept_on_its_tokenizer(in_cycle: bool):
         tok = Tokenizer.from_str(text)
         tok.last = tok.encode("hello world", add_special_tokens=False)   # the short call
-        assert tok._short and tok.last.ids == ours.encode("hello world", add_special_tokens=False).ids
-        return weakref.ref(tok)
+        tok.batch = tok.encode_batch(["hello world", "x y"], add_special_tokens=False)   # a lazy batch
+        assert tok._short and tok.last.ids == want.ids and tok.last.lazy_source is not None
+        if in_cycle:
+            box = Box()
+            box.tok, tok.box = tok, box
+        kept = tok.last, tok.batch[0]
+        return weakref.ref(tok), kept
 
-    def cycle_through_ids():
-        enc = ours.encode("hello world")
-        box = Box()
-        box.enc = enc
-        enc.own_ids().append(box)   # (its own list: `ids` gives a copy)
-        return weakref.ref(box)
-
-    for make in (kept_on_its_tokenizer, cycle_through_ids):
-        ref = make()
+    for in_cycle in (False, True):
+        ref_tok, kept = kept_on_its_tokenizer(in_cycle)
         gc.collect()
-        assert ref() is None, make.__name__
+        assert ref_tok() is None, in_cycle
+        assert kept[0].tokens == want.tokens and kept[0].offsets == want.offsets   # made from the tokenizer as it was
+        assert kept[1].tokens == want.tokens and kept[1].offsets == want.offsets
+
+
+def test_encodings_are_not_tracked():
+    """Every Encoding (short call, batch, pipeline, padded, truncated, merged, copied, unpickled)
+    is left to reference counting alone, as HF's: the collector neither counts nor walks them
+    (encode_batch makes one a document).  Its type has no GC flag; a subclass is tracked again."""
+    import copy
+    import gc
+    import pickle
+
+    from fastbpe.hf.encoding import Encoding
+
+    ref, ours = _ref(normalizer=None, added=ADDED[:3])
+    assert not Encoding.__flags__ & (1 << 14)   # Py_TPFLAGS_HAVE_GC
+    short = ours.encode("hello world")
+    batch = ours.encode_batch(["hello world", "a <tool> b", "x"])
+    pair = ours.encode("hello", "world")
+    fast = ours.encode_batch_fast(["hello world"])
+    every = [short, *batch, pair, *fast, copy.copy(short), pickle.loads(pickle.dumps(batch[0])),
+             Encoding.merge([short, pair]), Encoding.empty()]
+    padded = ours.encode("hello world")
+    padded.pad(20)
+    cut = ours.encode("hello world and more words here")
+    cut.truncate(3)
+    every += [padded, cut, *cut.overflowing]
+    for enc in every:
+        assert type(enc) is Encoding and not gc.is_tracked(enc), enc
+    assert batch[1].tokens == ref.encode("a <tool> b").tokens and short.offsets == ref.encode("hello world").offsets
+
+    class Sub(Encoding):
+        pass
+
+    assert gc.is_tracked(Sub([1], [0], ["a"], [(0, 1)], [1], [0], [0], [0]))
 
 
 def test_encode_is_the_compiled_call():

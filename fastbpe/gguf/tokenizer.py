@@ -22,7 +22,7 @@ import regex
 
 from .._added_split import encode_cut_texts
 from .._char_bpe import PREPEND, REPLACE_SPACE
-from .._short_call import EncodingIds
+from .._encoding_base import EncodingIds
 from ..threads import available_cores, check_threads, parallel_map
 from .models import ByteLevelBPE, Gemma4BPE, SentencePieceBPE
 from .pretokenizers import FOLD_TRAP, Splitter, has_marks

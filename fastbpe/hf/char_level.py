@@ -209,7 +209,7 @@ class CharLevelPath:
     def share_bodies(self, tokenizer, texts: list, as_bytes: bool = False) -> list:
         """body_ids of one thread's share of texts: those without an added token in one kernel
         call (what encode_ids_batch and encode_batch's ids come from; with `as_bytes` those
-        are bytes of uint32s, what an Encoding holds: _short_call.EncodingIds)."""
+        are bytes of uint32s, what an Encoding holds: _encoding_base.EncodingIds)."""
         added = tokenizer.added
         plain = [type(t) is str and not self._has_added(added, t) for t in texts]
         kept = [t for t, ok in zip(texts, plain) if ok]

@@ -5,8 +5,9 @@ import contextlib
 import gc
 import sys
 import warnings
+import weakref
 
-from .._short_call import EncodingIds
+from .._encoding_base import EncodingFields, untracked_subclass
 
 
 @contextlib.contextmanager
@@ -78,7 +79,7 @@ def single_sequence_shape(processed: "Encoding") -> tuple[dict, frozenset | None
     return shape, processed._sequences
 
 
-new_object = EncodingIds.__new__  # an Encoding without __init__ (the short-call path fills its fields)
+new_object = EncodingFields.__new__  # an Encoding without __init__ (the short-call path fills its fields)
 
 
 def _unsigned(index: int) -> int:
@@ -88,9 +89,19 @@ def _unsigned(index: int) -> int:
     return index
 
 
-class Encoding(EncodingIds):
-    """Ids are held by the C base (_short_call.EncodingIds: the kernel's bytes of uint32s,
-    a new list each read of `ids`, `own_ids()` the Encoding's own list, len() the count).
+# the fields a make fills (C fields of _encoding_base.EncodingFields, as _pending, _sequences and _text)
+_MADE = ("_type_ids", "_tokens", "_offsets", "_attention_mask", "_special_tokens_mask", "_word_ids",
+         "_sequence_ids", "_overflowing")
+
+
+@untracked_subclass   # (a class statement alone makes tracked instances in CPython 3.11+)
+class Encoding(EncodingFields):
+    """Ids are held by the C base (_encoding_base.EncodingIds: the kernel's bytes of uint32s,
+    a new list each read of `ids`, `own_ids()` the Encoding's own list, len() the count),
+    the other fields by _encoding_base.EncodingFields (C fields, None until set): with no
+    slots of its own, an Encoding is not tracked by the cyclic garbage collector, as HF's
+    is not (EncodingFields says why no cycle can go through one).  `own()` / `own_ids()`
+    lists are the pipeline's: only ints, strs, (int, int) tuples and None go in them.
     Fields may be pending: an Encoding built from the kernels keeps a function that makes
     them and calls it the first time one is read, so a caller that needs only ids never pays
     for the rest.  `pending` leaves tokens, offsets and word ids (kernel_encodings.py);
@@ -98,8 +109,7 @@ class Encoding(EncodingIds):
     method reads fields through `_stored` (or makes them first), so nothing sees a pending
     field.  A caller's read of a list field is a new list, as HF's: changing it leaves the
     Encoding as it was (`own(field)` is the Encoding's own list, for the pipeline)."""
-    __slots__ = ("_type_ids", "_tokens", "_offsets", "_attention_mask", "_special_tokens_mask",
-                 "_word_ids", "_sequence_ids", "_overflowing", "_pending", "_sequences", "_text")
+    __slots__ = ()   # no field of its own (untracked_subclass leaves only such a class untracked)
 
     def __init__(self, ids, type_ids, tokens, offsets, attention_mask, special_tokens_mask,
                  word_ids, sequence_ids, overflowing=None):
@@ -109,6 +119,7 @@ class Encoding(EncodingIds):
         self._overflowing = overflowing if overflowing is not None else []
         self._pending = None
         self._sequences = None  # the input sequences merged in, empty ones too (HF's sequence ranges)
+        self._text = None   # a short call's text or a batch's index (ShortCall, lazy_objects: SHORT_FIELDS)
 
     def __reduce__(self):
         """Pickles (multiprocessing, datasets.map) with every field made."""
@@ -195,7 +206,7 @@ class Encoding(EncodingIds):
             if made._pending is not None:
                 made._make()
             # only the fields not set yet: one already set may have been written since
-            for name in Encoding.__slots__[:-3]:
+            for name in _MADE:
                 if getattr(self, name, None) is None:
                     setattr(self, name, getattr(made, name))
             if getattr(self, "_sequences", None) is None:
@@ -473,24 +484,39 @@ class ShortSource:
     and while any such Encoding is alive its fields must still come from the tokenizer as it
     was: then this object keeps a copy of it made before the change (a batch's Encodings are
     made instead, see ids_path._LazyBatch: a short call cannot afford to register each one).
-    The tokenizer makes a new ShortSource with its next plan."""
-    __slots__ = ("tokenizer",)
+    The tokenizer makes a new ShortSource with its next plan.  The tokenizer is held by a
+    weak reference (an Encoding is not tracked by the cycle collector, so a strong one made
+    `tok.last = tok.encode(s)` a cycle nobody frees): a tokenizer going away freezes this
+    source first, as a change does (Tokenizer.__del__)."""
+    __slots__ = ("_tokenizer", "_frozen")
 
     def __init__(self, tokenizer):
-        self.tokenizer = tokenizer
+        self._tokenizer, self._frozen = weakref.ref(tokenizer), None
+
+    @property
+    def tokenizer(self):
+        """The tokenizer the Encodings' fields come from: the copy kept by `freeze`, else the live one."""
+        frozen = self._frozen
+        return frozen if frozen is not None else self._tokenizer()
 
     def encoding_of(self, text: str, add_special_tokens: bool, options: tuple | None) -> "Encoding":
-        return self.tokenizer.encoding_of(text, add_special_tokens, options)
+        tokenizer = self.tokenizer
+        if tokenizer is None:   # (only if its __del__ could not run: interpreter shutdown)
+            raise RuntimeError("the tokenizer of this Encoding is gone: its other fields cannot be made")
+        return tokenizer.encoding_of(text, add_special_tokens, options)
 
-    def freeze(self, held: int, alive: bool = False) -> None:
-        """Keep a copy of the tokenizer when some Encoding still refers to this source: when
-        `alive` (the ShortCall's results_alive) or more than `held` references to it exist
-        besides this call's own (the tokenizer's and its ShortCall's)."""
-        if alive or sys.getrefcount(self) - 2 > held:   # minus getrefcount's argument and this frame's self
-            tokenizer = self.tokenizer
+    def freeze(self, held: int, alive: bool = False, tokenizer=None) -> None:
+        """Keep a copy of the tokenizer (`tokenizer`, else the live one) when some Encoding
+        still refers to this source: when `alive` (the ShortCall's results_alive) or more
+        than `held` references to it exist besides this call's own (the tokenizer's and its
+        ShortCall's)."""
+        if self._frozen is None and (alive or sys.getrefcount(self) - 2 > held):   # minus the argument and self
+            tokenizer = tokenizer if tokenizer is not None else self._tokenizer()
+            if tokenizer is None:
+                return
             copy = type(tokenizer).from_str(tokenizer.to_str())
             copy.encode_special_tokens = tokenizer.encode_special_tokens
-            self.tokenizer = copy
+            self._frozen = copy
 
 
 def without_offsets(enc: Encoding) -> Encoding:

@@ -8,6 +8,7 @@ ids alone.  A mixin over `Tokenizer`'s fields (`model`, `added`, `_pattern`, `_k
 from __future__ import annotations
 
 import re
+import weakref
 
 from ..patterns import BY_NAME
 from ..threads import available_cores, batch_threads, parallel_map
@@ -44,23 +45,38 @@ def _cut(text: str, size: int) -> list[str]:
     return [text[a:b] for a, b in zip(bounds, bounds[1:])]
 
 
+# each tokenizer's set of live _LazyBatch objects (its _lazy_batches), by id() while it lives: the
+# collector clears every weak reference held only by garbage before it runs finalizers, so a
+# tokenizer in a cycle would find its own set empty in __del__; this one it finds whole
+_LIVE_BATCHES: dict = {}
+
+
 class _LazyBatch:
     """The texts of one encode_batch call whose Encodings hold only their ids: it stands
     for the tokenizer in their pending source (Encoding.lazy), and the first Encoding made
     makes every one of them in one batch pass.  The tokenizer makes them all before it
-    changes (added tokens, stages), so they stay those of the call."""
-    __slots__ = ("tokenizer", "texts", "add_special_tokens", "options", "with_offsets", "made", "__weakref__")
+    changes (added tokens, stages) or goes away (Tokenizer.__del__), so they stay those of
+    the call.  The tokenizer is held by a weak reference: a strong one from Encodings the
+    cycle collector does not track (hf.encoding.EncodingFields) would leak a tokenizer that
+    keeps one of its Encodings."""
+    __slots__ = ("_tokenizer", "texts", "add_special_tokens", "options", "with_offsets", "made", "__weakref__")
 
     def __init__(self, tokenizer, texts: list, add_special_tokens: bool, options: tuple | None,
                  with_offsets: bool = True):
-        self.tokenizer, self.texts, self.made = tokenizer, texts, None
+        self._tokenizer, self.texts, self.made = weakref.ref(tokenizer), texts, None
         self.add_special_tokens, self.options, self.with_offsets = add_special_tokens, options, with_offsets
 
-    def make(self) -> list:
+    def make(self, tokenizer=None) -> list:
+        """The batch's Encodings, made by `tokenizer` (the one going away), else the live one."""
         made = self.made
         if made is None:   # two threads may both get here: the same Encodings, made twice
-            made = self.made = self.tokenizer._encode_all(self.texts, self.add_special_tokens, self.options,
-                                                          self.with_offsets)
+            if tokenizer is None:
+                tokenizer = self._tokenizer()
+            if tokenizer is None:   # (only if its __del__ could not run: interpreter shutdown)
+                raise RuntimeError("the tokenizer of these Encodings is gone: their other fields cannot be made")
+            made = self.made = tokenizer._encode_all(self.texts, self.add_special_tokens, self.options,
+                                                     self.with_offsets)
+            self.texts = None
         return made
 
     def encoding_of(self, index: int, add_special_tokens: bool, options: tuple | None):
@@ -455,6 +471,7 @@ class IdsPath:
         # the texts whose Encodings stay lazy: the first one made makes them all (a caller
         # reading one's offsets reads them all, and one batch pass costs far less)
         batch = _LazyBatch(self, list(texts), add_special_tokens, options, with_offsets)
+        _LIVE_BATCHES[id(self)] = self._lazy_batches   # (reachable while this tokenizer is in a cycle: __del__)
         self._lazy_batches.add(batch)
 
         def finish(index: int, body: list) -> Encoding:
@@ -501,16 +518,26 @@ class IdsPath:
             batch.options = (truncation, padding, longest)
         return out
 
+    def __del__(self):
+        """Encodings that make their fields later (a batch's, a short call's) hold this
+        tokenizer weakly (they are not tracked by the cycle collector): make or freeze them
+        before it goes.  (Run by the collector too: a tokenizer in a cycle is finalized first.)"""
+        try:
+            _LIVE_BATCHES.pop(id(self), None)
+            self._make_lazy_encodings()
+        except Exception:   # interpreter shutdown, a tokenizer whose loading failed: nothing to keep
+            pass
+
     def _make_lazy_encodings(self) -> None:
         """Before the tokenizer changes: make the Encodings of every batch still holding only
         ids, with the tokenizer they were encoded with."""
         batches = getattr(self, "_lazy_batches", None)
         while batches:
-            batches.pop().make()
+            batches.pop().make(self)
         source = self.__dict__.pop("_short_source", None)
         if source is not None:   # held here, and by this tokenizer's plan's ShortCall (and its two sources)
             short = self._short
-            source.freeze(4 if short else 1, short[7].results_alive() if short else False)
+            source.freeze(4 if short else 1, short[7].results_alive() if short else False, self)
 
     def _encode_all(self, texts: list, add_special_tokens: bool, options: tuple | None,
                     with_offsets: bool = True) -> list[Encoding]:
