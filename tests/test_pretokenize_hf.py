@@ -79,7 +79,7 @@ def test_unicode_version_follows_tokenizers():
     """The scanner's tables follow tiktoken's Unicode version, not regex's; on every code point
     where the two differ (tools/tiktoken_unicode_overrides.txt) HF tokenizers cuts as the
     scanner does too, in many contexts."""
-    from test_pretokenize import REGEX_DIFFERS, _probe
+    from pretokenize_cases import REGEX_DIFFERS, probe as _probe
 
     if not REGEX_DIFFERS:
         pytest.skip("the tables follow regex's Unicode version in this build")

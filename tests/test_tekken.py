@@ -114,7 +114,7 @@ def test_the_split_is_the_built_in_tekken_scanner(name):
 def test_unicode_version_follows_tiktoken():
     """Where regex's Unicode version and the scanner's tables (tiktoken's) disagree, the tekken
     kind gives mistral-common's ids (it splits with tiktoken)."""
-    from test_pretokenize import REGEX_DIFFERS, _probe
+    from pretokenize_cases import REGEX_DIFFERS, probe as _probe
 
     if not REGEX_DIFFERS:
         pytest.skip("the tables follow regex's Unicode version in this build")
