@@ -60,6 +60,7 @@ PREPEND, PREPEND_UNLESS_META, REPLACE_SPACE, SPLIT = F_PREPEND, F_PREPEND_UNLESS
 cdef enum:   # encode_words: a text whose probed words mostly miss (half of 16 or more) is cut in one run
     MISS_MIN = 16
     SPACED_WORD = 48   # encode_spaced's buffer of one word
+    RUN_MAX = 48       # ... and the longest run of meta characters whose ids it keeps (run_ids)
 cdef uint8_t CUT_PAIR[1024]   # [flags of a << 5 | flags of b]: cut between a and b (_char_cuts.pxd's rule)
 cdef int _fa, _fb
 for _fa in range(32):
@@ -91,6 +92,9 @@ cdef class CharBPE:
     cdef readonly str meta_char
     cdef int32_t small_ids[129]           # the tokens of the ASCII characters and (128) the meta character
     cdef uint64_t* small_pairs            # [129 * 129] their pairs' (rank << 32 | new id) (-1 ids: NO_PAIR)
+    cdef readonly bint meta_runs          # encode_spaced cuts a run of spaces before a word (runs_apart)
+    cdef tok_t run_ids[RUN_MAX + 1][PACKED_MAX_IDS]   # the ids of k meta characters merged alone
+    cdef Py_ssize_t run_n[RUN_MAX + 1]    # ... how many (0: more than PACKED_MAX_IDS, or k = 0)
 
     def __dealloc__(self):   # (Cython sets every C attribute to 0 / NULL before __cinit__)
         free(self.small_pairs)
@@ -248,7 +252,7 @@ cdef class CharBPE:
                     return 0
             if not self.cut_before_meta or self.meta_len <= 3:
                 if self.cut_before_meta:
-                    self.encode_words(q, n, out, w)
+                    encode_words(self, q, n, out, w)
                 else:
                     self.encode_cut(q, 0, n, q + n, out, w)
                 if words != NULL:
@@ -268,98 +272,19 @@ cdef class CharBPE:
             start = stop
         return 0
 
-    cdef inline bint word_key(self, const uint8_t* p, Py_ssize_t ln, const uint8_t* end, uint64_t m3, uint64_t* k0,
-                              uint64_t* k1) noexcept nogil:
-        """Whether encode_words probes the word p[:ln] whole: the meta character (its bytes m3)
-        and up to 15 bytes; then its packed key (cache_probe's) in k0, k1.  (Skipping words
-        with bytes >= 0x80 left multilingual text as it was and cost English 2%: curly quotes.)"""
-        if not (ln > self.meta_len and ln - self.meta_len <= PACKED_MAX and load_word(p, self.meta_len, end) == m3):
-            return False
-        packed_key(p + self.meta_len, ln - self.meta_len, end, k0, k1)
-        k1[0] |= META_KEY
-        return True
-
-    cdef inline Py_ssize_t word_stop(self, const uint8_t* q, Py_ssize_t n, Py_ssize_t start) noexcept nogil:
-        cdef Py_ssize_t stop = meta_word_end(self.meta, self.meta_len, q, n, start)   # (on past one after ">")
-        while self.joins_meta and stop < n and q[stop - 1] < 0x80 and self.cut_flags[q[stop - 1]] & CUT_JOINS_META:
-            stop = meta_word_end(self.meta, self.meta_len, q, n, stop)
-        return stop
-
-    cdef int encode_words(self, const uint8_t* q, Py_ssize_t n, IdBuf* out, Work* w) except -1 nogil:
-        """encode_cut of q[:n] for a file whose merges never join across a meta character
-        that follows another character (cut_before_meta): a word from one such meta character
-        to the next that has a packed key (up to 18 bytes, most words of English) is looked up
-        whole in the piece cache first, inline (a word seen before costs one probe, not
-        encode_cut's byte loop and a call a part), and one that encode_cut cuts into parts of
-        up to 3 ids in all is kept whole too (its ids are its parts' ids: the cuts are exact).
-        Longer words go to encode_cut alone: probing them whole cost multilingual text more
-        than it saved (few repeat, and their parts were probed again); so does the rest of a
-        text once half its probed words (16 or more) missed."""
-        cdef Py_ssize_t start = 0, stop, ml = self.meta_len, before, run, probes = 0, misses = 0
-        cdef const uint8_t* end = q + n
-        cdef uint64_t k0, k1, h, m3 = 0
-        cdef const PackedEntry* pe
-        memcpy(&m3, self.meta, ml)
-        stop = self.word_stop(q, n, 0)
-        while start < n:
-            if not self.word_key(q + start, stop - start, end, m3, &k0, &k1):
-                # words without a packed key, and those after them up to one with a key: one
-                # encode_cut (the byte loop cuts before their meta characters too)
-                run = stop
-                while run < n:
-                    stop = self.word_stop(q, n, run)
-                    if self.word_key(q + run, stop - run, end, m3, &k0, &k1):
-                        break
-                    run = stop
-                self.encode_cut(q, start, run, end, out, w)
-                start = run
-                continue
-            probes += 1
-            h = char_hash(k0, k1)
-            pe = &w.packed[h & w.packed_mask]
-            idbuf_reserve(out, stop - start + 8)
-            if pe.k0 == k0 and pe.k1 == k1 and pe.n_ids:
-                memcpy(out.data + out.len, pe.ids, 16)
-                out.len += pe.n_ids
-            else:
-                misses += 1
-                if misses >= MISS_MIN and 2 * misses > probes:   # (multilingual: few repeat)
-                    self.encode_cut(q, start, n, end, out, w)
-                    return 0
-                before = out.len
-                if self.encode_cut(q, start, stop, end, out, w) > 1 and out.len - before <= PACKED_MAX_IDS:
-                    packed_store(w.packed, w.packed_mask, h, k0, k1, out.data + before, out.len - before)
-            start = stop
-            if start < n:
-                stop = self.word_stop(q, n, start)
-        return 0
-
-    cdef inline Py_ssize_t spaced_key(self, const uint8_t* s, Py_ssize_t start, Py_ssize_t stop, const uint8_t* end,
-                                      uint64_t* k0, uint64_t* k1) noexcept nogil:
-        """The length of the normalized form of the word s[start:stop] (a space, then 1-15 other
-        bytes) when it has a packed key, which is set in k0, k1 (as cache_probe makes it: the
-        bytes after the meta character, flagged), else 0."""
-        cdef Py_ssize_t ln = stop - start
-        if ln < 2 or ln - 1 > PACKED_MAX or s[start + 1] == 32:
-            return 0
-        if self.joins_meta and ((start > 0 and s[start - 1] < 0x80 and self.cut_flags[s[start - 1]] & CUT_JOINS_META) or (
-                stop < (end - s) and s[stop - 1] < 0x80 and self.cut_flags[s[stop - 1]] & CUT_JOINS_META)):
-            return 0   # a merge joins its space to the character before it (or the next word's): not probed alone
-        packed_key(s + start + 1, ln - 1, end, k0, k1)
-        k1[0] |= META_KEY
-        return self.meta_len + ln - 1
-
     cdef int encode_spaced(self, const uint8_t* s, Py_ssize_t n, int kind, IdBuf* out, Work* w,
                            uint8_t* q) except -1 nogil:
         """encode_words of the normalized form of an ASCII text s[:n] (kind: REPLACE_SPACE, maybe a
         PREPEND or SPLIT flag; no SPLIT with ignore_merges) without making it: a word is a run of spaces and what follows
         up to the next space after another character; one with a packed key (spaced_key) is
         probed with its normalized form's key and normalized (into a small buffer) only when
-        it misses.  The first word, words too long for a key and the words up to the next one
-        with a key are normalized into q (room for max(ml, 4) bytes a byte and 16) and go to
-        encode_words.  (A text's words probed in place saved the normalizer's copy: ~50
-        instructions a word of English.)"""
-        cdef Py_ssize_t start = 0, stop, run, ln, before, probes = 0, misses = 0, runs = 0, ml = self.meta_len
+        it misses; an indented word (meta_runs) as " word", its run's ids from run_ids.  The
+        first word, words too long for a key and the words up to the next one with a key are
+        normalized into q (room for max(ml, 4) bytes a byte and 16) and go to encode_words.  (A
+        text's words probed in place saved the normalizer's copy: ~50 instructions a word of
+        English.)"""
+        cdef Py_ssize_t start = 0, stop, run, ln, before, probes = 0, misses = 0, runs = 0, ml = self.meta_len, extra = 0
+        cdef bint meta_runs = self.meta_runs and not kind & F_SPLIT   # (Metaspace split: every "▁" its own word)
         cdef const uint8_t* end = s + n
         cdef uint64_t k0, k1, h
         cdef const PackedEntry* pe
@@ -372,21 +297,26 @@ cdef class CharBPE:
             if start < run:   # s[start:run]: words without a key, normalized and cut by encode_words
                 ln = meta_normalize(self.meta, ml, s + start, run - start, kind if start == 0 else F_REPLACE_SPACE,
                                     q, &prepended)
-                self.encode_words(q, ln, out, w) if not kind & F_SPLIT else self.encode_normalized(q, ln, F_SPLIT, out, w, NULL)
+                encode_words(self, q, ln, out, w) if not kind & F_SPLIT else self.encode_normalized(q, ln, F_SPLIT, out, w, NULL)
                 start = run
             if start >= n:
                 return 0
             stop = space_word_end(s, n, start)
-            ln = self.spaced_key(s, start, stop, end, &k0, &k1)
+            ln = spaced_key(self, s, start, stop, end, &k0, &k1)
+            if ln == 0 and meta_runs and stop - start > 2 and s[start + 1] == 32:   # an indented word: " word" probed
+                extra = indented_key(self, s, start, stop, end, &k0, &k1)
+                start += extra
+                ln = ml + stop - start - 1 if extra else 0
             if ln == 0:
                 runs += 1
-                if runs >= 3 and 8 * runs > probes:   # code: many long or indented words
+                if runs >= 16 and 2 * runs > probes:   # mostly words without a key: the rest through encode_words
                     run = n
                     continue
                 run = stop
                 while run < n:
                     stop = space_word_end(s, n, run)
-                    if self.spaced_key(s, run, stop, end, &k0, &k1):
+                    if spaced_key(self, s, run, stop, end, &k0, &k1) or (meta_runs and stop - run > 2 and s[run + 1] == 32 and (
+                            indented_key(self, s, run, stop, end, &k0, &k1))):
                         break
                     run = stop
                 continue
@@ -397,10 +327,13 @@ cdef class CharBPE:
             if pe.k0 == k0 and pe.k1 == k1 and pe.n_ids:
                 memcpy(out.data + out.len, pe.ids, 16)
                 out.len += pe.n_ids
+                if extra:
+                    run_before(self, extra + 1, out, pe.n_ids)
+                    extra = 0
             else:
                 misses += 1
                 if misses >= MISS_MIN and 2 * misses > probes:   # mostly first-seen words: the rest as one run
-                    ln = meta_normalize(self.meta, ml, s + start, n - start, F_REPLACE_SPACE, q, &prepended)
+                    ln = meta_normalize(self.meta, ml, s + start - extra, n - start + extra, F_REPLACE_SPACE, q, &prepended)
                     self.encode_cut(q, 0, ln, q + ln, out, w) if not kind & F_SPLIT else self.encode_normalized(
                         q, ln, F_SPLIT, out, w, NULL)
                     return 0
@@ -412,6 +345,9 @@ cdef class CharBPE:
                 before = out.len
                 if self.encode_cut(word, 0, ln, word + SPACED_WORD, out, w) > 1 and out.len - before <= PACKED_MAX_IDS:
                     packed_store(w.packed, w.packed_mask, h, k0, k1, out.data + before, out.len - before)
+                if extra:
+                    run_before(self, extra + 1, out, out.len - before)
+                    extra = 0
             start = run = stop
 
     cdef int encode_cut(self, const uint8_t* q, Py_ssize_t start, Py_ssize_t stop, const uint8_t* end,
@@ -641,4 +577,5 @@ cdef class CharBPE:
             free(ids)
 
 
+include "_char_words.pxi"
 include "_char_tables.pxi"

@@ -110,4 +110,31 @@ cdef CharBPE build_char_bpe(dict vocab, merges, unk_token, bint byte_fallback, b
         for k in range(129):
             self.small_pairs[129 * i + k] = NO_PAIR if self.small_ids[i] < 0 or self.small_ids[k] < 0 else (
                 pair_word(&self.table.pairs, self.small_ids[i], self.small_ids[k]))
+    if self.runs_apart and self.spaced:
+        fill_meta_runs(self)
     return self
+
+
+cdef int fill_meta_runs(CharBPE self) except -1:
+    """The ids of k = 1..RUN_MAX meta characters merged alone (run_ids, run_n), and meta_runs on:
+    encode_spaced then cuts an indented word as encode_run_word does, the run's ids from here."""
+    cdef Work w
+    cdef IdBuf out
+    cdef uint8_t text[4 * RUN_MAX]
+    cdef Py_ssize_t k, i, ml = self.meta_len
+    memset(&w, 0, sizeof(Work))
+    memset(&out, 0, sizeof(IdBuf))
+    try:
+        for k in range(1, RUN_MAX + 1):
+            memcpy(text + (k - 1) * ml, self.meta, ml)
+            out.len = 0
+            idbuf_reserve(&out, k * ml + 8)
+            self.merge_word(text, k * ml, &out, &w)
+            self.run_n[k] = out.len if out.len <= PACKED_MAX_IDS else 0
+            for i in range(self.run_n[k]):
+                self.run_ids[k][i] = out.data[i]
+    finally:
+        work_free(&w)
+        idbuf_free(&out)
+    self.meta_runs = True
+    return 0

@@ -386,14 +386,16 @@ _RUN_MERGES = {   # the merges of "▁" runs (mm) placed last, first, or with a 
 def test_runs_of_meta_characters_before_a_word_merge_apart_only_when_exact(order):
     """A run of k "▁" and a word (code's indentation) is merged as "▁" + word and the run of
     k - 1 (or k) apart when every merge of "▁" runs ranks last and none joins a run to a word
-    (runs_apart); the other orders keep merging the piece whole.  Each order against HF."""
+    (runs_apart; an ASCII text's indented words probed as " word", the run's ids from a table
+    of runs of up to 3 ids: meta_runs); the other orders keep merging the piece whole.  Each
+    order against HF."""
     vocab = {"<unk>": 0, "\u2581": 1, "a": 2, "b": 3, "\u2581a": 4, "ab": 5, "\u2581ab": 6, "\u2581b": 7, "\u2581\u2581": 8,
              "\u2581\u2581\u2581\u2581": 9, "\u2581\u2581\u2581": 10, "\u2581\u2581a": 11, "c": 12, "\u2581\u2581c": 13}
     ref, ours = both_from(char_level_doc(vocab, _RUN_MERGES[order]))
     assert ours.engine == "kernel"
-    assert ours.model.char_model.runs_apart == (order == "last")
+    assert ours.model.char_model.runs_apart == ours.model.char_model.meta_runs == (order == "last")
     words = ["a", "b", "ab", "ba", "abab", "c", "\u00e9a", "x ab", "a\u2581", "\u2581"]
-    texts = [" " * k + w + " " * j for k in range(12) for w in words for j in (0, 1, 3)]
+    texts = [" " * k + w + " " * j for k in [*range(12), 13, 14, 20] for w in words for j in (0, 1, 3)]
     texts += [" ".join(texts[i:i + 7]) for i in range(0, len(texts), 7)]
     for text in texts[:40]:
         assert_same(ref, ours, text)
