@@ -8,6 +8,7 @@ ids alone.  A mixin over `Tokenizer`'s fields (`model`, `added`, `_pattern`, `_k
 from __future__ import annotations
 
 import re
+import sys
 import weakref
 
 from ..patterns import BY_NAME
@@ -521,10 +522,13 @@ class IdsPath:
     def __del__(self):
         """Encodings that make their fields later (a batch's, a short call's) hold this
         tokenizer weakly (they are not tracked by the cycle collector): make or freeze them
-        before it goes.  (Run by the collector too: a tokenizer in a cycle is finalized first.)"""
+        before it goes.  (Run by the collector too: a tokenizer in a cycle is finalized first.
+        Not at interpreter exit: a batch kept in a module's globals would be encoded again for
+        nobody.)"""
         try:
             _LIVE_BATCHES.pop(id(self), None)
-            self._make_lazy_encodings()
+            if not sys.is_finalizing():
+                self._make_lazy_encodings()
         except Exception:   # interpreter shutdown, a tokenizer whose loading failed: nothing to keep
             pass
 
