@@ -37,7 +37,7 @@ from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
 
 from fastbpe._core cimport BPETable, thread_cache
-from fastbpe._id_output cimport idbuf_to_list
+from fastbpe._id_output cimport idbufs_lists
 from fastbpe._memory cimport xrealloc
 from fastbpe._normalize cimport Program, run_ops
 from fastbpe._normalize_buf cimport Buf, View, buf_free
@@ -349,7 +349,7 @@ def encode_cut_texts(BPETable table, int kind, TokenTrie raw, TokenTrie normaliz
             raise UnicodeEncodeError("utf-8", program.normalize(texts[bad_text]), 0, 1, "surrogates not allowed")
         if as_bytes:
             return [PyBytes_FromStringAndSize(<char*>outs[i].data, outs[i].len * sizeof(tok_t)) for i in range(n)]
-        return [idbuf_to_list(&outs[i], table.id_objects) for i in range(n)]
+        return idbufs_lists(outs, n, table.id_objects)   # (all made before any is filled)
     finally:
         idbufs_free(outs, n)
         utf8_texts_free(us, n)

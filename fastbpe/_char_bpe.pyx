@@ -39,7 +39,7 @@ from fastbpe._char_offsets cimport token_offsets
 from fastbpe._char_symbols cimport FALLBACK_ID, CharSymbols, char_id, initial_symbols
 from fastbpe._core cimport BPETable, thread_cache
 from fastbpe._hash cimport FB_LITTLE_ENDIAN, PACKED_MAX, load_word, packed_key
-from fastbpe._id_output cimport idbuf_to_array, idbuf_to_list, idbuf_to_numpy
+from fastbpe._id_output cimport idbuf_to_array, idbuf_to_list, idbuf_to_numpy, idbufs_lists
 from fastbpe._merge cimport SCAN_PIECE, merge_paired_parts, merge_parts
 from fastbpe._meta_text cimport (F_PREPEND, F_PREPEND_UNLESS_META, F_REPLACE_SPACE, F_SPLIT, KIND_MAX, fb_ctz64,
                                  few_non_ascii, has_meta, is_meta, meta_cut, meta_normalize, meta_normalize_units,
@@ -555,7 +555,7 @@ cdef class CharBPE:
                         for i in range(n)]
             if as_bytes:
                 return [PyBytes_FromStringAndSize(<char*>outs[i].data, outs[i].len * sizeof(tok_t)) for i in range(n)]
-            return [idbuf_to_list(&outs[i], self.table.id_objects) for i in range(n)]
+            return idbufs_lists(outs, n, self.table.id_objects)   # (all made before any is filled)
         finally:
             idbufs_free(outs, n)
             idbufs_free(spans, n)
