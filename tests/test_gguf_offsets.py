@@ -63,14 +63,14 @@ def test_shared_files_give_hfs_offsets(name):
 @pytest.mark.parametrize("pre", ["gpt-2", "llama-bpe", "qwen2", "deepseek-coder", "command-r"])
 def test_written_bytelevel_files_give_hfs_offsets(pre, tmp_path):
     pytest.importorskip("tokenizers")
-    from test_gguf import _hf_equivalent
+    from gguf_cases import hf_equivalent
 
     spec, tokens, merges = gf.train_bytelevel()
     types = [3 if t == "<|endoftext|>" else 1 for t in tokens]
     path = tmp_path / "vocab.gguf"
     path.write_bytes(gf.gguf_bytes(gf.gpt2_kv(tokens, merges, pre, types)))
     tok = GGUFTokenizer.from_file(path)
-    hf = _hf_equivalent(dict(spec, post_processor=None), pre)
+    hf = hf_equivalent(dict(spec, post_processor=None), pre)
     for text in gf.TEXTS:
         want = hf.encode(text, add_special_tokens=False)
         assert tok.encode(text).ids == want.ids, text
