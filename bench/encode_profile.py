@@ -1,6 +1,8 @@
 """Where fastbpe's encode time goes, in wall time (one core; a companion to peers.py).
 
     python bench/encode_profile.py [--vocab cl100k_base] [--corpus English]
+    valgrind --tool=callgrind --instr-atstart=no [--branch-sim=yes] [--cache-sim=yes] \
+        python bench/encode_profile.py --vocab 'Qwen2.5 tokenizer.json' --corpus code --callgrind
 
 Two measurements, each a median over fresh slices of the shared corpus:
 
@@ -14,6 +16,12 @@ Two measurements, each a median over fresh slices of the shared corpus:
    Python between calls), k distinct ones in turn: with k = 1 everything the merge reads
    stays in L1 and the branch predictor learns the piece; as k grows the pair-table slots
    the merges read (several MiB for a 100k vocabulary) fall out of the caches.
+
+With `--callgrind` it measures nothing itself: it runs one row of peers.py's encode section
+(`--vocab` is then any of its rows, tokenizer.json ones too) the section's way, a warm-up part
+(`common.parts` part 0) then the first-seen 0.5 MB part 1 through `common.encoder`, and only
+that call is instrumented (callgrind_control), so two builds compare by instruction counts,
+simulated mispredicts and misses on a loaded machine (bench/RESULTS.md's kernel notes).
 
 Not a test: timings belong here, never in tests/.
 """
@@ -80,12 +88,30 @@ def merge_cost(enc, pieces: list[bytes], calls: int = 200_000) -> list[tuple[int
     return out
 
 
+def callgrind_row(vocab: str, corpus: str) -> None:
+    """The encode section's call on one first-seen part, alone instrumented."""
+    if vocab not in c.VOCABS:
+        raise SystemExit(f"--callgrind: --vocab must be one of the encode section's rows: {sorted(c.VOCABS)}")
+    texts = c.parts(c.CORPORA[corpus], 2.0)
+    encode = c.encoder("fastbpe", vocab)
+    encode(texts[0])
+    c.callgrind_instrument(True)
+    encode(texts[1])
+    c.callgrind_instrument(False)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--vocab", default="cl100k_base", help="a get_encoding name")
+    ap.add_argument("--vocab", default="cl100k_base",
+                    help="a get_encoding name; with --callgrind, a row of the encode section")
     ap.add_argument("--corpus", default="English", choices=sorted(c.CORPORA))
     ap.add_argument("--slices", type=int, default=9)
+    ap.add_argument("--callgrind", action="store_true",
+                    help="run the encode section's call on one first-seen part, instrumenting it alone")
     args = ap.parse_args()
+    if args.callgrind:
+        callgrind_row(args.vocab, args.corpus)
+        return
     c.pin(1)
     enc = fastbpe.get_encoding(args.vocab)
     texts = c.parts(c.CORPORA[args.corpus], 0.3 * (args.slices + 1), n=args.slices + 1)

@@ -145,9 +145,8 @@ cdef void merge_scan(const MergeTables* t, const uint8_t* p, Py_ssize_t n, IdBuf
     # the pair table by value: the stores into parts would otherwise make the compiler load
     # its fields again for every lookup (this module is built without strict aliasing)
     cdef PairTable pairs = t.pairs[0]
-    cdef int32_t* lens = w.nxt   # each first part's length in bytes (scratch)
-    cdef Py_ssize_t m = 0, i, pos = 0
-    cdef tok_t part
+    cdef Py_ssize_t m = 0, i, pos = 0, ln, last_len
+    cdef tok_t part, last
     if n + 3 > w.cap:   # no room for scan_parts' three parts past the last (see there)
         merge_heap(t, p, n, out, w)
         return
@@ -160,13 +159,16 @@ cdef void merge_scan(const MergeTables* t, const uint8_t* p, Py_ssize_t n, IdBuf
         parts[n - 1].id = <tok_t>byte_id[p[n - 1]]
         m = n
     else:
+        last_len = pos = char_part(t, p, 0, n, &part)
+        parts[0].id = last = part
+        m = 1
         while pos < n:
-            lens[m] = <int32_t>char_part(t, p, pos, n, &part)
+            ln = char_part(t, p, pos, n, &part)
             parts[m].id = part
-            if m > 0:
-                parts[m - 1].pair = first_pair(t, &pairs, p, pos - lens[m - 1], lens[m - 1], pos, lens[m],
-                                               parts[m - 1].id, part)
-            pos += lens[m]
+            parts[m - 1].pair = first_pair(t, &pairs, p, pos - last_len, last_len, pos, ln, last, part)
+            last = part
+            last_len = ln
+            pos += ln
             m += 1
     parts[m - 1].pair = NO_PAIR
     scan_parts(t.pairs, parts, m, out, NULL, 0)
