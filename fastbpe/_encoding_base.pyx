@@ -69,12 +69,8 @@ cdef class EncodingIds:
 
     @property
     def ids(self):
+        """Read-only, as HF's (AttributeError): see EncodingFields on cycles."""
         return ids_from(self.held)
-
-    @ids.setter
-    def ids(self, value):
-        # a copy, as HF's (the Python class's _set_ids makes its other fields first)
-        self._set_ids(ids_from(value) if type(value) is not bytes else list(value))
 
     cpdef list own_ids(self):
         """The Encoding's own list of ids (made from the buffer once): for the pipeline, which
@@ -99,8 +95,9 @@ cdef class EncodingFields(EncodingIds):
     (encode_batch makes one a document, the short call one a call).
 
     Why no cycle can go through an Encoding, so the collector need not see one: its fields
-    are lists of ints, strs, (int, int) tuples and None (reads give copies; only the
-    pipeline's own()/own_ids() lists are changed in place, with such values), a frozenset of
+    are lists of ints, strs, (int, int) tuples and None (every public field is read-only, as
+    HF's, and reads give copies: only the pipeline writes fields and changes its own() /
+    own_ids() lists in place, with such values), a frozenset of
     ints, a str or an int (`_text`), lists of other Encodings (`_overflowing`), and
     `_pending`: None, a tuple whose first item is hf.ShortSource or ids_path._LazyBatch (they
     hold their tokenizer by a weak reference: the tokenizer makes or freezes them when it

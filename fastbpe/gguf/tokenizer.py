@@ -450,11 +450,6 @@ class GGUFEncoding(EncodingIds):
         # source: (tokenizer, text, add_special_tokens, parse_special) the ids came from
         self._ids, self._tokens, self._source, self._offsets = ids, tokens, source, offsets
 
-    def _set_ids(self, ids: list) -> None:
-        """`enc.ids = value` (EncodingIds' setter): read-only, as HF's (tokens and offsets
-        are of these ids)."""
-        raise AttributeError("GGUFEncoding.ids is read-only (as HF's Encoding.ids)")
-
     def __reduce__(self):
         # plain fields, offsets made now: the tokenizer in _source does not pickle
         offsets = self.offsets if self._source is not None or self._offsets is not None else None

@@ -41,15 +41,13 @@ def _stored(enc: "Encoding", slot: str) -> list:
 
 def _pending_field(slot: str) -> property:
     """A field that may be pending (see Encoding): made on first read.  A read gives a new
-    list, as HF's (`ids = enc.ids; ids.append(eos)` leaves enc as it was); a write just sets
-    it (a later make fills only the fields still unset)."""
+    list, as HF's (`ids = enc.ids; ids.append(eos)` leaves enc as it was).  Read-only, as
+    HF's (AttributeError): the pipeline writes the slot; a caller's write could also put the
+    Encoding itself in a field, a cycle the collector would never see (see EncodingFields)."""
     def get(self):
         return _stored(self, slot)[:]
 
-    def set_(self, value) -> None:
-        setattr(self, slot, value)
-
-    return property(get, set_)
+    return property(get)
 
 
 def _overflowing_get(enc: "Encoding") -> list:
@@ -158,18 +156,15 @@ class Encoding(EncodingFields):
         A caller's read (`enc.ids`) gets a new list, as HF's."""
         return _stored(self, "_" + field)
 
+    def put(self, field: str, value: list) -> None:
+        """The pipeline's write of `field` ("offsets", "overflowing", ...; a pending Encoding
+        keeps it when it makes the rest): a caller's fields are read-only, as HF's."""
+        setattr(self, "_" + field, value)
+
     def set_lazy(self, ids: list, source: tuple) -> None:
         """A lazy Encoding's ids and source at once, its other fields still not made
-        (encode_batch pads a batch of them to its longest; `enc.ids = ...` makes them first)."""
+        (encode_batch pads a batch of them to its longest)."""
         self._ids, self._pending = ids, source
-
-    def _set_ids(self, ids: list) -> None:
-        """`enc.ids = value` (EncodingIds' setter, ids a copy of value): a pending Encoding
-        makes its other fields first: they follow the ids it was made with (a short call's
-        take their length from its ids), not the caller's."""
-        if self._pending is not None:
-            self._make()
-        self._ids = ids
 
     def _make(self, slot: str | None = None) -> None:
         # fields first, then _pending cleared: a thread reading at the same time makes them
@@ -221,7 +216,7 @@ class Encoding(EncodingFields):
     attention_mask = _pending_field("_attention_mask")
     special_tokens_mask = _pending_field("_special_tokens_mask")
     sequence_ids = _pending_field("_sequence_ids")
-    overflowing = property(_overflowing_get, _pending_field("_overflowing").fset)
+    overflowing = property(_overflowing_get)
     tokens = _pending_field("_tokens")
     offsets = _pending_field("_offsets")
     word_ids = _pending_field("_word_ids")
@@ -329,7 +324,7 @@ class Encoding(EncodingFields):
         return None if token is None else self.token_to_word(token)
 
     def set_sequence_id(self, sequence_id: int) -> None:
-        self.sequence_ids = [sequence_id] * len(self)
+        self._sequence_ids = [sequence_id] * len(self)
         self._sequences = frozenset((sequence_id,))
 
     @staticmethod
@@ -358,11 +353,11 @@ class Encoding(EncodingFields):
         pair = pair.copy()
         common = self._sequences and pair._sequences and self._sequences & pair._sequences
         if common:   # HF keeps one range a sequence id, the pair's: these tokens are in none
-            self.sequence_ids = [None if s in common else s for s in _stored(self, "_sequence_ids")]
+            self._sequence_ids = [None if s in common else s for s in _stored(self, "_sequence_ids")]
         if shift:
-            pair.offsets = [(s + shift, e + shift) for s, e in pair._offsets]
+            pair._offsets = [(s + shift, e + shift) for s, e in pair._offsets]
         self.extend(pair)
-        self.overflowing = overflowing
+        self._overflowing = overflowing
 
     def __repr__(self) -> str:
         return (f"Encoding(num_tokens={len(self)}, attributes=[ids, type_ids, tokens, offsets, "
@@ -386,7 +381,7 @@ class Encoding(EncodingFields):
                         self._sequence_ids[start:end])
 
     def set_type_id(self, type_id: int, sequence_id: int) -> None:
-        self.type_ids = [type_id] * len(self)
+        self._type_ids = [type_id] * len(self)
         self.set_sequence_id(sequence_id)
 
     def extend(self, other: "Encoding") -> None:
@@ -405,7 +400,7 @@ class Encoding(EncodingFields):
             return
         if max_length == 0:
             whole = self.copy()
-            whole.overflowing = []
+            whole._overflowing = []
             self.__init__([], [], [], [], [], [], [], [], [whole])
             return
         if stride >= max_length:

@@ -34,7 +34,7 @@ def trim_offsets(enc: Encoding, add_prefix_space: bool) -> None:
         if trail > 0 and end >= trail:
             end = max(end - trail, start)
         offsets[i] = (start, end)
-    enc.offsets = offsets
+    enc.put("offsets", offsets)
 
 
 def _merge(encodings: list) -> Encoding:

@@ -16,7 +16,7 @@ class PostProcessing:
             self._truncate(encodings, add_special_tokens, truncation)
         overflow = [e.own("overflowing") for e in encodings]   # (their own: each is set to [] next)
         for e in encodings:
-            e.overflowing = []
+            e.put("overflowing", [])
         # (sequences of an overflow, the sequences of its own overflows); each sequence as
         # (Encoding, whether it is an overflow piece)
         if len(encodings) == 1:
@@ -37,10 +37,10 @@ class PostProcessing:
         overflowing = []
         for seqs, nested in combos:
             o = self._post_process_plain(*zip(*seqs), add_special_tokens=add_special_tokens)
-            o.overflowing = [self._post_process_plain(*zip(*n), add_special_tokens=add_special_tokens)
-                             for n in nested]
+            o.put("overflowing", [self._post_process_plain(*zip(*n), add_special_tokens=add_special_tokens)
+                                   for n in nested])
             overflowing.append(o)
-        out.overflowing = overflowing
+        out.put("overflowing", overflowing)
         if padding:
             length = padding["length"] if padding["length"] is not None else len(out)
             self._pad(out, length, padding)

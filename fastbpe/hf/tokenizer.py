@@ -458,7 +458,7 @@ class Tokenizer(IdsPath, PostProcessing, HFExtras, CompiledEncode):
         """One pre-tokenized sequence: each word encoded alone, word ids = word indexes."""
         out = Encoding.empty()
         for index, enc in enumerate(self._sequences(words, [type_id] * len(words), 1)):
-            enc.word_ids = [index] * len(enc)
+            enc.put("word_ids", [index] * len(enc))
             out.extend(enc)
         return out
 
