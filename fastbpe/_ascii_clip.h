@@ -25,8 +25,8 @@ static inline int fb_clip_contraction_len(const uint8_t *p)
 
 /* fb_cl100k_ascii_block's contract, for CLIP; ends of removed pieces carry `dropped`. */
 static inline int fb_clip_ascii_block(const uint8_t *s, ptrdiff_t pos, uint64_t L, uint64_t D,
-                                      uint64_t S, uint64_t NL, uint64_t O, ptrdiff_t dropped,
-                                      ptrdiff_t *ends)
+                                      uint64_t S, uint64_t NL, uint64_t O, uint64_t SP,
+                                      uint64_t Q, ptrdiff_t dropped, ptrdiff_t *ends)
 {
     fb_ascii_bits b;
     uint64_t lt, cut, starts, q;
@@ -39,7 +39,7 @@ static inline int fb_clip_ascii_block(const uint8_t *s, ptrdiff_t pos, uint64_t 
         cut = (1ULL << i) - 1;
         L &= cut; D &= cut; S &= cut; NL &= cut; O &= cut;
     }
-    if (!fb_ascii_bits_of(&b, s, pos, L, D, S, NL, O))
+    if (!fb_ascii_bits_of(&b, L, D, S, NL, O, SP, Q))
         return 0;
     starts = (b.L & ~(b.L << 1)) | b.D | (b.O & ~(b.O << 1)) | (b.S & ~(b.S << 1));
     q = b.Q & ~(b.O << 1) & (b.L >> 1);     /* an apostrophe starting a piece, a letter next */

@@ -35,12 +35,12 @@ static inline uint64_t fb_low_or_del_bits(const uint8_t *p)
 /* fb_cl100k_ascii_block's contract, for DeepSeek-V3's split. */
 static inline int fb_deepseek_v3_ascii_block(const uint8_t *s, ptrdiff_t pos, uint64_t L,
                                              uint64_t D, uint64_t S, uint64_t NL, uint64_t O,
-                                             ptrdiff_t *ends)
+                                             uint64_t SP, uint64_t Q, ptrdiff_t *ends)
 {
     fb_ascii_bits b;
     uint64_t T, starts, lone_o, taken, WS, G, fin_end, fin_start;
     O &= ~fb_low_or_del_bits(s + pos);      /* a control byte: unknown, the block stops there */
-    if (!fb_ascii_bits_of(&b, s, pos, L, D, S, NL, O))
+    if (!fb_ascii_bits_of(&b, L, D, S, NL, O, SP, Q))
         return 0;
     T = b.NL & ~(b.NL + (b.NL & (b.O << 1)));   /* \r\n right after a punctuation run */
     starts = fb_common_starts(&b, T, 0, &lone_o, &taken);
@@ -50,7 +50,9 @@ static inline int fb_deepseek_v3_ascii_block(const uint8_t *s, ptrdiff_t pos, ui
     WS = b.S & ~T;
     G = WS & ~b.NL;
     fin_end = G & ~(G >> 1) & ~(WS >> 1);
-    fin_start = G & ~(G << 1) & fb_smear_down(fin_end, G);
+    fin_start = G & ~(G << 1);
+    if (G & ~(G >> 1) & (WS >> 1))     /* as in fb_common_starts */
+        fin_start &= fb_smear_down(fin_end, G);
     starts &= ~(fin_end & (b.D >> 1) & ~fin_start & ~(WS & ~(WS << 1)));
     return fb_emit_starts(&b, starts, T, pos, ends);
 }

@@ -97,9 +97,10 @@ typedef struct {
     int W;
 } fb_ascii_bits;
 
-/* Fills b; returns 0 when fewer than 8 bytes from pos are ASCII and classified. */
-static inline int fb_ascii_bits_of(fb_ascii_bits *b, const uint8_t *s, ptrdiff_t pos,
-                                   uint64_t L, uint64_t D, uint64_t S, uint64_t NL, uint64_t O)
+/* Fills b (SP and Q: the window's rows of ' ' and '\''); returns 0 when fewer than 8 bytes
+ * from pos are ASCII and classified. */
+static inline int fb_ascii_bits_of(fb_ascii_bits *b, uint64_t L, uint64_t D, uint64_t S,
+                                   uint64_t NL, uint64_t O, uint64_t SP, uint64_t Q)
 {
     uint64_t known = L | D | S | O, V = ~0ULL;
     int W = 64;
@@ -109,10 +110,8 @@ static inline int fb_ascii_bits_of(fb_ascii_bits *b, const uint8_t *s, ptrdiff_t
             return 0;
         V = (1ULL << W) - 1;
     }
-    b->SP = fb_byte_bits(s + pos, ' ');
-    b->Q = fb_byte_bits(s + pos, '\'');
     b->L = L & V; b->D = D & V; b->S = S & V; b->NL = NL & V; b->O = O & V;
-    b->SP &= V; b->Q &= V;
+    b->SP = SP & V; b->Q = Q & V;
     b->V = V;
     b->W = W;
     return 1;
@@ -129,7 +128,9 @@ static inline uint64_t fb_common_starts(const fb_ascii_bits *b, uint64_t taken_n
     uint64_t fin_end, fin_start, starts, t;
     /* the last run of G in each whitespace run: its first and last bytes start pieces */
     fin_end = G & ~(G >> 1) & ~(WS >> 1);
-    fin_start = G & ~(G << 1) & fb_smear_down(fin_end, G);
+    fin_start = G & ~(G << 1);
+    if (G & ~(G >> 1) & (WS >> 1))     /* a G run before a newline (rare): not the last */
+        fin_start &= fb_smear_down(fin_end, G);
     /* a lone O starting a piece takes the letters after it */
     *lone_o = O & ~(O << 1) & (L >> 1) & ~(b->SP << 1);
     *taken = ((fin_end << 1) & L) | (((fin_end & b->SP) << 1) & O) | ((*lone_o << 1) & L);
@@ -155,7 +156,7 @@ static inline int fb_emit_starts(const fb_ascii_bits *b, uint64_t starts, uint64
                                  ptrdiff_t pos, ptrdiff_t *ends)
 {
     uint64_t WS = b->S & ~taken_nl, t;
-    int n_out = 0;
+    ptrdiff_t *e = ends;
     if ((WS >> (b->W - 1)) & 1) {
         t = WS & ~(WS << 1);
         starts &= (2ULL << fb_ap_top(t)) - 1;
@@ -163,24 +164,24 @@ static inline int fb_emit_starts(const fb_ascii_bits *b, uint64_t starts, uint64
     starts &= b->V & ~1ULL;            /* bit 0 is pos itself */
     /* each start ends the piece before it; the piece from the last one is left */
     while (starts) {
-        ends[n_out++] = pos + (int)fb_ctz64(starts);
+        *e++ = pos + fb_ctz64(starts);
         starts &= starts - 1;
     }
-    return n_out;
+    return (int)(e - ends);
 }
 
 /* The pieces of s[pos:pos+64) that end inside it, pos being a piece start: writes their
  * ends to ends[] and returns how many (0: none; the caller cuts one piece another way).
- * L, D, S, NL, O are the class bits of the 64 bytes from pos (a byte >= 0x80, or one past
- * what is classified, has none); s[pos:pos+64) must be readable. */
+ * L, D, S, NL, O, SP, Q are the class bits of the 64 bytes from pos (a byte >= 0x80, or one
+ * past what is classified, has none); s[pos:pos+64) must be readable. */
 static inline int fb_cl100k_ascii_block(const uint8_t *s, ptrdiff_t pos, uint64_t L,
                                         uint64_t D, uint64_t S, uint64_t NL, uint64_t O,
-                                        int single_digits, ptrdiff_t *ends)
+                                        uint64_t SP, uint64_t Q, int single_digits, ptrdiff_t *ends)
 {
     fb_ascii_bits b;
     uint64_t T, starts, lone_o, taken, q;
     int i, m;
-    if (!fb_ascii_bits_of(&b, s, pos, L, D, S, NL, O))
+    if (!fb_ascii_bits_of(&b, L, D, S, NL, O, SP, Q))
         return 0;
     /* \r\n right after an O run belong to its piece */
     T = b.NL & ~(b.NL + (b.NL & (b.O << 1)));
@@ -205,13 +206,14 @@ static inline int fb_cl100k_ascii_block(const uint8_t *s, ptrdiff_t pos, uint64_
 /* fb_cl100k_ascii_block for o200k; UP are the upper-case letters (the lower-case ones are
  * L & ~UP).  tekken (Mistral's split): no contractions, single digits. */
 static inline int fb_o200k_ascii_block(const uint8_t *s, ptrdiff_t pos, uint64_t L,
-                                       uint64_t UP, uint64_t D, uint64_t S,
-                                       uint64_t NL, uint64_t O, int tekken, ptrdiff_t *ends)
+                                       uint64_t UP, uint64_t D, uint64_t S, uint64_t NL,
+                                       uint64_t O, uint64_t SP, uint64_t Q, int tekken,
+                                       ptrdiff_t *ends)
 {
     fb_ascii_bits b;
     uint64_t seed, X, T = 0, starts, lone_o, taken, q;
     int i, m;
-    if (!fb_ascii_bits_of(&b, s, pos, L, D, S, NL, O))
+    if (!fb_ascii_bits_of(&b, L, D, S, NL, O, SP, Q))
         return 0;
     /* \r \n and / right after an O run belong to its piece; '/' is O itself, so such a
      * run starts at a newline right after the O run (a seed).  X + seed clears each run of X
@@ -266,12 +268,13 @@ static inline int fb_contraction_len_cs(const uint8_t *p)
  * is taken by the run after it; an apostrophe that starts a piece and is followed by
  * s, d, m, t, ll, ve or re (lower case) is a piece of 2 or 3 bytes. */
 static inline int fb_r50k_ascii_block(const uint8_t *s, ptrdiff_t pos, uint64_t L,
-                                      uint64_t D, uint64_t S, uint64_t O, ptrdiff_t *ends)
+                                      uint64_t D, uint64_t S, uint64_t O, uint64_t SP,
+                                      uint64_t Q, ptrdiff_t *ends)
 {
     fb_ascii_bits b;
     uint64_t last, starts, q;
     int i, m;
-    if (!fb_ascii_bits_of(&b, s, pos, L, D, S, 0, O))
+    if (!fb_ascii_bits_of(&b, L, D, S, 0, O, SP, Q))
         return 0;
     last = b.S & ~(b.S >> 1);
     starts = (b.S & ~(b.S << 1)) | last | (b.L & ~(b.L << 1)) | (b.D & ~(b.D << 1))

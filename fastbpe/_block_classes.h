@@ -45,7 +45,9 @@ enum {
     FB_C_DIGIT,        /* [0-9] */
     FB_C_SPACE,        /* ASCII \s: \t \n \v \f \r and ' ' */
     FB_C_NEWLINE,      /* \r \n */
-    FB_C_OTHER,        /* ASCII, none of the above: [^\s\p{L}\p{N}] restricted to ASCII */
+    FB_C_SP,           /* ' ' itself (the optional space of ` ?X` and the piece finders) */
+    FB_C_QUOTE,        /* '\'' (contractions) */
+    FB_C_OTHER,        /* ASCII, not LETTER, DIGIT or SPACE: [^\s\p{L}\p{N}] restricted to ASCII */
     FB_NCLASSES
 };
 
@@ -61,8 +63,7 @@ typedef struct {
 
 /* ---- portable: a class byte per input byte, bits gathered 8 bytes at a time -------- */
 
-/* Bit k of fb_byte_classes[b] = b is in class k (only the first 6 classes: OTHER is
- * derived).  Built by fb_classifier_set (at import), from the same ranges as the SIMD code; the tests check
+/* Bit k of fb_byte_classes[b] = b is in class k (all but OTHER, which is derived).  Built by fb_classifier_set (at import), from the same ranges as the SIMD code; the tests check
  * all three classifiers against the flag table of _unicode_tables.h for every byte. */
 static uint8_t fb_byte_classes[256];
 
@@ -77,6 +78,8 @@ static void fb_byte_classes_init(void)
         if (b >= '0' && b <= '9') c |= 1 << FB_C_DIGIT;
         if ((b >= 0x09 && b <= 0x0D) || b == 0x20) c |= 1 << FB_C_SPACE;
         if (b == 0x0A || b == 0x0D) c |= 1 << FB_C_NEWLINE;
+        if (b == ' ') c |= 1 << FB_C_SP;
+        if (b == '\'') c |= 1 << FB_C_QUOTE;
         fb_byte_classes[b] = (uint8_t)c;
     }
 }
@@ -148,7 +151,7 @@ static void fb_classify_swar(const uint8_t *p, int j0, int len, uint64_t m[FB_NC
             x |= (uint64_t)fb_byte_classes[p[j + i]] << (8 * i);
             hi |= (uint64_t)(p[j + i] >> 7) << i;
         }
-        for (k = 0; k < 6; k++)
+        for (k = 0; k < FB_C_OTHER; k++)
             m[k] |= fb_gather_bit(x, k) << j;
         *ascii |= (~hi & ((take == 8) ? 0xFFu : ((1u << take) - 1))) << j;
     }
@@ -172,17 +175,20 @@ static void fb_fill_sse2(fb_window *w, int i0, int count, const uint8_t *p, int 
 {
     int i, j;
     for (i = i0; i < i0 + count; i++, p += 64) {
-        uint64_t le = 0, up = 0, di = 0, sp = 0, nl = 0, na = 0;
+        uint64_t le = 0, up = 0, di = 0, sp = 0, nl = 0, na = 0, s20 = 0, qu = 0;
         for (j = 0; j < 64; j += 16) {
             __m128i v = _mm_loadu_si128((const __m128i *)(p + j));
             __m128i lower = _mm_or_si128(v, _mm_set1_epi8(0x20));
-            __m128i space = _mm_or_si128(FB_IN_RANGE_128(v, 0x09, 5), _mm_cmpeq_epi8(v, _mm_set1_epi8(0x20)));
+            __m128i blank = _mm_cmpeq_epi8(v, _mm_set1_epi8(0x20));
+            __m128i space = _mm_or_si128(FB_IN_RANGE_128(v, 0x09, 5), blank);
             __m128i newline = _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(0x0A)), _mm_cmpeq_epi8(v, _mm_set1_epi8(0x0D)));
             le |= (uint64_t)(uint32_t)_mm_movemask_epi8(FB_IN_RANGE_128(lower, 'a', 26)) << j;  /* none >= 0x80 */
             di |= (uint64_t)(uint32_t)_mm_movemask_epi8(FB_IN_RANGE_128(v, '0', 10)) << j;
             sp |= (uint64_t)(uint32_t)_mm_movemask_epi8(space) << j;
             nl |= (uint64_t)(uint32_t)_mm_movemask_epi8(newline) << j;
             na |= (uint64_t)(uint32_t)_mm_movemask_epi8(v) << j;
+            s20 |= (uint64_t)(uint32_t)_mm_movemask_epi8(blank) << j;
+            qu |= (uint64_t)(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8('\''))) << j;
             if (cases)
                 up |= (uint64_t)(uint32_t)_mm_movemask_epi8(FB_IN_RANGE_128(v, 'A', 26)) << j;
         }
@@ -192,6 +198,8 @@ static void fb_fill_sse2(fb_window *w, int i0, int count, const uint8_t *p, int 
         w->m[FB_C_DIGIT][i] = di;
         w->m[FB_C_SPACE][i] = sp;
         w->m[FB_C_NEWLINE][i] = nl;
+        w->m[FB_C_SP][i] = s20;
+        w->m[FB_C_QUOTE][i] = qu;
         w->m[FB_C_OTHER][i] = ~na & ~(le | di | sp);
     }
 }
@@ -209,12 +217,12 @@ static void fb_fill_avx2(fb_window *w, int i0, int count, const uint8_t *p, int 
 {
     int i, j;
     for (i = i0; i < i0 + count; i++, p += 64) {
-        uint64_t le = 0, up = 0, di = 0, sp = 0, nl = 0, na = 0;
+        uint64_t le = 0, up = 0, di = 0, sp = 0, nl = 0, na = 0, s20 = 0, qu = 0;
         for (j = 0; j < 64; j += 32) {
             __m256i v = _mm256_loadu_si256((const __m256i *)(p + j));
             __m256i lower = _mm256_or_si256(v, _mm256_set1_epi8(0x20));
-            __m256i space = _mm256_or_si256(FB_IN_RANGE_256(v, 0x09, 5),
-                                            _mm256_cmpeq_epi8(v, _mm256_set1_epi8(0x20)));
+            __m256i blank = _mm256_cmpeq_epi8(v, _mm256_set1_epi8(0x20));
+            __m256i space = _mm256_or_si256(FB_IN_RANGE_256(v, 0x09, 5), blank);
             __m256i newline = _mm256_or_si256(_mm256_cmpeq_epi8(v, _mm256_set1_epi8(0x0A)),
                                               _mm256_cmpeq_epi8(v, _mm256_set1_epi8(0x0D)));
             le |= (uint64_t)(uint32_t)_mm256_movemask_epi8(FB_IN_RANGE_256(lower, 'a', 26)) << j;
@@ -222,6 +230,8 @@ static void fb_fill_avx2(fb_window *w, int i0, int count, const uint8_t *p, int 
             sp |= (uint64_t)(uint32_t)_mm256_movemask_epi8(space) << j;
             nl |= (uint64_t)(uint32_t)_mm256_movemask_epi8(newline) << j;
             na |= (uint64_t)(uint32_t)_mm256_movemask_epi8(v) << j;
+            s20 |= (uint64_t)(uint32_t)_mm256_movemask_epi8(blank) << j;
+            qu |= (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, _mm256_set1_epi8('\''))) << j;
             if (cases)
                 up |= (uint64_t)(uint32_t)_mm256_movemask_epi8(FB_IN_RANGE_256(v, 'A', 26)) << j;
         }
@@ -231,6 +241,8 @@ static void fb_fill_avx2(fb_window *w, int i0, int count, const uint8_t *p, int 
         w->m[FB_C_DIGIT][i] = di;
         w->m[FB_C_SPACE][i] = sp;
         w->m[FB_C_NEWLINE][i] = nl;
+        w->m[FB_C_SP][i] = s20;
+        w->m[FB_C_QUOTE][i] = qu;
         w->m[FB_C_OTHER][i] = ~na & ~(le | di | sp);
     }
 }
@@ -241,7 +253,7 @@ static void fb_fill_swar(fb_window *w, int i0, int count, const uint8_t *p, int 
 {
     int i, k;
     for (i = i0; i < i0 + count; i++, p += 64) {
-        uint64_t m[FB_NCLASSES] = {0, 0, 0, 0, 0, 0, 0}, ascii = 0;
+        uint64_t m[FB_NCLASSES] = {0}, ascii = 0;
         fb_classify_swar(p, 0, 64, m, &ascii);
         if (!cases)
             m[FB_C_UPPER] = m[FB_C_LOWER] = 0;
@@ -296,9 +308,10 @@ static inline int fb_mostly_nonascii(const fb_window *w, int first, int last, pt
 {
     int i;
     ptrdiff_t ascii = 0;
-    for (i = first; i < last; i++)
-        ascii += fb_popcount64(w->m[FB_C_LETTER][i] | w->m[FB_C_DIGIT][i] |
-                               w->m[FB_C_SPACE][i] | w->m[FB_C_OTHER][i]);
+    for (i = first; i < last; i++) {
+        uint64_t x = w->m[FB_C_LETTER][i] | w->m[FB_C_DIGIT][i] | w->m[FB_C_SPACE][i] | w->m[FB_C_OTHER][i];
+        ascii += ~x ? fb_popcount64(x) : 64;    /* a word of ASCII without the popcount */
+    }
     return 3 * (bytes - ascii) > bytes;
 }
 
@@ -382,14 +395,26 @@ static inline int fb_has(fb_view w, int k, ptrdiff_t q)
     return (int)((w.m[k][r >> 6] >> (r & 63)) & 1);
 }
 
+/* Bits b .. b + 63 of the 128-bit hi:lo (0 <= b < 64).  One SHRD on x86-64 with GCC/Clang
+ * (its count 0 leaves lo as it is); the two shifts elsewhere (~5 more instructions, 7 times a
+ * block of the ASCII piece finder). */
+static inline uint64_t fb_funnel_right(uint64_t lo, uint64_t hi, int b)
+{
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(_MSC_VER)
+    __asm__("shrdq %%cl, %1, %0" : "+r"(lo) : "r"(hi), "c"(b) : "cc");
+    return lo;
+#else
+    return (lo >> b) | ((hi << 1) << (63 - b));
+#endif
+}
+
 /* The 64 class-k bits from offset q (start <= q <= end) on: bit j is byte q + j; bytes
  * from end on read 0. */
 static inline uint64_t fb_bits(fb_view w, int k, ptrdiff_t q)
 {
     ptrdiff_t r = q - w.start;
     ptrdiff_t i = r >> 6;
-    int b = (int)(r & 63);
-    return (w.m[k][i] >> b) | ((w.m[k][i + 1] << 1) << (63 - b));
+    return fb_funnel_right(w.m[k][i], w.m[k][i + 1], (int)(r & 63));
 }
 
 /* The first offset >= q (start <= q <= end) not in class k; at most end. */

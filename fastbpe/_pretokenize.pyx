@@ -47,7 +47,7 @@ cdef extern from "_block_classes.h" nogil:
         Py_ssize_t start
         Py_ssize_t end
     enum:
-        FB_C_LETTER, FB_C_UPPER, FB_C_LOWER, FB_C_DIGIT, FB_C_SPACE, FB_C_NEWLINE, FB_C_OTHER
+        FB_C_LETTER, FB_C_UPPER, FB_C_LOWER, FB_C_DIGIT, FB_C_SPACE, FB_C_NEWLINE, FB_C_SP, FB_C_QUOTE, FB_C_OTHER
         FB_CLS_AUTO, FB_CLS_SWAR, FB_CLS_SSE2, FB_CLS_AVX2
     void fb_window_init(fb_window* w, Py_ssize_t pos)
     bint fb_window_extend(fb_window* w, const uint8_t* s, Py_ssize_t n, Py_ssize_t pos, bint cases)
@@ -68,14 +68,15 @@ cdef extern from "_block_classes.h" nogil:
 cdef extern from "_ascii_pieces.h" nogil:
     int fb_cl100k_ascii_block(const uint8_t* s, Py_ssize_t pos, unsigned long long L,
                               unsigned long long D, unsigned long long S, unsigned long long NL,
-                              unsigned long long O, int single_digits, Py_ssize_t* ends)
+                              unsigned long long O, unsigned long long SP, unsigned long long Q,
+                              int single_digits, Py_ssize_t* ends)
     int fb_o200k_ascii_block(const uint8_t* s, Py_ssize_t pos, unsigned long long L,
                              unsigned long long UP, unsigned long long D,
                              unsigned long long S, unsigned long long NL, unsigned long long O,
-                             int tekken, Py_ssize_t* ends)
+                             unsigned long long SP, unsigned long long Q, int tekken, Py_ssize_t* ends)
     int fb_r50k_ascii_block(const uint8_t* s, Py_ssize_t pos, unsigned long long L,
                             unsigned long long D, unsigned long long S, unsigned long long O,
-                            Py_ssize_t* ends)
+                            unsigned long long SP, unsigned long long Q, Py_ssize_t* ends)
 
 
 ctypedef Py_ssize_t (*piece_fn)(const uint8_t* s, Py_ssize_t n, Py_ssize_t pos) noexcept nogil
@@ -304,7 +305,8 @@ cdef Py_ssize_t scan_block(int kind, const uint8_t* s, Py_ssize_t n, Py_ssize_t 
                 got = fb_cl100k_ascii_block(
                     s, pos, fb_bits(v, FB_C_LETTER, pos), fb_bits(v, FB_C_DIGIT, pos),
                     fb_bits(v, FB_C_SPACE, pos), fb_bits(v, FB_C_NEWLINE, pos),
-                    fb_bits(v, FB_C_OTHER, pos), single_digits, ends + k)
+                    fb_bits(v, FB_C_OTHER, pos), fb_bits(v, FB_C_SP, pos), fb_bits(v, FB_C_QUOTE, pos),
+                    single_digits, ends + k)
                 if got:
                     k += got
                     pos = ends[k - 1]
@@ -327,7 +329,8 @@ cdef Py_ssize_t scan_block(int kind, const uint8_t* s, Py_ssize_t n, Py_ssize_t 
                     s, pos, fb_bits(v, FB_C_LETTER, pos), fb_bits(v, FB_C_UPPER, pos),
                     fb_bits(v, FB_C_DIGIT, pos),
                     fb_bits(v, FB_C_SPACE, pos), fb_bits(v, FB_C_NEWLINE, pos),
-                    fb_bits(v, FB_C_OTHER, pos), tekken, ends + k)
+                    fb_bits(v, FB_C_OTHER, pos), fb_bits(v, FB_C_SP, pos), fb_bits(v, FB_C_QUOTE, pos),
+                    tekken, ends + k)
                 if got:
                     k += got
                     pos = ends[k - 1]
@@ -347,7 +350,8 @@ cdef Py_ssize_t scan_block(int kind, const uint8_t* s, Py_ssize_t n, Py_ssize_t 
             if ascii_blocks_on and pos + 64 <= v.end and cap - k >= 64:
                 got = fb_r50k_ascii_block(
                     s, pos, fb_bits(v, FB_C_LETTER, pos), fb_bits(v, FB_C_DIGIT, pos),
-                    fb_bits(v, FB_C_SPACE, pos), fb_bits(v, FB_C_OTHER, pos), ends + k)
+                    fb_bits(v, FB_C_SPACE, pos), fb_bits(v, FB_C_OTHER, pos), fb_bits(v, FB_C_SP, pos),
+                    fb_bits(v, FB_C_QUOTE, pos), ends + k)
                 if got:
                     k += got
                     pos = ends[k - 1]

@@ -16,7 +16,7 @@ cdef extern from "string.h" nogil:
 cdef extern from "_ascii_clip.h" nogil:
     int fb_clip_ascii_block(const uint8_t* s, Py_ssize_t pos, unsigned long long L, unsigned long long D,
                             unsigned long long S, unsigned long long NL, unsigned long long O,
-                            Py_ssize_t dropped, Py_ssize_t* ends)
+                            unsigned long long SP, unsigned long long Q, Py_ssize_t dropped, Py_ssize_t* ends)
 
 
 cdef inline Py_ssize_t clip_special(const uint8_t* s, Py_ssize_t n, Py_ssize_t pos) noexcept nogil:
@@ -136,7 +136,8 @@ cdef Py_ssize_t scan_clip(const uint8_t* s, Py_ssize_t n, Py_ssize_t pos, Py_ssi
                 got = fb_clip_ascii_block(
                     s, pos, fb_bits(v, FB_C_LETTER, pos), fb_bits(v, FB_C_DIGIT, pos),
                     fb_bits(v, FB_C_SPACE, pos), fb_bits(v, FB_C_NEWLINE, pos),
-                    fb_bits(v, FB_C_OTHER, pos), DROPPED, ends + k)
+                    fb_bits(v, FB_C_OTHER, pos), fb_bits(v, FB_C_SP, pos), fb_bits(v, FB_C_QUOTE, pos),
+                    DROPPED, ends + k)
                 if got:
                     k += got
                     pos = ends[k - 1] & ~DROPPED

@@ -422,7 +422,8 @@ cdef inline Py_ssize_t block_deepseek_v3(const fb_window* win, fb_view w, const 
 cdef extern from "_ascii_deepseek.h" nogil:
     int fb_deepseek_v3_ascii_block(const uint8_t* s, Py_ssize_t pos, unsigned long long L,
                                    unsigned long long D, unsigned long long S, unsigned long long NL,
-                                   unsigned long long O, Py_ssize_t* ends)
+                                   unsigned long long O, unsigned long long SP, unsigned long long Q,
+                                   Py_ssize_t* ends)
 
 
 cdef Py_ssize_t scan_block_deepseek_v3(const uint8_t* s, Py_ssize_t n, Py_ssize_t pos,
@@ -446,7 +447,8 @@ cdef Py_ssize_t scan_block_deepseek_v3(const uint8_t* s, Py_ssize_t n, Py_ssize_
             got = fb_deepseek_v3_ascii_block(
                 s, pos, fb_bits(v, FB_C_LETTER, pos), fb_bits(v, FB_C_DIGIT, pos),
                 fb_bits(v, FB_C_SPACE, pos), fb_bits(v, FB_C_NEWLINE, pos),
-                fb_bits(v, FB_C_OTHER, pos), ends + k)
+                fb_bits(v, FB_C_OTHER, pos), fb_bits(v, FB_C_SP, pos), fb_bits(v, FB_C_QUOTE, pos),
+                ends + k)
             if got:
                 k += got
                 pos = ends[k - 1]

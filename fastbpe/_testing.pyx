@@ -174,7 +174,7 @@ cdef extern from "_block_classes.h" nogil:
     ctypedef struct fb_window:
         Py_ssize_t start
     enum:
-        FB_C_LETTER, FB_C_UPPER, FB_C_LOWER, FB_C_DIGIT, FB_C_SPACE, FB_C_NEWLINE, FB_C_OTHER
+        FB_C_LETTER, FB_C_UPPER, FB_C_LOWER, FB_C_DIGIT, FB_C_SPACE, FB_C_NEWLINE, FB_C_SP, FB_C_QUOTE, FB_C_OTHER
         FB_CLS_SWAR, FB_CLS_SSE2, FB_CLS_AVX2
     void fb_window_init(fb_window* w, Py_ssize_t pos)
     bint fb_window_extend(fb_window* w, const uint8_t* s, Py_ssize_t n, Py_ssize_t pos, bint cases)
@@ -184,7 +184,7 @@ cdef extern from "_block_classes.h" nogil:
 
 _BLOCK_CLASSES = {"letter": FB_C_LETTER, "upper": FB_C_UPPER, "lower": FB_C_LOWER,
                   "digit": FB_C_DIGIT, "space": FB_C_SPACE, "newline": FB_C_NEWLINE,
-                  "other": FB_C_OTHER}
+                  "blank": FB_C_SP, "quote": FB_C_QUOTE, "other": FB_C_OTHER}
 
 
 def block_classes(const unsigned char[::1] data not None):

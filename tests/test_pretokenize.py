@@ -204,6 +204,10 @@ def test_block_classes_every_byte_and_alignment():
             out.add("space")
         if b in (0x0A, 0x0D):
             out.add("newline")
+        if b == 0x20:
+            out.add("blank")
+        if b == 0x27:
+            out.add("quote")
         if not f & (fb["L"] | fb["N"] | fb["S"]):
             out.add("other")
         return out
