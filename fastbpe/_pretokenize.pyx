@@ -121,13 +121,27 @@ slow_run_any = run_any_at
 slow_run_none = run_none_at
 
 
-cdef inline bint stops_early(fb_view w, const uint8_t* s, Py_ssize_t n,
-                             Py_ssize_t e) noexcept nogil:
+cdef inline bint punct_2010(const uint8_t* s, Py_ssize_t n, Py_ssize_t e) noexcept nogil:
+    """s[e:] starts with one of U+2010..U+2027 (dashes, curly quotes, the ellipsis: UTF-8 E2 80
+    90..A7), [\p{P}] and never \s, \p{L}, \p{M} or \p{N}: most of English text's non-ASCII."""
+    return s[e] == 0xE2 and e + 2 < n and s[e + 1] == 0x80 and <uint8_t>(s[e + 2] - 0x90) < 0x18
+
+
+cdef inline bint other_stops_early(fb_view w, const uint8_t* s, Py_ssize_t n,
+                                   Py_ssize_t e) noexcept nogil:
     """A bitmap run that ended at e may go on: e holds a byte >= 0x80, or the window ended
     before the text did."""
     if e >= w.end:
         return e < n
     return s[e] >= 0x80
+
+
+cdef inline bint stops_early(fb_view w, const uint8_t* s, Py_ssize_t n,
+                             Py_ssize_t e) noexcept nogil:
+    """other_stops_early for a run of letters, digits or whitespace, which punct_2010 ends."""
+    if e >= w.end:
+        return e < n
+    return s[e] >= 0x80 and not punct_2010(s, n, e)
 
 
 cdef inline Py_ssize_t block_run(fb_view w, const uint8_t* s, Py_ssize_t n,
@@ -160,7 +174,7 @@ cdef inline Py_ssize_t block_other_run(fb_view w, const uint8_t* s, Py_ssize_t n
                                        Py_ssize_t q, uint8_t not_other) noexcept nogil:
     """[^\\s\\p{L}\\p{N}]++ from q (Qwen3.5's [^\\s\\p{L}\\p{M}\\p{N}]+: not_other=LMNS)."""
     cdef Py_ssize_t e = fb_run_end(w, FB_C_OTHER, q)
-    if stops_early(w, s, n, e):
+    if other_stops_early(w, s, n, e):
         return slow_run_none(s, n, e, not_other)
     return e
 

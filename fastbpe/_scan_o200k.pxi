@@ -30,6 +30,12 @@ cdef Py_ssize_t block_o200k_rest(const fb_window* win, const uint8_t* s, Py_ssiz
     cdef Py_ssize_t e
     cdef piece_fn slow = slow_tekken if tekken else slow_o200k
     if b0 >= 0x80:
+        if punct_2010(s, n, pos):                   # a curly quote: one character of O
+            if fb_has(w, FB_C_LETTER, pos + 3):     # [^\r\n\p{L}\p{N}]? then letters
+                e = block_o200k_letters(w, s, n, pos + 3, tekken)
+                return e if e >= 0 else slow(s, n, pos)
+            if pos + 3 >= n or s[pos + 3] < 0x80 or punct_2010(s, n, pos + 3):
+                return run_newlines(s, n, block_other_run(w, s, n, pos + 3, LNS), True)
         return slow(s, n, pos)
     f0 = fb_ascii_flags[b0]
     if f0 & FB_L:
@@ -39,7 +45,12 @@ cdef Py_ssize_t block_o200k_rest(const fb_window* win, const uint8_t* s, Py_ssiz
         return pos + 1 if tekken else block_digits3(w, s, n, pos)
     b1 = s[pos + 1] if pos + 1 < n else 0
     if b1 >= 0x80:
-        return slow(s, n, pos)
+        if not punct_2010(s, n, pos + 1):           # maybe a letter that b0 goes before
+            return slow(s, n, pos)
+        if b0 == CH_SPACE or not (f0 & FB_S):       # ` ?` or b0, then an O run
+            return run_newlines(s, n, block_other_run(w, s, n, pos + 1, LNS), True)
+        e = block_space(w, s, n, pos, False, True)
+        return e if e >= 0 else slow(s, n, pos)
     if b0 != CH_LF and b0 != CH_CR and fb_has(w, FB_C_LETTER, pos + 1):
         e = block_o200k_letters(w, s, n, pos + 1, tekken)
         return e if e >= 0 else slow(s, n, pos)

@@ -240,6 +240,28 @@ def test_exhaustive_up_to_3_chars():
                 assert_same(text, [name])
 
 
+# U+2010..U+2027 (dashes, curly quotes, the ellipsis: [\p{P}]) end runs of letters, digits and
+# whitespace on the block scanner and start pieces there without the per-character matchers
+# (_pretokenize.punct_2010); every pair of them and their neighbours (U+200F is \p{Cf}, U+2028 \s),
+# between ASCII words, spaces, capitals and newlines; inside ASCII prose, as the block scanner
+# takes mostly non-ASCII windows per character.
+PUNCT_2010_ALPHABET = " \t\na'Z1!\u00e9\u0301\u200f\u2010\u2019\u201c\u2027\u2028"
+
+
+def test_punct_2010_in_context():
+    prose = "The quick brown fox jumps over the lazy dog, twice: "
+    contexts = [("", ""), ("word", "word"), (" ", "\n"), ("Ab", "s "), ("\n", "A"), ("1", " 2")]
+    texts = [prose * 2 + p + a + b + q + prose for a in PUNCT_2010_ALPHABET for b in PUNCT_2010_ALPHABET
+             for p, q in contexts]
+    for name in NAMES:
+        rx, kind = COMPILED[name], KIND[name]
+        for path in SCAN_PATHS:
+            with scan_path(path):
+                bad = [text for text in texts if pt.split(text, kind) != rx.findall(for_regex(text))]
+            for text in bad[:1]:
+                assert_same(text, [name])
+
+
 def test_exhaustive_4_chars():
     texts = ["".join(t) for t in itertools.product(TINY_ALPHABET, repeat=4)]
     for name in NAMES:
