@@ -9,6 +9,7 @@ and calls the per-character code where a character >= 0x80 decides.  ``use_scann
 forces either path (the tests run both).  Design notes: ``docs/pretokenize.md``.
 """
 from libc.stdint cimport uint8_t, uint32_t
+from libc.string cimport memcpy
 
 from fastbpe._scan_chars cimport (
     CH_CR, CH_LF, CH_QUOTE, CH_SPACE, FB_L, FB_LM, FB_LT, FB_M, FB_N, FB_REGEX_UNICODE_VERSION, FB_REGEX_VERSION,
@@ -285,6 +286,18 @@ cdef enum:
     CHAR_STRETCH = 4096                 # bytes cut per character after a mostly non-ASCII fill
 
 
+cdef inline Py_ssize_t block_kept(Py_ssize_t* ends, Py_ssize_t k, Py_ssize_t cap,
+                                  const Py_ssize_t* out, Py_ssize_t got) noexcept nogil:
+    """How many of the `got` ends an ASCII block wrote to `out` are kept: all, or as many as
+    ends[k:cap] holds (each is a piece's end), copied there from the loop's 64-slot spare (out
+    when fewer slots are left: the end of each scan_pieces call, 1 piece in 8 of the encode kernel's)."""
+    if out != ends + k:
+        if got > cap - k:
+            got = cap - k
+        memcpy(ends + k, out, got * sizeof(Py_ssize_t))
+    return got
+
+
 cdef inline Py_ssize_t window_limit(fb_view w, Py_ssize_t n) noexcept nogil:
     """A piece may start at pos <= the limit without extending the window: 64 bytes from
     pos on are classified, or everything up to the end of the text."""
@@ -297,6 +310,8 @@ cdef Py_ssize_t scan_block(int kind, const uint8_t* s, Py_ssize_t n, Py_ssize_t 
     cdef fb_window w
     cdef fb_view v
     cdef Py_ssize_t k = 0, lim = -1      # -1: the first piece extends the window
+    cdef Py_ssize_t spare[64]
+    cdef Py_ssize_t* out
     cdef int got
     cdef bint dollar, single_digits, tekken
     cdef uint8_t letters
@@ -314,15 +329,16 @@ cdef Py_ssize_t scan_block(int kind, const uint8_t* s, Py_ssize_t n, Py_ssize_t 
                     continue                    # lim stays: the next piece refills
                 v = fb_view_of(&w)
                 lim = window_limit(v, n)
-            if ascii_blocks_on and pos + 64 <= v.end and cap - k >= 64:
+            if ascii_blocks_on and pos + 64 <= v.end:
+                out = ends + k if cap - k >= 64 else spare
                 # every piece that ends in the next 64 bytes at once (_ascii_pieces.h)
                 got = fb_cl100k_ascii_block(
                     s, pos, fb_bits(v, FB_C_LETTER, pos), fb_bits(v, FB_C_DIGIT, pos),
                     fb_bits(v, FB_C_SPACE, pos), fb_bits(v, FB_C_NEWLINE, pos),
                     fb_bits(v, FB_C_OTHER, pos), fb_bits(v, FB_C_SP, pos), fb_bits(v, FB_C_QUOTE, pos),
-                    single_digits, ends + k)
+                    single_digits, out)
                 if got:
-                    k += got
+                    k += block_kept(ends, k, cap, out, got)
                     pos = ends[k - 1]
                     continue
             pos = block_cl100k(&w, v, s, n, pos, dollar, single_digits, letters)
@@ -338,15 +354,16 @@ cdef Py_ssize_t scan_block(int kind, const uint8_t* s, Py_ssize_t n, Py_ssize_t 
                     continue                    # lim stays: the next piece refills
                 v = fb_view_of(&w)
                 lim = window_limit(v, n)
-            if ascii_blocks_on and pos + 64 <= v.end and cap - k >= 64:
+            if ascii_blocks_on and pos + 64 <= v.end:
+                out = ends + k if cap - k >= 64 else spare
                 got = fb_o200k_ascii_block(
                     s, pos, fb_bits(v, FB_C_LETTER, pos), fb_bits(v, FB_C_UPPER, pos),
                     fb_bits(v, FB_C_DIGIT, pos),
                     fb_bits(v, FB_C_SPACE, pos), fb_bits(v, FB_C_NEWLINE, pos),
                     fb_bits(v, FB_C_OTHER, pos), fb_bits(v, FB_C_SP, pos), fb_bits(v, FB_C_QUOTE, pos),
-                    tekken, ends + k)
+                    tekken, out)
                 if got:
-                    k += got
+                    k += block_kept(ends, k, cap, out, got)
                     pos = ends[k - 1]
                     continue
             pos = block_o200k(&w, v, s, n, pos, tekken)
@@ -361,13 +378,14 @@ cdef Py_ssize_t scan_block(int kind, const uint8_t* s, Py_ssize_t n, Py_ssize_t 
                     continue                    # lim stays: the next piece refills
                 v = fb_view_of(&w)
                 lim = window_limit(v, n)
-            if ascii_blocks_on and pos + 64 <= v.end and cap - k >= 64:
+            if ascii_blocks_on and pos + 64 <= v.end:
+                out = ends + k if cap - k >= 64 else spare
                 got = fb_r50k_ascii_block(
                     s, pos, fb_bits(v, FB_C_LETTER, pos), fb_bits(v, FB_C_DIGIT, pos),
                     fb_bits(v, FB_C_SPACE, pos), fb_bits(v, FB_C_OTHER, pos), fb_bits(v, FB_C_SP, pos),
-                    fb_bits(v, FB_C_QUOTE, pos), ends + k)
+                    fb_bits(v, FB_C_QUOTE, pos), out)
                 if got:
-                    k += got
+                    k += block_kept(ends, k, cap, out, got)
                     pos = ends[k - 1]
                     continue
             pos = block_r50k(&w, v, s, n, pos)

@@ -431,6 +431,8 @@ cdef Py_ssize_t scan_block_deepseek_v3(const uint8_t* s, Py_ssize_t n, Py_ssize_
     cdef fb_window w
     cdef fb_view v
     cdef Py_ssize_t k = 0, lim = -1      # -1: the first piece extends the window
+    cdef Py_ssize_t spare[64]
+    cdef Py_ssize_t* out
     cdef int got
     fb_window_init(&w, pos)
     v = fb_view_of(&w)
@@ -442,15 +444,16 @@ cdef Py_ssize_t scan_block_deepseek_v3(const uint8_t* s, Py_ssize_t n, Py_ssize_
                 continue                    # lim stays: the next piece refills
             v = fb_view_of(&w)
             lim = window_limit(v, n)
-        if ascii_blocks_on and pos + 64 <= v.end and cap - k >= 64:
+        if ascii_blocks_on and pos + 64 <= v.end:
+            out = ends + k if cap - k >= 64 else spare
             # every piece that ends in the next 64 ASCII bytes at once (_ascii_deepseek.h)
             got = fb_deepseek_v3_ascii_block(
                 s, pos, fb_bits(v, FB_C_LETTER, pos), fb_bits(v, FB_C_DIGIT, pos),
                 fb_bits(v, FB_C_SPACE, pos), fb_bits(v, FB_C_NEWLINE, pos),
                 fb_bits(v, FB_C_OTHER, pos), fb_bits(v, FB_C_SP, pos), fb_bits(v, FB_C_QUOTE, pos),
-                ends + k)
+                out)
             if got:
-                k += got
+                k += block_kept(ends, k, cap, out, got)
                 pos = ends[k - 1]
                 continue
         pos = block_deepseek_v3(&w, v, s, n, pos)
