@@ -229,8 +229,9 @@ def test_block_classes_every_byte_and_alignment():
 # ---------------------------------------------------------------------------------------
 
 
-def test_exhaustive_up_to_3_chars():
-    texts = ["".join(t) for k in (1, 2, 3) for t in itertools.product(SMALL_ALPHABET, repeat=k)]
+def assert_split_on_every_path(texts):
+    """Every pattern's split of each text, on every scan path, equals the regex's (the first
+    text that differs goes to assert_same, which reports it)."""
     for name in NAMES:
         rx, kind = COMPILED[name], KIND[name]
         for path in SCAN_PATHS:
@@ -238,6 +239,11 @@ def test_exhaustive_up_to_3_chars():
                 bad = [text for text in texts if pt.split(text, kind) != rx.findall(for_regex(text))]
             for text in bad[:1]:
                 assert_same(text, [name])
+
+
+def test_exhaustive_up_to_3_chars():
+    texts = ["".join(t) for k in (1, 2, 3) for t in itertools.product(SMALL_ALPHABET, repeat=k)]
+    assert_split_on_every_path(texts)
 
 
 # U+2010..U+2027 (dashes, curly quotes, the ellipsis: [\p{P}]) end runs of letters, digits and
@@ -253,24 +259,12 @@ def test_punct_2010_in_context():
     contexts = [("", ""), ("word", "word"), (" ", "\n"), ("Ab", "s "), ("\n", "A"), ("1", " 2")]
     texts = [prose * 2 + p + a + b + q + prose for a in PUNCT_2010_ALPHABET for b in PUNCT_2010_ALPHABET
              for p, q in contexts]
-    for name in NAMES:
-        rx, kind = COMPILED[name], KIND[name]
-        for path in SCAN_PATHS:
-            with scan_path(path):
-                bad = [text for text in texts if pt.split(text, kind) != rx.findall(for_regex(text))]
-            for text in bad[:1]:
-                assert_same(text, [name])
+    assert_split_on_every_path(texts)
 
 
 def test_exhaustive_4_chars():
     texts = ["".join(t) for t in itertools.product(TINY_ALPHABET, repeat=4)]
-    for name in NAMES:
-        rx, kind = COMPILED[name], KIND[name]
-        for path in SCAN_PATHS:
-            with scan_path(path):
-                bad = [text for text in texts if pt.split(text, kind) != rx.findall(for_regex(text))]
-            for text in bad[:1]:
-                assert_same(text, [name])
+    assert_split_on_every_path(texts)
 
 
 EDGE_CASES = [
